@@ -1,0 +1,199 @@
+//! Types shared by every managed kind: references, management policies,
+//! Crossplane-style conditions.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Annotation holding the LiteLLM id of the object (Crossplane's external name).
+pub const EXTERNAL_NAME: &str = "crossplane.io/external-name";
+/// Annotation that stops reconciliation while present and `"true"`.
+pub const PAUSED: &str = "crossplane.io/paused";
+/// Annotation overriding the poll interval (a Go-style duration: `30s`, `5m`).
+pub const POLL_INTERVAL: &str = "crossplane.io/poll-interval";
+
+/// A reference to the `LiteLLMInstance` an entity is reconciled against.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InstanceRef {
+    /// Name of the LiteLLMInstance.
+    pub name: String,
+    /// Namespace of the LiteLLMInstance; defaults to the resource's own. A
+    /// reference into another namespace is honoured only when that instance's
+    /// `spec.allowedNamespaces` admits this namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+}
+
+/// A reference to another resource of this API in the same namespace.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LocalRef {
+    /// Name of the referenced resource.
+    pub name: String,
+}
+
+/// A key in a Secret in the resource's namespace.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SecretKeySelector {
+    /// Name of the Secret.
+    pub name: String,
+    /// Key within the Secret.
+    pub key: String,
+}
+
+/// Where a resource writes its connection details.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectionSecretRef {
+    /// Name of the Secret, in the resource's namespace.
+    pub name: String,
+}
+
+/// What the provider may do with the LiteLLM object, as Crossplane defines
+/// management policies.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, JsonSchema)]
+pub enum ManagementPolicy {
+    /// Everything.
+    #[serde(rename = "*")]
+    All,
+    /// Read the object and report it in `status.atProvider`.
+    Observe,
+    /// Create the object when it does not exist.
+    Create,
+    /// Correct drift between `forProvider` and the object.
+    Update,
+    /// Delete the object when the resource is deleted.
+    Delete,
+    /// Fill unset optional `forProvider` fields from the object.
+    LateInitialize,
+}
+
+/// The default management policies: everything.
+pub fn default_management_policies() -> Vec<ManagementPolicy> {
+    vec![ManagementPolicy::All]
+}
+
+/// Whether `policies` allow `wanted`.
+pub fn policy_allows(policies: &[ManagementPolicy], wanted: ManagementPolicy) -> bool {
+    policies
+        .iter()
+        .any(|p| *p == ManagementPolicy::All || *p == wanted)
+}
+
+/// A status condition in Crossplane's shape.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Condition {
+    /// Type of the condition: `Ready`, `Synced`, or a kind-specific one.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// `True`, `False` or `Unknown`.
+    pub status: String,
+    /// Machine-readable PascalCase reason.
+    pub reason: String,
+    /// Human-readable message naming the cause.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// When the condition last changed status (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_transition_time: Option<String>,
+    /// The `metadata.generation` the condition was computed for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+}
+
+/// Finds the condition of type `type_` in `conditions`.
+pub fn find_condition<'a>(conditions: &'a [Condition], type_: &str) -> Option<&'a Condition> {
+    conditions.iter().find(|c| c.type_ == type_)
+}
+
+/// Free-form JSON object (`x-kubernetes-preserve-unknown-fields`), used for
+/// LiteLLM `metadata` and for config sections passed through verbatim.
+pub type FreeForm = BTreeMap<String, serde_json::Value>;
+
+/// Schema for a free-form object whose fields the API server must keep.
+pub fn free_form_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "x-kubernetes-preserve-unknown-fields": true
+    })
+}
+
+/// Schema for an optional free-form object.
+pub fn optional_free_form_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let mut s = free_form_schema(g);
+    s.insert("nullable".into(), true.into());
+    s
+}
+
+/// Schema for money: a decimal string such as `"25.50"`, compared numerically.
+pub fn money_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "pattern": MONEY_PATTERN
+    })
+}
+
+/// Schema for a LiteLLM duration such as `30d`, `12h`, `1mo`.
+pub fn duration_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "pattern": DURATION_PATTERN
+    })
+}
+
+/// A non-negative decimal amount with at most six decimal places.
+pub const MONEY_PATTERN: &str = r"^(0|[1-9][0-9]{0,11})(\.[0-9]{1,6})?$";
+/// A LiteLLM budget/expiry duration: a positive count of seconds, minutes,
+/// hours, days or months.
+pub const DURATION_PATTERN: &str = r"^[1-9][0-9]{0,5}(s|m|h|d|mo)$";
+
+/// The fields every entity kind's spec shares (Crossplane's managed-resource
+/// shape), flattened into each kind's spec.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ManagedFields {
+    /// The LiteLLMInstance to reconcile against.
+    pub instance_ref: InstanceRef,
+    /// What the provider may do with the LiteLLM object. `["*"]` by default;
+    /// `["Observe"]` imports an existing object without touching it.
+    #[serde(default = "default_management_policies")]
+    pub management_policies: Vec<ManagementPolicy>,
+    /// Secret (same namespace) to write connection details to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_connection_secret_to_ref: Option<ConnectionSecretRef>,
+}
+
+/// The status every entity kind shares: conditions and what LiteLLM reports.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ManagedStatus<O> {
+    /// `Ready` and `Synced`, with Crossplane's reasons.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+    /// The object as LiteLLM reports it. Never holds secrets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_provider: Option<O>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn management_policies_serialize_as_crossplane_spells_them() {
+        let json = serde_json::to_string(&[ManagementPolicy::All, ManagementPolicy::LateInitialize]).unwrap();
+        assert_eq!(json, r#"["*","LateInitialize"]"#);
+    }
+
+    #[test]
+    fn star_allows_everything_and_observe_only_allows_observe() {
+        assert!(policy_allows(&default_management_policies(), ManagementPolicy::Delete));
+        let observe = [ManagementPolicy::Observe];
+        assert!(policy_allows(&observe, ManagementPolicy::Observe));
+        assert!(!policy_allows(&observe, ManagementPolicy::Create));
+    }
+}

@@ -1,0 +1,164 @@
+//! The function's `Input` (`litellm.fn.crossplane.io/v1beta1`): how to find
+//! or render the instance, where the XR keeps its request, and the policy.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::common::SecretKeySelector;
+use super::instance::LiteLLMInstanceSpec;
+
+/// API group of the function input.
+pub const INPUT_GROUP: &str = "litellm.fn.crossplane.io";
+/// `apiVersion` of the function input.
+pub const INPUT_API_VERSION: &str = "litellm.fn.crossplane.io/v1beta1";
+/// Kind of the function input.
+pub const INPUT_KIND: &str = "Input";
+
+/// Input of `function-litellm`, the `input` block of a pipeline step.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Input {
+    /// `litellm.fn.crossplane.io/v1beta1`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
+    /// `Input`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Ignored; allowed so the input can be written as a Kubernetes object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    pub metadata: Option<super::common::FreeForm>,
+    /// The LiteLLMInstance the rendered entities reconcile against.
+    pub instance: InstanceSource,
+    /// Where the XR keeps its request.
+    #[serde(default)]
+    pub fields: FieldPaths,
+    /// Namespace of the composed resources for a legacy cluster-scoped XR.
+    /// Defaults to the claim's namespace. Ignored for namespaced (v2) XRs,
+    /// whose composed resources always live in the XR's namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// What the platform allows.
+    #[serde(default)]
+    pub policy: Policy,
+    /// How long Crossplane may cache the response: `30s`, `2m`, `1h`.
+    /// `60s` by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^[1-9][0-9]*(s|m|h)$"))]
+    pub ttl: Option<String>,
+}
+
+/// Exactly one way to find the instance.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InstanceSource {
+    /// Use an existing LiteLLMInstance. The function asks Crossplane for it
+    /// to report its endpoint and readiness in the XR's status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<InstanceReference>,
+    /// Render a LiteLLMInstance that attaches to an existing proxy
+    /// (`workload.managed: false`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attach: Option<Attach>,
+    /// Render a LiteLLMInstance whose proxy the provider provisions; the
+    /// object is its spec, passed through.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provision: Option<LiteLLMInstanceSpec>,
+}
+
+/// An existing LiteLLMInstance.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InstanceReference {
+    pub name: String,
+    /// Defaults to the composed resources' namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+}
+
+/// An existing proxy to attach to.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Attach {
+    /// Admin API URL.
+    #[schemars(regex(pattern = r"^https?://[^\s/?#]+"))]
+    pub endpoint: String,
+    /// URL for LLM traffic, when it differs from the admin API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^https?://[^\s/?#]+"))]
+    pub gateway_endpoint: Option<String>,
+    /// The master key of the existing proxy.
+    pub master_key_secret_ref: SecretKeySelector,
+}
+
+/// Field paths (dot-separated, from the XR's root) of the request's parts.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FieldPaths {
+    /// The team: `{alias, models, metadata, blocked}`. `spec.team`.
+    #[serde(default = "FieldPaths::default_team")]
+    pub team: String,
+    /// The budget: `{maxBudget, softBudget, duration, tpmLimit, rpmLimit,
+    /// maxParallelRequests}`. `spec.budget`.
+    #[serde(default = "FieldPaths::default_budget")]
+    pub budget: String,
+    /// The keys: `[{name, alias, models, maxBudget, budgetDuration, duration,
+    /// tpmLimit, rpmLimit, metadata}]`. `spec.keys`.
+    #[serde(default = "FieldPaths::default_keys")]
+    pub keys: String,
+    /// The models: `[{name, model, apiBase, apiVersion, apiKeySecretRef, tpm,
+    /// rpm}]`. `spec.models`.
+    #[serde(default = "FieldPaths::default_models")]
+    pub models: String,
+}
+
+impl FieldPaths {
+    fn default_team() -> String {
+        "spec.team".into()
+    }
+    fn default_budget() -> String {
+        "spec.budget".into()
+    }
+    fn default_keys() -> String {
+        "spec.keys".into()
+    }
+    fn default_models() -> String {
+        "spec.models".into()
+    }
+}
+
+impl Default for FieldPaths {
+    fn default() -> Self {
+        FieldPaths {
+            team: Self::default_team(),
+            budget: Self::default_budget(),
+            keys: Self::default_keys(),
+            models: Self::default_models(),
+        }
+    }
+}
+
+/// The platform's policy. Unset means no limit.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Policy {
+    /// Models a team, key or model entry may name. An entry ending in `*`
+    /// admits every name with that prefix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_models: Option<Vec<String>>,
+    /// Ceiling of the team budget in USD; with it set a budget is required.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::money_schema")]
+    pub max_budget: Option<String>,
+    /// Ceiling of each key's budget in USD.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::money_schema")]
+    pub max_key_budget: Option<String>,
+    /// Most keys one XR may request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub max_keys: Option<u32>,
+    /// Whether the XR may render LiteLLMModel entries; true by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_models: Option<bool>,
+}

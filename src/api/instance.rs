@@ -1,0 +1,351 @@
+//! `LiteLLMInstance`: a LiteLLM proxy, either provisioned by the provider
+//! (`spec.workload.managed` unset or true) or an existing proxy the provider
+//! only attaches to (`managed: false`) and never touches.
+
+use k8s_openapi::api::core::v1::ResourceRequirements;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use kube::{CustomResource, KubeSchema};
+use serde::{Deserialize, Serialize};
+
+use super::common::{Condition, FreeForm, SecretKeySelector};
+
+/// Pattern of `workload.endpoint` and `workload.gatewayEndpoint`: an http(s)
+/// URL with a host, since the value becomes an outbound request URL.
+pub const ENDPOINT_PATTERN: &str = r"^https?://[^\s/?#]+";
+/// Default port of the proxy.
+pub const DEFAULT_PORT: i32 = 4000;
+
+/// A LiteLLM proxy the entity kinds reconcile against.
+#[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[kube(
+    group = "litellm.crossplane.io",
+    version = "v1alpha1",
+    kind = "LiteLLMInstance",
+    namespaced,
+    shortname = "li",
+    category = "crossplane",
+    category = "managed",
+    category = "litellm",
+    status = "LiteLLMInstanceStatus",
+    printcolumn = r#"{"name":"READY","type":"boolean","jsonPath":".status.ready"}"#,
+    printcolumn = r#"{"name":"ENDPOINT","type":"string","jsonPath":".status.endpoint"}"#,
+    printcolumn = r#"{"name":"VERSION","type":"string","jsonPath":".status.version"}"#,
+    printcolumn = r#"{"name":"AGE","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+#[x_kube(
+    validation = Rule::new("!has(self.workload) || !has(self.workload.endpoint) || (has(self.workload.managed) && !self.workload.managed)").message("workload.endpoint is only allowed when workload.managed is false"),
+    validation = Rule::new("!has(self.workload) || !has(self.workload.managed) || self.workload.managed || (has(self.masterKey) && has(self.masterKey.secretRef))").message("masterKey.secretRef is required when workload.managed is false"),
+    validation = Rule::new("has(self.masterKey) && (has(self.masterKey.secretRef) || (has(self.masterKey.autoGenerate) && self.masterKey.autoGenerate))").message("masterKey needs secretRef, or autoGenerate: true for a provisioned proxy")
+)]
+#[serde(rename_all = "camelCase")]
+pub struct LiteLLMInstanceSpec {
+    /// Who runs the proxy and where it answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<Workload>,
+    /// The proxy's master key (admin API bearer token).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub master_key: Option<MasterKey>,
+    /// `LITELLM_SALT_KEY`, which encrypts provider credentials stored in the
+    /// database. Keep it when moving a proxy: a new one makes them unreadable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub salt_key: Option<SaltKey>,
+    /// Container image of a provisioned proxy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub image: Option<Image>,
+    /// Service of a provisioned proxy (and the port of the endpoint formula).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service: Option<ServiceSpec>,
+    /// PostgreSQL of a provisioned proxy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database: Option<Database>,
+    /// Redis of a provisioned proxy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redis: Option<Redis>,
+    /// TLS to the proxy's admin API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<Tls>,
+    /// Namespaces whose entities may reference this instance, besides its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_namespaces: Option<AllowedNamespaces>,
+    /// Proxy-config sections. Rendered into the config of a provisioned
+    /// proxy; inert (and reported so) for an attached one.
+    #[serde(flatten)]
+    pub config: ConfigSections,
+}
+
+/// The config-level sections of the proxy. Each is passed through verbatim
+/// into the proxy config of a provisioned proxy.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigSections {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    pub sso: Option<FreeForm>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    pub scim: Option<FreeForm>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    pub jwt_auth: Option<FreeForm>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    pub oauth2_auth: Option<FreeForm>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    pub rbac: Option<FreeForm>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    pub security: Option<FreeForm>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    pub logging: Option<FreeForm>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "adminUI")]
+    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    pub admin_ui: Option<FreeForm>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    pub caching: Option<FreeForm>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    pub router_settings: Option<FreeForm>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    pub callbacks: Option<FreeForm>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    pub pass_through_endpoints: Option<FreeForm>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    pub secret_manager: Option<FreeForm>,
+    /// Secret key holding the LiteLLM enterprise license.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub license_secret_ref: Option<SecretKeySelector>,
+    /// `litellm_settings` of the proxy config.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    pub litellm_settings: Option<FreeForm>,
+    /// `general_settings` of the proxy config.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    pub general_settings: Option<FreeForm>,
+}
+
+impl ConfigSections {
+    /// The `spec.` paths of the sections this object sets, in declaration
+    /// order: what goes inert when the workload is unmanaged.
+    pub fn set_sections(&self) -> Vec<&'static str> {
+        let sections: [(&'static str, bool); 16] = [
+            ("spec.sso", self.sso.is_some()),
+            ("spec.scim", self.scim.is_some()),
+            ("spec.jwtAuth", self.jwt_auth.is_some()),
+            ("spec.oauth2Auth", self.oauth2_auth.is_some()),
+            ("spec.rbac", self.rbac.is_some()),
+            ("spec.security", self.security.is_some()),
+            ("spec.logging", self.logging.is_some()),
+            ("spec.adminUI", self.admin_ui.is_some()),
+            ("spec.caching", self.caching.is_some()),
+            ("spec.routerSettings", self.router_settings.is_some()),
+            ("spec.callbacks", self.callbacks.is_some()),
+            ("spec.passThroughEndpoints", self.pass_through_endpoints.is_some()),
+            ("spec.secretManager", self.secret_manager.is_some()),
+            ("spec.licenseSecretRef", self.license_secret_ref.is_some()),
+            ("spec.litellmSettings", self.litellm_settings.is_some()),
+            ("spec.generalSettings", self.general_settings.is_some()),
+        ];
+        sections.into_iter().filter(|(_, set)| *set).map(|(path, _)| path).collect()
+    }
+}
+
+/// Who runs the proxy.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Workload {
+    /// Whether the provider provisions the proxy. Unset means true. With
+    /// `false` the provider attaches to an existing proxy and never creates,
+    /// modifies or adopts any workload object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub managed: Option<bool>,
+    /// Admin API URL of an attached proxy (only with `managed: false`).
+    /// Defaults to `http://<name>.<namespace>.svc:<service.port>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^https?://[^\s/?#]+"))]
+    pub endpoint: Option<String>,
+    /// URL consumers should call for LLM traffic, when it differs from the
+    /// admin endpoint (LiteLLM's component chart: gateway :4000, backend :4001).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^https?://[^\s/?#]+"))]
+    pub gateway_endpoint: Option<String>,
+    /// Replicas of a provisioned proxy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub replicas: Option<i32>,
+    /// Container resources of a provisioned proxy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<ResourceRequirements>,
+}
+
+impl Workload {
+    /// Whether the workload is provisioned by the provider (unset means true).
+    pub fn is_managed(workload: Option<&Workload>) -> bool {
+        workload.and_then(|w| w.managed).unwrap_or(true)
+    }
+}
+
+/// The master key.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct MasterKey {
+    /// Secret key holding the master key. Required for an attached proxy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_ref: Option<SecretKeySelector>,
+    /// Generate a master key into `<name>-master-key` (provisioned proxy only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto_generate: Option<bool>,
+}
+
+/// The salt key.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct SaltKey {
+    /// Secret key holding an existing `LITELLM_SALT_KEY`, preserved as is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_ref: Option<SecretKeySelector>,
+}
+
+/// Container image.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Image {
+    /// Repository; `ghcr.io/berriai/litellm` by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repository: Option<String>,
+    /// Tag; also reported as `status.version` of a provisioned proxy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
+    /// `Always`, `IfNotPresent` or `Never`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pull_policy: Option<String>,
+}
+
+/// Service settings.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceSpec {
+    /// Port of the proxy's Service; 4000 by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 65535))]
+    pub port: Option<i32>,
+    /// Service type; `ClusterIP` by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(rename = "type")]
+    pub type_: Option<String>,
+    /// Use `https` in the endpoint formula.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub https: Option<bool>,
+}
+
+/// PostgreSQL, as LiteLLM's component chart takes it: discrete values plus a
+/// username/password Secret, or a Secret holding the whole URL.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Database {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 65535))]
+    pub port: Option<i32>,
+    /// Database name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Secret with the username and password.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials_secret_ref: Option<CredentialsSecretRef>,
+    /// Secret key holding a complete `DATABASE_URL` instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url_secret_ref: Option<SecretKeySelector>,
+    /// The Prisma migration Job (provisioned proxy only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub migration: Option<Migration>,
+}
+
+/// A Secret with a username and a password.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct CredentialsSecretRef {
+    pub name: String,
+    /// Key of the username; `username` by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub username_key: Option<String>,
+    /// Key of the password; `password` by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password_key: Option<String>,
+}
+
+/// The database migration Job.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Migration {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+}
+
+/// Redis.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Redis {
+    pub host: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 65535))]
+    pub port: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password_secret_ref: Option<SecretKeySelector>,
+}
+
+/// TLS to the admin API.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Tls {
+    /// Secret key holding a PEM CA bundle to trust, for a private CA.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_secret_ref: Option<SecretKeySelector>,
+}
+
+/// Which other namespaces may reference the instance.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct AllowedNamespaces {
+    /// Namespaces admitted by name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub names: Option<Vec<String>>,
+    /// Namespaces admitted by label.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selector: Option<LabelSelector>,
+}
+
+/// Observed state of the instance.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct LiteLLMInstanceStatus {
+    /// Whether the proxy can take admin calls.
+    #[serde(default)]
+    pub ready: bool,
+    /// Where the provider sends admin calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    /// What consumers should call for LLM traffic.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gateway_endpoint: Option<String>,
+    /// The proxy's version; empty when unknown, never a guess.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    #[serde(default)]
+    pub replicas: i32,
+    #[serde(default)]
+    pub ready_replicas: i32,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<Condition>,
+    /// The `metadata.generation` this status describes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+}

@@ -1,0 +1,116 @@
+//! `LiteLLMVirtualKey`: a LiteLLM virtual key (`/key/*`). The secret itself
+//! only ever lives in the connection Secret.
+
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::common::{FreeForm, LocalRef, ManagedFields, ManagedStatus};
+
+/// A LiteLLM virtual key. Its secret is chosen by the provider and written to
+/// `writeConnectionSecretToRef` (default `<name>-key`) before LiteLLM sees it.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[kube(
+    group = "litellm.crossplane.io",
+    version = "v1alpha1",
+    kind = "LiteLLMVirtualKey",
+    namespaced,
+    shortname = "lk",
+    category = "crossplane",
+    category = "managed",
+    category = "litellm",
+    status = "ManagedStatus<KeyObservation>",
+    printcolumn = r#"{"name":"READY","type":"string","jsonPath":".status.conditions[?(@.type=='Ready')].status"}"#,
+    printcolumn = r#"{"name":"SYNCED","type":"string","jsonPath":".status.conditions[?(@.type=='Synced')].status"}"#,
+    printcolumn = r#"{"name":"EXTERNAL-NAME","type":"string","jsonPath":".metadata.annotations.crossplane\\.io/external-name"}"#,
+    printcolumn = r#"{"name":"ALIAS","type":"string","jsonPath":".spec.forProvider.keyAlias"}"#,
+    printcolumn = r#"{"name":"AGE","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+#[serde(rename_all = "camelCase")]
+pub struct LiteLLMVirtualKeySpec {
+    #[serde(flatten)]
+    pub managed: ManagedFields,
+    /// The desired LiteLLM key.
+    pub for_provider: KeyParameters,
+}
+
+/// The desired state of a LiteLLM virtual key.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct KeyParameters {
+    /// `key_alias`, unique across all keys of the proxy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_alias: Option<String>,
+    /// The LiteLLMTeam (same namespace) the key belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team_ref: Option<LocalRef>,
+    /// A LiteLLM team id, when the team is not managed here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team_id: Option<String>,
+    /// The LiteLLMBudget (same namespace) whose limits apply to the key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_ref: Option<LocalRef>,
+    /// A LiteLLM budget id, when the budget is not managed here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_id: Option<String>,
+    /// Models the key may use; empty means the team's models.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub models: Option<Vec<String>>,
+    /// Spend limit in USD, a decimal string such as `"10"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::money_schema")]
+    pub max_budget: Option<String>,
+    /// How often spend resets: `30s`, `12h`, `30d`, `1mo`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::duration_schema")]
+    pub budget_duration: Option<String>,
+    /// Lifetime of the key from creation (`duration` in LiteLLM): `30d`, `12h`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::duration_schema")]
+    pub duration: Option<String>,
+    /// Tokens per minute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub tpm_limit: Option<i64>,
+    /// Requests per minute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub rpm_limit: Option<i64>,
+    /// Parallel requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub max_parallel_requests: Option<i64>,
+    /// Whether the key is blocked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked: Option<bool>,
+    /// Free-form metadata. The provider adds its ownership marker beside it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    pub metadata: Option<FreeForm>,
+}
+
+/// A LiteLLM key as the admin API reports it. Holds the token (the sha256
+/// of the secret, LiteLLM's id for it), never the secret.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct KeyObservation {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_alias: Option<String>,
+    /// LiteLLM's masked form of the key, such as `sk-...abcd`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spend: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_reset_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
+}

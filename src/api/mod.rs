@@ -1,0 +1,30 @@
+//! The API: CRD types for the five managed kinds and the function's `Input`.
+//!
+//! Plain data, no I/O. `crds/` and `package/input/` are generated from these
+//! types by `crdgen` (see `crate::api::generate`), and a test fails when the
+//! checked-in files are stale.
+
+pub mod budget;
+pub mod common;
+pub mod generate;
+pub mod input;
+pub mod instance;
+pub mod key;
+pub mod model;
+pub mod money;
+pub mod team;
+
+pub use budget::{BudgetParameters, LiteLLMBudget, LiteLLMBudgetSpec};
+pub use common::*;
+pub use input::Input;
+pub use instance::{LiteLLMInstance, LiteLLMInstanceSpec};
+pub use key::{KeyParameters, LiteLLMVirtualKey, LiteLLMVirtualKeySpec};
+pub use model::{LiteLLMModel, LiteLLMModelSpec, ModelParameters};
+pub use team::{LiteLLMTeam, LiteLLMTeamSpec, TeamParameters};
+
+/// API group of the managed kinds.
+pub const GROUP: &str = "litellm.crossplane.io";
+/// API version of the managed kinds.
+pub const VERSION: &str = "v1alpha1";
+/// `apiVersion` of the managed kinds.
+pub const API_VERSION: &str = "litellm.crossplane.io/v1alpha1";

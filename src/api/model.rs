@@ -1,0 +1,92 @@
+//! `LiteLLMModel`: a model deployment stored in the proxy's database
+//! (`/model/*`; the proxy needs `STORE_MODEL_IN_DB=True`).
+
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::common::{FreeForm, ManagedFields, ManagedStatus, SecretKeySelector};
+
+/// A model deployment of the LiteLLM router.
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[kube(
+    group = "litellm.crossplane.io",
+    version = "v1alpha1",
+    kind = "LiteLLMModel",
+    namespaced,
+    shortname = "lm",
+    category = "crossplane",
+    category = "managed",
+    category = "litellm",
+    status = "ManagedStatus<ModelObservation>",
+    printcolumn = r#"{"name":"READY","type":"string","jsonPath":".status.conditions[?(@.type=='Ready')].status"}"#,
+    printcolumn = r#"{"name":"SYNCED","type":"string","jsonPath":".status.conditions[?(@.type=='Synced')].status"}"#,
+    printcolumn = r#"{"name":"EXTERNAL-NAME","type":"string","jsonPath":".metadata.annotations.crossplane\\.io/external-name"}"#,
+    printcolumn = r#"{"name":"MODEL","type":"string","jsonPath":".spec.forProvider.modelName"}"#,
+    printcolumn = r#"{"name":"AGE","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+#[serde(rename_all = "camelCase")]
+pub struct LiteLLMModelSpec {
+    #[serde(flatten)]
+    pub managed: ManagedFields,
+    /// The desired model deployment.
+    pub for_provider: ModelParameters,
+}
+
+/// The desired state of a model deployment.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelParameters {
+    /// The public model name clients ask for (`model_name`).
+    #[schemars(length(min = 1))]
+    pub model_name: String,
+    /// How the router calls the upstream model.
+    pub litellm_params: LiteLLMParams,
+    /// Extra `model_info` fields (mode, base model, ...), passed through.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    pub model_info: Option<FreeForm>,
+}
+
+/// `litellm_params` of a model deployment.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LiteLLMParams {
+    /// Upstream model, such as `openai/gpt-4o`.
+    #[schemars(length(min = 1))]
+    pub model: String,
+    /// Upstream base URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_base: Option<String>,
+    /// Upstream API version (Azure).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
+    /// Secret key holding the upstream API key. Read by the provider and sent
+    /// to LiteLLM; never copied into status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_secret_ref: Option<SecretKeySelector>,
+    /// Tokens per minute for this deployment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub tpm: Option<i64>,
+    /// Requests per minute for this deployment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub rpm: Option<i64>,
+}
+
+/// A model deployment as the admin API reports it (never the api key).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelObservation {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_base: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
+}

@@ -1,0 +1,95 @@
+//! `LiteLLMTeam`: a LiteLLM team.
+
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::common::{FreeForm, ManagedFields, ManagedStatus};
+
+/// A LiteLLM team, reconciled against the admin API (`/team/*`).
+#[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
+#[kube(
+    group = "litellm.crossplane.io",
+    version = "v1alpha1",
+    kind = "LiteLLMTeam",
+    namespaced,
+    shortname = "lt",
+    category = "crossplane",
+    category = "managed",
+    category = "litellm",
+    status = "ManagedStatus<TeamObservation>",
+    printcolumn = r#"{"name":"READY","type":"string","jsonPath":".status.conditions[?(@.type=='Ready')].status"}"#,
+    printcolumn = r#"{"name":"SYNCED","type":"string","jsonPath":".status.conditions[?(@.type=='Synced')].status"}"#,
+    printcolumn = r#"{"name":"EXTERNAL-NAME","type":"string","jsonPath":".metadata.annotations.crossplane\\.io/external-name"}"#,
+    printcolumn = r#"{"name":"ALIAS","type":"string","jsonPath":".spec.forProvider.teamAlias"}"#,
+    printcolumn = r#"{"name":"AGE","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+)]
+#[serde(rename_all = "camelCase")]
+pub struct LiteLLMTeamSpec {
+    #[serde(flatten)]
+    pub managed: ManagedFields,
+    /// The desired LiteLLM team.
+    pub for_provider: TeamParameters,
+}
+
+/// The desired state of a LiteLLM team. Unset fields are left to LiteLLM.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TeamParameters {
+    /// Display name (`team_alias`). Not unique in LiteLLM.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team_alias: Option<String>,
+    /// Models the team may use; empty means all models.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub models: Option<Vec<String>>,
+    /// Spend limit in USD, a decimal string such as `"25.50"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::money_schema")]
+    pub max_budget: Option<String>,
+    /// How often spend resets: `30s`, `12h`, `30d`, `1mo`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::duration_schema")]
+    pub budget_duration: Option<String>,
+    /// Tokens per minute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub tpm_limit: Option<i64>,
+    /// Requests per minute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub rpm_limit: Option<i64>,
+    /// Parallel requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub max_parallel_requests: Option<i64>,
+    /// Whether the team is blocked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked: Option<bool>,
+    /// Free-form metadata. The provider adds its ownership marker beside it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    pub metadata: Option<FreeForm>,
+}
+
+/// A LiteLLM team as the admin API reports it.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TeamObservation {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team_alias: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub models: Option<Vec<String>>,
+    /// Spend so far in USD.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spend: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_budget: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_reset_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocked: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_at: Option<String>,
+}

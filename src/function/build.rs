@@ -1,0 +1,219 @@
+//! Builds the desired composed resources from a validated request. Pure:
+//! the same request always gives the same resources, under the same
+//! composition-resource names.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Map, Value};
+
+use crate::api::input::{Attach, InstanceSource};
+use crate::api::instance::LiteLLMInstanceSpec;
+use crate::api::API_VERSION;
+
+use super::request::{Amount, XrRequest};
+
+/// Composition-resource names: the keys of the desired-resources map.
+pub mod names {
+    pub const INSTANCE: &str = "instance";
+    pub const BUDGET: &str = "budget";
+    pub const TEAM: &str = "team";
+
+    pub fn key(name: &str) -> String {
+        format!("key-{name}")
+    }
+
+    pub fn model(name: &str) -> String {
+        format!("model-{}", name.to_lowercase().replace(['.', '_'], "-"))
+    }
+}
+
+/// Where the composed resources go and what they point at.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Target {
+    /// The XR's name: the prefix of every composed object's name.
+    pub xr_name: String,
+    /// Namespace of the composed resources.
+    pub namespace: String,
+    /// The instance the entities reconcile against.
+    pub instance: InstanceTarget,
+}
+
+/// The instance the entities point at.
+#[derive(Clone, Debug, PartialEq)]
+pub enum InstanceTarget {
+    /// An existing LiteLLMInstance.
+    Existing { name: String, namespace: Option<String> },
+    /// A LiteLLMInstance this function renders, with its spec.
+    Rendered(Box<LiteLLMInstanceSpec>),
+}
+
+impl InstanceTarget {
+    /// The target for an input's instance source, which must hold exactly
+    /// one of `reference`, `attach` and `provision` (checked by the caller).
+    pub fn from_source(source: &InstanceSource) -> Option<InstanceTarget> {
+        match (&source.reference, &source.attach, &source.provision) {
+            (Some(r), None, None) => Some(InstanceTarget::Existing {
+                name: r.name.clone(),
+                namespace: r.namespace.clone(),
+            }),
+            (None, Some(a), None) => Some(InstanceTarget::Rendered(Box::new(attached_spec(a)))),
+            (None, None, Some(spec)) => Some(InstanceTarget::Rendered(Box::new(spec.clone()))),
+            _ => None,
+        }
+    }
+}
+
+/// The spec of an instance that attaches to an existing proxy.
+fn attached_spec(attach: &Attach) -> LiteLLMInstanceSpec {
+    use crate::api::instance::{MasterKey, Workload};
+    LiteLLMInstanceSpec {
+        workload: Some(Workload {
+            managed: Some(false),
+            endpoint: Some(attach.endpoint.clone()),
+            gateway_endpoint: attach.gateway_endpoint.clone(),
+            ..Default::default()
+        }),
+        master_key: Some(MasterKey {
+            secret_ref: Some(attach.master_key_secret_ref.clone()),
+            auto_generate: None,
+        }),
+        ..Default::default()
+    }
+}
+
+impl Target {
+    /// `metadata.name` of a composed object: `<xr>-<suffix>`.
+    pub fn object_name(&self, suffix: &str) -> String {
+        format!("{}-{suffix}", self.xr_name)
+    }
+
+    /// Name of the key resource and of its connection Secret.
+    pub fn key_object_name(&self, key: &str) -> String {
+        self.object_name(&names::key(key))
+    }
+
+    /// A key alias unique across the proxy: LiteLLM refuses a duplicate
+    /// `key_alias`, and XRs of the same name may live in several namespaces.
+    pub fn default_key_alias(&self, key: &str) -> String {
+        format!("{}/{}/{key}", self.namespace, self.xr_name)
+    }
+
+    fn instance_ref(&self) -> Value {
+        match &self.instance {
+            InstanceTarget::Existing { name, namespace } => {
+                let mut r = json!({ "name": name });
+                if let Some(ns) = namespace {
+                    r["namespace"] = json!(ns);
+                }
+                r
+            }
+            InstanceTarget::Rendered(_) => json!({ "name": self.object_name("litellm") }),
+        }
+    }
+
+    fn object(&self, kind: &str, suffix: &str, spec: Value) -> Value {
+        json!({
+            "apiVersion": API_VERSION,
+            "kind": kind,
+            "metadata": {
+                "name": self.object_name(suffix),
+                "namespace": self.namespace,
+            },
+            "spec": spec,
+        })
+    }
+
+    fn entity(&self, kind: &str, suffix: &str, for_provider: Map<String, Value>) -> Value {
+        self.object(
+            kind,
+            suffix,
+            json!({ "instanceRef": self.instance_ref(), "forProvider": for_provider }),
+        )
+    }
+}
+
+/// Inserts `value` under `key` when it is present.
+fn put<T: serde::Serialize>(map: &mut Map<String, Value>, key: &str, value: &Option<T>) {
+    if let Some(v) = value {
+        map.insert(key.to_string(), serde_json::to_value(v).expect("plain data serializes"));
+    }
+}
+
+fn put_amount(map: &mut Map<String, Value>, key: &str, value: &Option<Amount>) {
+    put(map, key, &value.as_ref().map(|a| a.0.to_string()));
+}
+
+/// The desired composed resources, by composition-resource name.
+pub fn desired(target: &Target, request: &XrRequest) -> BTreeMap<String, Value> {
+    let mut out = BTreeMap::new();
+
+    if let InstanceTarget::Rendered(spec) = &target.instance {
+        let spec = serde_json::to_value(spec.as_ref()).expect("the instance spec serializes");
+        out.insert(names::INSTANCE.to_string(), target.object("LiteLLMInstance", "litellm", spec));
+    }
+
+    // The budget, and the same limits on the team, since LiteLLM enforces a
+    // team's own max_budget while a budget object only applies to what links it.
+    let mut team = Map::new();
+    team.insert(
+        "teamAlias".into(),
+        json!(request.team.alias.clone().unwrap_or_else(|| target.xr_name.clone())),
+    );
+    put(&mut team, "models", &request.team.models);
+    put(&mut team, "blocked", &request.team.blocked);
+    put(&mut team, "metadata", &request.team.metadata);
+    if let Some(budget) = &request.budget {
+        let mut limits = Map::new();
+        put_amount(&mut limits, "maxBudget", &budget.max_budget);
+        put(&mut limits, "budgetDuration", &budget.duration);
+        put(&mut limits, "tpmLimit", &budget.tpm_limit);
+        put(&mut limits, "rpmLimit", &budget.rpm_limit);
+        put(&mut limits, "maxParallelRequests", &budget.max_parallel_requests);
+        team.extend(limits.clone());
+        put_amount(&mut limits, "softBudget", &budget.soft_budget);
+        out.insert(names::BUDGET.to_string(), target.entity("LiteLLMBudget", names::BUDGET, limits));
+    }
+    out.insert(names::TEAM.to_string(), target.entity("LiteLLMTeam", names::TEAM, team));
+
+    for key in &request.keys {
+        let mut p = Map::new();
+        p.insert(
+            "keyAlias".into(),
+            json!(key.alias.clone().unwrap_or_else(|| target.default_key_alias(&key.name))),
+        );
+        p.insert("teamRef".into(), json!({ "name": target.object_name(names::TEAM) }));
+        // A key without limits of its own inherits the team budget's.
+        let has_own_limits = key.max_budget.is_some() || key.tpm_limit.is_some() || key.rpm_limit.is_some();
+        if request.budget.is_some() && !has_own_limits {
+            p.insert("budgetRef".into(), json!({ "name": target.object_name(names::BUDGET) }));
+        }
+        put(&mut p, "models", &key.models);
+        put_amount(&mut p, "maxBudget", &key.max_budget);
+        put(&mut p, "budgetDuration", &key.budget_duration);
+        put(&mut p, "duration", &key.duration);
+        put(&mut p, "tpmLimit", &key.tpm_limit);
+        put(&mut p, "rpmLimit", &key.rpm_limit);
+        put(&mut p, "maxParallelRequests", &key.max_parallel_requests);
+        put(&mut p, "metadata", &key.metadata);
+        let resource_name = names::key(&key.name);
+        let mut object = target.entity("LiteLLMVirtualKey", &resource_name, p);
+        object["spec"]["writeConnectionSecretToRef"] = json!({ "name": target.key_object_name(&key.name) });
+        out.insert(resource_name, object);
+    }
+
+    for model in &request.models {
+        let mut params = Map::new();
+        params.insert("model".into(), json!(model.model));
+        put(&mut params, "apiBase", &model.api_base);
+        put(&mut params, "apiVersion", &model.api_version);
+        put(&mut params, "apiKeySecretRef", &model.api_key_secret_ref);
+        put(&mut params, "tpm", &model.tpm);
+        put(&mut params, "rpm", &model.rpm);
+        let mut p = Map::new();
+        p.insert("modelName".into(), json!(model.name));
+        p.insert("litellmParams".into(), Value::Object(params));
+        let resource_name = names::model(&model.name);
+        out.insert(resource_name.clone(), target.entity("LiteLLMModel", &resource_name, p));
+    }
+    out
+}

@@ -1,0 +1,332 @@
+//! `compose`: the whole function as one pure step, from the XR, the input
+//! and the observed resources to the desired resources, readiness, XR status
+//! and results. The gRPC layer and `render` are thin shells around it.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+
+use crate::api::input::{Input, INPUT_API_VERSION, INPUT_KIND};
+
+use super::build::{self, names, InstanceTarget, Target};
+use super::error::Problem;
+use super::request::{read, lookup, XrRequest};
+use super::validate;
+
+/// Default response TTL: Crossplane calls again after it.
+pub const DEFAULT_TTL: Duration = Duration::from_secs(60);
+
+/// Label Crossplane puts on a legacy XR naming its claim's namespace.
+const CLAIM_NAMESPACE_LABEL: &str = "crossplane.io/claim-namespace";
+
+/// Connection-details key of a key's secret, in the provider's Secret.
+pub const KEY_SECRET_FIELD: &str = "key";
+
+/// An observed composed resource.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Observed {
+    pub resource: Value,
+    pub connection_details: BTreeMap<String, Vec<u8>>,
+}
+
+/// Read access to the observed state, so a caller converts only what
+/// `compose` asks for.
+pub trait ObservedState {
+    /// The observed composed resource under a composition-resource name.
+    fn composed(&self, name: &str) -> Option<Observed>;
+    /// The referenced LiteLLMInstance, when Crossplane supplied it.
+    fn required_instance(&self) -> Option<Value>;
+}
+
+/// A desired composed resource and whether it is ready.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Desired {
+    pub resource: Value,
+    pub ready: bool,
+}
+
+/// A resource the function asks Crossplane to fetch for the next call.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Requirement {
+    pub api_version: String,
+    pub kind: String,
+    pub name: String,
+    pub namespace: String,
+}
+
+/// Name under which the function requires the referenced instance.
+pub const INSTANCE_REQUIREMENT: &str = "litellm-instance";
+
+/// A successful composition.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Composition {
+    /// Desired composed resources by composition-resource name.
+    pub resources: BTreeMap<String, Desired>,
+    /// Fields of the XR's desired status.
+    pub xr_status: Map<String, Value>,
+    /// XR connection details (legacy XRs only).
+    pub connection_details: BTreeMap<String, Vec<u8>>,
+    /// Odd but workable parts of the request.
+    pub warnings: Vec<Problem>,
+    /// Resources to fetch for the next call.
+    pub requirements: Vec<Requirement>,
+    pub ttl: Duration,
+}
+
+/// What the function answers.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    Composed(Composition),
+    /// The request cannot be composed; every problem found, each naming its field.
+    Fatal(Vec<Problem>),
+}
+
+impl Outcome {
+    /// The message of a fatal result: every problem, one per line.
+    pub fn fatal_message(problems: &[Problem]) -> String {
+        problems.iter().map(Problem::to_string).collect::<Vec<_>>().join("; ")
+    }
+}
+
+/// Parses the raw input, naming the input field of any problem.
+fn parse_input(input: Option<&Value>) -> Result<(Input, InstanceTarget, Duration), Vec<Problem>> {
+    let Some(raw) = input else {
+        return Err(vec![Problem::new("input", "is required: see package/function/input for its schema")]);
+    };
+    let input: Input = serde_path_to_error::deserialize(raw).map_err(|e| {
+        let path = e.path().to_string();
+        let field = if path == "." { "input".to_string() } else { format!("input.{path}") };
+        vec![Problem::new(field, e.into_inner().to_string())]
+    })?;
+    let mut problems = Vec::new();
+    if input.api_version.as_deref().is_some_and(|v| v != INPUT_API_VERSION) {
+        problems.push(Problem::new("input.apiVersion", format!("must be {INPUT_API_VERSION}")));
+    }
+    if input.kind.as_deref().is_some_and(|k| k != INPUT_KIND) {
+        problems.push(Problem::new("input.kind", format!("must be {INPUT_KIND}")));
+    }
+    let target = InstanceTarget::from_source(&input.instance);
+    if target.is_none() {
+        problems.push(Problem::new(
+            "input.instance",
+            "set exactly one of reference, attach and provision",
+        ));
+    }
+    let ttl = match input.ttl.as_deref().map(parse_ttl) {
+        None => Some(DEFAULT_TTL),
+        Some(Some(ttl)) => Some(ttl),
+        Some(None) => {
+            problems.push(Problem::new("input.ttl", "must be a positive number of s, m or h, such as 60s"));
+            None
+        }
+    };
+    match (target, ttl) {
+        (Some(target), Some(ttl)) if problems.is_empty() => Ok((input, target, ttl)),
+        _ => Err(problems),
+    }
+}
+
+fn parse_ttl(text: &str) -> Option<Duration> {
+    let unit_at = text.find(|c: char| !c.is_ascii_digit())?;
+    let count: u64 = text[..unit_at].parse().ok().filter(|c| *c > 0)?;
+    let seconds = match &text[unit_at..] {
+        "s" => count,
+        "m" => count.checked_mul(60)?,
+        "h" => count.checked_mul(3600)?,
+        _ => return None,
+    };
+    Some(Duration::from_secs(seconds))
+}
+
+/// Where the XR's composed resources go: the XR's own namespace for a
+/// namespaced (v2) XR; for a legacy cluster XR the input's namespace, else
+/// its claim's.
+fn namespace_of(xr: &Value, input: &Input) -> Result<String, Problem> {
+    let str_at = |path: &str| lookup(xr, path).and_then(Value::as_str).map(str::to_string);
+    if let Some(ns) = str_at("metadata.namespace") {
+        return Ok(ns);
+    }
+    input
+        .namespace
+        .clone()
+        .or_else(|| {
+            xr.pointer(&format!("/metadata/labels/{}", CLAIM_NAMESPACE_LABEL.replace('/', "~1")))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        })
+        .or_else(|| str_at("spec.claimRef.namespace"))
+        .ok_or_else(|| {
+            Problem::new(
+                "input.namespace",
+                "is required for a cluster-scoped XR without a claim: composed LiteLLM resources are namespaced",
+            )
+        })
+}
+
+/// Reads every part of the XR's request, collecting all problems.
+fn parse_request(xr: &Value, input: &Input) -> Result<XrRequest, Vec<Problem>> {
+    let paths = &input.fields;
+    let mut problems = Vec::new();
+    let request = XrRequest {
+        team: collect(read(xr, &paths.team), &mut problems).unwrap_or_default(),
+        budget: collect(read(xr, &paths.budget), &mut problems),
+        keys: collect(read(xr, &paths.keys), &mut problems).unwrap_or_default(),
+        models: collect(read(xr, &paths.models), &mut problems).unwrap_or_default(),
+    };
+    if problems.is_empty() {
+        Ok(request)
+    } else {
+        Err(problems)
+    }
+}
+
+/// The value of `result`, or `None` with its problem recorded.
+fn collect<T>(result: Result<Option<T>, Problem>, problems: &mut Vec<Problem>) -> Option<T> {
+    result.unwrap_or_else(|p| {
+        problems.push(p);
+        None
+    })
+}
+
+/// Whether a resource's `Ready` condition is True.
+pub fn is_ready(resource: &Value) -> bool {
+    resource
+        .pointer("/status/conditions")
+        .and_then(Value::as_array)
+        .is_some_and(|conditions| {
+            conditions.iter().any(|c| {
+                c.get("type").and_then(Value::as_str) == Some("Ready")
+                    && c.get("status").and_then(Value::as_str) == Some("True")
+            })
+        })
+}
+
+/// Composes the desired state for `xr` under `input`.
+pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) -> Outcome {
+    let (input, instance, ttl) = match parse_input(input) {
+        Ok(parsed) => parsed,
+        Err(problems) => return Outcome::Fatal(problems),
+    };
+    let Some(xr_name) = lookup(xr, "metadata.name").and_then(Value::as_str) else {
+        return Outcome::Fatal(vec![Problem::new("metadata.name", "the XR has no name")]);
+    };
+    let mut problems = Vec::new();
+    let namespace = namespace_of(xr, &input).map_err(|p| problems.push(p)).ok();
+    let request = parse_request(xr, &input).map_err(|p| problems.extend(p)).ok();
+    let findings = request
+        .as_ref()
+        .map(|r| validate::check(r, &input.fields, &input.policy))
+        .unwrap_or_default();
+    problems.extend(findings.fatal);
+    let (Some(namespace), Some(request), true) = (namespace, request, problems.is_empty()) else {
+        return Outcome::Fatal(problems);
+    };
+    let legacy = lookup(xr, "metadata.namespace").is_none();
+    let target = Target {
+        xr_name: xr_name.to_string(),
+        namespace,
+        instance,
+    };
+
+    let mut resources = BTreeMap::new();
+    let mut observed_by_name = BTreeMap::new();
+    for (name, resource) in build::desired(&target, &request) {
+        let seen = observed.composed(&name);
+        let ready = seen.as_ref().is_some_and(|o| is_ready(&o.resource));
+        resources.insert(name.clone(), Desired { resource, ready });
+        if let Some(seen) = seen {
+            observed_by_name.insert(name, seen);
+        }
+    }
+
+    let mut requirements = Vec::new();
+    let instance_observed = match &target.instance {
+        InstanceTarget::Rendered(_) => observed_by_name.get(names::INSTANCE).map(|o| o.resource.clone()),
+        InstanceTarget::Existing { name, namespace } => {
+            requirements.push(Requirement {
+                api_version: crate::api::API_VERSION.to_string(),
+                kind: "LiteLLMInstance".to_string(),
+                name: name.clone(),
+                namespace: namespace.clone().unwrap_or_else(|| target.namespace.clone()),
+            });
+            observed.required_instance()
+        }
+    };
+
+    let (xr_status, connection_details) =
+        report(&target, &request, &resources, &observed_by_name, instance_observed.as_ref(), legacy);
+    Outcome::Composed(Composition {
+        resources,
+        xr_status,
+        connection_details,
+        warnings: findings.warnings,
+        requirements,
+        ttl,
+    })
+}
+
+/// The XR's status and (legacy) connection details, from observed resources.
+fn report(
+    target: &Target,
+    request: &XrRequest,
+    resources: &BTreeMap<String, Desired>,
+    observed: &BTreeMap<String, Observed>,
+    instance: Option<&Value>,
+    legacy: bool,
+) -> (Map<String, Value>, BTreeMap<String, Vec<u8>>) {
+    let mut status = Map::new();
+    let mut details = BTreeMap::new();
+
+    if let Some(team_id) = observed
+        .get(names::TEAM)
+        .and_then(|o| o.resource.pointer("/status/atProvider/teamId"))
+    {
+        status.insert("teamId".into(), team_id.clone());
+    }
+
+    let keys: Vec<Value> = request
+        .keys
+        .iter()
+        .map(|key| {
+            let name = names::key(&key.name);
+            json!({
+                "name": key.name,
+                "secretName": target.key_object_name(&key.name),
+                "ready": resources.get(&name).is_some_and(|d| d.ready),
+            })
+        })
+        .collect();
+    status.insert("keys".into(), Value::Array(keys));
+
+    let instance_ready = instance.and_then(|i| i.pointer("/status/ready")).and_then(Value::as_bool);
+    let endpoint = instance.and_then(|i| i.pointer("/status/endpoint")).and_then(Value::as_str);
+    let gateway = instance
+        .and_then(|i| i.pointer("/status/gatewayEndpoint"))
+        .and_then(Value::as_str);
+    if let Some(endpoint) = endpoint {
+        status.insert("endpoint".into(), json!(endpoint));
+    }
+    if let Some(gateway) = gateway {
+        status.insert("gatewayEndpoint".into(), json!(gateway));
+    }
+    status.insert("instanceReady".into(), json!(instance_ready.unwrap_or(false)));
+    let all_ready = resources.values().all(|d| d.ready) && instance_ready.unwrap_or(false);
+    status.insert("ready".into(), json!(all_ready));
+
+    if legacy {
+        // Consumers call the gateway when the proxy splits LLM traffic off.
+        if let Some(url) = gateway.or(endpoint) {
+            details.insert("endpoint".to_string(), url.as_bytes().to_vec());
+        }
+        for key in &request.keys {
+            let secret = observed
+                .get(&names::key(&key.name))
+                .and_then(|o| o.connection_details.get(KEY_SECRET_FIELD));
+            if let Some(secret) = secret {
+                details.insert(format!("key-{}", key.name), secret.clone());
+            }
+        }
+    }
+    (status, details)
+}

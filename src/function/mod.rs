@@ -1,0 +1,15 @@
+//! The composition function: a pure `compose`, with the gRPC service and
+//! the offline `render` as thin layers on top.
+
+pub mod build;
+pub mod compose;
+pub mod error;
+pub mod grpc;
+pub mod metrics;
+pub mod render;
+pub mod request;
+pub mod server;
+pub mod validate;
+
+pub use compose::{compose, Composition, Desired, Observed, ObservedState, Outcome};
+pub use error::Problem;

@@ -1,0 +1,164 @@
+//! What an XR asks for: its team, budget, keys and models, read from the
+//! field paths the input names. Parsing keeps the path of every value, so a
+//! wrong type names the exact field (`spec.keys[1].maxBudget`).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Deserializer};
+use serde_json::Value;
+
+use crate::api::common::SecretKeySelector;
+use crate::api::money::Money;
+
+use super::error::Problem;
+
+/// A USD amount written as a string (`"25.50"`) or a number (`25.5`) in the
+/// XR; XRD authors pick either.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Amount(pub Money);
+
+impl<'de> Deserialize<'de> for Amount {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = match Value::deserialize(d)? {
+            Value::String(s) => s,
+            Value::Number(n) => n.to_string(),
+            other => {
+                return Err(serde::de::Error::custom(format!(
+                    "must be a decimal amount such as \"25.50\", got {other}"
+                )))
+            }
+        };
+        Money::parse(&text).map(Amount).map_err(serde::de::Error::custom)
+    }
+}
+
+/// The team part: `{alias, models, metadata, blocked}`.
+#[derive(Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TeamRequest {
+    pub alias: Option<String>,
+    pub models: Option<Vec<String>>,
+    pub metadata: Option<BTreeMap<String, Value>>,
+    pub blocked: Option<bool>,
+}
+
+/// The budget part.
+#[derive(Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BudgetRequest {
+    pub max_budget: Option<Amount>,
+    pub soft_budget: Option<Amount>,
+    /// How often spend resets: `30d`, `1mo`.
+    pub duration: Option<String>,
+    pub tpm_limit: Option<u32>,
+    pub rpm_limit: Option<u32>,
+    pub max_parallel_requests: Option<u32>,
+}
+
+/// One requested key.
+#[derive(Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct KeyRequest {
+    /// Unique within the XR; part of the resource and Secret names.
+    pub name: String,
+    pub alias: Option<String>,
+    pub models: Option<Vec<String>>,
+    pub max_budget: Option<Amount>,
+    pub budget_duration: Option<String>,
+    /// Lifetime of the key: `30d`.
+    pub duration: Option<String>,
+    pub tpm_limit: Option<u32>,
+    pub rpm_limit: Option<u32>,
+    pub max_parallel_requests: Option<u32>,
+    pub metadata: Option<BTreeMap<String, Value>>,
+}
+
+/// One requested model deployment.
+#[derive(Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ModelRequest {
+    /// Public model name.
+    pub name: String,
+    /// Upstream model, such as `openai/gpt-4o`.
+    pub model: String,
+    pub api_base: Option<String>,
+    pub api_version: Option<String>,
+    pub api_key_secret_ref: Option<SecretKeySelector>,
+    pub tpm: Option<u32>,
+    pub rpm: Option<u32>,
+}
+
+/// Everything the XR asks for.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct XrRequest {
+    pub team: TeamRequest,
+    pub budget: Option<BudgetRequest>,
+    pub keys: Vec<KeyRequest>,
+    pub models: Vec<ModelRequest>,
+}
+
+/// Looks up a dot-separated path (`spec.team`) in `root`.
+pub fn lookup<'a>(root: &'a Value, path: &str) -> Option<&'a Value> {
+    path.split('.')
+        .filter(|s| !s.is_empty())
+        .try_fold(root, |v, segment| v.get(segment))
+}
+
+/// Reads the value at `path` as `T`; absent or null is `None`. A value of
+/// the wrong shape is a problem naming the full path of the bad field.
+pub fn read<T: serde::de::DeserializeOwned>(root: &Value, path: &str) -> Result<Option<T>, Problem> {
+    match lookup(root, path) {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => serde_path_to_error::deserialize(value).map(Some).map_err(|e| {
+            let inner = e.path().to_string();
+            let field = if inner == "." { path.to_string() } else { join_path(path, &inner) };
+            Problem::new(field, e.into_inner().to_string())
+        }),
+    }
+}
+
+/// `spec.keys` + `[1].maxBudget` -> `spec.keys[1].maxBudget`.
+fn join_path(base: &str, inner: &str) -> String {
+    if inner.starts_with('[') {
+        format!("{base}{inner}")
+    } else {
+        format!("{base}.{inner}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_wrong_type_names_the_full_path() {
+        let xr = json!({"spec": {"keys": [{"name": "a"}, {"name": "b", "maxBudget": true}]}});
+        let err = read::<Vec<KeyRequest>>(&xr, "spec.keys").unwrap_err();
+        assert_eq!(err.field, "spec.keys[1].maxBudget");
+        assert!(err.message.contains("decimal amount"), "{}", err.message);
+    }
+
+    #[test]
+    fn a_misspelled_field_is_named_not_dropped() {
+        let xr = json!({"spec": {"budget": {"maxBuget": "10"}}});
+        let err = read::<BudgetRequest>(&xr, "spec.budget").unwrap_err();
+        assert_eq!(err.field, "spec.budget.maxBuget");
+        assert!(err.message.contains("unknown field"), "{}", err.message);
+    }
+
+    #[test]
+    fn amounts_may_be_numbers_or_strings() {
+        let xr = json!({"spec": {"budget": {"maxBudget": 25.5, "softBudget": "20"}}});
+        let b = read::<BudgetRequest>(&xr, "spec.budget").unwrap().unwrap();
+        assert_eq!(b.max_budget.unwrap().0, Money::parse("25.50").unwrap());
+        assert_eq!(b.soft_budget.unwrap().0.to_string(), "20");
+    }
+
+    #[test]
+    fn absent_and_null_are_none() {
+        let xr = json!({"spec": {"budget": null}});
+        assert_eq!(read::<BudgetRequest>(&xr, "spec.budget").unwrap(), None);
+        assert_eq!(read::<BudgetRequest>(&xr, "spec.nothing.here").unwrap(), None);
+    }
+}

@@ -1,0 +1,372 @@
+//! Checks an XR's request against value rules and the platform's policy.
+//! Fatal problems stop the render; warnings describe odd but workable
+//! requests. Pure: no I/O.
+
+use std::collections::BTreeSet;
+
+use crate::api::input::{FieldPaths, Policy};
+use crate::api::money::Money;
+
+use super::error::Problem;
+use super::request::XrRequest;
+
+/// What the checks found.
+#[derive(Debug, Default, PartialEq)]
+pub struct Findings {
+    pub fatal: Vec<Problem>,
+    pub warnings: Vec<Problem>,
+}
+
+/// A LiteLLM duration: a positive count of `s`, `m`, `h`, `d` or `mo`.
+pub fn is_duration(text: &str) -> bool {
+    let unit_at = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (count, unit) = text.split_at(unit_at);
+    !count.is_empty()
+        && !count.starts_with('0')
+        && count.len() <= 6
+        && matches!(unit, "s" | "m" | "h" | "d" | "mo")
+}
+
+/// A DNS label: what a key or model name must be to become part of an object name.
+pub fn is_dns_label(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 63
+        && bytes.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+        && bytes[0] != b'-'
+        && bytes[bytes.len() - 1] != b'-'
+}
+
+/// Whether `policy` admits `model` (exact, or a `prefix*` entry).
+fn model_allowed(allowed: &[String], model: &str) -> bool {
+    allowed.iter().any(|entry| match entry.strip_suffix('*') {
+        Some(prefix) => model.starts_with(prefix),
+        None => entry == model,
+    })
+}
+
+/// Parses a policy amount; a broken one is a problem of the input itself.
+fn policy_amount(value: &Option<String>, field: &str, findings: &mut Findings) -> Option<Money> {
+    let text = value.as_ref()?;
+    match Money::parse(text) {
+        Ok(m) => Some(m),
+        Err(e) => {
+            findings.fatal.push(Problem::new(field, e.to_string()));
+            None
+        }
+    }
+}
+
+/// Checks `request` against the value rules and `policy`.
+pub fn check(request: &XrRequest, paths: &FieldPaths, policy: &Policy) -> Findings {
+    let mut findings = Findings::default();
+    let max_budget = policy_amount(&policy.max_budget, "input.policy.maxBudget", &mut findings);
+    let max_key_budget = policy_amount(&policy.max_key_budget, "input.policy.maxKeyBudget", &mut findings);
+    let allowed = policy.allowed_models.as_deref();
+
+    let check_models = |models: &Option<Vec<String>>, field: &str, findings: &mut Findings| {
+        let (Some(allowed), Some(models)) = (allowed, models) else { return };
+        for (i, model) in models.iter().enumerate() {
+            if !model_allowed(allowed, model) {
+                findings.fatal.push(Problem::new(
+                    format!("{field}[{i}]"),
+                    format!("model {model:?} is not allowed by policy (allowed: {})", allowed.join(", ")),
+                ));
+            }
+        }
+    };
+
+    check_models(&request.team.models, &format!("{}.models", paths.team), &mut findings);
+
+    // The budget.
+    let team_budget = request.budget.as_ref().and_then(|b| b.max_budget.as_ref()).map(|a| a.0);
+    if let Some(budget) = &request.budget {
+        let field = |name: &str| format!("{}.{name}", paths.budget);
+        if let Some(d) = &budget.duration {
+            if !is_duration(d) {
+                findings.fatal.push(Problem::new(field("duration"), duration_message(d)));
+            }
+        } else if budget.max_budget.is_some() {
+            findings
+                .warnings
+                .push(Problem::new(field("duration"), "not set: the budget never resets"));
+        }
+        if let (Some(soft), Some(max)) = (&budget.soft_budget, team_budget) {
+            if soft.0 > max {
+                findings.warnings.push(Problem::new(
+                    field("softBudget"),
+                    format!("{} is above maxBudget {max}: the soft limit never warns", soft.0),
+                ));
+            }
+        }
+    }
+    if let Some(ceiling) = max_budget {
+        match team_budget {
+            None => findings.fatal.push(Problem::new(
+                format!("{}.maxBudget", paths.budget),
+                format!("is required by policy (ceiling {ceiling})"),
+            )),
+            Some(b) if b > ceiling => findings.fatal.push(Problem::new(
+                format!("{}.maxBudget", paths.budget),
+                format!("{b} exceeds the policy ceiling {ceiling}"),
+            )),
+            Some(_) => {}
+        }
+    }
+
+    // The keys.
+    if let Some(limit) = policy.max_keys {
+        if request.keys.len() > limit as usize {
+            findings.fatal.push(Problem::new(
+                paths.keys.clone(),
+                format!("{} keys requested, policy allows at most {limit}", request.keys.len()),
+            ));
+        }
+    }
+    let mut names = BTreeSet::new();
+    let mut aliases = BTreeSet::new();
+    for (i, key) in request.keys.iter().enumerate() {
+        let field = |name: &str| format!("{}[{i}].{name}", paths.keys);
+        if !is_dns_label(&key.name) {
+            findings.fatal.push(Problem::new(
+                field("name"),
+                format!("{:?} must be a DNS label (lowercase letters, digits and '-', at most 63)", key.name),
+            ));
+        }
+        if !names.insert(key.name.as_str()) {
+            findings
+                .fatal
+                .push(Problem::new(field("name"), format!("duplicate key name {:?}", key.name)));
+        }
+        if let Some(alias) = &key.alias {
+            if !aliases.insert(alias.as_str()) {
+                findings.fatal.push(Problem::new(
+                    field("alias"),
+                    format!("duplicate key alias {alias:?}: LiteLLM key aliases are unique"),
+                ));
+            }
+        }
+        for (name, value) in [("budgetDuration", &key.budget_duration), ("duration", &key.duration)] {
+            if let Some(d) = value {
+                if !is_duration(d) {
+                    findings.fatal.push(Problem::new(field(name), duration_message(d)));
+                }
+            }
+        }
+        check_models(&key.models, &field("models"), &mut findings);
+        if let (Some(team_models), Some(models)) = (&request.team.models, &key.models) {
+            for (j, model) in models.iter().enumerate() {
+                if !team_models.contains(model) {
+                    findings.warnings.push(Problem::new(
+                        format!("{}[{j}]", field("models")),
+                        format!("model {model:?} is not among the team's models: LiteLLM will refuse it for this key"),
+                    ));
+                }
+            }
+        }
+        if let Some(budget) = &key.max_budget {
+            if let Some(ceiling) = max_key_budget {
+                if budget.0 > ceiling {
+                    findings.fatal.push(Problem::new(
+                        field("maxBudget"),
+                        format!("{} exceeds the policy ceiling {ceiling} per key", budget.0),
+                    ));
+                }
+            }
+            if let Some(team) = team_budget {
+                if budget.0 > team {
+                    findings.warnings.push(Problem::new(
+                        field("maxBudget"),
+                        format!("{} is above the team budget {team}: the team limit applies first", budget.0),
+                    ));
+                }
+            }
+        }
+    }
+
+    // The models.
+    if !request.models.is_empty() && policy.allow_models == Some(false) {
+        findings
+            .fatal
+            .push(Problem::new(paths.models.clone(), "policy does not allow XRs to add models"));
+    }
+    let mut model_names = BTreeSet::new();
+    for (i, model) in request.models.iter().enumerate() {
+        let field = |name: &str| format!("{}[{i}].{name}", paths.models);
+        if !is_dns_label(&model.name.replace(['.', '_'], "-").to_lowercase()) {
+            findings.fatal.push(Problem::new(
+                field("name"),
+                format!("{:?} must be 1-63 letters, digits, '.', '_' or '-'", model.name),
+            ));
+        }
+        if !model_names.insert(model.name.as_str()) {
+            findings
+                .fatal
+                .push(Problem::new(field("name"), format!("duplicate model name {:?}", model.name)));
+        }
+        if model.model.is_empty() {
+            findings.fatal.push(Problem::new(field("model"), "must not be empty"));
+        }
+        if let Some(allowed) = allowed {
+            if !model_allowed(allowed, &model.name) {
+                findings.fatal.push(Problem::new(
+                    field("name"),
+                    format!("model {:?} is not allowed by policy (allowed: {})", model.name, allowed.join(", ")),
+                ));
+            }
+        }
+        if let Some(base) = &model.api_base {
+            if !(base.starts_with("http://") || base.starts_with("https://")) {
+                findings
+                    .fatal
+                    .push(Problem::new(field("apiBase"), format!("{base:?} must be an http(s) URL")));
+            }
+        }
+    }
+    findings
+}
+
+fn duration_message(value: &str) -> String {
+    format!("{value:?} is not a duration: use a positive number followed by s, m, h, d or mo (such as 30d)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::function::request::{Amount, BudgetRequest, KeyRequest, ModelRequest, TeamRequest};
+
+    fn amount(s: &str) -> Option<Amount> {
+        Some(Amount(Money::parse(s).unwrap()))
+    }
+
+    fn key(name: &str) -> KeyRequest {
+        KeyRequest {
+            name: name.into(),
+            ..Default::default()
+        }
+    }
+
+    fn fields(f: &Findings) -> Vec<&str> {
+        f.fatal.iter().map(|p| p.field.as_str()).collect()
+    }
+
+    #[test]
+    fn durations() {
+        for good in ["30s", "5m", "12h", "30d", "1mo"] {
+            assert!(is_duration(good), "{good}");
+        }
+        for bad in ["30x", "0d", "d", "30", "-1d", "1.5d", "30dd", "1000000d", ""] {
+            assert!(!is_duration(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_clean_request_has_no_findings() {
+        let request = XrRequest {
+            team: TeamRequest {
+                models: Some(vec!["gpt-4o".into()]),
+                ..Default::default()
+            },
+            budget: Some(BudgetRequest {
+                max_budget: amount("100"),
+                duration: Some("30d".into()),
+                ..Default::default()
+            }),
+            keys: vec![key("ci"), key("dev")],
+            models: vec![],
+        };
+        let policy = Policy {
+            allowed_models: Some(vec!["gpt-*".into()]),
+            max_budget: Some("500".into()),
+            max_keys: Some(2),
+            ..Default::default()
+        };
+        assert_eq!(check(&request, &FieldPaths::default(), &policy), Findings::default());
+    }
+
+    #[test]
+    fn each_broken_rule_names_its_field() {
+        let request = XrRequest {
+            team: TeamRequest {
+                models: Some(vec!["claude-3".into()]),
+                ..Default::default()
+            },
+            budget: Some(BudgetRequest {
+                max_budget: amount("900"),
+                duration: Some("30x".into()),
+                ..Default::default()
+            }),
+            keys: vec![
+                KeyRequest {
+                    max_budget: amount("60"),
+                    ..key("ci")
+                },
+                key("ci"),
+                key("Bad_Name"),
+            ],
+            models: vec![ModelRequest {
+                name: "m".into(),
+                model: String::new(),
+                api_base: Some("ftp://x".into()),
+                ..Default::default()
+            }],
+        };
+        let policy = Policy {
+            allowed_models: Some(vec!["gpt-4o".into(), "m".into()]),
+            max_budget: Some("500".into()),
+            max_key_budget: Some("50".into()),
+            max_keys: Some(2),
+            allow_models: None,
+        };
+        let findings = check(&request, &FieldPaths::default(), &policy);
+        assert_eq!(
+            fields(&findings),
+            vec![
+                "spec.team.models[0]",
+                "spec.budget.duration",
+                "spec.budget.maxBudget",
+                "spec.keys",
+                "spec.keys[0].maxBudget",
+                "spec.keys[1].name",
+                "spec.keys[2].name",
+                "spec.models[0].model",
+                "spec.models[0].apiBase",
+            ]
+        );
+        assert!(findings.fatal[2].message.contains("ceiling 500"));
+    }
+
+    #[test]
+    fn odd_but_workable_requests_warn() {
+        let request = XrRequest {
+            team: TeamRequest {
+                models: Some(vec!["gpt-4o".into()]),
+                ..Default::default()
+            },
+            budget: Some(BudgetRequest {
+                max_budget: amount("10"),
+                ..Default::default()
+            }),
+            keys: vec![KeyRequest {
+                max_budget: amount("20"),
+                models: Some(vec!["gpt-4o-mini".into()]),
+                ..key("ci")
+            }],
+            models: vec![],
+        };
+        let findings = check(&request, &FieldPaths::default(), &Policy::default());
+        assert!(findings.fatal.is_empty(), "{:?}", findings.fatal);
+        let warned: Vec<&str> = findings.warnings.iter().map(|p| p.field.as_str()).collect();
+        assert_eq!(warned, vec!["spec.budget.duration", "spec.keys[0].models[0]", "spec.keys[0].maxBudget"]);
+    }
+
+    #[test]
+    fn a_broken_policy_is_fatal_and_names_the_input_field() {
+        let policy = Policy {
+            max_budget: Some("lots".into()),
+            ..Default::default()
+        };
+        let findings = check(&XrRequest::default(), &FieldPaths::default(), &policy);
+        assert_eq!(fields(&findings), vec!["input.policy.maxBudget"]);
+    }
+}

@@ -1,0 +1,346 @@
+//! The HTTP client and the one path every request takes.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use reqwest::header::{HeaderValue, AUTHORIZATION};
+use reqwest::{Certificate, Method, StatusCode};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use url::Url;
+
+use super::{Error, Secret};
+
+/// Called after every request with the operation (`"POST /team/new"`), the
+/// HTTP status (0 when no response arrived) and the elapsed time, so the
+/// provider can export latency metrics without this layer knowing about them.
+pub type Observer = Arc<dyn Fn(&'static str, u16, Duration) + Send + Sync>;
+
+/// How to reach one LiteLLM proxy.
+pub struct ClientConfig {
+    /// Base URL of the admin API, e.g. `http://litellm.ns.svc:4000`.
+    pub endpoint: String,
+    pub master_key: Secret,
+    /// Extra trusted root certificate(s), PEM, for a proxy behind a private CA.
+    pub ca_pem: Option<Vec<u8>>,
+    /// Applies to connecting and, separately, to each whole request.
+    pub timeout: Duration,
+}
+
+impl fmt::Debug for ClientConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientConfig")
+            .field("endpoint", &self.endpoint)
+            .field("master_key", &self.master_key)
+            .field("ca_pem", &self.ca_pem.as_ref().map(|pem| pem.len()))
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+/// LiteLLM admin API client. Cloning is cheap (shared connection pool).
+#[derive(Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    base: Url,
+    /// `Bearer <master key>`, marked sensitive so HTTP internals never log it.
+    auth: HeaderValue,
+    observer: Option<Observer>,
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("endpoint", &self.base.as_str())
+            .field("master_key", &"<redacted>")
+            .field("observer", &self.observer.is_some())
+            .finish()
+    }
+}
+
+/// One admin API route. `name` ("POST /team/new") identifies the operation in
+/// errors, traces and the observer; it never contains ids or secrets.
+pub(super) struct Endpoint {
+    pub(super) method: Method,
+    pub(super) path: &'static str,
+    pub(super) name: &'static str,
+    /// Health probes are public; not sending the master key there means it
+    /// never travels to an endpoint that does not need it.
+    pub(super) authenticated: bool,
+}
+
+/// Declares an [`Endpoint`]: `endpoint!(POST "/team/new")`, or with `public`
+/// for a route that takes no credentials.
+macro_rules! endpoint {
+    ($method:ident $path:literal) => {
+        $crate::litellm::client::Endpoint {
+            method: reqwest::Method::$method,
+            path: $path,
+            name: concat!(stringify!($method), " ", $path),
+            authenticated: true,
+        }
+    };
+    ($method:ident $path:literal public) => {
+        $crate::litellm::client::Endpoint {
+            authenticated: false,
+            ..endpoint!($method $path)
+        }
+    };
+}
+pub(super) use endpoint;
+
+/// A complete response, whatever its status.
+pub(super) struct Reply {
+    pub(super) op: &'static str,
+    pub(super) status: StatusCode,
+    body: Vec<u8>,
+}
+
+impl Reply {
+    /// The body of a success response; any other status is an error.
+    pub(super) fn json<T: DeserializeOwned>(&self) -> Result<T, Error> {
+        if self.status.is_success() {
+            self.decode()
+        } else {
+            Err(self.error())
+        }
+    }
+
+    /// Like [`Reply::json`], with 404 meaning "no such object".
+    pub(super) fn json_or_none<T: DeserializeOwned>(&self) -> Result<Option<T>, Error> {
+        if self.status == StatusCode::NOT_FOUND {
+            Ok(None)
+        } else {
+            self.json().map(Some)
+        }
+    }
+
+    /// For deletes: success means deleted, 404 means already gone.
+    pub(super) fn found(&self) -> Result<bool, Error> {
+        match self.status {
+            s if s.is_success() => Ok(true),
+            StatusCode::NOT_FOUND => Ok(false),
+            _ => Err(self.error()),
+        }
+    }
+
+    /// The body, whatever the status (health probes answer 503 with JSON).
+    pub(super) fn decode<T: DeserializeOwned>(&self) -> Result<T, Error> {
+        serde_json::from_slice(&self.body).map_err(|err| Error::decode(self.op, &err))
+    }
+
+    pub(super) fn error(&self) -> Error {
+        Error::from_status(self.op, self.status, &self.body)
+    }
+
+    /// For the operations whose "already exists" status is ambiguous, once the
+    /// caller has confirmed the object exists.
+    pub(super) fn conflict(&self) -> Error {
+        Error::Conflict {
+            op: self.op,
+            detail: super::error::body_detail(&self.body),
+        }
+    }
+}
+
+impl Client {
+    pub fn new(config: ClientConfig) -> Result<Self, Error> {
+        let endpoint = config.endpoint.trim_end_matches('/');
+        let base = Url::parse(endpoint)
+            .map_err(|err| Error::Config(format!("endpoint {endpoint:?}: {err}")))?;
+        if !matches!(base.scheme(), "http" | "https") || base.cannot_be_a_base() {
+            return Err(Error::Config(format!(
+                "endpoint {endpoint:?} is not an http(s) URL"
+            )));
+        }
+        let mut auth = HeaderValue::try_from(format!("Bearer {}", config.master_key.expose()))
+            .map_err(|_| {
+                Error::Config("the master key contains characters not allowed in a header".into())
+            })?;
+        auth.set_sensitive(true);
+
+        let mut builder = reqwest::Client::builder()
+            .connect_timeout(config.timeout)
+            .timeout(config.timeout)
+            // A redirect could carry the master key to another host; the admin
+            // API never redirects, so one is reported instead of followed.
+            .redirect(reqwest::redirect::Policy::none());
+        if let Some(pem) = &config.ca_pem {
+            let certs = Certificate::from_pem_bundle(pem)
+                .map_err(|err| Error::Config(format!("CA bundle: {err}")))?;
+            if certs.is_empty() {
+                return Err(Error::Config("CA bundle holds no certificate".into()));
+            }
+            builder = builder.tls_certs_merge(certs);
+        }
+        let http = builder
+            .build()
+            .map_err(|err| Error::Config(format!("HTTP client: {err}")))?;
+        Ok(Self {
+            http,
+            base,
+            auth,
+            observer: None,
+        })
+    }
+
+    /// Reports every request to `observer` (see [`Observer`]).
+    pub fn with_observer(mut self, observer: Observer) -> Self {
+        self.observer = Some(observer);
+        self
+    }
+
+    /// The admin API base URL, without a trailing `/`.
+    pub fn endpoint(&self) -> &str {
+        self.base.as_str().trim_end_matches('/')
+    }
+
+    pub(super) async fn get(
+        &self,
+        endpoint: &Endpoint,
+        query: &[(&str, &str)],
+    ) -> Result<Reply, Error> {
+        let url = self.url(endpoint.path.split('/'), query);
+        self.send::<()>(endpoint, url, None).await
+    }
+
+    pub(super) async fn post<B: Serialize + ?Sized>(
+        &self,
+        endpoint: &Endpoint,
+        body: &B,
+    ) -> Result<Reply, Error> {
+        let url = self.url(endpoint.path.split('/'), &[]);
+        self.send(endpoint, url, Some(body)).await
+    }
+
+    /// `segments` are percent-encoded here, so ids may hold any character.
+    pub(super) fn url<'a>(
+        &self,
+        segments: impl IntoIterator<Item = &'a str>,
+        query: &[(&str, &str)],
+    ) -> Url {
+        let mut url = self.base.clone();
+        url.path_segments_mut()
+            .expect("checked in Client::new: the base URL can have a path")
+            .pop_if_empty()
+            .extend(segments.into_iter().filter(|s| !s.is_empty()));
+        if !query.is_empty() {
+            url.query_pairs_mut().extend_pairs(query);
+        }
+        url
+    }
+
+    /// The single request path: send, read the whole body, trace, observe.
+    /// Only transport failures are errors here; statuses are for the caller.
+    pub(super) async fn send<B: Serialize + ?Sized>(
+        &self,
+        endpoint: &Endpoint,
+        url: Url,
+        body: Option<&B>,
+    ) -> Result<Reply, Error> {
+        let mut request = self.http.request(endpoint.method.clone(), url);
+        if endpoint.authenticated {
+            request = request.header(AUTHORIZATION, self.auth.clone());
+        }
+        if let Some(body) = body {
+            request = request.json(body);
+        }
+
+        let started = Instant::now();
+        let mut status = None;
+        let outcome = async {
+            let response = request.send().await?;
+            status = Some(response.status());
+            response.bytes().await
+        }
+        .await;
+        let elapsed = started.elapsed();
+
+        let code = status.map_or(0, |s| s.as_u16());
+        tracing::debug!(
+            method = %endpoint.method,
+            path = endpoint.path,
+            status = code,
+            elapsed_ms = elapsed.as_millis() as u64,
+            "litellm admin request"
+        );
+        if let Some(observer) = &self.observer {
+            observer(endpoint.name, code, elapsed);
+        }
+
+        match (outcome, status) {
+            (Ok(body), Some(status)) => Ok(Reply {
+                op: endpoint.name,
+                status,
+                body: body.to_vec(),
+            }),
+            (Err(err), _) => Err(Error::transport(endpoint.name, err)),
+            (Ok(_), None) => unreachable!("a body is only read after the status"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(endpoint: &str) -> ClientConfig {
+        ClientConfig {
+            endpoint: endpoint.into(),
+            master_key: Secret::new("sk-master-very-secret"),
+            ca_pem: None,
+            timeout: Duration::from_secs(5),
+        }
+    }
+
+    #[test]
+    fn debug_never_shows_the_master_key() {
+        let config = config("http://127.0.0.1:4000/");
+        assert!(!format!("{config:?}").contains("very-secret"));
+        let client = Client::new(config).unwrap();
+        let debug = format!("{client:?}");
+        assert!(!debug.contains("very-secret"), "{debug}");
+        assert!(debug.contains("127.0.0.1:4000"), "{debug}");
+    }
+
+    #[test]
+    fn trims_the_endpoint_and_encodes_path_and_query() {
+        let client = Client::new(config("http://proxy:4000/admin//")).unwrap();
+        assert_eq!(client.endpoint(), "http://proxy:4000/admin");
+        let url = client.url(["model", "a b/c", "update"], &[("key_alias", "x&y=z")]);
+        assert_eq!(
+            url.as_str(),
+            "http://proxy:4000/admin/model/a%20b%2Fc/update?key_alias=x%26y%3Dz"
+        );
+        let root = Client::new(config("http://proxy:4000")).unwrap();
+        assert_eq!(
+            root.url("/team/new".split('/'), &[]).as_str(),
+            "http://proxy:4000/team/new"
+        );
+    }
+
+    #[test]
+    fn rejects_bad_configuration_without_quoting_the_key() {
+        for endpoint in ["not a url", "ftp://proxy", "mailto:x@y"] {
+            assert!(matches!(Client::new(config(endpoint)), Err(Error::Config(_))));
+        }
+        let mut bad_key = config("http://proxy");
+        bad_key.master_key = Secret::new("sk-line\nbreak");
+        let err = Client::new(bad_key).unwrap_err().to_string();
+        assert!(!err.contains("sk-line"), "{err}");
+        let mut bad_ca = config("https://proxy");
+        bad_ca.ca_pem = Some(b"not a certificate".to_vec());
+        assert!(matches!(Client::new(bad_ca), Err(Error::Config(_))));
+    }
+
+    #[test]
+    fn endpoint_names_combine_method_and_path() {
+        let private = endpoint!(POST "/team/new");
+        assert_eq!(private.name, "POST /team/new");
+        assert!(private.authenticated);
+        let public = endpoint!(GET "/health/liveliness" public);
+        assert_eq!(public.name, "GET /health/liveliness");
+        assert!(!public.authenticated);
+    }
+}

@@ -1,0 +1,1 @@
+//! LiteLLM admin API client (being written).
