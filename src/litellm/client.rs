@@ -130,6 +130,11 @@ impl Reply {
         serde_json::from_slice(&self.body).map_err(|err| Error::decode(self.op, &err))
     }
 
+    /// A short, key-free excerpt of the body.
+    pub(super) fn detail(&self) -> String {
+        super::error::body_detail(&self.body)
+    }
+
     pub(super) fn error(&self) -> Error {
         Error::from_status(self.op, self.status, &self.body)
     }
@@ -139,7 +144,7 @@ impl Reply {
     pub(super) fn conflict(&self) -> Error {
         Error::Conflict {
             op: self.op,
-            detail: super::error::body_detail(&self.body),
+            detail: self.detail(),
         }
     }
 }
@@ -248,36 +253,31 @@ impl Client {
         }
 
         let started = Instant::now();
-        let mut status = None;
-        let outcome = async {
-            let response = request.send().await?;
-            status = Some(response.status());
-            response.bytes().await
-        }
-        .await;
+        let (status, outcome) = match request.send().await {
+            Ok(response) => {
+                let status = response.status();
+                let body = response.bytes().await.map(|body| Reply {
+                    op: endpoint.name,
+                    status,
+                    body: body.to_vec(),
+                });
+                (status.as_u16(), body)
+            }
+            Err(err) => (0, Err(err)),
+        };
         let elapsed = started.elapsed();
 
-        let code = status.map_or(0, |s| s.as_u16());
         tracing::debug!(
             method = %endpoint.method,
             path = endpoint.path,
-            status = code,
+            status,
             elapsed_ms = elapsed.as_millis() as u64,
             "litellm admin request"
         );
         if let Some(observer) = &self.observer {
-            observer(endpoint.name, code, elapsed);
+            observer(endpoint.name, status, elapsed);
         }
-
-        match (outcome, status) {
-            (Ok(body), Some(status)) => Ok(Reply {
-                op: endpoint.name,
-                status,
-                body: body.to_vec(),
-            }),
-            (Err(err), _) => Err(Error::transport(endpoint.name, err)),
-            (Ok(_), None) => unreachable!("a body is only read after the status"),
-        }
+        outcome.map_err(|err| Error::transport(endpoint.name, err))
     }
 }
 

@@ -1,0 +1,119 @@
+//! The CEL rules of the generated CRDs, evaluated with `kube-cel` against
+//! good and bad objects. Every rule in every generated CRD must be shown
+//! rejecting at least one object, so a new rule cannot go untested.
+
+use std::collections::BTreeSet;
+
+use litellm_crossplane::api::generate::managed_crds;
+use serde_json::{json, Value};
+
+fn schema_of(kind: &str) -> Value {
+    let crd = managed_crds()
+        .into_iter()
+        .find(|c| c.spec.names.kind == kind)
+        .unwrap_or_else(|| panic!("no CRD for {kind}"));
+    serde_json::to_value(&crd.spec.versions[0].schema.as_ref().unwrap().open_api_v3_schema).unwrap()
+}
+
+/// Every CEL rule in the generated CRDs.
+fn all_rules() -> BTreeSet<String> {
+    fn walk(v: &Value, out: &mut BTreeSet<String>) {
+        match v {
+            Value::Object(map) => {
+                if let Some(Value::Array(rules)) = map.get("x-kubernetes-validations") {
+                    for r in rules {
+                        out.insert(r["rule"].as_str().unwrap().to_string());
+                    }
+                }
+                map.values().for_each(|v| walk(v, out));
+            }
+            Value::Array(items) => items.iter().for_each(|v| walk(v, out)),
+            _ => {}
+        }
+    }
+    let mut out = BTreeSet::new();
+    for crd in managed_crds() {
+        walk(&serde_json::to_value(&crd).unwrap(), &mut out);
+    }
+    out
+}
+
+fn instance(spec: Value) -> Value {
+    json!({
+        "apiVersion": "litellm.crossplane.io/v1alpha1",
+        "kind": "LiteLLMInstance",
+        "metadata": {"name": "litellm", "namespace": "default"},
+        "spec": spec,
+    })
+}
+
+const SECRET_REF: &str = "litellm-master-key";
+
+fn good_instances() -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "attached with an endpoint and a master key Secret",
+            json!({"workload": {"managed": false, "endpoint": "http://litellm.platform.svc:4000"},
+                   "masterKey": {"secretRef": {"name": SECRET_REF, "key": "LITELLM_MASTER_KEY"}}}),
+        ),
+        (
+            "attached by the name formula, no endpoint",
+            json!({"workload": {"managed": false}, "masterKey": {"secretRef": {"name": SECRET_REF, "key": "k"}}}),
+        ),
+        ("provisioned with a generated master key", json!({"masterKey": {"autoGenerate": true}})),
+        (
+            "explicitly managed with a master key Secret",
+            json!({"workload": {"managed": true}, "masterKey": {"secretRef": {"name": SECRET_REF, "key": "k"}}}),
+        ),
+    ]
+}
+
+fn bad_instances() -> Vec<(&'static str, Value, &'static str)> {
+    vec![
+        (
+            "an endpoint on a managed-by-default instance",
+            json!({"workload": {"endpoint": "http://x:4000"}, "masterKey": {"autoGenerate": true}}),
+            "workload.endpoint is only allowed when workload.managed is false",
+        ),
+        (
+            "an endpoint on an explicitly managed instance",
+            json!({"workload": {"managed": true, "endpoint": "http://x:4000"},
+                   "masterKey": {"secretRef": {"name": SECRET_REF, "key": "k"}}}),
+            "workload.endpoint is only allowed when workload.managed is false",
+        ),
+        (
+            "an attached instance with only autoGenerate",
+            json!({"workload": {"managed": false}, "masterKey": {"autoGenerate": true}}),
+            "masterKey.secretRef is required when workload.managed is false",
+        ),
+        (
+            "no master key at all",
+            json!({}),
+            "masterKey needs secretRef, or autoGenerate: true for a provisioned proxy",
+        ),
+    ]
+}
+
+#[test]
+fn good_instances_pass_every_rule() {
+    let schema = schema_of("LiteLLMInstance");
+    for (what, spec) in good_instances() {
+        let result = kube_cel::validate(&schema, &instance(spec), None);
+        assert!(result.is_ok(), "{what}: {result:?}");
+    }
+}
+
+#[test]
+fn bad_instances_are_rejected_with_the_rules_message_and_every_rule_is_exercised() {
+    let schema = schema_of("LiteLLMInstance");
+    let mut exercised = BTreeSet::new();
+    for (what, spec, message) in bad_instances() {
+        let errors = kube_cel::validate(&schema, &instance(spec), None)
+            .err()
+            .unwrap_or_else(|| panic!("{what}: accepted"));
+        let matching: Vec<_> = errors.iter().filter(|e| e.message == message).collect();
+        assert_eq!(matching.len(), 1, "{what}: {errors:?}");
+        exercised.insert(matching[0].rule.clone());
+    }
+    assert_eq!(exercised, all_rules(), "a CEL rule of the generated CRDs has no rejecting test case");
+}

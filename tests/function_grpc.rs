@@ -1,0 +1,192 @@
+//! The function over real gRPC on a local socket: insecure, mTLS with
+//! certificates generated here, a client without a certificate refused, and
+//! the legacy v1beta1 service answering exactly like v1.
+
+use std::path::Path;
+use std::time::Duration;
+
+use function_sdk_rust::proto::v1::function_runner_service_client::FunctionRunnerServiceClient;
+use function_sdk_rust::proto::v1::{RunFunctionRequest, RunFunctionResponse, Severity};
+use function_sdk_rust::resource::json_to_struct;
+use litellm_crossplane::function::grpc::desired_resources;
+use litellm_crossplane::function::render::{request, RenderFiles};
+use litellm_crossplane::function::server::{serve_on, V1BETA1_SERVICE_NAME};
+use tonic::transport::{Certificate, Channel, ClientTlsConfig, Identity};
+
+fn example_request() -> RunFunctionRequest {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/attach-existing-v2");
+    let mut req = request(&RenderFiles {
+        xr: dir.join("xr.yaml"),
+        composition: dir.join("composition.yaml"),
+        observed: Some(dir.join("observed.yaml")),
+        required: None,
+    })
+    .expect("the example loads");
+    req.meta = Some(function_sdk_rust::proto::v1::RequestMeta {
+        tag: "example-tag".into(),
+        ..Default::default()
+    });
+    req
+}
+
+fn args(insecure: bool, tls_dir: Option<&Path>) -> function_sdk_rust::Args {
+    function_sdk_rust::Args {
+        debug: false,
+        address: "127.0.0.1:0".into(),
+        tls_certs_dir: tls_dir.map(Path::to_path_buf),
+        insecure,
+        max_recv_message_size: None,
+        metrics_address: String::new(),
+    }
+}
+
+/// Starts the server on a free port; it stops when the returned sender drops.
+async fn start(args: function_sdk_rust::Args) -> (u16, tokio::sync::oneshot::Sender<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        serve_on(&args, listener, async {
+            let _ = stopped.await;
+        })
+        .await
+        .expect("server runs");
+    });
+    (port, stop)
+}
+
+async fn call_v1beta1(channel: Channel, req: RunFunctionRequest) -> Result<RunFunctionResponse, tonic::Status> {
+    let mut grpc = tonic::client::Grpc::new(channel);
+    grpc.ready().await.map_err(|e| tonic::Status::unavailable(e.to_string()))?;
+    let path = format!("/{V1BETA1_SERVICE_NAME}/RunFunction").parse().unwrap();
+    grpc.unary(tonic::Request::new(req), path, tonic_prost::ProstCodec::default())
+        .await
+        .map(|r| r.into_inner())
+}
+
+fn assert_composes_the_example(rsp: &RunFunctionResponse) {
+    assert_eq!(rsp.meta.as_ref().unwrap().tag, "example-tag");
+    assert!(rsp.results.iter().all(|r| r.severity != Severity::Fatal as i32), "{:?}", rsp.results);
+    let names: Vec<String> = desired_resources(rsp).into_keys().collect();
+    assert_eq!(names, ["budget", "instance", "key-ci", "key-notebooks", "team"]);
+}
+
+#[tokio::test]
+async fn insecure_v1_and_v1beta1_answer_identically() {
+    let (port, _stop) = start(args(true, None)).await;
+    let channel = Channel::from_shared(format!("http://127.0.0.1:{port}"))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let req = example_request();
+    let v1 = FunctionRunnerServiceClient::new(channel.clone())
+        .run_function(req.clone())
+        .await
+        .unwrap()
+        .into_inner();
+    assert_composes_the_example(&v1);
+    let v1beta1 = call_v1beta1(channel.clone(), req).await.unwrap();
+    assert_eq!(v1, v1beta1);
+
+    let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
+    for service in ["", "apiextensions.fn.proto.v1.FunctionRunnerService", V1BETA1_SERVICE_NAME] {
+        let status = health
+            .check(tonic_health::pb::HealthCheckRequest { service: service.into() })
+            .await
+            .unwrap()
+            .into_inner()
+            .status;
+        assert_eq!(status, tonic_health::pb::health_check_response::ServingStatus::Serving as i32);
+    }
+}
+
+#[tokio::test]
+async fn a_domain_problem_is_a_fatal_result_not_a_grpc_error() {
+    let (port, _stop) = start(args(true, None)).await;
+    let mut client = FunctionRunnerServiceClient::connect(format!("http://127.0.0.1:{port}")).await.unwrap();
+    let mut req = example_request();
+    let bad = serde_json::json!({"apiVersion": "litellm.fn.crossplane.io/v1beta1", "kind": "Input",
+                                 "instance": {"reference": {"name": "x"}}, "policy": {"maxKeys": 1}});
+    req.input = Some(json_to_struct(bad.as_object().unwrap()));
+    let rsp = client.run_function(req).await.expect("answered").into_inner();
+    let fatal = rsp.results.iter().find(|r| r.severity == Severity::Fatal as i32).expect("a fatal result");
+    assert!(fatal.message.contains("spec.keys: 2 keys requested, policy allows at most 1"), "{}", fatal.message);
+}
+
+/// A CA, a server certificate for localhost, and a client certificate.
+struct Pki {
+    ca: String,
+    server: (String, String),
+    client: (String, String),
+}
+
+fn pki() -> Pki {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = Issuer::new(ca_params, ca_key);
+    let leaf = |names: Vec<String>| {
+        let key = KeyPair::generate().unwrap();
+        let cert = CertificateParams::new(names).unwrap().signed_by(&key, &issuer).unwrap();
+        (cert.pem(), key.serialize_pem())
+    };
+    Pki {
+        ca: ca_cert.pem(),
+        server: leaf(vec!["localhost".into(), "127.0.0.1".into()]),
+        client: leaf(vec!["crossplane".into()]),
+    }
+}
+
+#[tokio::test]
+async fn mtls_serves_a_client_with_a_certificate_and_refuses_one_without() {
+    let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+    let pki = pki();
+    let dir = std::env::temp_dir().join(format!("function-litellm-tls-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("tls.crt"), &pki.server.0).unwrap();
+    std::fs::write(dir.join("tls.key"), &pki.server.1).unwrap();
+    std::fs::write(dir.join("ca.crt"), &pki.ca).unwrap();
+    let (port, _stop) = start(args(false, Some(&dir))).await;
+    let endpoint = || {
+        Channel::from_shared(format!("https://localhost:{port}"))
+            .unwrap()
+            .connect_timeout(Duration::from_secs(5))
+    };
+
+    let with_cert = ClientTlsConfig::new()
+        .ca_certificate(Certificate::from_pem(&pki.ca))
+        .identity(Identity::from_pem(&pki.client.0, &pki.client.1))
+        .domain_name("localhost");
+    let channel = endpoint().tls_config(with_cert).unwrap().connect().await.unwrap();
+    let req = example_request();
+    let v1 = FunctionRunnerServiceClient::new(channel.clone())
+        .run_function(req.clone())
+        .await
+        .unwrap()
+        .into_inner();
+    assert_composes_the_example(&v1);
+    assert_eq!(call_v1beta1(channel, req.clone()).await.unwrap(), v1);
+
+    let without_cert = ClientTlsConfig::new()
+        .ca_certificate(Certificate::from_pem(&pki.ca))
+        .domain_name("localhost");
+    let result: Result<RunFunctionResponse, String> = async {
+        let channel = endpoint()
+            .tls_config(without_cert)
+            .map_err(|e| e.to_string())?
+            .connect()
+            .await
+            .map_err(|e| e.to_string())?;
+        FunctionRunnerServiceClient::new(channel)
+            .run_function(req)
+            .await
+            .map(|r| r.into_inner())
+            .map_err(|s| s.to_string())
+    }
+    .await;
+    assert!(result.is_err(), "a client without a certificate was served");
+    std::fs::remove_dir_all(&dir).ok();
+}
