@@ -7,3 +7,4 @@
 pub mod api;
 pub mod function;
 pub mod litellm;
+pub mod provider;

@@ -1,0 +1,2 @@
+//! `provider-litellm`: the managed-resource provider (being written).
+fn main() {}

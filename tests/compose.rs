@@ -1,0 +1,207 @@
+//! `compose` on good and bad requests, without I/O: every bad input is a
+//! fatal outcome naming its field, and arbitrary input never panics.
+
+use std::collections::BTreeMap;
+
+use litellm_crossplane::function::{compose, Observed, ObservedState, Outcome};
+use proptest::prelude::*;
+use serde_json::{json, Value};
+
+/// Observed state from a map of composition-resource names.
+#[derive(Default)]
+struct Fixed(BTreeMap<String, Value>, Option<Value>);
+
+impl ObservedState for Fixed {
+    fn composed(&self, name: &str) -> Option<Observed> {
+        self.0.get(name).map(|r| Observed {
+            resource: r.clone(),
+            connection_details: BTreeMap::new(),
+        })
+    }
+    fn required_instance(&self) -> Option<Value> {
+        self.1.clone()
+    }
+}
+
+fn input() -> Value {
+    json!({
+        "apiVersion": "litellm.fn.crossplane.io/v1beta1",
+        "kind": "Input",
+        "instance": {"reference": {"name": "shared", "namespace": "litellm"}},
+        "policy": {"allowedModels": ["gpt-4o", "gpt-4o-mini"], "maxBudget": "100", "maxKeys": 3}
+    })
+}
+
+fn xr(spec: Value) -> Value {
+    json!({
+        "apiVersion": "platform.example.org/v1alpha1",
+        "kind": "AITeam",
+        "metadata": {"name": "ml", "namespace": "team-ml"},
+        "spec": spec
+    })
+}
+
+fn good_spec() -> Value {
+    json!({"team": {"models": ["gpt-4o"]}, "budget": {"maxBudget": "50", "duration": "30d"},
+           "keys": [{"name": "ci"}]})
+}
+
+fn fatal_fields(outcome: Outcome) -> Vec<String> {
+    match outcome {
+        Outcome::Fatal(problems) => problems.into_iter().map(|p| p.field).collect(),
+        Outcome::Composed(c) => panic!("composed: {:?}", c.resources.keys().collect::<Vec<_>>()),
+    }
+}
+
+#[test]
+fn each_bad_input_is_fatal_and_names_its_field() {
+    let cases: Vec<(&str, Value, Option<Value>, &str)> = vec![
+        ("no input", xr(good_spec()), None, "input"),
+        (
+            "two instance sources",
+            xr(good_spec()),
+            Some(json!({"instance": {"reference": {"name": "a"}, "attach": {"endpoint": "http://x", "masterKeySecretRef": {"name": "s", "key": "k"}}}})),
+            "input.instance",
+        ),
+        (
+            "unknown input field",
+            xr(good_spec()),
+            Some(json!({"instance": {"reference": {"name": "a"}}, "polcy": {}})),
+            "input.polcy",
+        ),
+        ("wrong input kind", xr(good_spec()), Some(json!({"kind": "Resources", "instance": {"reference": {"name": "a"}}})), "input.kind"),
+        ("bad ttl", xr(good_spec()), Some(json!({"instance": {"reference": {"name": "a"}}, "ttl": "soon"})), "input.ttl"),
+        ("keys not a list", xr(json!({"keys": {"name": "ci"}})), Some(input()), "spec.keys"),
+        ("a key without a name", xr(json!({"keys": [{"alias": "x"}]})), Some(input()), "spec.keys[0]"),
+        ("budget of the wrong type", xr(json!({"budget": {"maxBudget": [1]}})), Some(input()), "spec.budget.maxBudget"),
+        ("a 30x duration", xr(json!({"budget": {"maxBudget": "10", "duration": "30x"}})), Some(input()), "spec.budget.duration"),
+        (
+            "duplicate key names",
+            xr(json!({"budget": {"maxBudget": "10", "duration": "1d"}, "keys": [{"name": "a"}, {"name": "a"}]})),
+            Some(input()),
+            "spec.keys[1].name",
+        ),
+        ("over the budget ceiling", xr(json!({"budget": {"maxBudget": "100.01", "duration": "1d"}})), Some(input()), "spec.budget.maxBudget"),
+        ("a model not allowed", xr(json!({"budget": {"maxBudget": "1", "duration": "1d"}, "team": {"models": ["o1"]}})), Some(input()), "spec.team.models[0]"),
+    ];
+    for (what, xr, input, field) in cases {
+        let fields = fatal_fields(compose(&xr, input.as_ref(), &Fixed::default()));
+        assert!(fields.iter().any(|f| f == field), "{what}: expected {field}, got {fields:?}");
+    }
+}
+
+#[test]
+fn a_cluster_scoped_xr_without_claim_or_namespace_is_fatal() {
+    let mut xr = xr(good_spec());
+    xr["metadata"].as_object_mut().unwrap().remove("namespace");
+    assert_eq!(fatal_fields(compose(&xr, Some(&input()), &Fixed::default())), ["input.namespace"]);
+}
+
+#[test]
+fn a_referenced_instance_is_required_and_reported_when_supplied() {
+    let outcome = compose(&xr(good_spec()), Some(&input()), &Fixed::default());
+    let Outcome::Composed(first) = outcome else { panic!("fatal") };
+    assert_eq!(first.requirements.len(), 1);
+    assert_eq!(first.requirements[0].name, "shared");
+    assert_eq!(first.requirements[0].namespace, "litellm");
+    assert!(!first.resources.contains_key("instance"));
+    assert_eq!(first.xr_status["instanceReady"], false);
+
+    let instance = json!({"status": {"ready": true, "endpoint": "http://admin:4001", "gatewayEndpoint": "http://gw:4000"}});
+    let mut observed = Fixed(BTreeMap::new(), Some(instance));
+    for name in ["team", "budget", "key-ci"] {
+        observed.0.insert(
+            name.into(),
+            json!({"status": {"conditions": [{"type": "Ready", "status": "True"}], "atProvider": {"teamId": "t-1"}}}),
+        );
+    }
+    let Outcome::Composed(second) = compose(&xr(good_spec()), Some(&input()), &observed) else { panic!("fatal") };
+    assert!(second.resources.values().all(|d| d.ready));
+    assert_eq!(second.xr_status["ready"], true);
+    assert_eq!(second.xr_status["teamId"], "t-1");
+    assert_eq!(second.xr_status["endpoint"], "http://admin:4001");
+    assert_eq!(second.xr_status["gatewayEndpoint"], "http://gw:4000");
+    assert_eq!(
+        second.resources["key-ci"].resource["spec"]["instanceRef"],
+        json!({"name": "shared", "namespace": "litellm"})
+    );
+}
+
+#[test]
+fn output_is_deterministic() {
+    let a = compose(&xr(good_spec()), Some(&input()), &Fixed::default());
+    let b = compose(&xr(good_spec()), Some(&input()), &Fixed::default());
+    assert_eq!(a, b);
+}
+
+/// Any JSON value: the shapes a broken XR or input could take.
+fn arbitrary_json() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        any::<i64>().prop_map(|n| json!(n)),
+        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| json!(f)),
+        "[a-z0-9.\\-_*/ ]{0,12}".prop_map(Value::String),
+        prop_oneof![Just("30x"), Just("30d"), Just("1mo"), Just("-1"), Just("25.50"), Just("ci")].prop_map(|s| json!(s)),
+    ];
+    leaf.prop_recursive(4, 48, 6, |inner| {
+        let keys = prop_oneof![
+            Just("name".to_string()), Just("keys".to_string()), Just("team".to_string()),
+            Just("budget".to_string()), Just("models".to_string()), Just("maxBudget".to_string()),
+            Just("duration".to_string()), Just("instance".to_string()), Just("reference".to_string()),
+            Just("attach".to_string()), Just("policy".to_string()), Just("spec".to_string()),
+            Just("metadata".to_string()), Just("namespace".to_string()), Just("model".to_string()),
+            "[a-z]{1,6}",
+        ];
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::btree_map(keys, inner, 0..6).prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn arbitrary_requests_never_panic(spec in arbitrary_json(), raw_input in arbitrary_json()) {
+        let _ = compose(&xr(spec.clone()), Some(&raw_input), &Fixed::default());
+        let _ = compose(&xr(spec), Some(&input()), &Fixed::default());
+    }
+
+    #[test]
+    fn arbitrary_xrs_with_a_good_input_compose_or_name_a_field(spec in arbitrary_json()) {
+        match compose(&xr(spec), Some(&input()), &Fixed::default()) {
+            Outcome::Composed(c) => prop_assert!(c.resources.contains_key("team")),
+            Outcome::Fatal(problems) => {
+                prop_assert!(!problems.is_empty());
+                for p in problems {
+                    prop_assert!(!p.field.is_empty() && !p.message.is_empty());
+                }
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    /// The gRPC handler itself, with arbitrary structs where Crossplane puts
+    /// the XR, the input and the observed resources.
+    #[test]
+    fn the_handler_never_panics_on_arbitrary_structs(
+        composite in arbitrary_json(), raw_input in arbitrary_json(), observed in arbitrary_json(),
+    ) {
+        use function_sdk_rust::proto::v1::{Resource, RunFunctionRequest, State};
+        use function_sdk_rust::resource::json_to_struct;
+        let as_struct = |v: &Value| v.as_object().map(json_to_struct);
+        let resource = |v: &Value| Resource { resource: as_struct(v), ..Default::default() };
+        let mut state = State { composite: Some(resource(&composite)), ..Default::default() };
+        for name in ["team", "budget", "instance", "key-ci"] {
+            state.resources.insert(name.into(), resource(&observed));
+        }
+        let req = RunFunctionRequest { observed: Some(state), input: as_struct(&raw_input), ..Default::default() };
+        let rsp = litellm_crossplane::function::grpc::run(&req);
+        prop_assert!(rsp.meta.is_some());
+    }
+}

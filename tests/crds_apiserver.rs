@@ -1,0 +1,108 @@
+//! The generated CRDs installed into the real API server harness: the
+//! server itself accepts every object the examples render and rejects bad
+//! objects with the rule's message.
+
+mod support;
+
+use kube::api::{Api, DynamicObject, PostParams};
+use kube::core::{ApiResource, GroupVersionKind};
+use serde_json::{json, Value};
+use support::k8s;
+
+fn api_for(client: &kube::Client, namespace: &str, kind: &str) -> Api<DynamicObject> {
+    let gvk = GroupVersionKind::gvk("litellm.crossplane.io", "v1alpha1", kind);
+    let plural = format!("{}s", kind.to_lowercase());
+    Api::namespaced_with(client.clone(), namespace, &ApiResource::from_gvk_with_plural(&gvk, &plural))
+}
+
+async fn create(client: &kube::Client, namespace: &str, mut object: Value) -> Result<(), String> {
+    object["metadata"]["namespace"] = json!(namespace);
+    let kind = object["kind"].as_str().unwrap().to_string();
+    let object: DynamicObject = serde_json::from_value(object).unwrap();
+    api_for(client, namespace, &kind)
+        .create(&PostParams::default(), &object)
+        .await
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+/// The LiteLLM objects of every example's expected output.
+fn example_objects() -> Vec<Value> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(root).unwrap() {
+        let path = entry.unwrap().path().join("expected.yaml");
+        if !path.exists() {
+            continue;
+        }
+        let docs: Vec<Value> = serde_saphyr::from_multiple(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        out.extend(docs.into_iter().filter(|d| {
+            d["apiVersion"].as_str().is_some_and(|v| v.starts_with("litellm.crossplane.io/"))
+        }));
+    }
+    out
+}
+
+#[tokio::test]
+async fn the_api_server_accepts_the_examples_and_rejects_bad_objects() {
+    let Some(client) = k8s::client().await else { return };
+    k8s::install_crds(&client).await;
+    let ns = k8s::namespace(&client, "crds").await;
+
+    let objects = example_objects();
+    assert!(objects.len() >= 10, "examples render the LiteLLM kinds");
+    for object in objects {
+        let name = object["metadata"]["name"].clone();
+        create(&client, &ns, object).await.unwrap_or_else(|e| panic!("{name} rejected: {e}"));
+    }
+
+    let instance = |name: &str, spec: Value| {
+        json!({"apiVersion": "litellm.crossplane.io/v1alpha1", "kind": "LiteLLMInstance",
+               "metadata": {"name": name}, "spec": spec})
+    };
+    let secret_ref = json!({"secretRef": {"name": "m", "key": "k"}});
+    let bad: Vec<(&str, Value, &str)> = vec![
+        (
+            "endpoint while managed by default",
+            instance("bad-endpoint", json!({"workload": {"endpoint": "http://x:4000"}, "masterKey": {"autoGenerate": true}})),
+            "workload.endpoint is only allowed when workload.managed is false",
+        ),
+        (
+            "unmanaged without a master key Secret",
+            instance("bad-master-key", json!({"workload": {"managed": false}, "masterKey": {"autoGenerate": true}})),
+            "masterKey.secretRef is required when workload.managed is false",
+        ),
+        (
+            "no master key",
+            instance("no-master-key", json!({})),
+            "masterKey needs secretRef, or autoGenerate: true for a provisioned proxy",
+        ),
+        (
+            "an endpoint that is not http(s)",
+            instance("bad-scheme", json!({"workload": {"managed": false, "endpoint": "ftp://x"}, "masterKey": secret_ref})),
+            "spec.workload.endpoint",
+        ),
+        (
+            "money that is not a decimal",
+            json!({"apiVersion": "litellm.crossplane.io/v1alpha1", "kind": "LiteLLMTeam", "metadata": {"name": "bad-money"},
+                   "spec": {"instanceRef": {"name": "x"}, "forProvider": {"maxBudget": "12x"}}}),
+            "spec.forProvider.maxBudget",
+        ),
+        (
+            "a 30x duration",
+            json!({"apiVersion": "litellm.crossplane.io/v1alpha1", "kind": "LiteLLMVirtualKey", "metadata": {"name": "bad-duration"},
+                   "spec": {"instanceRef": {"name": "x"}, "forProvider": {"budgetDuration": "30x"}}}),
+            "spec.forProvider.budgetDuration",
+        ),
+        (
+            "an unknown management policy",
+            json!({"apiVersion": "litellm.crossplane.io/v1alpha1", "kind": "LiteLLMBudget", "metadata": {"name": "bad-policy"},
+                   "spec": {"instanceRef": {"name": "x"}, "managementPolicies": ["Everything"], "forProvider": {}}}),
+            "spec.managementPolicies[0]",
+        ),
+    ];
+    for (what, object, message) in bad {
+        let err = create(&client, &ns, object).await.err().unwrap_or_else(|| panic!("{what}: accepted"));
+        assert!(err.contains(message), "{what}: {err}");
+    }
+}

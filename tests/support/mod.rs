@@ -1,0 +1,3 @@
+//! Shared test support: the real harnesses.
+
+pub mod k8s;
