@@ -60,7 +60,9 @@ fn each_bad_input_is_fatal_and_names_its_field() {
         (
             "two instance sources",
             xr(good_spec()),
-            Some(json!({"instance": {"reference": {"name": "a"}, "attach": {"endpoint": "http://x", "masterKeySecretRef": {"name": "s", "key": "k"}}}})),
+            Some(
+                json!({"instance": {"reference": {"name": "a"}, "attach": {"endpoint": "http://x", "masterKeySecretRef": {"name": "s", "key": "k"}}}}),
+            ),
             "input.instance",
         ),
         (
@@ -69,24 +71,69 @@ fn each_bad_input_is_fatal_and_names_its_field() {
             Some(json!({"instance": {"reference": {"name": "a"}}, "polcy": {}})),
             "input.polcy",
         ),
-        ("wrong input kind", xr(good_spec()), Some(json!({"kind": "Resources", "instance": {"reference": {"name": "a"}}})), "input.kind"),
-        ("bad ttl", xr(good_spec()), Some(json!({"instance": {"reference": {"name": "a"}}, "ttl": "soon"})), "input.ttl"),
-        ("keys not a list", xr(json!({"keys": {"name": "ci"}})), Some(input()), "spec.keys"),
-        ("a key without a name", xr(json!({"keys": [{"alias": "x"}]})), Some(input()), "spec.keys[0]"),
-        ("budget of the wrong type", xr(json!({"budget": {"maxBudget": [1]}})), Some(input()), "spec.budget.maxBudget"),
-        ("a 30x duration", xr(json!({"budget": {"maxBudget": "10", "duration": "30x"}})), Some(input()), "spec.budget.duration"),
+        (
+            "wrong input kind",
+            xr(good_spec()),
+            Some(json!({"kind": "Resources", "instance": {"reference": {"name": "a"}}})),
+            "input.kind",
+        ),
+        (
+            "bad ttl",
+            xr(good_spec()),
+            Some(json!({"instance": {"reference": {"name": "a"}}, "ttl": "soon"})),
+            "input.ttl",
+        ),
+        (
+            "keys not a list",
+            xr(json!({"keys": {"name": "ci"}})),
+            Some(input()),
+            "spec.keys",
+        ),
+        (
+            "a key without a name",
+            xr(json!({"keys": [{"alias": "x"}]})),
+            Some(input()),
+            "spec.keys[0]",
+        ),
+        (
+            "budget of the wrong type",
+            xr(json!({"budget": {"maxBudget": [1]}})),
+            Some(input()),
+            "spec.budget.maxBudget",
+        ),
+        (
+            "a 30x duration",
+            xr(json!({"budget": {"maxBudget": "10", "duration": "30x"}})),
+            Some(input()),
+            "spec.budget.duration",
+        ),
         (
             "duplicate key names",
-            xr(json!({"budget": {"maxBudget": "10", "duration": "1d"}, "keys": [{"name": "a"}, {"name": "a"}]})),
+            xr(
+                json!({"budget": {"maxBudget": "10", "duration": "1d"}, "keys": [{"name": "a"}, {"name": "a"}]}),
+            ),
             Some(input()),
             "spec.keys[1].name",
         ),
-        ("over the budget ceiling", xr(json!({"budget": {"maxBudget": "100.01", "duration": "1d"}})), Some(input()), "spec.budget.maxBudget"),
-        ("a model not allowed", xr(json!({"budget": {"maxBudget": "1", "duration": "1d"}, "team": {"models": ["o1"]}})), Some(input()), "spec.team.models[0]"),
+        (
+            "over the budget ceiling",
+            xr(json!({"budget": {"maxBudget": "100.01", "duration": "1d"}})),
+            Some(input()),
+            "spec.budget.maxBudget",
+        ),
+        (
+            "a model not allowed",
+            xr(json!({"budget": {"maxBudget": "1", "duration": "1d"}, "team": {"models": ["o1"]}})),
+            Some(input()),
+            "spec.team.models[0]",
+        ),
     ];
     for (what, xr, input, field) in cases {
         let fields = fatal_fields(compose(&xr, input.as_ref(), &Fixed::default()));
-        assert!(fields.iter().any(|f| f == field), "{what}: expected {field}, got {fields:?}");
+        assert!(
+            fields.iter().any(|f| f == field),
+            "{what}: expected {field}, got {fields:?}"
+        );
     }
 }
 
@@ -94,13 +141,18 @@ fn each_bad_input_is_fatal_and_names_its_field() {
 fn a_cluster_scoped_xr_without_claim_or_namespace_is_fatal() {
     let mut xr = xr(good_spec());
     xr["metadata"].as_object_mut().unwrap().remove("namespace");
-    assert_eq!(fatal_fields(compose(&xr, Some(&input()), &Fixed::default())), ["input.namespace"]);
+    assert_eq!(
+        fatal_fields(compose(&xr, Some(&input()), &Fixed::default())),
+        ["input.namespace"]
+    );
 }
 
 #[test]
 fn a_referenced_instance_is_required_and_reported_when_supplied() {
     let outcome = compose(&xr(good_spec()), Some(&input()), &Fixed::default());
-    let Outcome::Composed(first) = outcome else { panic!("fatal") };
+    let Outcome::Composed(first) = outcome else {
+        panic!("fatal")
+    };
     assert_eq!(first.requirements.len(), 1);
     assert_eq!(first.requirements[0].name, "shared");
     assert_eq!(first.requirements[0].namespace, "litellm");
@@ -115,7 +167,9 @@ fn a_referenced_instance_is_required_and_reported_when_supplied() {
             json!({"status": {"conditions": [{"type": "Ready", "status": "True"}], "atProvider": {"teamId": "t-1"}}}),
         );
     }
-    let Outcome::Composed(second) = compose(&xr(good_spec()), Some(&input()), &observed) else { panic!("fatal") };
+    let Outcome::Composed(second) = compose(&xr(good_spec()), Some(&input()), &observed) else {
+        panic!("fatal")
+    };
     assert!(second.resources.values().all(|d| d.ready));
     assert_eq!(second.xr_status["ready"], true);
     assert_eq!(second.xr_status["teamId"], "t-1");
@@ -140,22 +194,43 @@ fn arbitrary_json() -> impl Strategy<Value = Value> {
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),
         any::<i64>().prop_map(|n| json!(n)),
-        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(|f| json!(f)),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(|f| json!(f)),
         "[a-z0-9.\\-_*/ ]{0,12}".prop_map(Value::String),
-        prop_oneof![Just("30x"), Just("30d"), Just("1mo"), Just("-1"), Just("25.50"), Just("ci")].prop_map(|s| json!(s)),
+        prop_oneof![
+            Just("30x"),
+            Just("30d"),
+            Just("1mo"),
+            Just("-1"),
+            Just("25.50"),
+            Just("ci")
+        ]
+        .prop_map(|s| json!(s)),
     ];
     leaf.prop_recursive(4, 48, 6, |inner| {
         let keys = prop_oneof![
-            Just("name".to_string()), Just("keys".to_string()), Just("team".to_string()),
-            Just("budget".to_string()), Just("models".to_string()), Just("maxBudget".to_string()),
-            Just("duration".to_string()), Just("instance".to_string()), Just("reference".to_string()),
-            Just("attach".to_string()), Just("policy".to_string()), Just("spec".to_string()),
-            Just("metadata".to_string()), Just("namespace".to_string()), Just("model".to_string()),
+            Just("name".to_string()),
+            Just("keys".to_string()),
+            Just("team".to_string()),
+            Just("budget".to_string()),
+            Just("models".to_string()),
+            Just("maxBudget".to_string()),
+            Just("duration".to_string()),
+            Just("instance".to_string()),
+            Just("reference".to_string()),
+            Just("attach".to_string()),
+            Just("policy".to_string()),
+            Just("spec".to_string()),
+            Just("metadata".to_string()),
+            Just("namespace".to_string()),
+            Just("model".to_string()),
             "[a-z]{1,6}",
         ];
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-            prop::collection::btree_map(keys, inner, 0..6).prop_map(|m| Value::Object(m.into_iter().collect())),
+            prop::collection::btree_map(keys, inner, 0..6)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
         ]
     })
 }

@@ -12,7 +12,14 @@ fn schema_of(kind: &str) -> Value {
         .into_iter()
         .find(|c| c.spec.names.kind == kind)
         .unwrap_or_else(|| panic!("no CRD for {kind}"));
-    serde_json::to_value(&crd.spec.versions[0].schema.as_ref().unwrap().open_api_v3_schema).unwrap()
+    serde_json::to_value(
+        &crd.spec.versions[0]
+            .schema
+            .as_ref()
+            .unwrap()
+            .open_api_v3_schema,
+    )
+    .unwrap()
 }
 
 /// Every CEL rule in the generated CRDs.
@@ -60,7 +67,10 @@ fn good_instances() -> Vec<(&'static str, Value)> {
             "attached by the name formula, no endpoint",
             json!({"workload": {"managed": false}, "masterKey": {"secretRef": {"name": SECRET_REF, "key": "k"}}}),
         ),
-        ("provisioned with a generated master key", json!({"masterKey": {"autoGenerate": true}})),
+        (
+            "provisioned with a generated master key",
+            json!({"masterKey": {"autoGenerate": true}}),
+        ),
         (
             "explicitly managed with a master key Secret",
             json!({"workload": {"managed": true}, "masterKey": {"secretRef": {"name": SECRET_REF, "key": "k"}}}),
@@ -115,5 +125,9 @@ fn bad_instances_are_rejected_with_the_rules_message_and_every_rule_is_exercised
         assert_eq!(matching.len(), 1, "{what}: {errors:?}");
         exercised.insert(matching[0].rule.clone());
     }
-    assert_eq!(exercised, all_rules(), "a CEL rule of the generated CRDs has no rejecting test case");
+    assert_eq!(
+        exercised,
+        all_rules(),
+        "a CEL rule of the generated CRDs has no rejecting test case"
+    );
 }

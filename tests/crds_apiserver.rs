@@ -12,7 +12,11 @@ use support::k8s;
 fn api_for(client: &kube::Client, namespace: &str, kind: &str) -> Api<DynamicObject> {
     let gvk = GroupVersionKind::gvk("litellm.crossplane.io", "v1alpha1", kind);
     let plural = format!("{}s", kind.to_lowercase());
-    Api::namespaced_with(client.clone(), namespace, &ApiResource::from_gvk_with_plural(&gvk, &plural))
+    Api::namespaced_with(
+        client.clone(),
+        namespace,
+        &ApiResource::from_gvk_with_plural(&gvk, &plural),
+    )
 }
 
 async fn create(client: &kube::Client, namespace: &str, mut object: Value) -> Result<(), String> {
@@ -35,9 +39,12 @@ fn example_objects() -> Vec<Value> {
         if !path.exists() {
             continue;
         }
-        let docs: Vec<Value> = serde_saphyr::from_multiple(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let docs: Vec<Value> =
+            serde_saphyr::from_multiple(&std::fs::read_to_string(&path).unwrap()).unwrap();
         out.extend(docs.into_iter().filter(|d| {
-            d["apiVersion"].as_str().is_some_and(|v| v.starts_with("litellm.crossplane.io/"))
+            d["apiVersion"]
+                .as_str()
+                .is_some_and(|v| v.starts_with("litellm.crossplane.io/"))
         }));
     }
     out
@@ -45,7 +52,9 @@ fn example_objects() -> Vec<Value> {
 
 #[tokio::test]
 async fn the_api_server_accepts_the_examples_and_rejects_bad_objects() {
-    let Some(client) = k8s::client().await else { return };
+    let Some(client) = k8s::client().await else {
+        return;
+    };
     k8s::install_crds(&client).await;
     let ns = k8s::namespace(&client, "crds").await;
 
@@ -53,7 +62,9 @@ async fn the_api_server_accepts_the_examples_and_rejects_bad_objects() {
     assert!(objects.len() >= 10, "examples render the LiteLLM kinds");
     for object in objects {
         let name = object["metadata"]["name"].clone();
-        create(&client, &ns, object).await.unwrap_or_else(|e| panic!("{name} rejected: {e}"));
+        create(&client, &ns, object)
+            .await
+            .unwrap_or_else(|e| panic!("{name} rejected: {e}"));
     }
 
     let instance = |name: &str, spec: Value| {
@@ -64,12 +75,18 @@ async fn the_api_server_accepts_the_examples_and_rejects_bad_objects() {
     let bad: Vec<(&str, Value, &str)> = vec![
         (
             "endpoint while managed by default",
-            instance("bad-endpoint", json!({"workload": {"endpoint": "http://x:4000"}, "masterKey": {"autoGenerate": true}})),
+            instance(
+                "bad-endpoint",
+                json!({"workload": {"endpoint": "http://x:4000"}, "masterKey": {"autoGenerate": true}}),
+            ),
             "workload.endpoint is only allowed when workload.managed is false",
         ),
         (
             "unmanaged without a master key Secret",
-            instance("bad-master-key", json!({"workload": {"managed": false}, "masterKey": {"autoGenerate": true}})),
+            instance(
+                "bad-master-key",
+                json!({"workload": {"managed": false}, "masterKey": {"autoGenerate": true}}),
+            ),
             "masterKey.secretRef is required when workload.managed is false",
         ),
         (
@@ -79,7 +96,10 @@ async fn the_api_server_accepts_the_examples_and_rejects_bad_objects() {
         ),
         (
             "an endpoint that is not http(s)",
-            instance("bad-scheme", json!({"workload": {"managed": false, "endpoint": "ftp://x"}, "masterKey": secret_ref})),
+            instance(
+                "bad-scheme",
+                json!({"workload": {"managed": false, "endpoint": "ftp://x"}, "masterKey": secret_ref}),
+            ),
             "spec.workload.endpoint",
         ),
         (
@@ -102,7 +122,10 @@ async fn the_api_server_accepts_the_examples_and_rejects_bad_objects() {
         ),
     ];
     for (what, object, message) in bad {
-        let err = create(&client, &ns, object).await.err().unwrap_or_else(|| panic!("{what}: accepted"));
+        let err = create(&client, &ns, object)
+            .await
+            .err()
+            .unwrap_or_else(|| panic!("{what}: accepted"));
         assert!(err.contains(message), "{what}: {err}");
     }
 }

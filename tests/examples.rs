@@ -7,11 +7,12 @@ use std::path::{Path, PathBuf};
 use litellm_crossplane::function::render::{render, to_yaml, RenderFiles};
 
 fn example_dirs() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples"))
-        .expect("examples/ exists")
-        .map(|e| e.expect("readable entry").path())
-        .filter(|p| p.join("xr.yaml").exists())
-        .collect();
+    let mut dirs: Vec<PathBuf> =
+        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples"))
+            .expect("examples/ exists")
+            .map(|e| e.expect("readable entry").path())
+            .filter(|p| p.join("xr.yaml").exists())
+            .collect();
     dirs.sort();
     dirs
 }
@@ -29,9 +30,13 @@ fn files(dir: &Path) -> RenderFiles {
 #[test]
 fn every_example_renders_to_its_expected_output() {
     let dirs = example_dirs();
-    assert!(dirs.len() >= 2, "expected at least two examples, found {dirs:?}");
+    assert!(
+        dirs.len() >= 2,
+        "expected at least two examples, found {dirs:?}"
+    );
     for dir in dirs {
-        let rendered = to_yaml(&render(&files(&dir)).unwrap_or_else(|e| panic!("{}: {e}", dir.display())));
+        let rendered =
+            to_yaml(&render(&files(&dir)).unwrap_or_else(|e| panic!("{}: {e}", dir.display())));
         let expected_path = dir.join("expected.yaml");
         if std::env::var_os("UPDATE_EXPECTED").is_some() {
             std::fs::write(&expected_path, &rendered).expect("write expected output");
@@ -46,11 +51,21 @@ fn every_example_renders_to_its_expected_output() {
 #[test]
 fn every_example_has_the_crossplane_files() {
     for dir in example_dirs() {
-        for name in ["xrd.yaml", "composition.yaml", "functions.yaml", "functions-dev.yaml", "expected.yaml"] {
+        for name in [
+            "xrd.yaml",
+            "composition.yaml",
+            "functions.yaml",
+            "functions-dev.yaml",
+            "expected.yaml",
+        ] {
             assert!(dir.join(name).exists(), "{} lacks {name}", dir.display());
         }
         let dev = std::fs::read_to_string(dir.join("functions-dev.yaml")).unwrap();
-        assert!(dev.contains("render.crossplane.io/runtime: Development"), "{}", dir.display());
+        assert!(
+            dev.contains("render.crossplane.io/runtime: Development"),
+            "{}",
+            dir.display()
+        );
     }
 }
 
@@ -69,7 +84,8 @@ fn rendering_without_observed_state_reports_nothing_ready() {
                 continue;
             }
             assert_eq!(
-                doc["metadata"]["annotations"]["render.crossplane.io/ready"], "false",
+                doc["metadata"]["annotations"]["render.crossplane.io/ready"],
+                "false",
                 "{}: {}",
                 dir.display(),
                 doc["metadata"]["name"]

@@ -55,20 +55,40 @@ async fn start(args: function_sdk_rust::Args) -> (u16, tokio::sync::oneshot::Sen
     (port, stop)
 }
 
-async fn call_v1beta1(channel: Channel, req: RunFunctionRequest) -> Result<RunFunctionResponse, tonic::Status> {
+async fn call_v1beta1(
+    channel: Channel,
+    req: RunFunctionRequest,
+) -> Result<RunFunctionResponse, tonic::Status> {
     let mut grpc = tonic::client::Grpc::new(channel);
-    grpc.ready().await.map_err(|e| tonic::Status::unavailable(e.to_string()))?;
-    let path = format!("/{V1BETA1_SERVICE_NAME}/RunFunction").parse().unwrap();
-    grpc.unary(tonic::Request::new(req), path, tonic_prost::ProstCodec::default())
+    grpc.ready()
         .await
-        .map(|r| r.into_inner())
+        .map_err(|e| tonic::Status::unavailable(e.to_string()))?;
+    let path = format!("/{V1BETA1_SERVICE_NAME}/RunFunction")
+        .parse()
+        .unwrap();
+    grpc.unary(
+        tonic::Request::new(req),
+        path,
+        tonic_prost::ProstCodec::default(),
+    )
+    .await
+    .map(|r| r.into_inner())
 }
 
 fn assert_composes_the_example(rsp: &RunFunctionResponse) {
     assert_eq!(rsp.meta.as_ref().unwrap().tag, "example-tag");
-    assert!(rsp.results.iter().all(|r| r.severity != Severity::Fatal as i32), "{:?}", rsp.results);
+    assert!(
+        rsp.results
+            .iter()
+            .all(|r| r.severity != Severity::Fatal as i32),
+        "{:?}",
+        rsp.results
+    );
     let names: Vec<String> = desired_resources(rsp).into_keys().collect();
-    assert_eq!(names, ["budget", "instance", "key-ci", "key-notebooks", "team"]);
+    assert_eq!(
+        names,
+        ["budget", "instance", "key-ci", "key-notebooks", "team"]
+    );
 }
 
 #[tokio::test]
@@ -90,28 +110,53 @@ async fn insecure_v1_and_v1beta1_answer_identically() {
     assert_eq!(v1, v1beta1);
 
     let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
-    for service in ["", "apiextensions.fn.proto.v1.FunctionRunnerService", V1BETA1_SERVICE_NAME] {
+    for service in [
+        "",
+        "apiextensions.fn.proto.v1.FunctionRunnerService",
+        V1BETA1_SERVICE_NAME,
+    ] {
         let status = health
-            .check(tonic_health::pb::HealthCheckRequest { service: service.into() })
+            .check(tonic_health::pb::HealthCheckRequest {
+                service: service.into(),
+            })
             .await
             .unwrap()
             .into_inner()
             .status;
-        assert_eq!(status, tonic_health::pb::health_check_response::ServingStatus::Serving as i32);
+        assert_eq!(
+            status,
+            tonic_health::pb::health_check_response::ServingStatus::Serving as i32
+        );
     }
 }
 
 #[tokio::test]
 async fn a_domain_problem_is_a_fatal_result_not_a_grpc_error() {
     let (port, _stop) = start(args(true, None)).await;
-    let mut client = FunctionRunnerServiceClient::connect(format!("http://127.0.0.1:{port}")).await.unwrap();
+    let mut client = FunctionRunnerServiceClient::connect(format!("http://127.0.0.1:{port}"))
+        .await
+        .unwrap();
     let mut req = example_request();
     let bad = serde_json::json!({"apiVersion": "litellm.fn.crossplane.io/v1beta1", "kind": "Input",
                                  "instance": {"reference": {"name": "x"}}, "policy": {"maxKeys": 1}});
     req.input = Some(json_to_struct(bad.as_object().unwrap()));
-    let rsp = client.run_function(req).await.expect("answered").into_inner();
-    let fatal = rsp.results.iter().find(|r| r.severity == Severity::Fatal as i32).expect("a fatal result");
-    assert!(fatal.message.contains("spec.keys: 2 keys requested, policy allows at most 1"), "{}", fatal.message);
+    let rsp = client
+        .run_function(req)
+        .await
+        .expect("answered")
+        .into_inner();
+    let fatal = rsp
+        .results
+        .iter()
+        .find(|r| r.severity == Severity::Fatal as i32)
+        .expect("a fatal result");
+    assert!(
+        fatal
+            .message
+            .contains("spec.keys: 2 keys requested, policy allows at most 1"),
+        "{}",
+        fatal.message
+    );
 }
 
 /// A CA, a server certificate for localhost, and a client certificate.
@@ -130,7 +175,10 @@ fn pki() -> Pki {
     let issuer = Issuer::new(ca_params, ca_key);
     let leaf = |names: Vec<String>| {
         let key = KeyPair::generate().unwrap();
-        let cert = CertificateParams::new(names).unwrap().signed_by(&key, &issuer).unwrap();
+        let cert = CertificateParams::new(names)
+            .unwrap()
+            .signed_by(&key, &issuer)
+            .unwrap();
         (cert.pem(), key.serialize_pem())
     };
     Pki {
@@ -160,7 +208,12 @@ async fn mtls_serves_a_client_with_a_certificate_and_refuses_one_without() {
         .ca_certificate(Certificate::from_pem(&pki.ca))
         .identity(Identity::from_pem(&pki.client.0, &pki.client.1))
         .domain_name("localhost");
-    let channel = endpoint().tls_config(with_cert).unwrap().connect().await.unwrap();
+    let channel = endpoint()
+        .tls_config(with_cert)
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
     let req = example_request();
     let v1 = FunctionRunnerServiceClient::new(channel.clone())
         .run_function(req.clone())

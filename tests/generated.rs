@@ -13,5 +13,31 @@ fn generated_files_are_up_to_date() {
             stale.push(file.path);
         }
     }
-    assert!(stale.is_empty(), "stale generated files, run `cargo run --bin crdgen`: {stale:?}");
+    assert!(
+        stale.is_empty(),
+        "stale generated files, run `cargo run --bin crdgen`: {stale:?}"
+    );
+}
+
+#[test]
+fn package_metadata_names_both_programs() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (path, kind, name) in [
+        (
+            "package/function/crossplane.yaml",
+            "Function",
+            "function-litellm",
+        ),
+        (
+            "package/provider/crossplane.yaml",
+            "Provider",
+            "provider-litellm",
+        ),
+    ] {
+        let text = std::fs::read_to_string(root.join(path)).unwrap();
+        let meta: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+        assert_eq!(meta["apiVersion"], "meta.pkg.crossplane.io/v1", "{path}");
+        assert_eq!(meta["kind"], kind, "{path}");
+        assert_eq!(meta["metadata"]["name"], name, "{path}");
+    }
 }

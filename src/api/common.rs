@@ -54,7 +54,9 @@ pub struct ConnectionSecretRef {
 
 /// What the provider may do with the LiteLLM object, as Crossplane defines
 /// management policies.
-#[derive(Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, JsonSchema)]
+#[derive(
+    Serialize, Deserialize, Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, JsonSchema,
+)]
 pub enum ManagementPolicy {
     /// Everything.
     #[serde(rename = "*")]
@@ -185,13 +187,18 @@ mod tests {
 
     #[test]
     fn management_policies_serialize_as_crossplane_spells_them() {
-        let json = serde_json::to_string(&[ManagementPolicy::All, ManagementPolicy::LateInitialize]).unwrap();
+        let json =
+            serde_json::to_string(&[ManagementPolicy::All, ManagementPolicy::LateInitialize])
+                .unwrap();
         assert_eq!(json, r#"["*","LateInitialize"]"#);
     }
 
     #[test]
     fn star_allows_everything_and_observe_only_allows_observe() {
-        assert!(policy_allows(&default_management_policies(), ManagementPolicy::Delete));
+        assert!(policy_allows(
+            &default_management_policies(),
+            ManagementPolicy::Delete
+        ));
         let observe = [ManagementPolicy::Observe];
         assert!(policy_allows(&observe, ManagementPolicy::Observe));
         assert!(!policy_allows(&observe, ManagementPolicy::Create));

@@ -43,7 +43,8 @@ pub fn input_crd() -> CustomResourceDefinition {
         .with_transform(kube::core::schema::StructuralSchemaRewriter)
         .with_transform(kube::core::schema::OptionalEnum)
         .into_generator();
-    let schema = serde_json::to_value(generator.into_root_schema_for::<Input>()).expect("schema serializes");
+    let schema =
+        serde_json::to_value(generator.into_root_schema_for::<Input>()).expect("schema serializes");
     let crd = json!({
         "apiVersion": "apiextensions.k8s.io/v1",
         "kind": "CustomResourceDefinition",
@@ -79,7 +80,10 @@ pub fn all_files() -> Vec<GeneratedFile> {
     let mut files: Vec<GeneratedFile> = managed_crds()
         .iter()
         .map(|crd| GeneratedFile {
-            path: format!("crds/{}.yaml", crd.metadata.name.as_deref().unwrap_or_default()),
+            path: format!(
+                "crds/{}.yaml",
+                crd.metadata.name.as_deref().unwrap_or_default()
+            ),
             contents: to_yaml(crd),
         })
         .collect();
@@ -94,7 +98,10 @@ pub fn all_files() -> Vec<GeneratedFile> {
     files.extend(provider);
     let input = input_crd();
     files.push(GeneratedFile {
-        path: format!("package/function/input/{}.yaml", input.metadata.name.as_deref().unwrap_or_default()),
+        path: format!(
+            "package/function/input/{}.yaml",
+            input.metadata.name.as_deref().unwrap_or_default()
+        ),
         contents: to_yaml(&input),
     });
     files

@@ -147,13 +147,20 @@ impl ConfigSections {
             ("spec.caching", self.caching.is_some()),
             ("spec.routerSettings", self.router_settings.is_some()),
             ("spec.callbacks", self.callbacks.is_some()),
-            ("spec.passThroughEndpoints", self.pass_through_endpoints.is_some()),
+            (
+                "spec.passThroughEndpoints",
+                self.pass_through_endpoints.is_some(),
+            ),
             ("spec.secretManager", self.secret_manager.is_some()),
             ("spec.licenseSecretRef", self.license_secret_ref.is_some()),
             ("spec.litellmSettings", self.litellm_settings.is_some()),
             ("spec.generalSettings", self.general_settings.is_some()),
         ];
-        sections.into_iter().filter(|(_, set)| *set).map(|(path, _)| path).collect()
+        sections
+            .into_iter()
+            .filter(|(_, set)| *set)
+            .map(|(path, _)| path)
+            .collect()
     }
 }
 

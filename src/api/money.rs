@@ -14,7 +14,9 @@ const ONE: u64 = 10u64.pow(SCALE);
 
 /// Why a string is not an amount.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("must be a non-negative decimal amount such as \"25.50\" (at most 6 decimal places), got {0:?}")]
+#[error(
+    "must be a non-negative decimal amount such as \"25.50\" (at most 6 decimal places), got {0:?}"
+)]
 pub struct MoneyError(pub String);
 
 impl Money {
@@ -23,7 +25,10 @@ impl Money {
         let err = || MoneyError(text.to_string());
         let (whole, fraction) = text.split_once('.').unwrap_or((text, ""));
         let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
-        if !digits(whole) || (text.contains('.') && !digits(fraction)) || fraction.len() > SCALE as usize {
+        if !digits(whole)
+            || (text.contains('.') && !digits(fraction))
+            || fraction.len() > SCALE as usize
+        {
             return Err(err());
         }
         let whole: u64 = whole.parse().map_err(|_| err())?;
@@ -69,7 +74,10 @@ mod tests {
 
     #[test]
     fn equal_amounts_compare_equal_whatever_their_spelling() {
-        assert_eq!(Money::parse("25.5").unwrap(), Money::parse("25.50").unwrap());
+        assert_eq!(
+            Money::parse("25.5").unwrap(),
+            Money::parse("25.50").unwrap()
+        );
         assert!(Money::parse("100").unwrap() > Money::parse("99.999999").unwrap());
     }
 

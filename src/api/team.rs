@@ -58,10 +58,6 @@ pub struct TeamParameters {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0))]
     pub rpm_limit: Option<i64>,
-    /// Parallel requests.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
-    pub max_parallel_requests: Option<i64>,
     /// Whether the team is blocked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocked: Option<bool>,

@@ -31,7 +31,10 @@ fn main() -> ExitCode {
         println!("wrote {}", file.path);
     }
     if !stale.is_empty() {
-        eprintln!("stale generated files (run `cargo run --bin crdgen`): {}", stale.join(", "));
+        eprintln!(
+            "stale generated files (run `cargo run --bin crdgen`): {}",
+            stale.join(", ")
+        );
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS

@@ -9,7 +9,10 @@ use litellm_crossplane::function::render::{self, RenderFiles};
 use litellm_crossplane::function::server;
 
 #[derive(Parser, Debug)]
-#[command(version, about = "Crossplane composition function for LiteLLM teams, keys, budgets and models")]
+#[command(
+    version,
+    about = "Crossplane composition function for LiteLLM teams, keys, budgets and models"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,

@@ -42,7 +42,10 @@ pub struct Target {
 #[derive(Clone, Debug, PartialEq)]
 pub enum InstanceTarget {
     /// An existing LiteLLMInstance.
-    Existing { name: String, namespace: Option<String> },
+    Existing {
+        name: String,
+        namespace: Option<String>,
+    },
     /// A LiteLLMInstance this function renders, with its spec.
     Rendered(Box<LiteLLMInstanceSpec>),
 }
@@ -135,7 +138,10 @@ impl Target {
 /// Inserts `value` under `key` when it is present.
 fn put<T: serde::Serialize>(map: &mut Map<String, Value>, key: &str, value: &Option<T>) {
     if let Some(v) = value {
-        map.insert(key.to_string(), serde_json::to_value(v).expect("plain data serializes"));
+        map.insert(
+            key.to_string(),
+            serde_json::to_value(v).expect("plain data serializes"),
+        );
     }
 }
 
@@ -149,7 +155,10 @@ pub fn desired(target: &Target, request: &XrRequest) -> BTreeMap<String, Value> 
 
     if let InstanceTarget::Rendered(spec) = &target.instance {
         let spec = serde_json::to_value(spec.as_ref()).expect("the instance spec serializes");
-        out.insert(names::INSTANCE.to_string(), target.object("LiteLLMInstance", "litellm", spec));
+        out.insert(
+            names::INSTANCE.to_string(),
+            target.object("LiteLLMInstance", "litellm", spec),
+        );
     }
 
     // The budget, and the same limits on the team, since LiteLLM enforces a
@@ -157,7 +166,11 @@ pub fn desired(target: &Target, request: &XrRequest) -> BTreeMap<String, Value> 
     let mut team = Map::new();
     team.insert(
         "teamAlias".into(),
-        json!(request.team.alias.clone().unwrap_or_else(|| target.xr_name.clone())),
+        json!(request
+            .team
+            .alias
+            .clone()
+            .unwrap_or_else(|| target.xr_name.clone())),
     );
     put(&mut team, "models", &request.team.models);
     put(&mut team, "blocked", &request.team.blocked);
@@ -168,24 +181,41 @@ pub fn desired(target: &Target, request: &XrRequest) -> BTreeMap<String, Value> 
         put(&mut limits, "budgetDuration", &budget.duration);
         put(&mut limits, "tpmLimit", &budget.tpm_limit);
         put(&mut limits, "rpmLimit", &budget.rpm_limit);
-        put(&mut limits, "maxParallelRequests", &budget.max_parallel_requests);
         team.extend(limits.clone());
+        // LiteLLM drops a team's max_parallel_requests; it lives on the budget.
+        put(&mut limits, "maxParallelRequests", &budget.max_parallel_requests);
         put_amount(&mut limits, "softBudget", &budget.soft_budget);
-        out.insert(names::BUDGET.to_string(), target.entity("LiteLLMBudget", names::BUDGET, limits));
+        out.insert(
+            names::BUDGET.to_string(),
+            target.entity("LiteLLMBudget", names::BUDGET, limits),
+        );
     }
-    out.insert(names::TEAM.to_string(), target.entity("LiteLLMTeam", names::TEAM, team));
+    out.insert(
+        names::TEAM.to_string(),
+        target.entity("LiteLLMTeam", names::TEAM, team),
+    );
 
     for key in &request.keys {
         let mut p = Map::new();
         p.insert(
             "keyAlias".into(),
-            json!(key.alias.clone().unwrap_or_else(|| target.default_key_alias(&key.name))),
+            json!(key
+                .alias
+                .clone()
+                .unwrap_or_else(|| target.default_key_alias(&key.name))),
         );
-        p.insert("teamRef".into(), json!({ "name": target.object_name(names::TEAM) }));
+        p.insert(
+            "teamRef".into(),
+            json!({ "name": target.object_name(names::TEAM) }),
+        );
         // A key without limits of its own inherits the team budget's.
-        let has_own_limits = key.max_budget.is_some() || key.tpm_limit.is_some() || key.rpm_limit.is_some();
+        let has_own_limits =
+            key.max_budget.is_some() || key.tpm_limit.is_some() || key.rpm_limit.is_some();
         if request.budget.is_some() && !has_own_limits {
-            p.insert("budgetRef".into(), json!({ "name": target.object_name(names::BUDGET) }));
+            p.insert(
+                "budgetRef".into(),
+                json!({ "name": target.object_name(names::BUDGET) }),
+            );
         }
         put(&mut p, "models", &key.models);
         put_amount(&mut p, "maxBudget", &key.max_budget);
@@ -197,7 +227,8 @@ pub fn desired(target: &Target, request: &XrRequest) -> BTreeMap<String, Value> 
         put(&mut p, "metadata", &key.metadata);
         let resource_name = names::key(&key.name);
         let mut object = target.entity("LiteLLMVirtualKey", &resource_name, p);
-        object["spec"]["writeConnectionSecretToRef"] = json!({ "name": target.key_object_name(&key.name) });
+        object["spec"]["writeConnectionSecretToRef"] =
+            json!({ "name": target.key_object_name(&key.name) });
         out.insert(resource_name, object);
     }
 
@@ -213,7 +244,10 @@ pub fn desired(target: &Target, request: &XrRequest) -> BTreeMap<String, Value> 
         p.insert("modelName".into(), json!(model.name));
         p.insert("litellmParams".into(), Value::Object(params));
         let resource_name = names::model(&model.name);
-        out.insert(resource_name.clone(), target.entity("LiteLLMModel", &resource_name, p));
+        out.insert(
+            resource_name.clone(),
+            target.entity("LiteLLMModel", &resource_name, p),
+        );
     }
     out
 }

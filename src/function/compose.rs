@@ -11,7 +11,7 @@ use crate::api::input::{Input, INPUT_API_VERSION, INPUT_KIND};
 
 use super::build::{self, names, InstanceTarget, Target};
 use super::error::Problem;
-use super::request::{read, lookup, XrRequest};
+use super::request::{lookup, read, XrRequest};
 use super::validate;
 
 /// Default response TTL: Crossplane calls again after it.
@@ -85,23 +85,41 @@ pub enum Outcome {
 impl Outcome {
     /// The message of a fatal result: every problem, one per line.
     pub fn fatal_message(problems: &[Problem]) -> String {
-        problems.iter().map(Problem::to_string).collect::<Vec<_>>().join("; ")
+        problems
+            .iter()
+            .map(Problem::to_string)
+            .collect::<Vec<_>>()
+            .join("; ")
     }
 }
 
 /// Parses the raw input, naming the input field of any problem.
 fn parse_input(input: Option<&Value>) -> Result<(Input, InstanceTarget, Duration), Vec<Problem>> {
     let Some(raw) = input else {
-        return Err(vec![Problem::new("input", "is required: see package/function/input for its schema")]);
+        return Err(vec![Problem::new(
+            "input",
+            "is required: see package/function/input for its schema",
+        )]);
     };
     let input: Input = serde_path_to_error::deserialize(raw).map_err(|e| {
         let path = e.path().to_string();
-        let field = if path == "." { "input".to_string() } else { format!("input.{path}") };
+        let field = if path == "." {
+            "input".to_string()
+        } else {
+            format!("input.{path}")
+        };
         vec![Problem::new(field, e.into_inner().to_string())]
     })?;
     let mut problems = Vec::new();
-    if input.api_version.as_deref().is_some_and(|v| v != INPUT_API_VERSION) {
-        problems.push(Problem::new("input.apiVersion", format!("must be {INPUT_API_VERSION}")));
+    if input
+        .api_version
+        .as_deref()
+        .is_some_and(|v| v != INPUT_API_VERSION)
+    {
+        problems.push(Problem::new(
+            "input.apiVersion",
+            format!("must be {INPUT_API_VERSION}"),
+        ));
     }
     if input.kind.as_deref().is_some_and(|k| k != INPUT_KIND) {
         problems.push(Problem::new("input.kind", format!("must be {INPUT_KIND}")));
@@ -117,7 +135,10 @@ fn parse_input(input: Option<&Value>) -> Result<(Input, InstanceTarget, Duration
         None => Some(DEFAULT_TTL),
         Some(Some(ttl)) => Some(ttl),
         Some(None) => {
-            problems.push(Problem::new("input.ttl", "must be a positive number of s, m or h, such as 60s"));
+            problems.push(Problem::new(
+                "input.ttl",
+                "must be a positive number of s, m or h, such as 60s",
+            ));
             None
         }
     };
@@ -213,7 +234,9 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
     };
     let mut problems = Vec::new();
     let namespace = namespace_of(xr, &input).map_err(|p| problems.push(p)).ok();
-    let request = parse_request(xr, &input).map_err(|p| problems.extend(p)).ok();
+    let request = parse_request(xr, &input)
+        .map_err(|p| problems.extend(p))
+        .ok();
     let findings = request
         .as_ref()
         .map(|r| validate::check(r, &input.fields, &input.policy))
@@ -242,20 +265,30 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
 
     let mut requirements = Vec::new();
     let instance_observed = match &target.instance {
-        InstanceTarget::Rendered(_) => observed_by_name.get(names::INSTANCE).map(|o| o.resource.clone()),
+        InstanceTarget::Rendered(_) => observed_by_name
+            .get(names::INSTANCE)
+            .map(|o| o.resource.clone()),
         InstanceTarget::Existing { name, namespace } => {
             requirements.push(Requirement {
                 api_version: crate::api::API_VERSION.to_string(),
                 kind: "LiteLLMInstance".to_string(),
                 name: name.clone(),
-                namespace: namespace.clone().unwrap_or_else(|| target.namespace.clone()),
+                namespace: namespace
+                    .clone()
+                    .unwrap_or_else(|| target.namespace.clone()),
             });
             observed.required_instance()
         }
     };
 
-    let (xr_status, connection_details) =
-        report(&target, &request, &resources, &observed_by_name, instance_observed.as_ref(), legacy);
+    let (xr_status, connection_details) = report(
+        &target,
+        &request,
+        &resources,
+        &observed_by_name,
+        instance_observed.as_ref(),
+        legacy,
+    );
     Outcome::Composed(Composition {
         resources,
         xr_status,
@@ -299,8 +332,12 @@ fn report(
         .collect();
     status.insert("keys".into(), Value::Array(keys));
 
-    let instance_ready = instance.and_then(|i| i.pointer("/status/ready")).and_then(Value::as_bool);
-    let endpoint = instance.and_then(|i| i.pointer("/status/endpoint")).and_then(Value::as_str);
+    let instance_ready = instance
+        .and_then(|i| i.pointer("/status/ready"))
+        .and_then(Value::as_bool);
+    let endpoint = instance
+        .and_then(|i| i.pointer("/status/endpoint"))
+        .and_then(Value::as_str);
     let gateway = instance
         .and_then(|i| i.pointer("/status/gatewayEndpoint"))
         .and_then(Value::as_str);
@@ -310,7 +347,10 @@ fn report(
     if let Some(gateway) = gateway {
         status.insert("gatewayEndpoint".into(), json!(gateway));
     }
-    status.insert("instanceReady".into(), json!(instance_ready.unwrap_or(false)));
+    status.insert(
+        "instanceReady".into(),
+        json!(instance_ready.unwrap_or(false)),
+    );
     let all_ready = resources.values().all(|d| d.ready) && instance_ready.unwrap_or(false);
     status.insert("ready".into(), json!(all_ready));
 

@@ -7,9 +7,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use function_sdk_rust::proto::v1::function_runner_service_server::FunctionRunnerService;
-use function_sdk_rust::proto::v1::{Ready, ResourceSelector, RunFunctionRequest, RunFunctionResponse};
+use function_sdk_rust::proto::v1::{
+    Ready, ResourceSelector, RunFunctionRequest, RunFunctionResponse,
+};
 use function_sdk_rust::request::get_required_resource;
-use function_sdk_rust::resource::{json_to_struct, pb_to_json, set_ready, struct_to_json, add_connection_detail};
+use function_sdk_rust::resource::{
+    add_connection_detail, json_to_struct, pb_to_json, set_ready, struct_to_json,
+};
 use function_sdk_rust::response;
 use serde_json::{Map, Value};
 use tonic::{Request, Response, Status};
@@ -24,7 +28,11 @@ impl ObservedState for RequestState<'_> {
     fn composed(&self, name: &str) -> Option<Observed> {
         let resource = self.0.observed.as_ref()?.resources.get(name)?;
         Some(Observed {
-            resource: resource.resource.as_ref().map(struct_to_json).unwrap_or_default(),
+            resource: resource
+                .resource
+                .as_ref()
+                .map(struct_to_json)
+                .unwrap_or_default(),
             connection_details: resource
                 .connection_details
                 .iter()
@@ -60,14 +68,18 @@ pub fn run(req: &RunFunctionRequest) -> RunFunctionResponse {
         .map(struct_to_json);
     let Some(xr) = xr else {
         let mut rsp = response::to(req, super::compose::DEFAULT_TTL);
-        response::fatal(&mut rsp, "observed composite resource: missing from the request");
+        response::fatal(
+            &mut rsp,
+            "observed composite resource: missing from the request",
+        );
         return rsp;
     };
     let input = req.input.as_ref().map(struct_to_json);
     match compose(&xr, input.as_ref(), &RequestState(req)) {
         Outcome::Fatal(problems) => {
             let mut rsp = response::to(req, super::compose::DEFAULT_TTL);
-            response::fatal(&mut rsp, Outcome::fatal_message(&problems)).reason = Some("InvalidRequest".into());
+            response::fatal(&mut rsp, Outcome::fatal_message(&problems)).reason =
+                Some("InvalidRequest".into());
             rsp
         }
         Outcome::Composed(c) => {
@@ -77,7 +89,14 @@ pub fn run(req: &RunFunctionRequest) -> RunFunctionResponse {
                 if let Value::Object(map) = &desired.resource {
                     target.resource = Some(json_to_struct(map));
                 }
-                set_ready(target, if desired.ready { Ready::True } else { Ready::False });
+                set_ready(
+                    target,
+                    if desired.ready {
+                        Ready::True
+                    } else {
+                        Ready::False
+                    },
+                );
             }
             let composite = response::desired_composite(&mut rsp);
             merge_status(composite, c.xr_status);
@@ -85,20 +104,27 @@ pub fn run(req: &RunFunctionRequest) -> RunFunctionResponse {
                 add_connection_detail(composite, key, value);
             }
             for warning in &c.warnings {
-                response::warning(&mut rsp, warning.to_string()).reason = Some("UnusualRequest".into());
+                response::warning(&mut rsp, warning.to_string()).reason =
+                    Some("UnusualRequest".into());
             }
             for requirement in c.requirements {
                 let selector = ResourceSelector {
                     api_version: requirement.api_version,
                     kind: requirement.kind,
-                    r#match: Some(function_sdk_rust::proto::v1::resource_selector::Match::MatchName(
-                        requirement.name,
-                    )),
+                    r#match: Some(
+                        function_sdk_rust::proto::v1::resource_selector::Match::MatchName(
+                            requirement.name,
+                        ),
+                    ),
                     namespace: Some(requirement.namespace),
                 };
                 let requirements = rsp.requirements.get_or_insert_default();
-                requirements.extra_resources.insert(INSTANCE_REQUIREMENT.into(), selector.clone());
-                requirements.resources.insert(INSTANCE_REQUIREMENT.into(), selector);
+                requirements
+                    .extra_resources
+                    .insert(INSTANCE_REQUIREMENT.into(), selector.clone());
+                requirements
+                    .resources
+                    .insert(INSTANCE_REQUIREMENT.into(), selector);
             }
             rsp
         }
@@ -107,16 +133,20 @@ pub fn run(req: &RunFunctionRequest) -> RunFunctionResponse {
 
 /// Merges `fields` into the desired XR status, keeping what earlier pipeline
 /// steps put there.
-fn merge_status(composite: &mut function_sdk_rust::proto::v1::Resource, fields: Map<String, Value>) {
+fn merge_status(
+    composite: &mut function_sdk_rust::proto::v1::Resource,
+    fields: Map<String, Value>,
+) {
     let object = composite.resource.get_or_insert_default();
     let mut status = match object.fields.get("status").map(pb_to_json) {
         Some(Value::Object(existing)) => existing,
         _ => Map::new(),
     };
     status.extend(fields);
-    object
-        .fields
-        .insert("status".into(), function_sdk_rust::resource::json_to_pb(&Value::Object(status)));
+    object.fields.insert(
+        "status".into(),
+        function_sdk_rust::resource::json_to_pb(&Value::Object(status)),
+    );
 }
 
 /// The function as a gRPC service.
@@ -141,7 +171,11 @@ impl FunctionRunnerService for LiteLLMFunction {
         let req = request.into_inner();
         let rsp = run(&req);
         self.metrics.observe(&rsp, started.elapsed());
-        let tag = req.meta.as_ref().map(|m| m.tag.as_str()).unwrap_or_default();
+        let tag = req
+            .meta
+            .as_ref()
+            .map(|m| m.tag.as_str())
+            .unwrap_or_default();
         tracing::debug!(tag, results = rsp.results.len(), "ran function");
         Ok(Response::new(rsp))
     }
@@ -155,7 +189,12 @@ pub fn desired_resources(rsp: &RunFunctionResponse) -> BTreeMap<String, Value> {
         .map(|d| {
             d.resources
                 .iter()
-                .map(|(k, r)| (k.clone(), r.resource.as_ref().map(struct_to_json).unwrap_or_default()))
+                .map(|(k, r)| {
+                    (
+                        k.clone(),
+                        r.resource.as_ref().map(struct_to_json).unwrap_or_default(),
+                    )
+                })
                 .collect()
         })
         .unwrap_or_default()

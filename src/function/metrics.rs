@@ -48,7 +48,10 @@ impl Metrics {
 
     /// Records one answered request.
     pub fn observe(&self, rsp: &RunFunctionResponse, elapsed: Duration) {
-        let fatal = rsp.results.iter().any(|r| r.severity == Severity::Fatal as i32);
+        let fatal = rsp
+            .results
+            .iter()
+            .any(|r| r.severity == Severity::Fatal as i32);
         let outcome = if fatal { "fatal" } else { "composed" };
         self.runs.get_or_create(&OutcomeLabel { outcome }).inc();
         self.duration.observe(elapsed.as_secs_f64());

@@ -21,7 +21,10 @@ pub const COMPOSITION_RESOURCE_NAME: &str = "crossplane.io/composition-resource-
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
     #[error("cannot read {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path}: not YAML: {message}")]
     Yaml { path: PathBuf, message: String },
     #[error("{path}: {message}")]
@@ -90,10 +93,13 @@ fn find_input(doc: &Value, path: &Path) -> Result<Value, RenderError> {
 
 /// Builds the request Crossplane would send for these files.
 pub fn request(files: &RenderFiles) -> Result<RunFunctionRequest, RenderError> {
-    let xr = read_documents(&files.xr)?.into_iter().next().ok_or_else(|| RenderError::Content {
-        path: files.xr.clone(),
-        message: "holds no document".into(),
-    })?;
+    let xr = read_documents(&files.xr)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| RenderError::Content {
+            path: files.xr.clone(),
+            message: "holds no document".into(),
+        })?;
     let xr = object(xr, &files.xr, "the XR")?;
     let composition = read_documents(&files.composition)?
         .into_iter()
@@ -102,7 +108,11 @@ pub fn request(files: &RenderFiles) -> Result<RunFunctionRequest, RenderError> {
             path: files.composition.clone(),
             message: "holds no document".into(),
         })?;
-    let input = object(find_input(&composition, &files.composition)?, &files.composition, "the input")?;
+    let input = object(
+        find_input(&composition, &files.composition)?,
+        &files.composition,
+        "the input",
+    )?;
 
     let mut observed = State {
         composite: Some(Resource {
@@ -114,11 +124,16 @@ pub fn request(files: &RenderFiles) -> Result<RunFunctionRequest, RenderError> {
     if let Some(path) = &files.observed {
         for doc in read_documents(path)? {
             let name = doc
-                .pointer(&format!("/metadata/annotations/{}", COMPOSITION_RESOURCE_NAME.replace('/', "~1")))
+                .pointer(&format!(
+                    "/metadata/annotations/{}",
+                    COMPOSITION_RESOURCE_NAME.replace('/', "~1")
+                ))
                 .and_then(Value::as_str)
                 .ok_or_else(|| RenderError::Content {
                     path: path.clone(),
-                    message: format!("every observed resource needs the annotation {COMPOSITION_RESOURCE_NAME}"),
+                    message: format!(
+                        "every observed resource needs the annotation {COMPOSITION_RESOURCE_NAME}"
+                    ),
                 })?
                 .to_string();
             let connection_details = observed_connection_details(&doc);
@@ -170,7 +185,11 @@ fn observed_connection_details(doc: &Value) -> std::collections::HashMap<String,
 pub fn render(files: &RenderFiles) -> Result<Vec<Value>, RenderError> {
     let req = request(files)?;
     let rsp = grpc::run(&req);
-    if let Some(fatal) = rsp.results.iter().find(|r| r.severity == Severity::Fatal as i32) {
+    if let Some(fatal) = rsp
+        .results
+        .iter()
+        .find(|r| r.severity == Severity::Fatal as i32)
+    {
         return Err(RenderError::Fatal(fatal.message.clone()));
     }
     let xr = req
@@ -198,7 +217,12 @@ pub fn render(files: &RenderFiles) -> Result<Vec<Value>, RenderError> {
         .desired
         .as_ref()
         .and_then(|d| d.composite.as_ref())
-        .map(|c| c.connection_details.iter().map(|(k, v)| (k.as_str(), v.len())).collect())
+        .map(|c| {
+            c.connection_details
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.len()))
+                .collect()
+        })
         .unwrap_or_default();
     if !connection.is_empty() {
         // Names and sizes only: values may be keys.
@@ -247,6 +271,11 @@ fn strip_nulls(value: &mut Value) {
 /// The documents as one YAML stream.
 pub fn to_yaml(docs: &[Value]) -> String {
     docs.iter()
-        .map(|d| format!("---\n{}", serde_saphyr::to_string(d).expect("JSON values serialize to YAML")))
+        .map(|d| {
+            format!(
+                "---\n{}",
+                serde_saphyr::to_string(d).expect("JSON values serialize to YAML")
+            )
+        })
         .collect()
 }

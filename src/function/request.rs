@@ -28,7 +28,9 @@ impl<'de> Deserialize<'de> for Amount {
                 )))
             }
         };
-        Money::parse(&text).map(Amount).map_err(serde::de::Error::custom)
+        Money::parse(&text)
+            .map(Amount)
+            .map_err(serde::de::Error::custom)
     }
 }
 
@@ -106,14 +108,23 @@ pub fn lookup<'a>(root: &'a Value, path: &str) -> Option<&'a Value> {
 
 /// Reads the value at `path` as `T`; absent or null is `None`. A value of
 /// the wrong shape is a problem naming the full path of the bad field.
-pub fn read<T: serde::de::DeserializeOwned>(root: &Value, path: &str) -> Result<Option<T>, Problem> {
+pub fn read<T: serde::de::DeserializeOwned>(
+    root: &Value,
+    path: &str,
+) -> Result<Option<T>, Problem> {
     match lookup(root, path) {
         None | Some(Value::Null) => Ok(None),
-        Some(value) => serde_path_to_error::deserialize(value).map(Some).map_err(|e| {
-            let inner = e.path().to_string();
-            let field = if inner == "." { path.to_string() } else { join_path(path, &inner) };
-            Problem::new(field, e.into_inner().to_string())
-        }),
+        Some(value) => serde_path_to_error::deserialize(value)
+            .map(Some)
+            .map_err(|e| {
+                let inner = e.path().to_string();
+                let field = if inner == "." {
+                    path.to_string()
+                } else {
+                    join_path(path, &inner)
+                };
+                Problem::new(field, e.into_inner().to_string())
+            }),
     }
 }
 
@@ -159,6 +170,9 @@ mod tests {
     fn absent_and_null_are_none() {
         let xr = json!({"spec": {"budget": null}});
         assert_eq!(read::<BudgetRequest>(&xr, "spec.budget").unwrap(), None);
-        assert_eq!(read::<BudgetRequest>(&xr, "spec.nothing.here").unwrap(), None);
+        assert_eq!(
+            read::<BudgetRequest>(&xr, "spec.nothing.here").unwrap(),
+            None
+        );
     }
 }

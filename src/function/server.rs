@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use function_sdk_rust::proto::v1::function_runner_service_server::{FunctionRunnerServiceServer, SERVICE_NAME};
+use function_sdk_rust::proto::v1::function_runner_service_server::{
+    FunctionRunnerServiceServer, SERVICE_NAME,
+};
 use function_sdk_rust::Args;
 use prometheus_client::registry::Registry;
 use tonic::server::NamedService;
@@ -36,13 +38,19 @@ pub enum ServeError {
     #[error("no credentials were provided: supply --tls-certs-dir (or TLS_SERVER_CERTS_DIR), or use --insecure")]
     MissingTlsCertsDir,
     #[error("cannot read TLS file {path}: {source}")]
-    ReadCertificate { path: PathBuf, source: std::io::Error },
+    ReadCertificate {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("gRPC server: {0}")]
     Transport(#[from] tonic::transport::Error),
     #[error("gRPC reflection: {0}")]
     Reflection(#[from] tonic_reflection::server::Error),
     #[error("metrics endpoint {address}: {source}")]
-    Metrics { address: String, source: std::io::Error },
+    Metrics {
+        address: String,
+        source: std::io::Error,
+    },
 }
 
 /// Serves the v1 service under the v1beta1 name by rewriting the request
@@ -67,7 +75,10 @@ where
     }
 
     fn call(&mut self, mut req: http::Request<B>) -> Self::Future {
-        let path = req.uri().path().replacen(V1BETA1_SERVICE_NAME, SERVICE_NAME, 1);
+        let path = req
+            .uri()
+            .path()
+            .replacen(V1BETA1_SERVICE_NAME, SERVICE_NAME, 1);
         let mut parts = req.uri().clone().into_parts();
         parts.path_and_query = path.parse().ok();
         if let Ok(uri) = http::Uri::from_parts(parts) {
@@ -91,7 +102,11 @@ fn tls_config(dir: &Path) -> Result<ServerTlsConfig, ServeError> {
 
 /// `:8080` (Go style) or `0.0.0.0:8080`.
 fn metrics_address(address: &str) -> Result<SocketAddr, ServeError> {
-    let full = if address.starts_with(':') { format!("0.0.0.0{address}") } else { address.to_string() };
+    let full = if address.starts_with(':') {
+        format!("0.0.0.0{address}")
+    } else {
+        address.to_string()
+    };
     full.parse().map_err(|source| ServeError::Address {
         address: address.to_string(),
         source,
@@ -99,7 +114,10 @@ fn metrics_address(address: &str) -> Result<SocketAddr, ServeError> {
 }
 
 /// Serves /metrics from `registry` on `address`.
-async fn serve_metrics(listener: tokio::net::TcpListener, registry: Arc<Registry>) -> std::io::Result<()> {
+async fn serve_metrics(
+    listener: tokio::net::TcpListener,
+    registry: Arc<Registry>,
+) -> std::io::Result<()> {
     use axum::http::header::CONTENT_TYPE;
     let app = axum::Router::new().route(
         "/metrics",
@@ -110,7 +128,10 @@ async fn serve_metrics(listener: tokio::net::TcpListener, registry: Arc<Registry
                 match prometheus_client::encoding::text::encode(&mut body, &registry) {
                     Ok(()) => (
                         axum::http::StatusCode::OK,
-                        [(CONTENT_TYPE, "application/openmetrics-text; version=1.0.0; charset=utf-8")],
+                        [(
+                            CONTENT_TYPE,
+                            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                        )],
                         body,
                     ),
                     Err(_) => (
@@ -148,7 +169,10 @@ pub async fn serve_on(
 ) -> Result<(), ServeError> {
     let mut builder = Server::builder();
     if !args.insecure {
-        let dir = args.tls_certs_dir.as_deref().ok_or(ServeError::MissingTlsCertsDir)?;
+        let dir = args
+            .tls_certs_dir
+            .as_deref()
+            .ok_or(ServeError::MissingTlsCertsDir)?;
         builder = builder.tls_config(tls_config(dir)?)?;
     }
 
@@ -178,7 +202,9 @@ pub async fn serve_on(
     }
     let (health_reporter, health) = tonic_health::server::health_reporter();
     for service in ["", SERVICE_NAME, V1BETA1_SERVICE_NAME] {
-        health_reporter.set_service_status(service, ServingStatus::Serving).await;
+        health_reporter
+            .set_service_status(service, ServingStatus::Serving)
+            .await;
     }
     let reflection = tonic_reflection::server::Builder::configure()
         .register_encoded_file_descriptor_set(function_sdk_rust::proto::FILE_DESCRIPTOR_SET)

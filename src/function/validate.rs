@@ -19,7 +19,9 @@ pub struct Findings {
 
 /// A LiteLLM duration: a positive count of `s`, `m`, `h`, `d` or `mo`.
 pub fn is_duration(text: &str) -> bool {
-    let unit_at = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let unit_at = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
     let (count, unit) = text.split_at(unit_at);
     !count.is_empty()
         && !count.starts_with('0')
@@ -32,7 +34,9 @@ pub fn is_dns_label(text: &str) -> bool {
     let bytes = text.as_bytes();
     !bytes.is_empty()
         && bytes.len() <= 63
-        && bytes.iter().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
         && bytes[0] != b'-'
         && bytes[bytes.len() - 1] != b'-'
 }
@@ -61,41 +65,64 @@ fn policy_amount(value: &Option<String>, field: &str, findings: &mut Findings) -
 pub fn check(request: &XrRequest, paths: &FieldPaths, policy: &Policy) -> Findings {
     let mut findings = Findings::default();
     let max_budget = policy_amount(&policy.max_budget, "input.policy.maxBudget", &mut findings);
-    let max_key_budget = policy_amount(&policy.max_key_budget, "input.policy.maxKeyBudget", &mut findings);
+    let max_key_budget = policy_amount(
+        &policy.max_key_budget,
+        "input.policy.maxKeyBudget",
+        &mut findings,
+    );
     let allowed = policy.allowed_models.as_deref();
 
     let check_models = |models: &Option<Vec<String>>, field: &str, findings: &mut Findings| {
-        let (Some(allowed), Some(models)) = (allowed, models) else { return };
+        let (Some(allowed), Some(models)) = (allowed, models) else {
+            return;
+        };
         for (i, model) in models.iter().enumerate() {
             if !model_allowed(allowed, model) {
                 findings.fatal.push(Problem::new(
                     format!("{field}[{i}]"),
-                    format!("model {model:?} is not allowed by policy (allowed: {})", allowed.join(", ")),
+                    format!(
+                        "model {model:?} is not allowed by policy (allowed: {})",
+                        allowed.join(", ")
+                    ),
                 ));
             }
         }
     };
 
-    check_models(&request.team.models, &format!("{}.models", paths.team), &mut findings);
+    check_models(
+        &request.team.models,
+        &format!("{}.models", paths.team),
+        &mut findings,
+    );
 
     // The budget.
-    let team_budget = request.budget.as_ref().and_then(|b| b.max_budget.as_ref()).map(|a| a.0);
+    let team_budget = request
+        .budget
+        .as_ref()
+        .and_then(|b| b.max_budget.as_ref())
+        .map(|a| a.0);
     if let Some(budget) = &request.budget {
         let field = |name: &str| format!("{}.{name}", paths.budget);
         if let Some(d) = &budget.duration {
             if !is_duration(d) {
-                findings.fatal.push(Problem::new(field("duration"), duration_message(d)));
+                findings
+                    .fatal
+                    .push(Problem::new(field("duration"), duration_message(d)));
             }
         } else if budget.max_budget.is_some() {
-            findings
-                .warnings
-                .push(Problem::new(field("duration"), "not set: the budget never resets"));
+            findings.warnings.push(Problem::new(
+                field("duration"),
+                "not set: the budget never resets",
+            ));
         }
         if let (Some(soft), Some(max)) = (&budget.soft_budget, team_budget) {
             if soft.0 > max {
                 findings.warnings.push(Problem::new(
                     field("softBudget"),
-                    format!("{} is above maxBudget {max}: the soft limit never warns", soft.0),
+                    format!(
+                        "{} is above maxBudget {max}: the soft limit never warns",
+                        soft.0
+                    ),
                 ));
             }
         }
@@ -119,7 +146,10 @@ pub fn check(request: &XrRequest, paths: &FieldPaths, policy: &Policy) -> Findin
         if request.keys.len() > limit as usize {
             findings.fatal.push(Problem::new(
                 paths.keys.clone(),
-                format!("{} keys requested, policy allows at most {limit}", request.keys.len()),
+                format!(
+                    "{} keys requested, policy allows at most {limit}",
+                    request.keys.len()
+                ),
             ));
         }
     }
@@ -130,13 +160,17 @@ pub fn check(request: &XrRequest, paths: &FieldPaths, policy: &Policy) -> Findin
         if !is_dns_label(&key.name) {
             findings.fatal.push(Problem::new(
                 field("name"),
-                format!("{:?} must be a DNS label (lowercase letters, digits and '-', at most 63)", key.name),
+                format!(
+                    "{:?} must be a DNS label (lowercase letters, digits and '-', at most 63)",
+                    key.name
+                ),
             ));
         }
         if !names.insert(key.name.as_str()) {
-            findings
-                .fatal
-                .push(Problem::new(field("name"), format!("duplicate key name {:?}", key.name)));
+            findings.fatal.push(Problem::new(
+                field("name"),
+                format!("duplicate key name {:?}", key.name),
+            ));
         }
         if let Some(alias) = &key.alias {
             if !aliases.insert(alias.as_str()) {
@@ -146,10 +180,15 @@ pub fn check(request: &XrRequest, paths: &FieldPaths, policy: &Policy) -> Findin
                 ));
             }
         }
-        for (name, value) in [("budgetDuration", &key.budget_duration), ("duration", &key.duration)] {
+        for (name, value) in [
+            ("budgetDuration", &key.budget_duration),
+            ("duration", &key.duration),
+        ] {
             if let Some(d) = value {
                 if !is_duration(d) {
-                    findings.fatal.push(Problem::new(field(name), duration_message(d)));
+                    findings
+                        .fatal
+                        .push(Problem::new(field(name), duration_message(d)));
                 }
             }
         }
@@ -177,7 +216,10 @@ pub fn check(request: &XrRequest, paths: &FieldPaths, policy: &Policy) -> Findin
                 if budget.0 > team {
                     findings.warnings.push(Problem::new(
                         field("maxBudget"),
-                        format!("{} is above the team budget {team}: the team limit applies first", budget.0),
+                        format!(
+                            "{} is above the team budget {team}: the team limit applies first",
+                            budget.0
+                        ),
                     ));
                 }
             }
@@ -186,9 +228,10 @@ pub fn check(request: &XrRequest, paths: &FieldPaths, policy: &Policy) -> Findin
 
     // The models.
     if !request.models.is_empty() && policy.allow_models == Some(false) {
-        findings
-            .fatal
-            .push(Problem::new(paths.models.clone(), "policy does not allow XRs to add models"));
+        findings.fatal.push(Problem::new(
+            paths.models.clone(),
+            "policy does not allow XRs to add models",
+        ));
     }
     let mut model_names = BTreeSet::new();
     for (i, model) in request.models.iter().enumerate() {
@@ -196,30 +239,41 @@ pub fn check(request: &XrRequest, paths: &FieldPaths, policy: &Policy) -> Findin
         if !is_dns_label(&model.name.replace(['.', '_'], "-").to_lowercase()) {
             findings.fatal.push(Problem::new(
                 field("name"),
-                format!("{:?} must be 1-63 letters, digits, '.', '_' or '-'", model.name),
+                format!(
+                    "{:?} must be 1-63 letters, digits, '.', '_' or '-'",
+                    model.name
+                ),
             ));
         }
         if !model_names.insert(model.name.as_str()) {
-            findings
-                .fatal
-                .push(Problem::new(field("name"), format!("duplicate model name {:?}", model.name)));
+            findings.fatal.push(Problem::new(
+                field("name"),
+                format!("duplicate model name {:?}", model.name),
+            ));
         }
         if model.model.is_empty() {
-            findings.fatal.push(Problem::new(field("model"), "must not be empty"));
+            findings
+                .fatal
+                .push(Problem::new(field("model"), "must not be empty"));
         }
         if let Some(allowed) = allowed {
             if !model_allowed(allowed, &model.name) {
                 findings.fatal.push(Problem::new(
                     field("name"),
-                    format!("model {:?} is not allowed by policy (allowed: {})", model.name, allowed.join(", ")),
+                    format!(
+                        "model {:?} is not allowed by policy (allowed: {})",
+                        model.name,
+                        allowed.join(", ")
+                    ),
                 ));
             }
         }
         if let Some(base) = &model.api_base {
             if !(base.starts_with("http://") || base.starts_with("https://")) {
-                findings
-                    .fatal
-                    .push(Problem::new(field("apiBase"), format!("{base:?} must be an http(s) URL")));
+                findings.fatal.push(Problem::new(
+                    field("apiBase"),
+                    format!("{base:?} must be an http(s) URL"),
+                ));
             }
         }
     }
@@ -255,7 +309,9 @@ mod tests {
         for good in ["30s", "5m", "12h", "30d", "1mo"] {
             assert!(is_duration(good), "{good}");
         }
-        for bad in ["30x", "0d", "d", "30", "-1d", "1.5d", "30dd", "1000000d", ""] {
+        for bad in [
+            "30x", "0d", "d", "30", "-1d", "1.5d", "30dd", "1000000d", "",
+        ] {
             assert!(!is_duration(bad), "{bad}");
         }
     }
@@ -281,7 +337,10 @@ mod tests {
             max_keys: Some(2),
             ..Default::default()
         };
-        assert_eq!(check(&request, &FieldPaths::default(), &policy), Findings::default());
+        assert_eq!(
+            check(&request, &FieldPaths::default(), &policy),
+            Findings::default()
+        );
     }
 
     #[test]
@@ -357,7 +416,14 @@ mod tests {
         let findings = check(&request, &FieldPaths::default(), &Policy::default());
         assert!(findings.fatal.is_empty(), "{:?}", findings.fatal);
         let warned: Vec<&str> = findings.warnings.iter().map(|p| p.field.as_str()).collect();
-        assert_eq!(warned, vec!["spec.budget.duration", "spec.keys[0].models[0]", "spec.keys[0].maxBudget"]);
+        assert_eq!(
+            warned,
+            vec![
+                "spec.budget.duration",
+                "spec.keys[0].models[0]",
+                "spec.keys[0].maxBudget"
+            ]
+        );
     }
 
     #[test]

@@ -323,7 +323,10 @@ mod tests {
     #[test]
     fn rejects_bad_configuration_without_quoting_the_key() {
         for endpoint in ["not a url", "ftp://proxy", "mailto:x@y"] {
-            assert!(matches!(Client::new(config(endpoint)), Err(Error::Config(_))));
+            assert!(matches!(
+                Client::new(config(endpoint)),
+                Err(Error::Config(_))
+            ));
         }
         let mut bad_key = config("http://proxy");
         bad_key.master_key = Secret::new("sk-line\nbreak");

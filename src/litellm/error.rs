@@ -207,16 +207,26 @@ mod tests {
             scrub("Invalid key sk-abc_DEF-123 and 'sk-test-master-0000'."),
             "Invalid key <redacted> and '<redacted>'."
         );
-        assert_eq!(scrub("{\"key\":\"sk-a.b/c+d=\"}"), "{\"key\":\"<redacted>\"}");
+        assert_eq!(
+            scrub("{\"key\":\"sk-a.b/c+d=\"}"),
+            "{\"key\":\"<redacted>\"}"
+        );
         assert_eq!(scrub("sk-x"), "<redacted>");
         // Not keys: inside a word, or a bare prefix.
-        assert_eq!(scrub("risk-based disk-full sk- end"), "risk-based disk-full sk- end");
+        assert_eq!(
+            scrub("risk-based disk-full sk- end"),
+            "risk-based disk-full sk- end"
+        );
         assert_eq!(scrub("ünïcödé sk-ü"), "ünïcödé <redacted>");
     }
 
     #[test]
     fn body_details_are_short_and_key_free() {
-        let body = format!("{{\"error\": \"sk-{}\" , \n \"more\": \"{}\"}}", "a".repeat(50), "x".repeat(1000));
+        let body = format!(
+            "{{\"error\": \"sk-{}\" , \n \"more\": \"{}\"}}",
+            "a".repeat(50),
+            "x".repeat(1000)
+        );
         let detail = body_detail(body.as_bytes());
         assert!(!detail.contains("sk-a"));
         assert!(detail.starts_with("{\"error\": \"<redacted>\" , \"more\""));

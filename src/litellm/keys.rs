@@ -159,7 +159,9 @@ impl Client {
     /// Generating a key that already exists is not an error in LiteLLM
     /// 1.108.7: it answers 200 for the existing key and changes nothing (the
     /// response echoes the request, not the stored settings). Read the key
-    /// back with [`Client::key_info`] after a retried create.
+    /// back with [`Client::key_info`] after a retried create. A retry that
+    /// also sets `key_alias` gets [`Error::Conflict`] instead (the alias is
+    /// taken, by this very key): look the key up by its token.
     pub async fn key_generate(
         &self,
         key: Option<&Secret>,
@@ -281,7 +283,10 @@ mod tests {
             key: None,
             fields: &KeyRequest::default(),
         };
-        assert_eq!(serde_json::to_value(&no_key).unwrap(), serde_json::json!({}));
+        assert_eq!(
+            serde_json::to_value(&no_key).unwrap(),
+            serde_json::json!({})
+        );
     }
 
     #[test]

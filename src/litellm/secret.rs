@@ -94,11 +94,13 @@ pub(super) fn token_for(token_or_key: &str) -> String {
 
 fn hex(bytes: &[u8]) -> String {
     use fmt::Write;
-    bytes.iter().fold(String::with_capacity(bytes.len() * 2), |mut out, b| {
-        // Writing to a String cannot fail.
-        let _ = write!(out, "{b:02x}");
-        out
-    })
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut out, b| {
+            // Writing to a String cannot fail.
+            let _ = write!(out, "{b:02x}");
+            out
+        })
 }
 
 #[cfg(test)]
@@ -130,7 +132,9 @@ mod tests {
         assert_ne!(a, b);
         let hex_part = a.expose().strip_prefix("sk-").expect("sk- prefix");
         assert_eq!(hex_part.len(), 48);
-        assert!(hex_part.bytes().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c)));
+        assert!(hex_part
+            .bytes()
+            .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c)));
     }
 
     #[test]

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::client::{endpoint, Endpoint};
-use super::{Client, Error};
+use super::{null_as_default, Client, Error};
 
 const TEAM_NEW: Endpoint = endpoint!(POST "/team/new");
 const TEAM_INFO: Endpoint = endpoint!(GET "/team/info");
@@ -49,6 +49,7 @@ pub struct TeamRequest {
 pub struct TeamInfo {
     pub team_id: String,
     pub team_alias: Option<String>,
+    #[serde(deserialize_with = "null_as_default")]
     pub models: Vec<String>,
     pub max_budget: Option<f64>,
     pub soft_budget: Option<f64>,
@@ -111,7 +112,9 @@ impl Client {
     /// Deletes the team and, with it, every key of the team. `false` when the
     /// team was already gone.
     pub async fn team_delete(&self, team_id: &str) -> Result<bool, Error> {
-        let body = TeamDeleteRequest { team_ids: [team_id] };
+        let body = TeamDeleteRequest {
+            team_ids: [team_id],
+        };
         self.post(&TEAM_DELETE, &body).await?.found()
     }
 }
