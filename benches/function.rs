@@ -122,7 +122,7 @@ async fn start_baseline() -> u16 {
     tokio::spawn(
         tonic::transport::Server::builder()
             .add_service(FunctionRunnerServiceServer::new(PassThrough))
-            .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener)),
+            .serve_with_incoming(litellm_crossplane::function::server::incoming(listener)),
     );
     port
 }

@@ -216,14 +216,22 @@ pub async fn serve_on(
         .add_service(V1beta1(v1))
         .add_service(health)
         .add_service(reflection)
-        .serve_with_incoming_shutdown(tokio_stream_listener(listener), shutdown)
+        .serve_with_incoming_shutdown(incoming(listener), shutdown)
         .await?;
     Ok(())
 }
 
-/// Adapts a bound listener into the incoming stream tonic takes.
-fn tokio_stream_listener(
+/// Adapts a bound listener into the stream of connections tonic takes.
+/// Nagle's algorithm is off on every connection, as tonic's own `serve`
+/// does: with it on, a response larger than one segment waits for the
+/// client's delayed ACK (about 40 ms) on every call.
+pub fn incoming(
     listener: tokio::net::TcpListener,
 ) -> impl tokio_stream::Stream<Item = Result<tokio::net::TcpStream, std::io::Error>> {
-    tokio_stream::wrappers::TcpListenerStream::new(listener)
+    use tokio_stream::StreamExt;
+    tokio_stream::wrappers::TcpListenerStream::new(listener).map(|connection| {
+        let connection = connection?;
+        connection.set_nodelay(true)?;
+        Ok(connection)
+    })
 }

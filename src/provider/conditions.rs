@@ -60,10 +60,22 @@ mod tests {
     #[test]
     fn transition_time_moves_only_when_the_status_changes() {
         let mut conditions = Vec::new();
-        set(&mut conditions, condition(READY, false, reason::CREATING, None), "t1");
-        set(&mut conditions, condition(READY, false, reason::CREATING, Some("still".into())), "t2");
+        set(
+            &mut conditions,
+            condition(READY, false, reason::CREATING, None),
+            "t1",
+        );
+        set(
+            &mut conditions,
+            condition(READY, false, reason::CREATING, Some("still".into())),
+            "t2",
+        );
         assert_eq!(conditions[0].last_transition_time.as_deref(), Some("t1"));
-        set(&mut conditions, condition(READY, true, reason::AVAILABLE, None), "t3");
+        set(
+            &mut conditions,
+            condition(READY, true, reason::AVAILABLE, None),
+            "t3",
+        );
         assert_eq!(conditions.len(), 1);
         assert_eq!(conditions[0].last_transition_time.as_deref(), Some("t3"));
         remove(&mut conditions, READY);

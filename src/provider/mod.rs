@@ -1,4 +1,26 @@
 //! The provider: a Kubernetes controller reconciling the LiteLLM kinds
 //! against the admin API with Crossplane managed-resource semantics.
+//!
+//! Entities: [`reconciler`] is the one generic managed reconciler (finalizer,
+//! references, instance, external name, status) over the contract in
+//! [`managed`]; [`team`], [`key`], [`budget`] and [`model`] are the per-kind
+//! `External` implementations with their pure diffs; [`controllers`] runs
+//! them. [`leader`] and [`http`] serve the binary.
 
+pub mod budget;
 pub mod conditions;
+pub mod connection;
+pub mod controllers;
+pub mod diff;
+pub mod http;
+pub mod instance;
+pub mod key;
+pub mod leader;
+pub mod managed;
+pub mod metrics;
+pub mod model;
+pub mod ownership;
+pub mod reconciler;
+pub mod resolve;
+pub mod team;
+pub mod timing;

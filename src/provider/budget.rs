@@ -1,0 +1,224 @@
+//! `LiteLLMBudget` against `/budget/*`.
+//!
+//! LiteLLM budgets have no metadata, so they carry no ownership marker: an
+//! adopted budget cannot be told apart from one created elsewhere.
+
+use std::collections::BTreeMap;
+
+use crate::api::budget::{BudgetObservation, BudgetParameters, LiteLLMBudget};
+use crate::api::common::{ManagedFields, ManagedStatus};
+use crate::litellm::{self, BudgetInfo, BudgetRequest};
+
+use super::diff::{self, money_f64, money_string, Diff};
+use super::managed::{Connection, External, ExternalError, ManagedKind, Observation};
+
+pub fn request(id: &str, params: &BudgetParameters) -> BudgetRequest {
+    BudgetRequest {
+        budget_id: id.to_owned(),
+        max_budget: params.max_budget.as_deref().and_then(money_f64),
+        soft_budget: params.soft_budget.as_deref().and_then(money_f64),
+        budget_duration: params.budget_duration.clone(),
+        tpm_limit: params.tpm_limit,
+        rpm_limit: params.rpm_limit,
+        max_parallel_requests: params.max_parallel_requests,
+    }
+}
+
+pub fn diff(params: &BudgetParameters, live: &BudgetInfo) -> Diff {
+    let mut diff = Diff::new();
+    diff.money("maxBudget", params.max_budget.as_deref(), live.max_budget);
+    diff.money(
+        "softBudget",
+        params.soft_budget.as_deref(),
+        live.soft_budget,
+    );
+    diff.field(
+        "budgetDuration",
+        params.budget_duration.as_ref(),
+        live.budget_duration.as_ref(),
+    );
+    diff.field(
+        "tpmLimit",
+        params.tpm_limit.as_ref(),
+        live.tpm_limit.as_ref(),
+    );
+    diff.field(
+        "rpmLimit",
+        params.rpm_limit.as_ref(),
+        live.rpm_limit.as_ref(),
+    );
+    diff.field(
+        "maxParallelRequests",
+        params.max_parallel_requests.as_ref(),
+        live.max_parallel_requests.as_ref(),
+    );
+    diff
+}
+
+pub fn late_init(params: &BudgetParameters, live: &BudgetInfo) -> Option<BudgetParameters> {
+    let mut filled = params.clone();
+    let changed = [
+        diff::late_init(&mut filled.max_budget, money_string(live.max_budget)),
+        diff::late_init(&mut filled.soft_budget, money_string(live.soft_budget)),
+        diff::late_init(&mut filled.budget_duration, live.budget_duration.clone()),
+        diff::late_init(&mut filled.tpm_limit, live.tpm_limit),
+        diff::late_init(&mut filled.rpm_limit, live.rpm_limit),
+        diff::late_init(
+            &mut filled.max_parallel_requests,
+            live.max_parallel_requests,
+        ),
+    ];
+    changed.contains(&true).then_some(filled)
+}
+
+pub fn at_provider(live: &BudgetInfo) -> BudgetObservation {
+    BudgetObservation {
+        budget_id: Some(live.budget_id.clone()),
+        max_budget: money_string(live.max_budget),
+        budget_reset_at: live.budget_reset_at.clone(),
+        created_at: live.created_at.clone(),
+    }
+}
+
+/// `/budget/*` for one reconciliation.
+pub struct BudgetExternal {
+    client: litellm::Client,
+}
+
+impl ManagedKind for LiteLLMBudget {
+    type Parameters = BudgetParameters;
+    type AtProvider = BudgetObservation;
+    type External = BudgetExternal;
+    const NOUN: &'static str = "budget";
+
+    fn managed(&self) -> &ManagedFields {
+        &self.spec.managed
+    }
+    fn for_provider(&self) -> &BudgetParameters {
+        &self.spec.for_provider
+    }
+    fn managed_status(&self) -> Option<&ManagedStatus<BudgetObservation>> {
+        self.status.as_ref()
+    }
+    fn connect(connection: Connection) -> BudgetExternal {
+        BudgetExternal {
+            client: connection.litellm,
+        }
+    }
+}
+
+impl External<LiteLLMBudget> for BudgetExternal {
+    async fn observe(
+        &self,
+        mr: &LiteLLMBudget,
+        id: &str,
+    ) -> Result<Observation<LiteLLMBudget>, ExternalError> {
+        let Some(live) = self.client.budget_info(id).await? else {
+            return Ok(Observation::absent());
+        };
+        let params = &mr.spec.for_provider;
+        Ok(Observation {
+            exists: true,
+            owner: None,
+            drift: diff(params, &live),
+            late_init: late_init(params, &live),
+            at_provider: Some(at_provider(&live)),
+            connection_details: BTreeMap::from([("budgetId".to_owned(), live.budget_id)]),
+        })
+    }
+
+    async fn create(&self, mr: &LiteLLMBudget, id: &str) -> Result<(), ExternalError> {
+        self.client
+            .budget_new(&request(id, &mr.spec.for_provider))
+            .await?;
+        Ok(())
+    }
+
+    async fn update(&self, mr: &LiteLLMBudget, id: &str) -> Result<(), ExternalError> {
+        self.client
+            .budget_update(&request(id, &mr.spec.for_provider))
+            .await?;
+        Ok(())
+    }
+
+    async fn delete(&self, id: &str) -> Result<(), ExternalError> {
+        self.client.budget_delete(id).await?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn live() -> BudgetInfo {
+        BudgetInfo {
+            budget_id: "ns.b".into(),
+            max_budget: Some(100.0),
+            soft_budget: Some(80.0),
+            budget_duration: Some("30d".into()),
+            rpm_limit: Some(10),
+            ..BudgetInfo::default()
+        }
+    }
+
+    #[test]
+    fn diff_table() {
+        let cases: Vec<(BudgetParameters, Vec<&str>)> = vec![
+            (BudgetParameters::default(), vec![]),
+            (
+                BudgetParameters {
+                    max_budget: Some("100.00".into()),
+                    soft_budget: Some("80".into()),
+                    budget_duration: Some("30d".into()),
+                    rpm_limit: Some(10),
+                    ..BudgetParameters::default()
+                },
+                vec![],
+            ),
+            (
+                BudgetParameters {
+                    max_budget: Some("100.000001".into()),
+                    soft_budget: Some("81".into()),
+                    budget_duration: Some("1d".into()),
+                    tpm_limit: Some(5),
+                    rpm_limit: Some(11),
+                    max_parallel_requests: Some(2),
+                },
+                vec![
+                    "maxBudget",
+                    "softBudget",
+                    "budgetDuration",
+                    "tpmLimit",
+                    "rpmLimit",
+                    "maxParallelRequests",
+                ],
+            ),
+        ];
+        for (params, want) in cases {
+            assert_eq!(
+                diff(&params, &live()).fields(),
+                want.as_slice(),
+                "{params:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn request_and_late_init() {
+        let params = BudgetParameters {
+            max_budget: Some("12.5".into()),
+            ..BudgetParameters::default()
+        };
+        let body = serde_json::to_value(request("ns.b", &params)).unwrap();
+        assert_eq!(
+            body,
+            serde_json::json!({"budget_id": "ns.b", "max_budget": 12.5})
+        );
+        let filled = late_init(&params, &live()).unwrap();
+        assert_eq!(filled.max_budget.as_deref(), Some("12.5"));
+        assert_eq!(filled.soft_budget.as_deref(), Some("80"));
+        assert_eq!(late_init(&filled, &live()), None);
+        assert_eq!(at_provider(&live()).max_budget.as_deref(), Some("100"));
+    }
+}

@@ -1,0 +1,136 @@
+//! Connection Secrets: where a resource publishes what consumers need
+//! (`endpoint`, and for keys the secret `key`).
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::Secret as KubeSecret;
+use k8s_openapi::ByteString;
+use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
+use kube::ResourceExt;
+
+use crate::litellm::Secret;
+
+use super::managed::{ExternalError, ManagedKind};
+
+/// Label on every connection Secret, so the controllers watch only these.
+pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
+pub const MANAGED_BY: &str = "provider-litellm";
+
+/// Whether `secret` is controlled by `mr` (ownerReference with its uid).
+fn owned_by<K: ManagedKind>(secret: &KubeSecret, mr: &K) -> bool {
+    let uid = mr.meta().uid.as_deref();
+    secret
+        .owner_references()
+        .iter()
+        .any(|o| Some(o.uid.as_str()) == uid)
+}
+
+fn missing_or_different(
+    existing: &KubeSecret,
+    data: &BTreeMap<String, Secret>,
+) -> BTreeMap<String, ByteString> {
+    let current = existing.data.clone().unwrap_or_default();
+    data.iter()
+        .filter(|(key, value)| {
+            current.get(*key).map(|v| v.0.as_slice()) != Some(value.expose().as_bytes())
+        })
+        .map(|(key, value)| (key.clone(), ByteString(value.expose().as_bytes().to_vec())))
+        .collect()
+}
+
+/// Reads `name` if it belongs to `mr`. A Secret of that name that is not
+/// `mr`'s is an error: it may hold someone else's data, and overwriting or
+/// trusting it could leak or lose a key.
+pub async fn read<K: ManagedKind>(
+    client: &kube::Client,
+    mr: &K,
+    name: &str,
+) -> Result<Option<KubeSecret>, ExternalError> {
+    let api: Api<KubeSecret> = Api::namespaced(client.clone(), &mr.namespace().unwrap_or_default());
+    match api.get_opt(name).await? {
+        Some(secret) if !owned_by(&secret, mr) => Err(ExternalError::Invalid(format!(
+            "connection Secret {name} exists and is not owned by {} {}",
+            K::kind(&()),
+            mr.name_any()
+        ))),
+        other => Ok(other),
+    }
+}
+
+/// The value of `key` in a Secret.
+pub fn value(secret: &KubeSecret, key: &str) -> Option<Secret> {
+    let bytes = secret.data.as_ref()?.get(key)?;
+    Some(Secret::new(String::from_utf8_lossy(&bytes.0)))
+}
+
+/// Writes `data` into the connection Secret `name` (owned by `mr`, so it is
+/// garbage collected with it). Keys not in `data` are kept, and nothing is
+/// written when every value is already there: the steady state costs one
+/// read of the Secret and no write.
+pub async fn publish<K: ManagedKind>(
+    client: &kube::Client,
+    mr: &K,
+    name: &str,
+    data: &BTreeMap<String, Secret>,
+) -> Result<(), ExternalError> {
+    let api: Api<KubeSecret> = Api::namespaced(client.clone(), &mr.namespace().unwrap_or_default());
+    match read(client, mr, name).await? {
+        None => {
+            let owner = mr.controller_owner_ref(&()).ok_or_else(|| {
+                ExternalError::Invalid(format!("{} {} has no uid yet", K::kind(&()), mr.name_any()))
+            })?;
+            let secret = KubeSecret {
+                metadata: ObjectMeta {
+                    name: Some(name.to_owned()),
+                    labels: Some([(MANAGED_BY_LABEL.to_owned(), MANAGED_BY.to_owned())].into()),
+                    owner_references: Some(vec![owner]),
+                    ..ObjectMeta::default()
+                },
+                data: Some(missing_or_different(&KubeSecret::default(), data)),
+                type_: Some("Opaque".into()),
+                ..KubeSecret::default()
+            };
+            api.create(&PostParams::default(), &secret).await?;
+        }
+        Some(existing) => {
+            let changed = missing_or_different(&existing, data);
+            if !changed.is_empty() {
+                let patch = serde_json::json!({ "data": changed });
+                api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+                    .await?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_missing_or_changed_values_are_written() {
+        let existing = KubeSecret {
+            data: Some(
+                [
+                    ("endpoint".to_owned(), ByteString(b"http://a".to_vec())),
+                    ("key".to_owned(), ByteString(b"sk-1".to_vec())),
+                ]
+                .into(),
+            ),
+            ..KubeSecret::default()
+        };
+        let same: BTreeMap<String, Secret> =
+            [("endpoint".to_owned(), Secret::new("http://a"))].into();
+        assert!(missing_or_different(&existing, &same).is_empty());
+        let moved: BTreeMap<String, Secret> = [
+            ("endpoint".to_owned(), Secret::new("http://b")),
+            ("teamId".to_owned(), Secret::new("ns.t")),
+        ]
+        .into();
+        let changed = missing_or_different(&existing, &moved);
+        assert_eq!(changed.keys().collect::<Vec<_>>(), ["endpoint", "teamId"]);
+        assert_eq!(value(&existing, "key").unwrap().expose(), "sk-1");
+        assert!(value(&existing, "nope").is_none());
+    }
+}

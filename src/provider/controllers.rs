@@ -1,0 +1,64 @@
+//! The four entity controllers, each a `kube::runtime::Controller` driving
+//! the generic [`reconcile`] for its kind.
+
+use std::fmt::Debug;
+use std::sync::Arc;
+
+use k8s_openapi::api::core::v1::Secret;
+use kube::api::Api;
+use kube::runtime::controller::Controller;
+use kube::runtime::watcher;
+use tokio_stream::StreamExt;
+
+use crate::api::{LiteLLMBudget, LiteLLMModel, LiteLLMTeam, LiteLLMVirtualKey};
+
+use super::connection::{MANAGED_BY, MANAGED_BY_LABEL};
+use super::managed::ManagedKind;
+use super::reconciler::{error_policy, reconcile, Context};
+
+fn api<K: ManagedKind>(client: &kube::Client, namespace: Option<&str>) -> Api<K> {
+    match namespace {
+        Some(namespace) => Api::namespaced(client.clone(), namespace),
+        None => Api::all(client.clone()),
+    }
+}
+
+/// Runs one controller until shutdown, logging each outcome.
+async fn drive<K: ManagedKind + Debug>(controller: Controller<K>, ctx: Arc<Context>) {
+    let results = controller
+        .shutdown_on_signal()
+        .run(reconcile::<K>, error_policy::<K>, ctx);
+    tokio::pin!(results);
+    while let Some(result) = results.next().await {
+        match result {
+            Ok((object, _)) => tracing::debug!(kind = K::NOUN, object = %object, "reconciled"),
+            // error_policy has logged reconciler errors already; what
+            // arrives here besides them are watch and queue failures.
+            Err(err) => tracing::debug!(kind = K::NOUN, error = %err, "controller error"),
+        }
+    }
+}
+
+fn plain<K: ManagedKind + Debug>(client: &kube::Client, namespace: Option<&str>) -> Controller<K> {
+    Controller::new(api::<K>(client, namespace), watcher::Config::default())
+}
+
+/// Runs the team, key, budget and model controllers until SIGTERM/Ctrl-C,
+/// over all namespaces or only `namespace`. The key controller also watches
+/// the connection Secrets it owns, so a deleted Secret is noticed.
+pub async fn run(ctx: Arc<Context>, namespace: Option<String>) {
+    let client = ctx.client.clone();
+    let namespace = namespace.as_deref();
+    let secrets: Api<Secret> = match namespace {
+        Some(namespace) => Api::namespaced(client.clone(), namespace),
+        None => Api::all(client.clone()),
+    };
+    let owned = watcher::Config::default().labels(&format!("{MANAGED_BY_LABEL}={MANAGED_BY}"));
+    let keys = plain::<LiteLLMVirtualKey>(&client, namespace).owns(secrets, owned);
+    tokio::join!(
+        drive(plain::<LiteLLMTeam>(&client, namespace), ctx.clone()),
+        drive(keys, ctx.clone()),
+        drive(plain::<LiteLLMBudget>(&client, namespace), ctx.clone()),
+        drive(plain::<LiteLLMModel>(&client, namespace), ctx.clone()),
+    );
+}

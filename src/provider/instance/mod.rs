@@ -1,0 +1,81 @@
+//! The `LiteLLMInstance` controller, attach-to-existing case
+//! (`spec.workload.managed: false`).
+//!
+//! An attached proxy belongs to someone else (a Helm chart, a GitOps
+//! pipeline, plain manifests), so this controller only observes it: it probes
+//! the proxy's public health endpoints and writes the instance's status. It
+//! never creates, reads-to-modify or adopts a Deployment, Service, ConfigMap,
+//! Secret or Job, whatever their names, and it never reads the master key
+//! (the probes are unauthenticated). The only other object it reads is the
+//! optional CA Secret of `spec.tls.caSecretRef`.
+//!
+//! Provisioning a proxy (`managed` unset or true) is not implemented in this
+//! provider version; such an instance is reported as not ready with reason
+//! `ProvisioningUnsupported` and nothing is created for it.
+//!
+//! The work is split into pure steps ([`probe_target`], [`desired_status`],
+//! [`requeue_after`]) and the effectful ones ([`probe`], reading the CA
+//! Secret, patching the status) that [`run`] drives.
+
+mod controller;
+mod probe;
+mod status;
+
+pub use controller::{controller, run, InstanceOptions, FIELD_MANAGER};
+pub use probe::probe;
+pub use status::{
+    condition_type, desired_status, endpoint, probe_target, reason, requeue_after, ProbeResult,
+    ProbeTarget,
+};
+
+/// Why a reconciliation of a `LiteLLMInstance` failed. Problems the user can
+/// fix in the object (an unreachable proxy, a missing CA Secret) are reported
+/// in its status instead; these are the failures worth a retry with backoff.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Namespaced kinds always carry a namespace; this guards the invariant
+    /// instead of panicking on a malformed watch event.
+    #[error("LiteLLMInstance {name} has no namespace")]
+    MissingNamespace { name: String },
+
+    /// `spec.tls.caSecretRef` names a Secret that does not exist.
+    #[error("CA Secret {namespace}/{name} of spec.tls.caSecretRef was not found")]
+    CaSecretNotFound { namespace: String, name: String },
+
+    /// The CA Secret exists but lacks the key.
+    #[error("CA Secret {namespace}/{name} has no key {key:?} (spec.tls.caSecretRef)")]
+    CaKeyMissing {
+        namespace: String,
+        name: String,
+        key: String,
+    },
+
+    /// The API server did not answer the read of the CA Secret.
+    #[error("reading CA Secret {namespace}/{name}: {source}")]
+    ReadCaSecret {
+        namespace: String,
+        name: String,
+        #[source]
+        source: kube::Error,
+    },
+
+    /// The status patch was refused or did not arrive.
+    #[error("patching the status of LiteLLMInstance {namespace}/{name}: {source}")]
+    PatchStatus {
+        namespace: String,
+        name: String,
+        #[source]
+        source: kube::Error,
+    },
+}
+
+impl Error {
+    /// Whether the object itself is at fault (reported in status as a reason
+    /// the proxy cannot be probed), rather than the API server.
+    pub fn is_user_error(&self) -> bool {
+        matches!(
+            self,
+            Error::CaSecretNotFound { .. } | Error::CaKeyMissing { .. }
+        )
+    }
+}

@@ -1,0 +1,702 @@
+//! The managed-resource contract: what each kind provides ([`ManagedKind`],
+//! [`External`]) and the decisions of Crossplane's managed reconciler that
+//! only need the external system ([`sync`], [`cleanup`], [`conditions`]).
+//!
+//! Everything Kubernetes-facing (finalizer, references, instance, status
+//! writes) lives in [`super::reconciler`]; keeping it out of here lets the
+//! observe/create/update/delete order be tested with a fake [`External`].
+
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+use std::future::Future;
+
+use kube::core::NamespaceResourceScope;
+use kube::{Resource, ResourceExt};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::api::common::{
+    policy_allows, Condition, ManagedFields, ManagedStatus, ManagementPolicy,
+};
+use crate::litellm;
+
+use super::conditions::{condition, reason, READY, SYNCED};
+use super::diff::Diff;
+use super::ownership::Owner;
+use super::resolve::{Reference, Resolved};
+
+/// A failure talking to the external system (LiteLLM, or the Kubernetes
+/// objects a kind keeps beside it, such as a key's Secret). Messages never
+/// hold secrets: the LiteLLM client scrubs its errors, and the rest name
+/// objects only.
+#[derive(Debug, thiserror::Error)]
+pub enum ExternalError {
+    #[error(transparent)]
+    LiteLLM(#[from] litellm::Error),
+    #[error("kubernetes API: {0}")]
+    Kube(#[from] kube::Error),
+    /// The resource asks for something that cannot be done as it stands.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl ExternalError {
+    /// Whether waiting may fix it (short backoff) rather than a change of
+    /// the resource (retry at the poll interval).
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            ExternalError::LiteLLM(err) => err.is_retryable(),
+            ExternalError::Kube(_) => true,
+            ExternalError::Invalid(_) => false,
+        }
+    }
+}
+
+/// What observing the LiteLLM object found.
+#[derive(Debug, Clone)]
+pub struct Observation<K: ManagedKind> {
+    pub exists: bool,
+    /// The ownership marker of the live object, if it carries one.
+    pub owner: Option<Owner>,
+    /// Fields of `forProvider` the live object does not match.
+    pub drift: Diff,
+    /// `forProvider` with unset optional fields filled from the live object,
+    /// when that fills anything.
+    pub late_init: Option<K::Parameters>,
+    pub at_provider: Option<K::AtProvider>,
+    /// Non-secret values for the connection Secret (besides `endpoint`).
+    pub connection_details: BTreeMap<String, String>,
+}
+
+impl<K: ManagedKind> Observation<K> {
+    /// Nothing under this id.
+    pub fn absent() -> Self {
+        Self {
+            exists: false,
+            owner: None,
+            drift: Diff::new(),
+            late_init: None,
+            at_provider: None,
+            connection_details: BTreeMap::new(),
+        }
+    }
+
+    pub fn up_to_date(&self) -> bool {
+        self.drift.is_empty()
+    }
+}
+
+/// The LiteLLM side of one kind: Crossplane's `ExternalClient`. `id` is the
+/// external name, chosen before `create` is ever called.
+pub trait External<K: ManagedKind>: Send + Sync {
+    /// One read of the object.
+    fn observe(
+        &self,
+        mr: &K,
+        id: &str,
+    ) -> impl Future<Output = Result<Observation<K>, ExternalError>> + Send;
+    /// Creates the object under `id`.
+    fn create(&self, mr: &K, id: &str) -> impl Future<Output = Result<(), ExternalError>> + Send;
+    /// Writes `forProvider` (and the ownership marker) to the object.
+    fn update(&self, mr: &K, id: &str) -> impl Future<Output = Result<(), ExternalError>> + Send;
+    /// Deletes the object; an object already gone is success.
+    fn delete(&self, id: &str) -> impl Future<Output = Result<(), ExternalError>> + Send;
+}
+
+/// Everything an [`External`] needs, resolved by the reconciler.
+pub struct Connection {
+    pub litellm: litellm::Client,
+    pub owner: Owner,
+    pub refs: Resolved,
+    pub kube: kube::Client,
+    /// The admin endpoint, for connection details.
+    pub endpoint: String,
+}
+
+/// A managed kind: its CRD type plus how it maps onto LiteLLM.
+pub trait ManagedKind:
+    Resource<DynamicType = (), Scope = NamespaceResourceScope>
+    + Clone
+    + Debug
+    + DeserializeOwned
+    + Serialize
+    + Send
+    + Sync
+    + 'static
+{
+    /// `spec.forProvider`.
+    type Parameters: Clone + Debug + PartialEq + Serialize + Send + Sync;
+    /// `status.atProvider`.
+    type AtProvider: Clone + Debug + PartialEq + Serialize + DeserializeOwned + Send + Sync;
+    type External: External<Self>;
+
+    /// Lowercase noun for messages and metric labels (`"team"`).
+    const NOUN: &'static str;
+
+    fn managed(&self) -> &ManagedFields;
+    fn for_provider(&self) -> &Self::Parameters;
+    fn managed_status(&self) -> Option<&ManagedStatus<Self::AtProvider>>;
+
+    /// References that must resolve before anything is created.
+    fn references(&self) -> Vec<Reference> {
+        Vec::new()
+    }
+
+    /// The connection Secret, if the resource has one.
+    fn connection_secret_name(&self) -> Option<String> {
+        self.managed()
+            .write_connection_secret_to_ref
+            .as_ref()
+            .map(|r| r.name.clone())
+    }
+
+    /// The id to record as external name before the first create. Kinds
+    /// whose id must be stored elsewhere first (a key's secret) do it here.
+    fn choose_id(
+        &self,
+        _connection: &Connection,
+    ) -> impl Future<Output = Result<String, ExternalError>> + Send {
+        let id =
+            super::ownership::default_id(&self.namespace().unwrap_or_default(), &self.name_any());
+        async move { Ok(id) }
+    }
+
+    fn connect(connection: Connection) -> Self::External;
+}
+
+/// Policies that never write to LiteLLM: importing is then always allowed,
+/// whoever owns the object.
+pub fn observe_only(policies: &[ManagementPolicy]) -> bool {
+    ![
+        ManagementPolicy::Create,
+        ManagementPolicy::Update,
+        ManagementPolicy::Delete,
+    ]
+    .iter()
+    .any(|p| policy_allows(policies, *p))
+}
+
+/// What one [`sync`] did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Created,
+    Updated(Diff),
+    UpToDate,
+    /// Drift the policies do not allow to correct.
+    DriftReported(Diff),
+    /// Missing, and the policies do not allow Create.
+    Missing,
+    /// Marked for another owner; left alone.
+    Refused(Owner),
+}
+
+/// The result of [`sync`]: the outcome and what to record in Kubernetes.
+#[derive(Debug, Clone)]
+pub struct Synced<K: ManagedKind> {
+    pub outcome: Outcome,
+    pub late_init: Option<K::Parameters>,
+    pub at_provider: Option<K::AtProvider>,
+    pub connection_details: BTreeMap<String, String>,
+}
+
+/// Crossplane's observe, then create or update as the policies allow. One
+/// read in the steady state; a write only for a missing object or drift.
+pub async fn sync<K: ManagedKind, E: External<K>>(
+    mr: &K,
+    id: &str,
+    owner: &Owner,
+    external: &E,
+) -> Result<Synced<K>, ExternalError> {
+    let policies = &mr.managed().management_policies;
+    let observation = external.observe(mr, id).await?;
+    let mut synced = Synced {
+        outcome: Outcome::UpToDate,
+        late_init: None,
+        at_provider: observation.at_provider.clone(),
+        connection_details: observation.connection_details.clone(),
+    };
+    if !observation.exists {
+        synced.outcome = if policy_allows(policies, ManagementPolicy::Create) {
+            external.create(mr, id).await?;
+            Outcome::Created
+        } else {
+            Outcome::Missing
+        };
+        return Ok(synced);
+    }
+    if let Some(other) = observation
+        .owner
+        .as_ref()
+        .filter(|o| !o.same_resource(owner))
+    {
+        if !observe_only(policies) {
+            synced.outcome = Outcome::Refused(other.clone());
+            synced.at_provider = None;
+            synced.connection_details.clear();
+            return Ok(synced);
+        }
+    }
+    if policy_allows(policies, ManagementPolicy::LateInitialize) {
+        synced.late_init = observation.late_init.clone();
+    }
+    synced.outcome = if observation.up_to_date() {
+        Outcome::UpToDate
+    } else if policy_allows(policies, ManagementPolicy::Update) {
+        external.update(mr, id).await?;
+        Outcome::Updated(observation.drift.clone())
+    } else {
+        Outcome::DriftReported(observation.drift.clone())
+    };
+    Ok(synced)
+}
+
+/// What [`cleanup`] did; every variant lets the finalizer go.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cleanup {
+    /// Left in LiteLLM on purpose (policies, or nothing was ever created).
+    Released(&'static str),
+    /// Already gone.
+    Gone,
+    Deleted,
+    /// Marked for another owner: never deleted on this resource's behalf.
+    Refused(Owner),
+}
+
+/// The id to delete, or why the resource is released without any call.
+pub fn deletion_target<'a, K: ManagedKind>(
+    mr: &K,
+    id: Option<&'a str>,
+) -> Result<&'a str, Cleanup> {
+    if !policy_allows(&mr.managed().management_policies, ManagementPolicy::Delete) {
+        return Err(Cleanup::Released(
+            "the management policies do not include Delete",
+        ));
+    }
+    // The id is recorded before any create, so without one nothing exists.
+    id.ok_or(Cleanup::Released("no external name was ever recorded"))
+}
+
+/// Crossplane's delete: only with the Delete policy, only what this resource
+/// owns, and only success (or a confirmed absence) lets go.
+pub async fn cleanup<K: ManagedKind, E: External<K>>(
+    mr: &K,
+    id: Option<&str>,
+    owner: &Owner,
+    external: &E,
+) -> Result<Cleanup, ExternalError> {
+    let id = match deletion_target(mr, id) {
+        Ok(id) => id,
+        Err(released) => return Ok(released),
+    };
+    let observation = external.observe(mr, id).await?;
+    if !observation.exists {
+        return Ok(Cleanup::Gone);
+    }
+    if let Some(other) = observation.owner.filter(|o| !o.same_resource(owner)) {
+        return Ok(Cleanup::Refused(other));
+    }
+    external.delete(id).await?;
+    Ok(Cleanup::Deleted)
+}
+
+fn fields(diff: &Diff) -> String {
+    diff.fields().join(", ")
+}
+
+/// The `Ready` and `Synced` conditions for an outcome.
+pub fn conditions(noun: &str, id: &str, outcome: &Outcome) -> [Condition; 2] {
+    let success =
+        |message: Option<String>| condition(SYNCED, true, reason::RECONCILE_SUCCESS, message);
+    let available = condition(READY, true, reason::AVAILABLE, None);
+    match outcome {
+        Outcome::Created => [
+            condition(READY, false, reason::CREATING, Some(format!("created LiteLLM {noun} {id}"))),
+            success(None),
+        ],
+        Outcome::Updated(diff) => [available, success(Some(format!("updated {}", fields(diff))))],
+        Outcome::UpToDate => [available, success(None)],
+        Outcome::DriftReported(diff) => [
+            available,
+            success(Some(format!(
+                "LiteLLM {noun} {id} differs from forProvider in {}; not corrected because the \
+                 management policies do not include Update",
+                fields(diff)
+            ))),
+        ],
+        Outcome::Missing => [
+            condition(READY, false, reason::UNAVAILABLE, Some(format!("LiteLLM {noun} {id} does not exist"))),
+            condition(
+                SYNCED,
+                false,
+                reason::RECONCILE_ERROR,
+                Some(format!(
+                    "LiteLLM {noun} {id} does not exist and the management policies do not include Create"
+                )),
+            ),
+        ],
+        Outcome::Refused(other) => [
+            condition(READY, false, reason::UNAVAILABLE, None),
+            condition(
+                SYNCED,
+                false,
+                reason::RECONCILE_ERROR,
+                Some(format!(
+                    "LiteLLM {noun} {id} belongs to {}; refusing to manage it (managementPolicies \
+                     [\"Observe\"] imports it read-only)",
+                    other.describe()
+                )),
+            ),
+        ],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::api::common::InstanceRef;
+    use crate::api::team::{LiteLLMTeam, LiteLLMTeamSpec, TeamObservation, TeamParameters};
+
+    /// A scripted LiteLLM: what observe returns, what fails, and a log of
+    /// every call.
+    struct Fake {
+        observation: Observation<LiteLLMTeam>,
+        fail_create: bool,
+        calls: Mutex<Vec<String>>,
+    }
+
+    impl Fake {
+        fn new(observation: Observation<LiteLLMTeam>) -> Self {
+            Self {
+                observation,
+                fail_create: false,
+                calls: Mutex::new(Vec::new()),
+            }
+        }
+        fn calls(&self) -> Vec<String> {
+            self.calls.lock().unwrap().clone()
+        }
+        fn log(&self, call: String) {
+            self.calls.lock().unwrap().push(call);
+        }
+    }
+
+    impl External<LiteLLMTeam> for Fake {
+        async fn observe(
+            &self,
+            _: &LiteLLMTeam,
+            id: &str,
+        ) -> Result<Observation<LiteLLMTeam>, ExternalError> {
+            self.log(format!("observe {id}"));
+            Ok(self.observation.clone())
+        }
+        async fn create(&self, _: &LiteLLMTeam, id: &str) -> Result<(), ExternalError> {
+            self.log(format!("create {id}"));
+            if self.fail_create {
+                return Err(ExternalError::LiteLLM(litellm::Error::Retryable {
+                    op: "POST /team/new",
+                    detail: "timed out".into(),
+                }));
+            }
+            Ok(())
+        }
+        async fn update(&self, _: &LiteLLMTeam, id: &str) -> Result<(), ExternalError> {
+            self.log(format!("update {id}"));
+            Ok(())
+        }
+        async fn delete(&self, id: &str) -> Result<(), ExternalError> {
+            self.log(format!("delete {id}"));
+            Ok(())
+        }
+    }
+
+    fn team(policies: &[ManagementPolicy]) -> LiteLLMTeam {
+        let mut team = LiteLLMTeam::new(
+            "web",
+            LiteLLMTeamSpec {
+                managed: ManagedFields {
+                    instance_ref: InstanceRef {
+                        name: "proxy".into(),
+                        namespace: None,
+                    },
+                    management_policies: policies.to_vec(),
+                    write_connection_secret_to_ref: None,
+                },
+                for_provider: TeamParameters::default(),
+            },
+        );
+        team.metadata.namespace = Some("ns".into());
+        team
+    }
+
+    fn me() -> Owner {
+        Owner {
+            cluster: "c".into(),
+            namespace: "ns".into(),
+            name: "web".into(),
+            uid: "u".into(),
+        }
+    }
+
+    fn stranger() -> Owner {
+        Owner {
+            namespace: "other".into(),
+            ..me()
+        }
+    }
+
+    fn live(owner: Option<Owner>, drift: &[&'static str]) -> Observation<LiteLLMTeam> {
+        let mut diff = Diff::new();
+        for field in drift {
+            diff.field(field, Some(&1), Some(&2));
+        }
+        Observation {
+            exists: true,
+            owner,
+            drift: diff,
+            late_init: Some(TeamParameters {
+                blocked: Some(false),
+                ..TeamParameters::default()
+            }),
+            at_provider: Some(TeamObservation {
+                team_id: Some("ns.web".into()),
+                ..TeamObservation::default()
+            }),
+            connection_details: BTreeMap::new(),
+        }
+    }
+
+    use ManagementPolicy::{All, Create, Delete, LateInitialize, Observe, Update};
+
+    #[tokio::test]
+    async fn sync_follows_crossplanes_order_for_every_policy_and_state() {
+        struct Case {
+            name: &'static str,
+            policies: &'static [ManagementPolicy],
+            observation: Observation<LiteLLMTeam>,
+            calls: &'static [&'static str],
+            outcome: Outcome,
+            late_init: bool,
+        }
+        let drift = |fields: &[&'static str]| {
+            let mut diff = Diff::new();
+            for field in fields {
+                diff.field(field, Some(&1), Some(&2));
+            }
+            diff
+        };
+        let cases = [
+            Case {
+                name: "missing is created",
+                policies: &[All],
+                observation: Observation::absent(),
+                calls: &["observe ns.web", "create ns.web"],
+                outcome: Outcome::Created,
+                late_init: false,
+            },
+            Case {
+                name: "missing without Create is only reported",
+                policies: &[Observe],
+                observation: Observation::absent(),
+                calls: &["observe ns.web"],
+                outcome: Outcome::Missing,
+                late_init: false,
+            },
+            Case {
+                name: "steady state is one read",
+                policies: &[All],
+                observation: live(Some(me()), &[]),
+                calls: &["observe ns.web"],
+                outcome: Outcome::UpToDate,
+                late_init: true,
+            },
+            Case {
+                name: "drift is corrected",
+                policies: &[All],
+                observation: live(Some(me()), &["teamAlias"]),
+                calls: &["observe ns.web", "update ns.web"],
+                outcome: Outcome::Updated(drift(&["teamAlias"])),
+                late_init: true,
+            },
+            Case {
+                name: "drift without Update is reported",
+                policies: &[Observe, Create, Delete],
+                observation: live(Some(me()), &["maxBudget"]),
+                calls: &["observe ns.web"],
+                outcome: Outcome::DriftReported(drift(&["maxBudget"])),
+                late_init: false,
+            },
+            Case {
+                name: "late init only with LateInitialize",
+                policies: &[Observe, LateInitialize],
+                observation: live(None, &[]),
+                calls: &["observe ns.web"],
+                outcome: Outcome::UpToDate,
+                late_init: true,
+            },
+            Case {
+                name: "unmarked objects are adopted",
+                policies: &[All],
+                observation: live(None, &["metadata"]),
+                calls: &["observe ns.web", "update ns.web"],
+                outcome: Outcome::Updated(drift(&["metadata"])),
+                late_init: true,
+            },
+            Case {
+                name: "another owner's object is refused",
+                policies: &[All],
+                observation: live(Some(stranger()), &["metadata"]),
+                calls: &["observe ns.web"],
+                outcome: Outcome::Refused(stranger()),
+                late_init: false,
+            },
+            Case {
+                name: "another owner's object may be observed",
+                policies: &[Observe],
+                observation: live(Some(stranger()), &["metadata"]),
+                calls: &["observe ns.web"],
+                outcome: Outcome::DriftReported(drift(&["metadata"])),
+                late_init: false,
+            },
+            Case {
+                name: "update alone does not allow touching another owner's object",
+                policies: &[Observe, Update],
+                observation: live(Some(stranger()), &["metadata"]),
+                calls: &["observe ns.web"],
+                outcome: Outcome::Refused(stranger()),
+                late_init: false,
+            },
+        ];
+        for case in cases {
+            let fake = Fake::new(case.observation);
+            let synced = sync(&team(case.policies), "ns.web", &me(), &fake)
+                .await
+                .unwrap();
+            assert_eq!(fake.calls(), case.calls, "{}", case.name);
+            assert_eq!(synced.outcome, case.outcome, "{}", case.name);
+            assert_eq!(synced.late_init.is_some(), case.late_init, "{}", case.name);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_failed_create_is_an_error_and_the_next_sync_finds_the_object() {
+        let mut fake = Fake::new(Observation::absent());
+        fake.fail_create = true;
+        let err = sync(&team(&[All]), "ns.web", &me(), &fake)
+            .await
+            .unwrap_err();
+        assert!(err.is_retryable());
+        // The response was lost but the team exists under the recorded id:
+        // the retry reads it and creates nothing.
+        let fake = Fake::new(live(Some(me()), &[]));
+        let synced = sync(&team(&[All]), "ns.web", &me(), &fake).await.unwrap();
+        assert_eq!(synced.outcome, Outcome::UpToDate);
+        assert_eq!(fake.calls(), ["observe ns.web"]);
+    }
+
+    #[tokio::test]
+    async fn cleanup_deletes_only_what_it_owns_and_only_with_delete() {
+        struct Case {
+            name: &'static str,
+            policies: &'static [ManagementPolicy],
+            id: Option<&'static str>,
+            observation: Observation<LiteLLMTeam>,
+            calls: &'static [&'static str],
+            result: Cleanup,
+        }
+        let cases = [
+            Case {
+                name: "owned object is deleted",
+                policies: &[All],
+                id: Some("ns.web"),
+                observation: live(Some(me()), &[]),
+                calls: &["observe ns.web", "delete ns.web"],
+                result: Cleanup::Deleted,
+            },
+            Case {
+                name: "unmarked adopted object is deleted",
+                policies: &[Observe, Delete],
+                id: Some("ns.web"),
+                observation: live(None, &[]),
+                calls: &["observe ns.web", "delete ns.web"],
+                result: Cleanup::Deleted,
+            },
+            Case {
+                name: "gone counts as deleted",
+                policies: &[All],
+                id: Some("ns.web"),
+                observation: Observation::absent(),
+                calls: &["observe ns.web"],
+                result: Cleanup::Gone,
+            },
+            Case {
+                name: "without Delete nothing is called",
+                policies: &[Observe, Create, Update],
+                id: Some("ns.web"),
+                observation: live(Some(me()), &[]),
+                calls: &[],
+                result: Cleanup::Released("the management policies do not include Delete"),
+            },
+            Case {
+                name: "no external name means nothing was created",
+                policies: &[All],
+                id: None,
+                observation: live(Some(me()), &[]),
+                calls: &[],
+                result: Cleanup::Released("no external name was ever recorded"),
+            },
+            Case {
+                name: "another owner's object is never deleted",
+                policies: &[All],
+                id: Some("ns.web"),
+                observation: live(Some(stranger()), &[]),
+                calls: &["observe ns.web"],
+                result: Cleanup::Refused(stranger()),
+            },
+        ];
+        for case in cases {
+            let fake = Fake::new(case.observation);
+            let result = cleanup(&team(case.policies), case.id, &me(), &fake)
+                .await
+                .unwrap();
+            assert_eq!(fake.calls(), case.calls, "{}", case.name);
+            assert_eq!(result, case.result, "{}", case.name);
+        }
+    }
+
+    #[test]
+    fn observe_only_means_no_write_policy() {
+        assert!(observe_only(&[Observe]));
+        assert!(observe_only(&[Observe, LateInitialize]));
+        assert!(!observe_only(&[All]));
+        assert!(!observe_only(&[Observe, Delete]));
+    }
+
+    #[test]
+    fn conditions_name_the_cause() {
+        let [ready, synced] = conditions("team", "ns.web", &Outcome::Created);
+        assert_eq!(
+            (ready.status.as_str(), ready.reason.as_str()),
+            ("False", reason::CREATING)
+        );
+        assert_eq!(synced.status, "True");
+        let [ready, synced] = conditions("team", "ns.web", &Outcome::UpToDate);
+        assert_eq!(
+            (ready.reason.as_str(), synced.reason.as_str()),
+            (reason::AVAILABLE, reason::RECONCILE_SUCCESS)
+        );
+        let mut diff = Diff::new();
+        diff.field("teamAlias", Some("a"), Some("b"));
+        let [_, synced] = conditions("team", "ns.web", &Outcome::DriftReported(diff));
+        assert!(synced.message.unwrap().contains("teamAlias"));
+        let [ready, synced] = conditions("team", "ns.web", &Outcome::Refused(stranger()));
+        assert_eq!(
+            (ready.status.as_str(), synced.status.as_str()),
+            ("False", "False")
+        );
+        assert!(synced.message.unwrap().contains("other/web"));
+        let [_, synced] = conditions("team", "ns.web", &Outcome::Missing);
+        assert!(synced.message.unwrap().contains("Create"));
+    }
+}

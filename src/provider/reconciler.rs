@@ -1,0 +1,534 @@
+//! The generic managed reconciler: the Kubernetes side of Crossplane's
+//! managed-resource semantics, for every kind alike. The finalizer is the only
+//! top-level action; inside it, apply resolves references and the instance,
+//! records the id, and hands over to [`managed::sync`]; cleanup hands over
+//! to [`managed::cleanup`].
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::controller::Action;
+use kube::runtime::events::{Event as KubeEvent, EventType, Recorder, Reporter};
+use kube::runtime::finalizer::{self, finalizer, Event};
+use kube::ResourceExt;
+use serde_json::json;
+
+use crate::api::common::{Condition, ManagedStatus, EXTERNAL_NAME, PAUSED, POLL_INTERVAL};
+use crate::litellm::Secret;
+
+use super::conditions::{self, condition, reason, READY, SYNCED};
+use super::connection;
+use super::managed::{self, Cleanup, Connection, ExternalError, ManagedKind, Outcome};
+use super::metrics::Metrics;
+use super::ownership::Owner;
+use super::resolve::{self, ClientCache, Resolved, Unresolved};
+use super::timing;
+
+/// Finalizer of every managed resource: it stays until LiteLLM confirms the
+/// object is gone (or the resource is released on purpose).
+pub const FINALIZER: &str = "litellm.crossplane.io/managed-resource";
+
+/// Annotation that lets a resource whose `LiteLLMInstance` is gone be
+/// deleted without deleting (or being able to delete) the LiteLLM object.
+/// Without it such a resource waits for the instance to come back, so
+/// nothing is orphaned by accident.
+pub const RELEASE_ON_MISSING_INSTANCE: &str = "litellm.crossplane.io/release-on-missing-instance";
+
+/// Default interval between observations of a healthy resource.
+pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(60);
+
+/// Shared by every reconciliation of every kind.
+pub struct Context {
+    pub client: kube::Client,
+    pub metrics: Metrics,
+    pub recorder: Recorder,
+    /// Written into every ownership marker; see [`Owner::cluster`].
+    pub cluster_id: String,
+    pub default_poll_interval: Duration,
+    clients: ClientCache,
+    /// Consecutive failures by resource uid, for the retry backoff.
+    failures: Mutex<HashMap<String, u32>>,
+}
+
+impl Context {
+    pub fn new(client: kube::Client, cluster_id: impl Into<String>, metrics: Metrics) -> Self {
+        let reporter = Reporter {
+            controller: "provider-litellm".into(),
+            instance: std::env::var("POD_NAME").ok(),
+        };
+        Self {
+            recorder: Recorder::new(client.clone(), reporter),
+            clients: ClientCache::new(metrics.observer()),
+            client,
+            metrics,
+            cluster_id: cluster_id.into(),
+            default_poll_interval: DEFAULT_POLL_INTERVAL,
+            failures: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn with_poll_interval(mut self, interval: Duration) -> Self {
+        self.default_poll_interval = interval;
+        self
+    }
+
+    fn failures(&self) -> std::sync::MutexGuard<'_, HashMap<String, u32>> {
+        self.failures
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn owner<K: ManagedKind>(&self, mr: &K) -> Owner {
+        Owner {
+            cluster: self.cluster_id.clone(),
+            namespace: mr.namespace().unwrap_or_default(),
+            name: mr.name_any(),
+            uid: mr.meta().uid.clone().unwrap_or_default(),
+        }
+    }
+}
+
+/// Why a reconciliation failed. Messages name the cause and never hold a
+/// secret (see [`ExternalError`]).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Unresolved(#[from] Unresolved),
+    #[error(transparent)]
+    External(#[from] ExternalError),
+    #[error("kubernetes API: {0}")]
+    Kube(#[from] kube::Error),
+    /// Deletion waits while the resource is paused.
+    #[error("reconciliation is paused by the {PAUSED} annotation")]
+    Paused,
+    /// Deletion cannot proceed without the user's decision.
+    #[error("{0}")]
+    Blocked(String),
+    #[error("finalizer: {0}")]
+    Finalizer(#[source] Box<finalizer::Error<Error>>),
+}
+
+impl Error {
+    /// Metric label.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Error::Unresolved(Unresolved::Kube(_)) | Error::Kube(_) | Error::Finalizer(_) => {
+                "kubernetes"
+            }
+            Error::Unresolved(_) => "unresolved",
+            Error::External(ExternalError::LiteLLM(_)) => "litellm",
+            Error::External(ExternalError::Kube(_)) => "kubernetes",
+            Error::External(ExternalError::Invalid(_)) => "invalid",
+            Error::Paused => "paused",
+            Error::Blocked(_) => "blocked",
+        }
+    }
+}
+
+/// The `crossplane.io/poll-interval` of `mr`, or the default.
+pub fn poll_interval<K: ManagedKind>(mr: &K, default: Duration) -> Duration {
+    mr.annotations()
+        .get(POLL_INTERVAL)
+        .and_then(|text| timing::parse_go_duration(text))
+        .unwrap_or(default)
+}
+
+fn paused<K: ManagedKind>(mr: &K) -> bool {
+    mr.annotations().get(PAUSED).is_some_and(|v| v == "true")
+}
+
+/// Reconciles one managed resource of any kind: the entry point handed to
+/// `kube::runtime::Controller::run`.
+pub async fn reconcile<K: ManagedKind>(mr: Arc<K>, ctx: Arc<Context>) -> Result<Action, Error> {
+    ctx.metrics.reconciled(K::NOUN);
+    let api: Api<K> = Api::namespaced(ctx.client.clone(), &mr.namespace().unwrap_or_default());
+    let uid = mr.meta().uid.clone().unwrap_or_default();
+    let result = finalizer(&api, FINALIZER, mr, |event| async {
+        match event {
+            Event::Apply(mr) => apply(&api, mr, &ctx).await,
+            Event::Cleanup(mr) => cleanup(&api, mr, &ctx).await,
+        }
+    })
+    .await;
+    match result {
+        Ok(action) => {
+            ctx.failures().remove(&uid);
+            Ok(action)
+        }
+        Err(finalizer::Error::ApplyFailed(err) | finalizer::Error::CleanupFailed(err)) => Err(err),
+        Err(err) => Err(Error::Finalizer(Box::new(err))),
+    }
+}
+
+/// Retry after a failure: exponential backoff per resource, capped at its
+/// poll interval.
+pub fn error_policy<K: ManagedKind>(mr: Arc<K>, err: &Error, ctx: Arc<Context>) -> Action {
+    ctx.metrics.failed(K::NOUN, err.reason());
+    tracing::warn!(kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(), name = %mr.name_any(), error = %err, "reconciliation failed");
+    let uid = mr.meta().uid.clone().unwrap_or_default();
+    let attempt = {
+        let mut failures = ctx.failures();
+        let attempt = failures.entry(uid).or_insert(0);
+        *attempt = attempt.saturating_add(1);
+        *attempt
+    };
+    Action::requeue(timing::backoff(
+        attempt,
+        poll_interval(&*mr, ctx.default_poll_interval),
+    ))
+}
+
+/// The status being built for one reconciliation; written once, at the end,
+/// and only if it changed.
+struct StatusWriter<K: ManagedKind> {
+    old: ManagedStatus<K::AtProvider>,
+    new: ManagedStatus<K::AtProvider>,
+    generation: Option<i64>,
+    now: String,
+}
+
+impl<K: ManagedKind> StatusWriter<K> {
+    fn new(mr: &K) -> Self {
+        let old = mr.managed_status().cloned().unwrap_or(ManagedStatus {
+            conditions: Vec::new(),
+            at_provider: None,
+        });
+        Self {
+            new: old.clone(),
+            old,
+            generation: mr.meta().generation,
+            now: format!("{:.0}", Timestamp::now()),
+        }
+    }
+
+    fn set(&mut self, mut condition: Condition) {
+        condition.observed_generation = self.generation;
+        conditions::set(&mut self.new.conditions, condition, &self.now);
+    }
+
+    async fn write(self, api: &Api<K>, name: &str) -> Result<(), kube::Error> {
+        if self.new == self.old {
+            return Ok(());
+        }
+        let patch = json!({ "status": self.new });
+        api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await?;
+        Ok(())
+    }
+}
+
+async fn publish_event<K: ManagedKind>(
+    ctx: &Context,
+    mr: &K,
+    type_: EventType,
+    reason: &str,
+    note: String,
+) {
+    let event = KubeEvent {
+        type_,
+        reason: reason.into(),
+        note: Some(note),
+        action: reason.into(),
+        secondary: None,
+    };
+    // Events are best effort: failing to record one must not fail the
+    // reconciliation it describes.
+    if let Err(err) = ctx.recorder.publish(&event, &mr.object_ref(&())).await {
+        tracing::debug!(error = %err, "publishing an event failed");
+    }
+}
+
+async fn apply<K: ManagedKind>(api: &Api<K>, mr: Arc<K>, ctx: &Context) -> Result<Action, Error> {
+    let name = mr.name_any();
+    let mut status = StatusWriter::<K>::new(&mr);
+    if paused(&*mr) {
+        status.set(condition(
+            SYNCED,
+            false,
+            reason::RECONCILE_PAUSED,
+            Some(Error::Paused.to_string()),
+        ));
+        status.write(api, &name).await?;
+        // Removing the annotation is a change to the resource, which wakes
+        // the controller again.
+        return Ok(Action::await_change());
+    }
+    let poll = poll_interval(&*mr, ctx.default_poll_interval);
+    match observe_and_act(api, mr.clone(), ctx).await {
+        Ok((mr, id, synced)) => {
+            let [ready, synced_condition] = managed::conditions(K::NOUN, &id, &synced.outcome);
+            status.set(ready);
+            status.set(synced_condition);
+            if synced.at_provider.is_some() {
+                status.new.at_provider = synced.at_provider.clone();
+            }
+            match &synced.outcome {
+                Outcome::Created => {
+                    tracing::info!(kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(), %name, %id, "created");
+                    publish_event(
+                        ctx,
+                        &*mr,
+                        EventType::Normal,
+                        "CreatedExternalResource",
+                        format!("created LiteLLM {} {id}", K::NOUN),
+                    )
+                    .await;
+                }
+                Outcome::Updated(diff) => {
+                    tracing::info!(kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(), %name, %id, fields = ?diff.fields(), "updated");
+                    publish_event(
+                        ctx,
+                        &*mr,
+                        EventType::Normal,
+                        "UpdatedExternalResource",
+                        format!("updated {}", diff.fields().join(", ")),
+                    )
+                    .await;
+                }
+                Outcome::Refused(_) | Outcome::Missing => {
+                    let [_, synced_condition] = managed::conditions(K::NOUN, &id, &synced.outcome);
+                    publish_event(
+                        ctx,
+                        &*mr,
+                        EventType::Warning,
+                        "CannotManageExternalResource",
+                        synced_condition.message.unwrap_or_default(),
+                    )
+                    .await;
+                }
+                Outcome::UpToDate | Outcome::DriftReported(_) => {}
+            }
+            status.write(api, &name).await?;
+            Ok(Action::requeue(timing::jittered(
+                poll,
+                timing::random_fraction(),
+            )))
+        }
+        Err(err) => {
+            status.set(condition(
+                SYNCED,
+                false,
+                reason::RECONCILE_ERROR,
+                Some(err.to_string()),
+            ));
+            publish_event(
+                ctx,
+                &*mr,
+                EventType::Warning,
+                "ReconcileError",
+                err.to_string(),
+            )
+            .await;
+            status.write(api, &name).await?;
+            Err(err)
+        }
+    }
+}
+
+/// References, instance, id, then Crossplane's observe/create/update. Returns
+/// the resource as last written (the id or late-init patches change it).
+async fn observe_and_act<K: ManagedKind>(
+    api: &Api<K>,
+    mr: Arc<K>,
+    ctx: &Context,
+) -> Result<(Arc<K>, String, managed::Synced<K>), Error> {
+    let namespace = mr.namespace().unwrap_or_default();
+    // Before anything is created, so a missing reference can never leave a
+    // half-configured object behind.
+    let refs = resolve::references(&ctx.client, &namespace, &mr.references()).await?;
+    let instance = resolve::instance(
+        &ctx.client,
+        &ctx.clients,
+        &namespace,
+        &mr.managed().instance_ref,
+    )
+    .await?;
+    let owner = ctx.owner(&*mr);
+    let connection = Connection {
+        litellm: instance.client,
+        owner: owner.clone(),
+        refs,
+        kube: ctx.client.clone(),
+        endpoint: instance.endpoint.clone(),
+    };
+    let (mr, id) = ensure_id(api, mr, &connection).await?;
+    let external = K::connect(connection);
+    let synced = managed::sync(&*mr, &id, &owner, &external).await?;
+    let mr = match &synced.late_init {
+        Some(late) if *late != *mr.for_provider() => {
+            let patch = json!({
+                "metadata": { "resourceVersion": mr.resource_version() },
+                "spec": { "forProvider": late },
+            });
+            Arc::new(
+                api.patch(
+                    &mr.name_any(),
+                    &PatchParams::default(),
+                    &Patch::Merge(&patch),
+                )
+                .await?,
+            )
+        }
+        _ => mr,
+    };
+    let publishes = !matches!(synced.outcome, Outcome::Refused(_) | Outcome::Missing);
+    if let Some(secret_name) = mr.connection_secret_name().filter(|_| publishes) {
+        let mut data: BTreeMap<String, Secret> = synced
+            .connection_details
+            .iter()
+            .map(|(k, v)| (k.clone(), Secret::new(v.clone())))
+            .collect();
+        data.insert("endpoint".into(), Secret::new(instance.endpoint));
+        connection::publish(&ctx.client, &*mr, &secret_name, &data).await?;
+    }
+    Ok((mr, id, synced))
+}
+
+/// The external name, chosen and recorded (with optimistic concurrency, so a
+/// name set by hand meanwhile wins) before any create can happen.
+async fn ensure_id<K: ManagedKind>(
+    api: &Api<K>,
+    mr: Arc<K>,
+    connection: &Connection,
+) -> Result<(Arc<K>, String), Error> {
+    if let Some(id) = mr
+        .annotations()
+        .get(EXTERNAL_NAME)
+        .filter(|id| !id.is_empty())
+    {
+        let id = id.clone();
+        return Ok((mr, id));
+    }
+    let id = mr.choose_id(connection).await?;
+    let patch = json!({
+        "metadata": {
+            "resourceVersion": mr.resource_version(),
+            "annotations": { EXTERNAL_NAME: id },
+        }
+    });
+    let mr = api
+        .patch(
+            &mr.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await?;
+    Ok((Arc::new(mr), id))
+}
+
+async fn cleanup<K: ManagedKind>(api: &Api<K>, mr: Arc<K>, ctx: &Context) -> Result<Action, Error> {
+    let name = mr.name_any();
+    let mut status = StatusWriter::<K>::new(&mr);
+    if paused(&*mr) {
+        status.set(condition(
+            SYNCED,
+            false,
+            reason::RECONCILE_PAUSED,
+            Some(Error::Paused.to_string()),
+        ));
+        status.write(api, &name).await?;
+        // An error keeps the finalizer: a paused resource is not deleted.
+        return Err(Error::Paused);
+    }
+    status.set(condition(READY, false, reason::DELETING, None));
+    let result = delete_external(&mr, ctx).await;
+    match &result {
+        Ok(Cleanup::Refused(other)) => {
+            let note = format!(
+                "released without deleting: the LiteLLM {} belongs to {}",
+                K::NOUN,
+                other.describe()
+            );
+            publish_event(
+                ctx,
+                &*mr,
+                EventType::Warning,
+                "ReleasedExternalResource",
+                note,
+            )
+            .await;
+        }
+        Ok(Cleanup::Released(why)) => {
+            publish_event(
+                ctx,
+                &*mr,
+                EventType::Normal,
+                "ReleasedExternalResource",
+                format!("released without deleting: {why}"),
+            )
+            .await;
+        }
+        Ok(Cleanup::Deleted | Cleanup::Gone) => {
+            tracing::info!(kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(), %name, "deleted");
+        }
+        Err(err) => {
+            status.set(condition(
+                SYNCED,
+                false,
+                reason::RECONCILE_ERROR,
+                Some(err.to_string()),
+            ));
+        }
+    }
+    // The resource may already be gone once the finalizer is released; a
+    // status patch then has nothing to describe.
+    if result.is_err() {
+        status.write(api, &name).await?;
+    }
+    result.map(|_| Action::await_change())
+}
+
+async fn delete_external<K: ManagedKind>(mr: &Arc<K>, ctx: &Context) -> Result<Cleanup, Error> {
+    let id = mr
+        .annotations()
+        .get(EXTERNAL_NAME)
+        .map(String::as_str)
+        .filter(|id| !id.is_empty());
+    // Decided before the instance is needed: releasing must work even when
+    // the instance is gone.
+    let id = match managed::deletion_target(&**mr, id) {
+        Ok(id) => id,
+        Err(released) => return Ok(released),
+    };
+    let namespace = mr.namespace().unwrap_or_default();
+    let instance = match resolve::instance(
+        &ctx.client,
+        &ctx.clients,
+        &namespace,
+        &mr.managed().instance_ref,
+    )
+    .await
+    {
+        Ok(instance) => instance,
+        Err(err @ Unresolved::InstanceMissing { .. }) => {
+            if mr
+                .annotations()
+                .get(RELEASE_ON_MISSING_INSTANCE)
+                .is_some_and(|v| v == "true")
+            {
+                return Ok(Cleanup::Released(
+                    "its LiteLLMInstance is gone and release-on-missing-instance is set",
+                ));
+            }
+            return Err(Error::Blocked(format!(
+                "{err}: cannot delete LiteLLM {} {id}; annotate the resource with \
+                 {RELEASE_ON_MISSING_INSTANCE}: \"true\" to release it without deleting",
+                K::NOUN
+            )));
+        }
+        Err(err) => return Err(err.into()),
+    };
+    let owner = ctx.owner(&**mr);
+    let external = K::connect(Connection {
+        litellm: instance.client,
+        owner: owner.clone(),
+        // Deleting needs no references; they may be gone already.
+        refs: Resolved::default(),
+        kube: ctx.client.clone(),
+        endpoint: instance.endpoint,
+    });
+    Ok(managed::cleanup(&**mr, Some(id), &owner, &external).await?)
+}

@@ -1,0 +1,531 @@
+//! What must be known before anything is created: references to other
+//! resources, the `LiteLLMInstance` and its master key.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{Namespace, Secret as KubeSecret};
+use kube::api::Api;
+use kube::core::{Selector, SelectorExt};
+use kube::ResourceExt;
+use sha2::{Digest, Sha256};
+
+use crate::api::budget::LiteLLMBudget;
+use crate::api::common::{find_condition, InstanceRef, SecretKeySelector, EXTERNAL_NAME};
+use crate::api::instance::{AllowedNamespaces, LiteLLMInstance};
+use crate::api::team::LiteLLMTeam;
+use crate::litellm::{self, ClientConfig, Observer, Secret};
+
+use super::conditions::READY;
+use super::managed::ManagedKind;
+
+/// Bound on connecting to LiteLLM and on each admin request.
+const LITELLM_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A reference in `forProvider`, named by its field for messages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reference {
+    /// A `LiteLLMTeam` in the same namespace; resolves to its team id.
+    Team { field: &'static str, name: String },
+    /// A `LiteLLMBudget` in the same namespace; resolves to its budget id.
+    Budget { field: &'static str, name: String },
+    /// A key of a Secret in the same namespace; resolves to its value.
+    Secret {
+        field: &'static str,
+        selector: SecretKeySelector,
+    },
+}
+
+/// Resolved references, by field name.
+#[derive(Debug, Default, Clone)]
+pub struct Resolved {
+    ids: BTreeMap<&'static str, String>,
+    secrets: BTreeMap<&'static str, Secret>,
+}
+
+impl Resolved {
+    pub fn id(&self, field: &str) -> Option<&str> {
+        self.ids.get(field).map(String::as_str)
+    }
+
+    pub fn secret(&self, field: &str) -> Option<&Secret> {
+        self.secrets.get(field)
+    }
+
+    pub fn with_id(mut self, field: &'static str, id: impl Into<String>) -> Self {
+        self.ids.insert(field, id.into());
+        self
+    }
+
+    pub fn with_secret(mut self, field: &'static str, secret: Secret) -> Self {
+        self.secrets.insert(field, secret);
+        self
+    }
+}
+
+/// Why something could not be resolved. Every message names the object.
+#[derive(Debug, thiserror::Error)]
+pub enum Unresolved {
+    #[error("{field}: {kind} {namespace}/{name} not found")]
+    RefMissing {
+        field: &'static str,
+        kind: String,
+        namespace: String,
+        name: String,
+    },
+    #[error("{field}: {kind} {namespace}/{name} is not ready yet")]
+    RefNotReady {
+        field: &'static str,
+        kind: String,
+        namespace: String,
+        name: String,
+    },
+    #[error("{field}: Secret {namespace}/{name} not found")]
+    SecretMissing {
+        field: &'static str,
+        namespace: String,
+        name: String,
+    },
+    #[error("{field}: Secret {namespace}/{name} has no key {key:?}")]
+    SecretKeyMissing {
+        field: &'static str,
+        namespace: String,
+        name: String,
+        key: String,
+    },
+    /// The instance does not exist (any more).
+    #[error("LiteLLMInstance {namespace}/{name} not found")]
+    InstanceMissing { namespace: String, name: String },
+    #[error(
+        "LiteLLMInstance {namespace}/{name} does not admit resources of namespace {requester} \
+         (spec.allowedNamespaces)"
+    )]
+    NotAdmitted {
+        namespace: String,
+        name: String,
+        requester: String,
+    },
+    #[error("LiteLLMInstance {namespace}/{name} is not ready")]
+    InstanceNotReady { namespace: String, name: String },
+    #[error("LiteLLMInstance {namespace}/{name}: {problem}")]
+    InstanceInvalid {
+        namespace: String,
+        name: String,
+        problem: String,
+    },
+    #[error("kubernetes API: {0}")]
+    Kube(#[from] kube::Error),
+}
+
+/// A LiteLLMInstance ready for admin calls.
+#[derive(Debug, Clone)]
+pub struct Instance {
+    pub endpoint: String,
+    pub client: litellm::Client,
+}
+
+/// LiteLLM clients by endpoint, master key and CA, so connections are
+/// pooled across reconciliations. The key is a hash: no secret is kept
+/// beyond what the clients themselves hold.
+pub struct ClientCache {
+    observer: Observer,
+    clients: Mutex<HashMap<[u8; 32], litellm::Client>>,
+}
+
+impl ClientCache {
+    pub fn new(observer: Observer) -> Self {
+        Self {
+            observer,
+            clients: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn get(
+        &self,
+        endpoint: &str,
+        master_key: Secret,
+        ca_pem: Option<Vec<u8>>,
+    ) -> Result<litellm::Client, litellm::Error> {
+        let mut hasher = Sha256::new();
+        for part in [
+            endpoint.as_bytes(),
+            master_key.expose().as_bytes(),
+            ca_pem.as_deref().unwrap_or_default(),
+        ] {
+            hasher.update((part.len() as u64).to_le_bytes());
+            hasher.update(part);
+        }
+        let fingerprint: [u8; 32] = hasher.finalize().into();
+        let mut clients = self
+            .clients
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(client) = clients.get(&fingerprint) {
+            return Ok(client.clone());
+        }
+        let client = litellm::Client::new(ClientConfig {
+            endpoint: endpoint.to_owned(),
+            master_key,
+            ca_pem,
+            timeout: LITELLM_TIMEOUT,
+        })?
+        .with_observer(self.observer.clone());
+        // Rotated keys and moved endpoints leave stale entries; a small
+        // bound keeps them from piling up.
+        if clients.len() >= 64 {
+            clients.clear();
+        }
+        clients.insert(fingerprint, client.clone());
+        Ok(client)
+    }
+}
+
+/// Whether an instance in `instance_namespace` admits resources of
+/// `namespace` (whose labels are `labels`). Its own namespace always; any
+/// other only by name or label selector of `spec.allowedNamespaces`. An
+/// empty selector selects every namespace, as in Kubernetes.
+pub fn admits(
+    allowed: Option<&AllowedNamespaces>,
+    instance_namespace: &str,
+    namespace: &str,
+    labels: &BTreeMap<String, String>,
+) -> bool {
+    if namespace == instance_namespace {
+        return true;
+    }
+    let Some(allowed) = allowed else {
+        return false;
+    };
+    let by_name = allowed.names.iter().flatten().any(|name| name == namespace);
+    let by_label = allowed
+        .selector
+        .clone()
+        .and_then(|selector| Selector::try_from(selector).ok())
+        .is_some_and(|selector| selector.matches(labels));
+    by_name || by_label
+}
+
+/// The id of a referenced managed resource, once it is Ready.
+pub fn entity_id<K: ManagedKind>(referenced: &K) -> Option<String> {
+    let ready = referenced
+        .managed_status()
+        .and_then(|status| find_condition(&status.conditions, READY))
+        .is_some_and(|c| c.status == "True");
+    ready
+        .then(|| referenced.annotations().get(EXTERNAL_NAME).cloned())
+        .flatten()
+}
+
+/// Resolves every reference, or names the first one that does not resolve.
+pub async fn references(
+    client: &kube::Client,
+    namespace: &str,
+    refs: &[Reference],
+) -> Result<Resolved, Unresolved> {
+    let mut resolved = Resolved::default();
+    for reference in refs {
+        resolved = match reference {
+            Reference::Team { field, name } => {
+                let id = entity::<LiteLLMTeam>(client, namespace, field, name).await?;
+                resolved.with_id(field, id)
+            }
+            Reference::Budget { field, name } => {
+                let id = entity::<LiteLLMBudget>(client, namespace, field, name).await?;
+                resolved.with_id(field, id)
+            }
+            Reference::Secret { field, selector } => {
+                let secret = secret_value(client, namespace, selector, field).await?;
+                resolved.with_secret(field, secret)
+            }
+        };
+    }
+    Ok(resolved)
+}
+
+async fn entity<K: ManagedKind>(
+    client: &kube::Client,
+    namespace: &str,
+    field: &'static str,
+    name: &str,
+) -> Result<String, Unresolved> {
+    let kind = K::kind(&()).into_owned();
+    let api: Api<K> = Api::namespaced(client.clone(), namespace);
+    let Some(referenced) = api.get_opt(name).await? else {
+        return Err(Unresolved::RefMissing {
+            field,
+            kind,
+            namespace: namespace.to_owned(),
+            name: name.to_owned(),
+        });
+    };
+    entity_id(&referenced).ok_or_else(|| Unresolved::RefNotReady {
+        field,
+        kind,
+        namespace: namespace.to_owned(),
+        name: name.to_owned(),
+    })
+}
+
+/// The value of a Secret key, without a trailing newline (files and
+/// `kubectl create secret --from-file` often add one).
+pub async fn secret_value(
+    client: &kube::Client,
+    namespace: &str,
+    selector: &SecretKeySelector,
+    field: &'static str,
+) -> Result<Secret, Unresolved> {
+    let api: Api<KubeSecret> = Api::namespaced(client.clone(), namespace);
+    let Some(secret) = api.get_opt(&selector.name).await? else {
+        return Err(Unresolved::SecretMissing {
+            field,
+            namespace: namespace.to_owned(),
+            name: selector.name.clone(),
+        });
+    };
+    secret
+        .data
+        .as_ref()
+        .and_then(|data| data.get(&selector.key))
+        .map(|bytes| {
+            let value = String::from_utf8_lossy(&bytes.0);
+            Secret::new(value.trim_end_matches(['\n', '\r']))
+        })
+        .ok_or_else(|| Unresolved::SecretKeyMissing {
+            field,
+            namespace: namespace.to_owned(),
+            name: selector.name.clone(),
+            key: selector.key.clone(),
+        })
+}
+
+/// Resolves `spec.instanceRef` of a resource in `namespace`: admitted,
+/// ready, with an endpoint and a master key (read in the instance's own
+/// namespace, so it never leaves it).
+pub async fn instance(
+    client: &kube::Client,
+    cache: &ClientCache,
+    namespace: &str,
+    reference: &InstanceRef,
+) -> Result<Instance, Unresolved> {
+    let instance_namespace = reference.namespace.as_deref().unwrap_or(namespace);
+    let name = reference.name.as_str();
+    let api: Api<LiteLLMInstance> = Api::namespaced(client.clone(), instance_namespace);
+    let Some(instance) = api.get_opt(name).await? else {
+        return Err(Unresolved::InstanceMissing {
+            namespace: instance_namespace.to_owned(),
+            name: name.to_owned(),
+        });
+    };
+    if instance_namespace != namespace {
+        let labels = Api::<Namespace>::all(client.clone())
+            .get_opt(namespace)
+            .await?
+            .map(|ns| ns.labels().clone())
+            .unwrap_or_default();
+        if !admits(
+            instance.spec.allowed_namespaces.as_ref(),
+            instance_namespace,
+            namespace,
+            &labels,
+        ) {
+            return Err(Unresolved::NotAdmitted {
+                namespace: instance_namespace.to_owned(),
+                name: name.to_owned(),
+                requester: namespace.to_owned(),
+            });
+        }
+    }
+    let invalid = |problem: &str| Unresolved::InstanceInvalid {
+        namespace: instance_namespace.to_owned(),
+        name: name.to_owned(),
+        problem: problem.to_owned(),
+    };
+    let status = instance.status.as_ref();
+    let endpoint = status
+        .and_then(|s| s.endpoint.clone())
+        .filter(|_| status.is_some_and(|s| s.ready));
+    let Some(endpoint) = endpoint else {
+        return Err(Unresolved::InstanceNotReady {
+            namespace: instance_namespace.to_owned(),
+            name: name.to_owned(),
+        });
+    };
+    let Some(key_ref) = instance
+        .spec
+        .master_key
+        .as_ref()
+        .and_then(|m| m.secret_ref.as_ref())
+    else {
+        return Err(invalid("spec.masterKey.secretRef is not set"));
+    };
+    let master_key = secret_value(
+        client,
+        instance_namespace,
+        key_ref,
+        "spec.masterKey.secretRef",
+    )
+    .await?;
+    let ca_pem = match instance
+        .spec
+        .tls
+        .as_ref()
+        .and_then(|t| t.ca_secret_ref.as_ref())
+    {
+        Some(ca_ref) => Some(
+            secret_value(client, instance_namespace, ca_ref, "spec.tls.caSecretRef")
+                .await?
+                .expose()
+                .as_bytes()
+                .to_vec(),
+        ),
+        None => None,
+    };
+    let client = cache
+        .get(&endpoint, master_key, ca_pem)
+        .map_err(|err| invalid(&err.to_string()))?;
+    Ok(Instance { endpoint, client })
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
+
+    use super::*;
+    use crate::api::common::{Condition, ManagedFields, ManagedStatus};
+    use crate::api::team::{LiteLLMTeamSpec, TeamParameters};
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn admission_by_own_namespace_names_and_selector() {
+        let by_name = AllowedNamespaces {
+            names: Some(vec!["team-a".into()]),
+            selector: None,
+        };
+        let by_label = AllowedNamespaces {
+            names: None,
+            selector: Some(LabelSelector {
+                match_labels: Some(labels(&[("litellm", "allowed")])),
+                match_expressions: Some(vec![LabelSelectorRequirement {
+                    key: "tier".into(),
+                    operator: "NotIn".into(),
+                    values: Some(vec!["blocked".into()]),
+                }]),
+            }),
+        };
+        let cases: [(
+            Option<&AllowedNamespaces>,
+            &str,
+            BTreeMap<String, String>,
+            bool,
+        ); 7] = [
+            (None, "infra", labels(&[]), true),
+            (None, "team-a", labels(&[]), false),
+            (Some(&by_name), "team-a", labels(&[]), true),
+            (Some(&by_name), "team-b", labels(&[]), false),
+            (
+                Some(&by_label),
+                "team-b",
+                labels(&[("litellm", "allowed")]),
+                true,
+            ),
+            (
+                Some(&by_label),
+                "team-b",
+                labels(&[("litellm", "allowed"), ("tier", "blocked")]),
+                false,
+            ),
+            (
+                Some(&by_label),
+                "team-b",
+                labels(&[("litellm", "no")]),
+                false,
+            ),
+        ];
+        for (allowed, namespace, labels, want) in cases {
+            assert_eq!(
+                admits(allowed, "infra", namespace, &labels),
+                want,
+                "{namespace} {labels:?}"
+            );
+        }
+    }
+
+    fn team(external_name: Option<&str>, ready: Option<&str>) -> LiteLLMTeam {
+        let mut team = LiteLLMTeam::new(
+            "t",
+            LiteLLMTeamSpec {
+                managed: ManagedFields::default(),
+                for_provider: TeamParameters::default(),
+            },
+        );
+        if let Some(id) = external_name {
+            team.annotations_mut()
+                .insert(EXTERNAL_NAME.into(), id.into());
+        }
+        team.status = ready.map(|status| ManagedStatus {
+            conditions: vec![Condition {
+                type_: READY.into(),
+                status: status.into(),
+                reason: "Available".into(),
+                ..Condition::default()
+            }],
+            at_provider: None,
+        });
+        team
+    }
+
+    #[test]
+    fn references_resolve_only_to_ready_resources_with_an_id() {
+        assert_eq!(
+            entity_id(&team(Some("ns.t"), Some("True"))).as_deref(),
+            Some("ns.t")
+        );
+        assert_eq!(entity_id(&team(Some("ns.t"), Some("False"))), None);
+        assert_eq!(entity_id(&team(Some("ns.t"), None)), None);
+        assert_eq!(entity_id(&team(None, Some("True"))), None);
+    }
+
+    #[test]
+    fn messages_name_the_reference_and_the_instance() {
+        let missing = Unresolved::RefMissing {
+            field: "teamRef",
+            kind: "LiteLLMTeam".into(),
+            namespace: "ns".into(),
+            name: "web".into(),
+        };
+        assert_eq!(missing.to_string(), "teamRef: LiteLLMTeam ns/web not found");
+        let refused = Unresolved::NotAdmitted {
+            namespace: "infra".into(),
+            name: "proxy".into(),
+            requester: "team-a".into(),
+        };
+        let text = refused.to_string();
+        assert!(
+            text.contains("infra/proxy") && text.contains("team-a"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn client_cache_reuses_clients_for_the_same_settings() {
+        let cache = ClientCache::new(std::sync::Arc::new(|_, _, _| {}));
+        cache
+            .get("http://a:4000", Secret::new("sk-1"), None)
+            .unwrap();
+        cache
+            .get("http://a:4000", Secret::new("sk-1"), None)
+            .unwrap();
+        cache
+            .get("http://a:4000", Secret::new("sk-2"), None)
+            .unwrap();
+        assert_eq!(cache.clients.lock().unwrap().len(), 2);
+        assert!(cache.get("not a url", Secret::new("sk-1"), None).is_err());
+    }
+}

@@ -1,0 +1,317 @@
+//! `LiteLLMTeam` against `/team/*`.
+
+use std::collections::BTreeMap;
+
+use crate::api::common::{ManagedFields, ManagedStatus};
+use crate::api::team::{LiteLLMTeam, TeamObservation, TeamParameters};
+use crate::litellm::{self, TeamInfo, TeamRequest};
+
+use super::diff::{self, money_f64, money_string, user_metadata, Diff};
+use super::managed::{Connection, External, ExternalError, ManagedKind, Observation};
+use super::ownership::{metadata_with_marker, Owner};
+
+/// What is sent on create and on every update: all fields the user set, and
+/// the metadata with the marker (LiteLLM replaces metadata wholesale).
+pub fn request(id: &str, params: &TeamParameters, owner: &Owner) -> TeamRequest {
+    TeamRequest {
+        team_id: id.to_owned(),
+        team_alias: params.team_alias.clone(),
+        models: params.models.clone(),
+        max_budget: params.max_budget.as_deref().and_then(money_f64),
+        soft_budget: None,
+        budget_duration: params.budget_duration.clone(),
+        tpm_limit: params.tpm_limit,
+        rpm_limit: params.rpm_limit,
+        blocked: params.blocked,
+        metadata: Some(metadata_with_marker(params.metadata.as_ref(), owner)),
+    }
+}
+
+/// The fields of `params` the live team does not match.
+pub fn diff(params: &TeamParameters, live: &TeamInfo, owner: &Owner) -> Diff {
+    let mut diff = Diff::new();
+    diff.field(
+        "teamAlias",
+        params.team_alias.as_ref(),
+        live.team_alias.as_ref(),
+    );
+    diff.set("models", params.models.as_deref(), &live.models);
+    diff.money("maxBudget", params.max_budget.as_deref(), live.max_budget);
+    diff.field(
+        "budgetDuration",
+        params.budget_duration.as_ref(),
+        live.budget_duration.as_ref(),
+    );
+    diff.field(
+        "tpmLimit",
+        params.tpm_limit.as_ref(),
+        live.tpm_limit.as_ref(),
+    );
+    diff.field(
+        "rpmLimit",
+        params.rpm_limit.as_ref(),
+        live.rpm_limit.as_ref(),
+    );
+    diff.field("blocked", params.blocked.as_ref(), live.blocked.as_ref());
+    diff.metadata(
+        "metadata",
+        &metadata_with_marker(params.metadata.as_ref(), owner),
+        live.metadata.as_ref(),
+    );
+    diff
+}
+
+/// `params` with unset fields filled from the live team, if any is filled.
+pub fn late_init(params: &TeamParameters, live: &TeamInfo) -> Option<TeamParameters> {
+    let mut filled = params.clone();
+    let models = (!live.models.is_empty()).then(|| live.models.clone());
+    let changed = [
+        diff::late_init(&mut filled.team_alias, live.team_alias.clone()),
+        diff::late_init(&mut filled.models, models),
+        diff::late_init(&mut filled.max_budget, money_string(live.max_budget)),
+        diff::late_init(&mut filled.budget_duration, live.budget_duration.clone()),
+        diff::late_init(&mut filled.tpm_limit, live.tpm_limit),
+        diff::late_init(&mut filled.rpm_limit, live.rpm_limit),
+        diff::late_init(&mut filled.blocked, live.blocked),
+        diff::late_init(&mut filled.metadata, user_metadata(live.metadata.as_ref())),
+    ];
+    changed.contains(&true).then_some(filled)
+}
+
+pub fn at_provider(live: &TeamInfo) -> TeamObservation {
+    TeamObservation {
+        team_id: Some(live.team_id.clone()),
+        team_alias: live.team_alias.clone(),
+        models: Some(live.models.clone()),
+        spend: money_string(live.spend),
+        max_budget: money_string(live.max_budget),
+        budget_reset_at: live.budget_reset_at.clone(),
+        blocked: live.blocked,
+        created_at: live.created_at.clone(),
+    }
+}
+
+/// `/team/*` for one reconciliation.
+pub struct TeamExternal {
+    client: litellm::Client,
+    owner: Owner,
+}
+
+impl ManagedKind for LiteLLMTeam {
+    type Parameters = TeamParameters;
+    type AtProvider = TeamObservation;
+    type External = TeamExternal;
+    const NOUN: &'static str = "team";
+
+    fn managed(&self) -> &ManagedFields {
+        &self.spec.managed
+    }
+    fn for_provider(&self) -> &TeamParameters {
+        &self.spec.for_provider
+    }
+    fn managed_status(&self) -> Option<&ManagedStatus<TeamObservation>> {
+        self.status.as_ref()
+    }
+    fn connect(connection: Connection) -> TeamExternal {
+        TeamExternal {
+            client: connection.litellm,
+            owner: connection.owner,
+        }
+    }
+}
+
+impl External<LiteLLMTeam> for TeamExternal {
+    async fn observe(
+        &self,
+        mr: &LiteLLMTeam,
+        id: &str,
+    ) -> Result<Observation<LiteLLMTeam>, ExternalError> {
+        let Some(live) = self.client.team_info(id).await? else {
+            return Ok(Observation::absent());
+        };
+        let params = &mr.spec.for_provider;
+        Ok(Observation {
+            exists: true,
+            owner: Owner::from_metadata(live.metadata.as_ref()),
+            drift: diff(params, &live, &self.owner),
+            late_init: late_init(params, &live),
+            at_provider: Some(at_provider(&live)),
+            connection_details: BTreeMap::from([("teamId".to_owned(), live.team_id)]),
+        })
+    }
+
+    async fn create(&self, mr: &LiteLLMTeam, id: &str) -> Result<(), ExternalError> {
+        self.client
+            .team_new(&request(id, &mr.spec.for_provider, &self.owner))
+            .await?;
+        Ok(())
+    }
+
+    async fn update(&self, mr: &LiteLLMTeam, id: &str) -> Result<(), ExternalError> {
+        self.client
+            .team_update(&request(id, &mr.spec.for_provider, &self.owner))
+            .await?;
+        Ok(())
+    }
+
+    async fn delete(&self, id: &str) -> Result<(), ExternalError> {
+        self.client.team_delete(id).await?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Map, Value};
+
+    use super::*;
+    use crate::provider::ownership::MARKER_KEY;
+
+    fn me() -> Owner {
+        Owner {
+            cluster: "c".into(),
+            namespace: "ns".into(),
+            name: "web".into(),
+            uid: "u".into(),
+        }
+    }
+
+    fn marked(extra: &[(&str, Value)]) -> Option<Map<String, Value>> {
+        let mut metadata = metadata_with_marker(None, &me());
+        for (k, v) in extra {
+            metadata.insert((*k).to_owned(), v.clone());
+        }
+        Some(metadata)
+    }
+
+    fn live() -> TeamInfo {
+        TeamInfo {
+            team_id: "ns.web".into(),
+            team_alias: Some("Web".into()),
+            models: vec!["gpt-4o".into(), "claude".into()],
+            max_budget: Some(25.5),
+            budget_duration: Some("30d".into()),
+            tpm_limit: Some(1000),
+            blocked: Some(false),
+            metadata: marked(&[("env", Value::from("prod"))]),
+            spend: Some(0.25),
+            created_at: Some("2025-01-01T00:00:00Z".into()),
+            ..TeamInfo::default()
+        }
+    }
+
+    #[test]
+    fn diff_table() {
+        let env: crate::api::FreeForm = [("env".to_owned(), Value::from("prod"))].into();
+        let cases: Vec<(&str, TeamParameters, TeamInfo, Vec<&str>)> = vec![
+            (
+                "nothing set, only the marker matters",
+                TeamParameters::default(),
+                live(),
+                vec![],
+            ),
+            (
+                "equal in every set field",
+                TeamParameters {
+                    team_alias: Some("Web".into()),
+                    models: Some(vec!["claude".into(), "gpt-4o".into()]),
+                    max_budget: Some("25.50".into()),
+                    budget_duration: Some("30d".into()),
+                    tpm_limit: Some(1000),
+                    blocked: Some(false),
+                    metadata: Some(env.clone()),
+                    ..TeamParameters::default()
+                },
+                live(),
+                vec![],
+            ),
+            (
+                "every field drifted",
+                TeamParameters {
+                    team_alias: Some("Other".into()),
+                    models: Some(vec!["gpt-4o".into()]),
+                    max_budget: Some("25.51".into()),
+                    budget_duration: Some("1d".into()),
+                    tpm_limit: Some(1),
+                    rpm_limit: Some(2),
+                    blocked: Some(true),
+                    metadata: Some([("env".to_owned(), Value::from("dev"))].into()),
+                    ..TeamParameters::default()
+                },
+                live(),
+                vec![
+                    "teamAlias",
+                    "models",
+                    "maxBudget",
+                    "budgetDuration",
+                    "tpmLimit",
+                    "rpmLimit",
+                    "blocked",
+                    "metadata",
+                ],
+            ),
+            (
+                "a missing marker is drift",
+                TeamParameters::default(),
+                TeamInfo {
+                    metadata: None,
+                    ..live()
+                },
+                vec!["metadata"],
+            ),
+        ];
+        for (name, params, live, want) in cases {
+            assert_eq!(
+                diff(&params, &live, &me()).fields(),
+                want.as_slice(),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn request_sends_set_fields_and_the_marker() {
+        let params = TeamParameters {
+            team_alias: Some("Web".into()),
+            max_budget: Some("25.50".into()),
+            metadata: Some([("env".to_owned(), Value::from("prod"))].into()),
+            ..TeamParameters::default()
+        };
+        let body = serde_json::to_value(request("ns.web", &params, &me())).unwrap();
+        assert_eq!(body["team_id"], "ns.web");
+        assert_eq!(body["max_budget"], 25.5);
+        assert_eq!(body["metadata"]["env"], "prod");
+        assert_eq!(body["metadata"][MARKER_KEY]["namespace"], "ns");
+        assert!(body.get("models").is_none() && body.get("blocked").is_none());
+    }
+
+    #[test]
+    fn late_init_fills_unset_fields_and_reports_nothing_when_all_are_set() {
+        let params = TeamParameters {
+            team_alias: Some("Mine".into()),
+            ..TeamParameters::default()
+        };
+        let filled = late_init(&params, &live()).unwrap();
+        assert_eq!(filled.team_alias.as_deref(), Some("Mine"));
+        assert_eq!(filled.max_budget.as_deref(), Some("25.5"));
+        assert_eq!(filled.models.as_ref().map(Vec::len), Some(2));
+        assert_eq!(
+            filled.metadata.as_ref().map(|m| m.contains_key(MARKER_KEY)),
+            Some(false)
+        );
+        assert_eq!(late_init(&filled, &live()), None);
+        let bare = TeamInfo {
+            team_id: "x".into(),
+            ..TeamInfo::default()
+        };
+        assert_eq!(late_init(&TeamParameters::default(), &bare), None);
+    }
+
+    #[test]
+    fn at_provider_reports_money_as_decimal_strings() {
+        let observed = at_provider(&live());
+        assert_eq!(observed.spend.as_deref(), Some("0.25"));
+        assert_eq!(observed.max_budget.as_deref(), Some("25.5"));
+        assert_eq!(observed.team_id.as_deref(), Some("ns.web"));
+    }
+}

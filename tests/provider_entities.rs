@@ -1,0 +1,846 @@
+//! The entity controllers end to end: a real Kubernetes API server
+//! (`../shared/k8s/`) and a real LiteLLM proxy (`../shared/litellm/`), with
+//! the controllers running in-process. Each test has its own namespace and
+//! LiteLLM ids. The LiteLLMInstance controller is not run here: the tests
+//! write the instance's status themselves, as that controller would.
+
+mod support;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::Secret as KubeSecret;
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::ResourceExt;
+use litellm_crossplane::api::common::{find_condition, Condition, EXTERNAL_NAME};
+use litellm_crossplane::api::{
+    LiteLLMBudget, LiteLLMInstance, LiteLLMModel, LiteLLMTeam, LiteLLMVirtualKey,
+};
+use litellm_crossplane::litellm::{self, token_of, ClientConfig, Secret, TeamRequest};
+use litellm_crossplane::provider::controllers;
+use litellm_crossplane::provider::managed::ManagedKind;
+use litellm_crossplane::provider::metrics::Metrics;
+use litellm_crossplane::provider::ownership::MARKER_KEY;
+use litellm_crossplane::provider::reconciler::{Context, RELEASE_ON_MISSING_INSTANCE};
+use serde_json::json;
+use support::k8s;
+
+const CLUSTER: &str = "e2e-cluster";
+const INSTANCE: &str = "proxy";
+/// Every resource polls this often, so drift is corrected within seconds.
+const POLL: &str = "1s";
+const WAIT: Duration = Duration::from_secs(30);
+
+/// One test's world: a namespace with a ready instance, a LiteLLM admin
+/// client, and the controllers running for that namespace.
+struct World {
+    kube: kube::Client,
+    namespace: String,
+    url: String,
+    litellm: litellm::Client,
+    controllers: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        self.controllers.abort();
+    }
+}
+
+async fn world(prefix: &str) -> Option<World> {
+    let kube = k8s::client().await?;
+    let Some((url, master_key)) = support::harness::litellm() else {
+        assert!(!k8s::harness_required(), "LITELLM_URL is not set");
+        return None;
+    };
+    k8s::install_crds(&kube).await;
+    let namespace = k8s::namespace(&kube, prefix).await;
+    create_instance(&kube, &namespace, &url, &master_key, true).await;
+    let litellm = litellm::Client::new(ClientConfig {
+        endpoint: url.clone(),
+        master_key: Secret::new(master_key),
+        ca_pem: None,
+        timeout: Duration::from_secs(10),
+    })
+    .expect("LiteLLM client");
+    let ctx = Arc::new(Context::new(kube.clone(), CLUSTER, Metrics::default()));
+    let controllers = tokio::spawn(controllers::run(ctx, Some(namespace.clone())));
+    Some(World {
+        kube,
+        namespace,
+        url,
+        litellm,
+        controllers,
+    })
+}
+
+/// The master-key Secret and an attached (`managed: false`) instance whose
+/// status says `ready`.
+async fn create_instance(
+    kube: &kube::Client,
+    namespace: &str,
+    url: &str,
+    master_key: &str,
+    ready: bool,
+) {
+    let secrets: Api<KubeSecret> = Api::namespaced(kube.clone(), namespace);
+    let secret = serde_json::from_value(json!({
+        "metadata": {"name": "litellm-master-key"},
+        "stringData": {"masterKey": master_key},
+    }))
+    .unwrap();
+    secrets
+        .create(&PostParams::default(), &secret)
+        .await
+        .expect("master key Secret");
+    let instances: Api<LiteLLMInstance> = Api::namespaced(kube.clone(), namespace);
+    let instance = serde_json::from_value(json!({
+        "apiVersion": "litellm.crossplane.io/v1alpha1",
+        "kind": "LiteLLMInstance",
+        "metadata": {"name": INSTANCE},
+        "spec": {
+            "workload": {"managed": false, "endpoint": url},
+            "masterKey": {"secretRef": {"name": "litellm-master-key", "key": "masterKey"}},
+        },
+    }))
+    .unwrap();
+    instances
+        .create(&PostParams::default(), &instance)
+        .await
+        .expect("instance");
+    set_instance_ready(kube, namespace, url, ready).await;
+}
+
+async fn set_instance_ready(kube: &kube::Client, namespace: &str, url: &str, ready: bool) {
+    let instances: Api<LiteLLMInstance> = Api::namespaced(kube.clone(), namespace);
+    let status = json!({"status": {"ready": ready, "endpoint": url}});
+    instances
+        .patch_status(INSTANCE, &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .expect("instance status");
+}
+
+fn manifest<K: ManagedKind>(
+    kind: &str,
+    name: &str,
+    annotations: serde_json::Value,
+    spec: serde_json::Value,
+) -> K {
+    let mut annotations = annotations;
+    annotations["crossplane.io/poll-interval"] = json!(POLL);
+    let mut spec = spec;
+    spec["instanceRef"] = json!({"name": INSTANCE});
+    serde_json::from_value(json!({
+        "apiVersion": "litellm.crossplane.io/v1alpha1",
+        "kind": kind,
+        "metadata": {"name": name, "annotations": annotations},
+        "spec": spec,
+    }))
+    .expect("valid manifest")
+}
+
+async fn create<K: ManagedKind>(world: &World, object: &K) -> Api<K> {
+    let api: Api<K> = Api::namespaced(world.kube.clone(), &world.namespace);
+    api.create(&PostParams::default(), object)
+        .await
+        .expect("created");
+    api
+}
+
+fn condition<K: ManagedKind>(object: &K, type_: &str) -> Option<Condition> {
+    find_condition(&object.managed_status()?.conditions, type_).cloned()
+}
+
+fn is<K: ManagedKind>(object: &K, type_: &str, status: &str) -> bool {
+    condition(object, type_).is_some_and(|c| c.status == status)
+}
+
+/// Polls until `check` holds, or fails with `what` after [`WAIT`].
+async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let started = Instant::now();
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(started.elapsed() < WAIT, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Waits until the resource satisfies `check`; on timeout the failure
+/// shows its conditions.
+async fn wait_for<K: ManagedKind>(
+    api: &Api<K>,
+    name: &str,
+    what: &str,
+    check: impl Fn(&K) -> bool,
+) -> K {
+    let started = Instant::now();
+    loop {
+        let object = api.get(name).await.expect("readable");
+        if check(&object) {
+            return object;
+        }
+        assert!(
+            started.elapsed() < WAIT,
+            "timed out waiting for {what}; conditions: {:?}",
+            object.managed_status().map(|s| &s.conditions)
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+async fn team_info(world: &World, id: &str) -> Option<litellm::TeamInfo> {
+    world.litellm.team_info(id).await.expect("team info")
+}
+
+fn team_manifest(name: &str, alias: &str) -> LiteLLMTeam {
+    manifest(
+        "LiteLLMTeam",
+        name,
+        json!({}),
+        json!({"forProvider": {"teamAlias": alias, "maxBudget": "10.50", "metadata": {"env": "e2e"}}}),
+    )
+}
+
+#[tokio::test]
+async fn team_create_update_drift_delete_and_recreate() {
+    let Some(world) = world("pe-team").await else {
+        return;
+    };
+    let teams = create(&world, &team_manifest("web", "Web")).await;
+    let team = wait_for(&teams, "web", "team Ready", |t| {
+        is(t, "Ready", "True") && is(t, "Synced", "True")
+    })
+    .await;
+    let id = team.annotations()[EXTERNAL_NAME].clone();
+    assert_eq!(id, format!("{}.web", world.namespace));
+    let live = team_info(&world, &id)
+        .await
+        .expect("team exists in LiteLLM");
+    assert_eq!(live.team_alias.as_deref(), Some("Web"));
+    assert_eq!(live.max_budget, Some(10.5));
+    let marker = &live.metadata.as_ref().unwrap()[MARKER_KEY];
+    assert_eq!(marker["namespace"], world.namespace.as_str());
+    assert_eq!(marker["cluster"], CLUSTER);
+    assert_eq!(live.metadata.as_ref().unwrap()["env"], "e2e");
+    let status = team.status.as_ref().unwrap().at_provider.as_ref().unwrap();
+    assert_eq!(status.team_id.as_deref(), Some(id.as_str()));
+
+    // Update: a new alias in forProvider reaches LiteLLM.
+    let patch = json!({"spec": {"forProvider": {"teamAlias": "Web 2"}}});
+    teams
+        .patch("web", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    eventually("the alias update", || async {
+        team_info(&world, &id)
+            .await
+            .filter(|t| t.team_alias.as_deref() == Some("Web 2"))
+    })
+    .await;
+
+    // Drift made behind the provider's back is corrected, marker included.
+    let drift = TeamRequest {
+        team_id: id.clone(),
+        team_alias: Some("changed in the UI".into()),
+        metadata: Some(serde_json::Map::new()),
+        ..TeamRequest::default()
+    };
+    world
+        .litellm
+        .team_update(&drift)
+        .await
+        .expect("drift written");
+    let restored = eventually("drift to be corrected", || async {
+        team_info(&world, &id)
+            .await
+            .filter(|t| t.team_alias.as_deref() == Some("Web 2"))
+    })
+    .await;
+    assert!(restored.metadata.unwrap().contains_key(MARKER_KEY));
+
+    // Delete removes the team from LiteLLM before the resource goes.
+    let created_at = restored.created_at.clone();
+    teams.delete("web", &DeleteParams::default()).await.unwrap();
+    eventually("the resource to be gone", || async {
+        teams.get_opt("web").await.unwrap().is_none().then_some(())
+    })
+    .await;
+    assert!(
+        team_info(&world, &id).await.is_none(),
+        "team still in LiteLLM"
+    );
+
+    // The same name again gives the same id but a fresh team.
+    create(&world, &team_manifest("web", "Web")).await;
+    wait_for(&teams, "web", "recreated team Ready", |t| {
+        is(t, "Ready", "True")
+    })
+    .await;
+    let fresh = team_info(&world, &id).await.expect("recreated team");
+    assert_ne!(fresh.created_at, created_at);
+    assert_eq!(fresh.team_alias.as_deref(), Some("Web"));
+    teams.delete("web", &DeleteParams::default()).await.unwrap();
+}
+
+#[tokio::test]
+async fn observe_only_imports_an_existing_team_without_writing() {
+    let Some(world) = world("pe-import").await else {
+        return;
+    };
+    let id = format!("imported-{}", k8s::unique_suffix());
+    let existing = TeamRequest {
+        team_id: id.clone(),
+        team_alias: Some("Made elsewhere".into()),
+        max_budget: Some(5.0),
+        ..TeamRequest::default()
+    };
+    world
+        .litellm
+        .team_new(&existing)
+        .await
+        .expect("team created directly");
+    let before = team_info(&world, &id).await.unwrap();
+
+    let import = manifest::<LiteLLMTeam>(
+        "LiteLLMTeam",
+        "imported",
+        json!({EXTERNAL_NAME: id}),
+        json!({"managementPolicies": ["Observe"], "forProvider": {"teamAlias": "Wanted"}}),
+    );
+    let teams = create(&world, &import).await;
+    let team = wait_for(&teams, "imported", "import Ready", |t| {
+        is(t, "Ready", "True") && condition(t, "Synced").and_then(|c| c.message).is_some()
+    })
+    .await;
+    let synced = condition(&team, "Synced").unwrap();
+    assert_eq!(synced.status, "True");
+    assert!(
+        synced.message.unwrap().contains("teamAlias"),
+        "drift is reported"
+    );
+    let observed = team.status.unwrap().at_provider.unwrap();
+    assert_eq!(observed.team_alias.as_deref(), Some("Made elsewhere"));
+    assert_eq!(observed.max_budget.as_deref(), Some("5"));
+    assert_eq!(
+        team.spec.for_provider.max_budget, None,
+        "no late initialization without the policy"
+    );
+
+    // Nothing was written, and deleting the import leaves the team alone.
+    let after = team_info(&world, &id).await.unwrap();
+    assert_eq!(after.team_alias, before.team_alias);
+    assert_eq!(after.metadata, before.metadata);
+    teams
+        .delete("imported", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("the import to be released", || async {
+        teams
+            .get_opt("imported")
+            .await
+            .unwrap()
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    assert!(
+        team_info(&world, &id).await.is_some(),
+        "an Observe-only import must not delete"
+    );
+    world.litellm.team_delete(&id).await.unwrap();
+}
+
+#[tokio::test]
+async fn key_is_stored_before_creation_and_authenticates() {
+    let Some(world) = world("pe-key").await else {
+        return;
+    };
+    let teams = create(&world, &team_manifest("web", "Web")).await;
+    let alias = format!("ci-{}", k8s::unique_suffix());
+    let key = manifest::<LiteLLMVirtualKey>(
+        "LiteLLMVirtualKey",
+        "ci",
+        json!({}),
+        json!({"forProvider": {"keyAlias": alias, "teamRef": {"name": "web"}, "maxBudget": "1"}}),
+    );
+    let keys = create(&world, &key).await;
+    let key = wait_for(&keys, "ci", "key Ready", |k| is(k, "Ready", "True")).await;
+
+    let secrets: Api<KubeSecret> = Api::namespaced(world.kube.clone(), &world.namespace);
+    let secret = secrets.get("ci-key").await.expect("connection Secret");
+    let data = secret.data.clone().unwrap();
+    let value = Secret::new(String::from_utf8(data["key"].0.clone()).unwrap());
+    assert_eq!(
+        String::from_utf8(data["endpoint"].0.clone()).unwrap(),
+        world.url
+    );
+    assert_eq!(secret.owner_references()[0].uid, key.uid().unwrap());
+    assert_eq!(key.annotations()[EXTERNAL_NAME], token_of(&value));
+    let observed = key.status.as_ref().unwrap().at_provider.as_ref().unwrap();
+    assert_eq!(
+        observed.team_id.as_deref(),
+        Some(format!("{}.web", world.namespace).as_str())
+    );
+    let status_text = serde_json::to_string(&key.status).unwrap();
+    assert!(
+        !status_text.contains(value.expose()),
+        "the secret must never reach status"
+    );
+
+    // The stored secret is a working key of the proxy.
+    let reply = reqwest::Client::new()
+        .get(format!("{}/key/info", world.url))
+        .bearer_auth(value.expose())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 200);
+
+    keys.delete("ci", &DeleteParams::default()).await.unwrap();
+    eventually("the key resource to be gone", || async {
+        keys.get_opt("ci").await.unwrap().is_none().then_some(())
+    })
+    .await;
+    assert!(world
+        .litellm
+        .key_info(&token_of(&value))
+        .await
+        .unwrap()
+        .is_none());
+    teams.delete("web", &DeleteParams::default()).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_missing_reference_blocks_creation_until_it_exists() {
+    let Some(world) = world("pe-ref").await else {
+        return;
+    };
+    let key = manifest::<LiteLLMVirtualKey>(
+        "LiteLLMVirtualKey",
+        "early",
+        json!({}),
+        json!({"forProvider": {"teamRef": {"name": "later"}}}),
+    );
+    let keys = create(&world, &key).await;
+    let waiting = wait_for(&keys, "early", "Synced=False", |k| is(k, "Synced", "False")).await;
+    let message = condition(&waiting, "Synced").unwrap().message.unwrap();
+    assert!(
+        message.contains("teamRef") && message.contains("later"),
+        "{message}"
+    );
+    assert!(
+        !waiting.annotations().contains_key(EXTERNAL_NAME),
+        "nothing chosen before references resolve"
+    );
+    let secrets: Api<KubeSecret> = Api::namespaced(world.kube.clone(), &world.namespace);
+    assert!(secrets.get_opt("early-key").await.unwrap().is_none());
+
+    let teams = create(&world, &team_manifest("later", "Later")).await;
+    let key = wait_for(&keys, "early", "key Ready once the team is", |k| {
+        is(k, "Ready", "True")
+    })
+    .await;
+    let info = world
+        .litellm
+        .key_info(&key.annotations()[EXTERNAL_NAME])
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(info.team_id, Some(format!("{}.later", world.namespace)));
+    keys.delete("early", &DeleteParams::default())
+        .await
+        .unwrap();
+    teams
+        .delete("later", &DeleteParams::default())
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn an_instance_that_is_not_ready_blocks_reconciliation() {
+    let Some(world) = world("pe-notready").await else {
+        return;
+    };
+    set_instance_ready(&world.kube, &world.namespace, &world.url, false).await;
+    let teams = create(&world, &team_manifest("web", "Web")).await;
+    let waiting = wait_for(&teams, "web", "Synced=False", |t| is(t, "Synced", "False")).await;
+    let message = condition(&waiting, "Synced").unwrap().message.unwrap();
+    assert!(
+        message.contains(INSTANCE) && message.contains("not ready"),
+        "{message}"
+    );
+    assert!(!waiting.annotations().contains_key(EXTERNAL_NAME));
+
+    set_instance_ready(&world.kube, &world.namespace, &world.url, true).await;
+    wait_for(&teams, "web", "Ready once the instance is", |t| {
+        is(t, "Ready", "True")
+    })
+    .await;
+    teams.delete("web", &DeleteParams::default()).await.unwrap();
+}
+
+#[tokio::test]
+async fn taking_over_another_owners_team_is_refused() {
+    let Some(world) = world("pe-takeover").await else {
+        return;
+    };
+    let id = format!("victim-{}", k8s::unique_suffix());
+    let victim = TeamRequest {
+        team_id: id.clone(),
+        team_alias: Some("Victim".into()),
+        metadata: Some(
+            json!({MARKER_KEY: {"cluster": CLUSTER, "namespace": "tenant-a", "name": "team", "uid": "u"}})
+                .as_object()
+                .unwrap()
+                .clone(),
+        ),
+        ..TeamRequest::default()
+    };
+    world.litellm.team_new(&victim).await.expect("victim team");
+    let before = team_info(&world, &id).await.unwrap();
+
+    let attacker = manifest::<LiteLLMTeam>(
+        "LiteLLMTeam",
+        "thief",
+        json!({EXTERNAL_NAME: id}),
+        json!({"forProvider": {"teamAlias": "Mine now"}}),
+    );
+    let teams = create(&world, &attacker).await;
+    let refused = wait_for(&teams, "thief", "Synced=False", |t| {
+        is(t, "Synced", "False")
+    })
+    .await;
+    let message = condition(&refused, "Synced").unwrap().message.unwrap();
+    assert!(message.contains("tenant-a/team"), "{message}");
+
+    // Neither reconciling nor deleting the attacker touches the team.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    teams
+        .delete("thief", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("the attacker to be released", || async {
+        teams
+            .get_opt("thief")
+            .await
+            .unwrap()
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    let after = team_info(&world, &id).await.expect("victim team survives");
+    assert_eq!(after.team_alias, before.team_alias);
+    assert_eq!(after.metadata, before.metadata);
+    world.litellm.team_delete(&id).await.unwrap();
+}
+
+#[tokio::test]
+async fn an_instance_in_another_namespace_must_admit_the_resource() {
+    let Some(world) = world("pe-xns").await else {
+        return;
+    };
+    let other = k8s::namespace(&world.kube, "pe-xns-tenant").await;
+    let ctx = Arc::new(Context::new(
+        world.kube.clone(),
+        CLUSTER,
+        Metrics::default(),
+    ));
+    let tenant = tokio::spawn(controllers::run(ctx, Some(other.clone())));
+    let mut team = team_manifest("web", "Web");
+    team.spec.managed.instance_ref.namespace = Some(world.namespace.clone());
+    let teams: Api<LiteLLMTeam> = Api::namespaced(world.kube.clone(), &other);
+    teams.create(&PostParams::default(), &team).await.unwrap();
+    let refused = wait_for(&teams, "web", "Synced=False", |t| is(t, "Synced", "False")).await;
+    let message = condition(&refused, "Synced").unwrap().message.unwrap();
+    assert!(
+        message.contains(&format!("{}/{INSTANCE}", world.namespace)) && message.contains(&other),
+        "{message}"
+    );
+    assert!(!refused.annotations().contains_key(EXTERNAL_NAME));
+
+    let instances: Api<LiteLLMInstance> = Api::namespaced(world.kube.clone(), &world.namespace);
+    let admit = json!({"spec": {"allowedNamespaces": {"names": [other]}}});
+    instances
+        .patch(INSTANCE, &PatchParams::default(), &Patch::Merge(&admit))
+        .await
+        .unwrap();
+    let team = wait_for(&teams, "web", "Ready once admitted", |t| {
+        is(t, "Ready", "True")
+    })
+    .await;
+    assert_eq!(team.annotations()[EXTERNAL_NAME], format!("{other}.web"));
+    teams.delete("web", &DeleteParams::default()).await.unwrap();
+    eventually("the tenant team to be gone", || async {
+        teams.get_opt("web").await.unwrap().is_none().then_some(())
+    })
+    .await;
+    tenant.abort();
+}
+
+/// Request counts by `operation` from the provider's metrics.
+fn requests_by_operation(
+    registry: &prometheus_client::registry::Registry,
+) -> std::collections::BTreeMap<String, u64> {
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, registry).unwrap();
+    let mut counts = std::collections::BTreeMap::new();
+    for line in text
+        .lines()
+        .filter(|l| l.starts_with("provider_litellm_request_duration_seconds_count{"))
+    {
+        let operation = line
+            .split("operation=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap();
+        let count: u64 = line.rsplit(' ').next().unwrap().parse().unwrap();
+        *counts.entry(operation.to_owned()).or_default() += count;
+    }
+    counts
+}
+
+#[tokio::test]
+async fn steady_state_is_one_read_per_poll_and_no_write() {
+    let Some(world) = world("pe-steady").await else {
+        return;
+    };
+    // A second set of controllers for a second namespace, with metrics this
+    // test can read (the world's controllers see nothing of that namespace).
+    let namespace = k8s::namespace(&world.kube, "pe-steady-own").await;
+    let master_key = std::env::var("LITELLM_MASTER_KEY").unwrap();
+    create_instance(&world.kube, &namespace, &world.url, &master_key, true).await;
+    let metrics = Metrics::default();
+    let mut registry = prometheus_client::registry::Registry::default();
+    metrics.register(&mut registry);
+    let ctx = Arc::new(Context::new(world.kube.clone(), CLUSTER, metrics));
+    let controllers = tokio::spawn(controllers::run(ctx, Some(namespace.clone())));
+
+    let teams: Api<LiteLLMTeam> = Api::namespaced(world.kube.clone(), &namespace);
+    teams
+        .create(&PostParams::default(), &team_manifest("quiet", "Quiet"))
+        .await
+        .unwrap();
+    wait_for(&teams, "quiet", "Ready", |t| {
+        is(t, "Ready", "True") && is(t, "Synced", "True")
+    })
+    .await;
+    // Let the late-initialization patch and its echo settle.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let before = requests_by_operation(&registry);
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let after = requests_by_operation(&registry);
+
+    let grown: Vec<(String, u64)> = after
+        .iter()
+        .map(|(op, n)| (op.clone(), n - before.get(op).copied().unwrap_or(0)))
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    assert_eq!(grown.len(), 1, "only reads in the steady state: {grown:?}");
+    let (operation, reads) = &grown[0];
+    assert_eq!(operation, "GET /team/info");
+    // 1 s poll, up to 10% jitter: about four reads in four seconds.
+    assert!((3..=5).contains(reads), "{reads} reads in 4 s");
+    teams
+        .delete("quiet", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("the team to be gone", || async {
+        teams
+            .get_opt("quiet")
+            .await
+            .unwrap()
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    controllers.abort();
+}
+
+#[tokio::test]
+async fn a_paused_resource_is_left_alone() {
+    let Some(world) = world("pe-paused").await else {
+        return;
+    };
+    let paused = manifest::<LiteLLMTeam>(
+        "LiteLLMTeam",
+        "web",
+        json!({"crossplane.io/paused": "true"}),
+        json!({"forProvider": {"teamAlias": "Paused"}}),
+    );
+    let teams = create(&world, &paused).await;
+    let team = wait_for(&teams, "web", "ReconcilePaused", |t| {
+        condition(t, "Synced").is_some_and(|c| c.reason == "ReconcilePaused")
+    })
+    .await;
+    assert!(!team.annotations().contains_key(EXTERNAL_NAME));
+    assert!(team_info(&world, &format!("{}.web", world.namespace))
+        .await
+        .is_none());
+
+    let resume = json!({"metadata": {"annotations": {"crossplane.io/paused": null}}});
+    teams
+        .patch("web", &PatchParams::default(), &Patch::Merge(&resume))
+        .await
+        .unwrap();
+    wait_for(&teams, "web", "Ready after resuming", |t| {
+        is(t, "Ready", "True")
+    })
+    .await;
+    teams.delete("web", &DeleteParams::default()).await.unwrap();
+}
+
+#[tokio::test]
+async fn budgets_and_models_are_created_updated_and_deleted() {
+    let Some(world) = world("pe-budget-model").await else {
+        return;
+    };
+    let budgets = create(
+        &world,
+        &manifest::<LiteLLMBudget>(
+            "LiteLLMBudget",
+            "monthly",
+            json!({}),
+            json!({"forProvider": {"maxBudget": "100.25", "budgetDuration": "30d"}}),
+        ),
+    )
+    .await;
+    let budget = wait_for(&budgets, "monthly", "budget Ready", |b| {
+        is(b, "Ready", "True")
+    })
+    .await;
+    let budget_id = budget.annotations()[EXTERNAL_NAME].clone();
+    let live = world
+        .litellm
+        .budget_info(&budget_id)
+        .await
+        .unwrap()
+        .expect("budget in LiteLLM");
+    assert_eq!(live.max_budget, Some(100.25));
+    let patch = json!({"spec": {"forProvider": {"maxBudget": "200"}}});
+    budgets
+        .patch("monthly", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    eventually("the budget update", || async {
+        world
+            .litellm
+            .budget_info(&budget_id)
+            .await
+            .unwrap()
+            .filter(|b| b.max_budget == Some(200.0))
+    })
+    .await;
+
+    let secrets: Api<KubeSecret> = Api::namespaced(world.kube.clone(), &world.namespace);
+    let upstream = serde_json::from_value(
+        json!({"metadata": {"name": "upstream"}, "stringData": {"apiKey": "sk-upstream-e2e"}}),
+    )
+    .unwrap();
+    secrets
+        .create(&PostParams::default(), &upstream)
+        .await
+        .unwrap();
+    let models = create(
+        &world,
+        &manifest::<LiteLLMModel>(
+            "LiteLLMModel",
+            "gpt",
+            json!({}),
+            json!({"forProvider": {
+                "modelName": format!("e2e-{}", k8s::unique_suffix()),
+                "litellmParams": {
+                    "model": "openai/gpt-4o",
+                    // A closed loopback port: nothing is ever called.
+                    "apiBase": "http://127.0.0.1:9",
+                    "apiKeySecretRef": {"name": "upstream", "key": "apiKey"},
+                    "rpm": 10
+                }
+            }}),
+        ),
+    )
+    .await;
+    let model = wait_for(&models, "gpt", "model Ready", |m| is(m, "Ready", "True")).await;
+    let model_id = model.annotations()[EXTERNAL_NAME].clone();
+    let patch = json!({"spec": {"forProvider": {"litellmParams": {"rpm": 20}}}});
+    models
+        .patch("gpt", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    eventually("the model update", || async {
+        world
+            .litellm
+            .model_info(&model_id)
+            .await
+            .unwrap()
+            .filter(|m| m.litellm_params.rpm == Some(20))
+    })
+    .await;
+
+    models
+        .delete("gpt", &DeleteParams::default())
+        .await
+        .unwrap();
+    budgets
+        .delete("monthly", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("both resources to be gone", || async {
+        let gone = models.get_opt("gpt").await.unwrap().is_none()
+            && budgets.get_opt("monthly").await.unwrap().is_none();
+        gone.then_some(())
+    })
+    .await;
+    assert!(world.litellm.model_info(&model_id).await.unwrap().is_none());
+    assert!(world
+        .litellm
+        .budget_info(&budget_id)
+        .await
+        .unwrap()
+        .is_none());
+}
+
+#[tokio::test]
+async fn a_resource_whose_instance_is_gone_waits_for_an_explicit_release() {
+    let Some(world) = world("pe-orphan").await else {
+        return;
+    };
+    let teams = create(&world, &team_manifest("web", "Web")).await;
+    let team = wait_for(&teams, "web", "team Ready", |t| is(t, "Ready", "True")).await;
+    let id = team.annotations()[EXTERNAL_NAME].clone();
+
+    let instances: Api<LiteLLMInstance> = Api::namespaced(world.kube.clone(), &world.namespace);
+    instances
+        .delete(INSTANCE, &DeleteParams::default())
+        .await
+        .unwrap();
+    teams.delete("web", &DeleteParams::default()).await.unwrap();
+    let blocked = wait_for(&teams, "web", "deletion to be blocked", |t| {
+        condition(t, "Synced")
+            .and_then(|c| c.message)
+            .is_some_and(|m| m.contains(RELEASE_ON_MISSING_INSTANCE))
+    })
+    .await;
+    assert_eq!(condition(&blocked, "Ready").unwrap().reason, "Deleting");
+
+    let release = json!({"metadata": {"annotations": {RELEASE_ON_MISSING_INSTANCE: "true"}}});
+    teams
+        .patch("web", &PatchParams::default(), &Patch::Merge(&release))
+        .await
+        .unwrap();
+    eventually("the release", || async {
+        teams.get_opt("web").await.unwrap().is_none().then_some(())
+    })
+    .await;
+    assert!(
+        team_info(&world, &id).await.is_some(),
+        "released, not deleted"
+    );
+    world.litellm.team_delete(&id).await.unwrap();
+}

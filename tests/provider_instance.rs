@@ -1,0 +1,635 @@
+//! The `LiteLLMInstance` controller (attach-to-existing) against the real
+//! Kubernetes API server harness and the real LiteLLM proxy harness. Each
+//! test runs its own controller, scoped to its own namespace.
+//!
+//! Version disclosure and a draining proxy cannot be produced by the harness
+//! proxy (its config is fixed), so those are covered by the unit tests of
+//! `provider::instance::probe` against a canned local responder.
+
+mod support;
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
+use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::{Client, Resource};
+use litellm_crossplane::api::common::{find_condition, Condition};
+use litellm_crossplane::api::instance::LiteLLMInstance;
+use litellm_crossplane::provider::instance::{condition_type, controller, reason, InstanceOptions};
+use serde_json::{json, Value};
+use support::{harness, k8s};
+
+/// A namespace with the controller running for it; the controller stops
+/// when this is dropped.
+struct Running {
+    client: Client,
+    namespace: String,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Short intervals so a test sees several reconciliation rounds in seconds.
+fn options(namespace: &str) -> InstanceOptions {
+    InstanceOptions {
+        namespace: Some(namespace.to_string()),
+        ready_interval: Duration::from_secs(1),
+        not_ready_interval: Duration::from_secs(1),
+        probe_timeout: Duration::from_secs(2),
+    }
+}
+
+/// The API server with the CRDs and a fresh namespace, or `None` (skipped).
+async fn namespace(prefix: &str) -> Option<(Client, String)> {
+    let client = k8s::client().await?;
+    k8s::install_crds(&client).await;
+    let namespace = k8s::namespace(&client, prefix).await;
+    Some((client, namespace))
+}
+
+async fn start(prefix: &str) -> Option<Running> {
+    let (client, namespace) = namespace(prefix).await?;
+    let task = tokio::spawn(controller(client.clone(), options(&namespace)));
+    Some(Running {
+        client,
+        namespace,
+        task,
+    })
+}
+
+/// The real proxy's URL, or `None` (skipped).
+fn proxy_url() -> Option<String> {
+    harness::litellm().map(|(url, _)| url)
+}
+
+impl Running {
+    fn instances(&self) -> Api<LiteLLMInstance> {
+        Api::namespaced(self.client.clone(), &self.namespace)
+    }
+
+    async fn create(&self, name: &str, spec: Value) -> LiteLLMInstance {
+        let instance: LiteLLMInstance = serde_json::from_value(json!({
+            "apiVersion": "litellm.crossplane.io/v1alpha1",
+            "kind": "LiteLLMInstance",
+            "metadata": {"name": name},
+            "spec": spec,
+        }))
+        .unwrap();
+        self.instances()
+            .create(&PostParams::default(), &instance)
+            .await
+            .expect("instance created")
+    }
+
+    /// Waits until `done` holds for the instance, up to 30 s.
+    async fn wait_for(
+        &self,
+        name: &str,
+        done: impl Fn(&LiteLLMInstance) -> bool,
+    ) -> LiteLLMInstance {
+        let mut last = None;
+        for _ in 0..300 {
+            let instance = self.instances().get(name).await.expect("instance readable");
+            if done(&instance) {
+                return instance;
+            }
+            last = Some(instance);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!(
+            "condition not reached; last seen: {:#?}",
+            last.and_then(|i| i.status)
+        );
+    }
+
+    /// Waits until the controller has reported on the current generation.
+    async fn observed(&self, name: &str) -> LiteLLMInstance {
+        self.wait_for(name, |i| {
+            let status = i.status.as_ref();
+            status.is_some_and(|s| {
+                s.observed_generation.is_some() && s.observed_generation == i.metadata.generation
+            })
+        })
+        .await
+    }
+
+    async fn names<K>(&self) -> Vec<String>
+    where
+        K: Resource<Scope = k8s_openapi::NamespaceResourceScope>
+            + Clone
+            + serde::de::DeserializeOwned
+            + std::fmt::Debug,
+        K::DynamicType: Default,
+    {
+        Api::<K>::namespaced(self.client.clone(), &self.namespace)
+            .list(&ListParams::default())
+            .await
+            .expect("list")
+            .items
+            .iter()
+            .map(|o| o.meta().name.clone().unwrap_or_default())
+            .collect()
+    }
+
+    /// No workload object of any kind exists in the namespace but `allowed`.
+    async fn assert_only_workload_objects(&self, allowed: &[&str]) {
+        let allowed: Vec<String> = allowed.iter().map(|s| s.to_string()).collect();
+        assert_eq!(self.names::<Deployment>().await, allowed, "Deployments");
+        assert_eq!(self.names::<Service>().await, allowed, "Services");
+        assert_eq!(self.names::<ConfigMap>().await, allowed, "ConfigMaps");
+        assert!(
+            self.names::<Secret>().await.is_empty(),
+            "no Secret may be created"
+        );
+        assert!(
+            self.names::<Job>().await.is_empty(),
+            "no migration Job may be created"
+        );
+    }
+}
+
+fn condition<'a>(instance: &'a LiteLLMInstance, type_: &str) -> Option<&'a Condition> {
+    find_condition(&instance.status.as_ref()?.conditions, type_)
+}
+
+/// An attached instance's spec; the master key Secret deliberately does not
+/// exist, which shows the controller never reads it.
+fn attached(endpoint: Option<&str>, extra: Value) -> Value {
+    let mut workload = json!({"managed": false});
+    if let Some(endpoint) = endpoint {
+        workload["endpoint"] = json!(endpoint);
+    }
+    let mut spec = json!({
+        "workload": workload,
+        "masterKey": {"secretRef": {"name": "absent-master-key", "key": "LITELLM_MASTER_KEY"}},
+    });
+    for (field, value) in extra.as_object().unwrap() {
+        if let (Some(Value::Object(into)), Value::Object(from)) = (spec.get_mut(field), value) {
+            into.extend(from.clone());
+        } else {
+            spec[field] = value.clone();
+        }
+    }
+    spec
+}
+
+#[tokio::test]
+async fn attaches_to_the_real_proxy_and_settles_without_rewriting_status() {
+    let Some(url) = proxy_url() else { return };
+    let Some(run) = start("li-real").await else {
+        return;
+    };
+
+    // What the harness proxy really answers: no version disclosed.
+    let readiness: Value = reqwest::get(format!("{url}/health/readiness"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(readiness["status"], "healthy", "{readiness}");
+    assert!(readiness.get("litellm_version").is_none(), "{readiness}");
+
+    let spec = attached(
+        Some(&format!("{url}/")),
+        json!({
+            "workload": {"gatewayEndpoint": format!("{url}/")},
+            "image": {"tag": "main-stable"},
+        }),
+    );
+    run.create("gw", spec).await;
+    let instance = run
+        .wait_for("gw", |i| i.status.as_ref().is_some_and(|s| s.ready))
+        .await;
+    let status = instance.status.clone().unwrap();
+    assert_eq!(status.endpoint.as_deref(), Some(url.as_str()));
+    assert_eq!(status.gateway_endpoint.as_deref(), Some(url.as_str()));
+    assert_eq!(status.version, None, "never the image tag, never a guess");
+    assert_eq!((status.replicas, status.ready_replicas), (0, 0));
+    assert_eq!(status.observed_generation, instance.metadata.generation);
+    let ready = condition(&instance, condition_type::READY).unwrap();
+    assert_eq!(
+        (ready.status.as_str(), ready.reason.as_str()),
+        ("True", reason::PROXY_REACHABLE)
+    );
+    assert!(
+        ready.message.as_deref().unwrap().contains(&url),
+        "{ready:?}"
+    );
+    let database = condition(&instance, condition_type::DATABASE_READY).unwrap();
+    assert_eq!(database.reason, reason::WORKLOAD_UNMANAGED);
+    assert!(condition(&instance, condition_type::WORKLOAD_UNMANAGED).is_none());
+    assert!(condition(&instance, condition_type::PODS_HEALTHY).is_none());
+
+    // Several rounds (1 s interval) plus the watch events of its own status
+    // write: an unchanged status is not written again.
+    let settled = run.instances().get("gw").await.unwrap();
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let later = run.instances().get("gw").await.unwrap();
+    assert_eq!(
+        later.metadata.resource_version,
+        settled.metadata.resource_version
+    );
+    run.assert_only_workload_objects(&[]).await;
+}
+
+#[tokio::test]
+async fn a_closed_port_is_not_reachable_until_the_endpoint_is_fixed() {
+    let Some(url) = proxy_url() else { return };
+    let Some(run) = start("li-closed").await else {
+        return;
+    };
+    run.create("gw", attached(Some("http://127.0.0.1:9"), json!({})))
+        .await;
+    let instance = run.observed("gw").await;
+    let status = instance.status.as_ref().unwrap();
+    assert!(!status.ready);
+    assert_eq!(status.endpoint.as_deref(), Some("http://127.0.0.1:9"));
+    let ready = condition(&instance, condition_type::READY).unwrap();
+    assert_eq!(
+        (ready.status.as_str(), ready.reason.as_str()),
+        ("False", reason::PROXY_NOT_REACHABLE)
+    );
+    let message = ready.message.as_deref().unwrap();
+    assert!(
+        message.starts_with("the proxy at http://127.0.0.1:9 is not reachable: "),
+        "{message}"
+    );
+
+    // A spec change is picked up at once and recorded as a new generation.
+    let patch = json!({"spec": {"workload": {"endpoint": url}}});
+    run.instances()
+        .patch("gw", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    let instance = run
+        .wait_for("gw", |i| {
+            i.status
+                .as_ref()
+                .is_some_and(|s| s.ready && s.observed_generation == Some(2))
+        })
+        .await;
+    let ready = condition(&instance, condition_type::READY).unwrap();
+    assert_eq!(ready.reason, reason::PROXY_REACHABLE);
+}
+
+#[tokio::test]
+async fn same_named_workload_objects_stay_byte_identical() {
+    let Some(run) = start("li-same").await else {
+        return;
+    };
+    let params = PostParams::default();
+    let labels = json!({"app": "gw"});
+    let deployment: Deployment = serde_json::from_value(json!({
+        "metadata": {"name": "gw", "labels": {"app.kubernetes.io/managed-by": "Helm"}},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "litellm", "image": "ghcr.io/berriai/litellm:main-v1.0.0"}]},
+            },
+        },
+    }))
+    .unwrap();
+    let service: Service = serde_json::from_value(json!({
+        "metadata": {"name": "gw"},
+        "spec": {"selector": labels, "ports": [{"port": 4000}]},
+    }))
+    .unwrap();
+    let config_map: ConfigMap = serde_json::from_value(json!({
+        "metadata": {"name": "gw"},
+        "data": {"config.yaml": "general_settings:\n  master_key: os.environ/LITELLM_MASTER_KEY\n"},
+    }))
+    .unwrap();
+    let deployments: Api<Deployment> = Api::namespaced(run.client.clone(), &run.namespace);
+    let services: Api<Service> = Api::namespaced(run.client.clone(), &run.namespace);
+    let config_maps: Api<ConfigMap> = Api::namespaced(run.client.clone(), &run.namespace);
+    deployments.create(&params, &deployment).await.unwrap();
+    // A ready replica of a same-named Deployment must not make the
+    // instance ready: readiness comes from the proxy answering.
+    let ready_replicas = json!({"status": {"replicas": 1, "readyReplicas": 1}});
+    deployments
+        .patch_status(
+            "gw",
+            &PatchParams::default(),
+            &Patch::Merge(&ready_replicas),
+        )
+        .await
+        .unwrap();
+    services.create(&params, &service).await.unwrap();
+    config_maps.create(&params, &config_map).await.unwrap();
+    let before = (
+        serde_json::to_value(deployments.get("gw").await.unwrap()).unwrap(),
+        serde_json::to_value(services.get("gw").await.unwrap()).unwrap(),
+        serde_json::to_value(config_maps.get("gw").await.unwrap()).unwrap(),
+    );
+
+    // No endpoint: the Service-name formula, which does not resolve here.
+    let spec = attached(
+        None,
+        json!({"caching": {"type": "redis"}, "database": {"migration": {"enabled": true}}}),
+    );
+    run.create("gw", spec).await;
+    let instance = run.observed("gw").await;
+    let status = instance.status.as_ref().unwrap();
+    assert_eq!(
+        status.endpoint.as_deref(),
+        Some(format!("http://gw.{}.svc:4000", run.namespace).as_str())
+    );
+    assert!(!status.ready);
+    assert_eq!((status.replicas, status.ready_replicas), (0, 0));
+    // More rounds, so a late write would show.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+
+    let after = (
+        serde_json::to_value(deployments.get("gw").await.unwrap()).unwrap(),
+        serde_json::to_value(services.get("gw").await.unwrap()).unwrap(),
+        serde_json::to_value(config_maps.get("gw").await.unwrap()).unwrap(),
+    );
+    assert_eq!(
+        after, before,
+        "resourceVersion, generation, managedFields and content unchanged"
+    );
+    for object in [&after.0, &after.1, &after.2] {
+        assert!(
+            object["metadata"].get("ownerReferences").is_none(),
+            "not adopted: {object}"
+        );
+    }
+    run.assert_only_workload_objects(&["gw"]).await;
+}
+
+#[tokio::test]
+async fn config_sections_set_on_an_attached_instance_are_named_as_ignored() {
+    let Some(url) = proxy_url() else { return };
+    let Some(run) = start("li-sections").await else {
+        return;
+    };
+    let extra = json!({
+        "routerSettings": {"routing_strategy": "simple-shuffle"},
+        "caching": {"type": "redis"},
+        "sso": {"provider": "okta"},
+    });
+    run.create("gw", attached(Some(&url), extra)).await;
+    let instance = run
+        .wait_for("gw", |i| condition(i, condition_type::READY).is_some())
+        .await;
+    let ignored = condition(&instance, condition_type::WORKLOAD_UNMANAGED).unwrap();
+    assert_eq!(ignored.status, "True");
+    assert_eq!(ignored.reason, reason::CONFIG_SETTINGS_IGNORED);
+    assert_eq!(
+        ignored.message.as_deref(),
+        Some(
+            "spec.sso, spec.caching and spec.routerSettings are ignored while workload.managed \
+             is false; the proxy owns its own configuration"
+        )
+    );
+
+    // Dropping the sections drops the condition.
+    let patch = json!({"spec": {"sso": null, "caching": null, "routerSettings": null}});
+    run.instances()
+        .patch("gw", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    run.wait_for("gw", |i| {
+        i.status
+            .as_ref()
+            .is_some_and(|s| s.observed_generation == Some(2))
+            && condition(i, condition_type::WORKLOAD_UNMANAGED).is_none()
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_configured_migration_is_reported_ignored_and_no_job_is_created() {
+    let Some(url) = proxy_url() else { return };
+    let Some(run) = start("li-migrate").await else {
+        return;
+    };
+    let extra = json!({"database": {"host": "postgres", "migration": {"enabled": true}}});
+    run.create("gw", attached(Some(&url), extra)).await;
+    let instance = run
+        .wait_for("gw", |i| i.status.as_ref().is_some_and(|s| s.ready))
+        .await;
+    let database = condition(&instance, condition_type::DATABASE_READY).unwrap();
+    assert_eq!(database.status, "True");
+    assert_eq!(database.reason, reason::WORKLOAD_UNMANAGED);
+    let message = database.message.as_deref().unwrap();
+    assert!(
+        message.starts_with("spec.database.migration is ignored while workload.managed is false")
+            && message.contains("owns its schema"),
+        "{message}"
+    );
+    run.assert_only_workload_objects(&[]).await;
+}
+
+#[tokio::test]
+async fn a_provisioning_request_is_reported_unsupported_and_creates_nothing() {
+    let Some(run) = start("li-managed").await else {
+        return;
+    };
+    for (name, workload) in [
+        ("unset", json!(null)),
+        ("managed", json!({"managed": true})),
+    ] {
+        let mut spec = json!({"masterKey": {"autoGenerate": true}, "database": {"migration": {"enabled": true}}});
+        if !workload.is_null() {
+            spec["workload"] = workload;
+        }
+        run.create(name, spec).await;
+        let instance = run.observed(name).await;
+        let status = instance.status.as_ref().unwrap();
+        assert!(!status.ready);
+        assert_eq!(status.endpoint, None);
+        let ready = condition(&instance, condition_type::READY).unwrap();
+        assert_eq!(
+            (ready.status.as_str(), ready.reason.as_str()),
+            ("False", reason::PROVISIONING_UNSUPPORTED)
+        );
+        assert!(
+            ready
+                .message
+                .as_deref()
+                .unwrap()
+                .contains("only attaches to existing proxies"),
+            "{ready:?}"
+        );
+    }
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    run.assert_only_workload_objects(&[]).await;
+}
+
+#[tokio::test]
+async fn the_api_server_enforces_the_attach_rules() {
+    let Some((client, namespace)) = namespace("li-cel").await else {
+        return;
+    };
+    let api: Api<DynamicObject> = Api::namespaced_with(
+        client,
+        &namespace,
+        &kube::core::ApiResource::from_gvk_with_plural(
+            &kube::core::GroupVersionKind::gvk(
+                "litellm.crossplane.io",
+                "v1alpha1",
+                "LiteLLMInstance",
+            ),
+            "litellminstances",
+        ),
+    );
+    let secret_ref = json!({"secretRef": {"name": "k", "key": "LITELLM_MASTER_KEY"}});
+    let cases = [
+        (
+            json!({"workload": {"endpoint": "http://proxy:4000"}, "masterKey": secret_ref}),
+            "workload.endpoint is only allowed when workload.managed is false",
+        ),
+        (
+            json!({"workload": {"managed": false}, "masterKey": {"autoGenerate": true}}),
+            "masterKey.secretRef is required when workload.managed is false",
+        ),
+        (
+            json!({"workload": {"managed": false, "endpoint": "ftp://x"}, "masterKey": secret_ref}),
+            "spec.workload.endpoint in body should match '^https?://",
+        ),
+    ];
+    for (index, (spec, want)) in cases.into_iter().enumerate() {
+        let object = json!({
+            "apiVersion": "litellm.crossplane.io/v1alpha1",
+            "kind": "LiteLLMInstance",
+            "metadata": {"name": format!("bad-{index}")},
+            "spec": spec,
+        });
+        let object: DynamicObject = serde_json::from_value(object).unwrap();
+        match api.create(&PostParams::default(), &object).await {
+            Err(kube::Error::Api(status)) => {
+                assert_eq!(status.code, 422, "{spec}: {status:?}");
+                assert!(status.message.contains(want), "{spec}: {}", status.message);
+            }
+            Err(other) => panic!("{spec}: unexpected error {other}"),
+            Ok(_) => panic!("{spec} was not rejected"),
+        }
+    }
+    // The valid shape is accepted, so the rejections above are the rules'.
+    let valid = json!({
+        "apiVersion": "litellm.crossplane.io/v1alpha1",
+        "kind": "LiteLLMInstance",
+        "metadata": {"name": "good"},
+        "spec": {"workload": {"managed": false, "endpoint": "https://proxy:4000"}, "masterKey": secret_ref},
+    });
+    let valid: DynamicObject = serde_json::from_value(valid).unwrap();
+    api.create(&PostParams::default(), &valid)
+        .await
+        .expect("valid instance accepted");
+}
+
+/// A one-certificate HTTPS server answering the health probes on a
+/// background thread, with the PEM of the CA that signed its certificate.
+fn tls_proxy() -> (String, String) {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+    use rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
+
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca_pem = ca_params.self_signed(&ca_key).unwrap().pem();
+    let issuer = Issuer::new(ca_params, ca_key);
+    let key = KeyPair::generate().unwrap();
+    let cert = CertificateParams::new(vec!["localhost".to_string()])
+        .unwrap()
+        .signed_by(&key, &issuer)
+        .unwrap();
+    let config = rustls::ServerConfig::builder()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![cert.der().clone()],
+            PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der())),
+        )
+        .unwrap();
+    let config = Arc::new(config);
+
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!(
+        "https://localhost:{}",
+        listener.local_addr().unwrap().port()
+    );
+    std::thread::spawn(move || {
+        for tcp in listener.incoming().flatten() {
+            let config = config.clone();
+            std::thread::spawn(move || {
+                let connection = rustls::ServerConnection::new(config).unwrap();
+                let mut stream = rustls::StreamOwned::new(connection, tcp);
+                let mut request = Vec::new();
+                let mut buffer = [0u8; 1024];
+                while !request.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buffer) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => request.extend_from_slice(&buffer[..n]),
+                    }
+                }
+                let body = if request.starts_with(b"GET /health/liveliness ") {
+                    r#""I'm alive!""#
+                } else {
+                    r#"{"status":"healthy","db":"connected","litellm_version":"1.108.7"}"#
+                };
+                let response = format!(
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+                let _ = stream.write_all(response.as_bytes());
+                stream.conn.send_close_notify();
+                let _ = stream.flush();
+            });
+        }
+    });
+    (url, ca_pem)
+}
+
+#[tokio::test]
+async fn a_private_ca_from_the_ca_secret_is_trusted() {
+    let Some(run) = start("li-tls").await else {
+        return;
+    };
+    let (url, ca_pem) = tls_proxy();
+    let tls = json!({"tls": {"caSecretRef": {"name": "proxy-ca", "key": "ca.crt"}}});
+    run.create("gw", attached(Some(&url), tls)).await;
+
+    // Before the Secret exists the cause is named, not a TLS failure.
+    let instance = run.observed("gw").await;
+    let ready = condition(&instance, condition_type::READY).unwrap();
+    assert_eq!(ready.reason, reason::PROXY_NOT_REACHABLE);
+    let message = ready.message.as_deref().unwrap();
+    assert!(
+        message.contains(&format!("CA Secret {}/proxy-ca", run.namespace)),
+        "{message}"
+    );
+
+    let secret: Secret = serde_json::from_value(json!({
+        "metadata": {"name": "proxy-ca"},
+        "stringData": {"ca.crt": ca_pem},
+    }))
+    .unwrap();
+    let secrets: Api<Secret> = Api::namespaced(run.client.clone(), &run.namespace);
+    secrets
+        .create(&PostParams::default(), &secret)
+        .await
+        .unwrap();
+    let before = secrets.get("proxy-ca").await.unwrap();
+    let instance = run
+        .wait_for("gw", |i| i.status.as_ref().is_some_and(|s| s.ready))
+        .await;
+    assert_eq!(instance.status.unwrap().version.as_deref(), Some("1.108.7"));
+    // Read, never written.
+    let after = secrets.get("proxy-ca").await.unwrap();
+    assert_eq!(
+        after.metadata.resource_version,
+        before.metadata.resource_version
+    );
+}
