@@ -183,7 +183,11 @@ pub fn desired(target: &Target, request: &XrRequest) -> BTreeMap<String, Value> 
         put(&mut limits, "rpmLimit", &budget.rpm_limit);
         team.extend(limits.clone());
         // LiteLLM drops a team's max_parallel_requests; it lives on the budget.
-        put(&mut limits, "maxParallelRequests", &budget.max_parallel_requests);
+        put(
+            &mut limits,
+            "maxParallelRequests",
+            &budget.max_parallel_requests,
+        );
         put_amount(&mut limits, "softBudget", &budget.soft_budget);
         out.insert(
             names::BUDGET.to_string(),
