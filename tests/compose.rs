@@ -7,18 +7,18 @@ use litellm_crossplane::function::{compose, Observed, ObservedState, Outcome};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
-/// Observed state from a map of composition-resource names.
+/// Observed statuses by composition-resource name, and the instance status.
 #[derive(Default)]
 struct Fixed(BTreeMap<String, Value>, Option<Value>);
 
 impl ObservedState for Fixed {
     fn composed(&self, name: &str) -> Option<Observed> {
-        self.0.get(name).map(|r| Observed {
-            resource: r.clone(),
+        self.0.get(name).map(|status| Observed {
+            status: status.clone(),
             connection_details: BTreeMap::new(),
         })
     }
-    fn required_instance(&self) -> Option<Value> {
+    fn required_instance_status(&self) -> Option<Value> {
         self.1.clone()
     }
 }
@@ -159,12 +159,12 @@ fn a_referenced_instance_is_required_and_reported_when_supplied() {
     assert!(!first.resources.contains_key("instance"));
     assert_eq!(first.xr_status["instanceReady"], false);
 
-    let instance = json!({"status": {"ready": true, "endpoint": "http://admin:4001", "gatewayEndpoint": "http://gw:4000"}});
+    let instance = json!({"ready": true, "endpoint": "http://admin:4001", "gatewayEndpoint": "http://gw:4000"});
     let mut observed = Fixed(BTreeMap::new(), Some(instance));
     for name in ["team", "budget", "key-ci"] {
         observed.0.insert(
             name.into(),
-            json!({"status": {"conditions": [{"type": "Ready", "status": "True"}], "atProvider": {"teamId": "t-1"}}}),
+            json!({"conditions": [{"type": "Ready", "status": "True"}], "atProvider": {"teamId": "t-1"}}),
         );
     }
     let Outcome::Composed(second) = compose(&xr(good_spec()), Some(&input()), &observed) else {

@@ -23,10 +23,12 @@ const CLAIM_NAMESPACE_LABEL: &str = "crossplane.io/claim-namespace";
 /// Connection-details key of a key's secret, in the provider's Secret.
 pub const KEY_SECRET_FIELD: &str = "key";
 
-/// An observed composed resource.
+/// What the function reads of an observed composed resource: its status
+/// (nothing else, so the gRPC layer decodes nothing else) and its
+/// connection details.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Observed {
-    pub resource: Value,
+    pub status: Value,
     pub connection_details: BTreeMap<String, Vec<u8>>,
 }
 
@@ -35,8 +37,9 @@ pub struct Observed {
 pub trait ObservedState {
     /// The observed composed resource under a composition-resource name.
     fn composed(&self, name: &str) -> Option<Observed>;
-    /// The referenced LiteLLMInstance, when Crossplane supplied it.
-    fn required_instance(&self) -> Option<Value>;
+    /// The status of the referenced LiteLLMInstance, when Crossplane
+    /// supplied it.
+    fn required_instance_status(&self) -> Option<Value>;
 }
 
 /// A desired composed resource and whether it is ready.
@@ -210,10 +213,10 @@ fn collect<T>(result: Result<Option<T>, Problem>, problems: &mut Vec<Problem>) -
     })
 }
 
-/// Whether a resource's `Ready` condition is True.
-pub fn is_ready(resource: &Value) -> bool {
-    resource
-        .pointer("/status/conditions")
+/// Whether a status's `Ready` condition is True.
+pub fn is_ready(status: &Value) -> bool {
+    status
+        .get("conditions")
         .and_then(Value::as_array)
         .is_some_and(|conditions| {
             conditions.iter().any(|c| {
@@ -256,7 +259,7 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
     let mut observed_by_name = BTreeMap::new();
     for (name, resource) in build::desired(&target, &request) {
         let seen = observed.composed(&name);
-        let ready = seen.as_ref().is_some_and(|o| is_ready(&o.resource));
+        let ready = seen.as_ref().is_some_and(|o| is_ready(&o.status));
         resources.insert(name.clone(), Desired { resource, ready });
         if let Some(seen) = seen {
             observed_by_name.insert(name, seen);
@@ -264,10 +267,10 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
     }
 
     let mut requirements = Vec::new();
-    let instance_observed = match &target.instance {
+    let instance_status = match &target.instance {
         InstanceTarget::Rendered(_) => observed_by_name
             .get(names::INSTANCE)
-            .map(|o| o.resource.clone()),
+            .map(|o| o.status.clone()),
         InstanceTarget::Existing { name, namespace } => {
             requirements.push(Requirement {
                 api_version: crate::api::API_VERSION.to_string(),
@@ -277,7 +280,7 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
                     .clone()
                     .unwrap_or_else(|| target.namespace.clone()),
             });
-            observed.required_instance()
+            observed.required_instance_status()
         }
     };
 
@@ -286,7 +289,7 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
         &request,
         &resources,
         &observed_by_name,
-        instance_observed.as_ref(),
+        instance_status.as_ref(),
         legacy,
     );
     Outcome::Composed(Composition {
@@ -313,7 +316,7 @@ fn report(
 
     if let Some(team_id) = observed
         .get(names::TEAM)
-        .and_then(|o| o.resource.pointer("/status/atProvider/teamId"))
+        .and_then(|o| o.status.pointer("/atProvider/teamId"))
     {
         status.insert("teamId".into(), team_id.clone());
     }
@@ -333,13 +336,13 @@ fn report(
     status.insert("keys".into(), Value::Array(keys));
 
     let instance_ready = instance
-        .and_then(|i| i.pointer("/status/ready"))
+        .and_then(|i| i.get("ready"))
         .and_then(Value::as_bool);
     let endpoint = instance
-        .and_then(|i| i.pointer("/status/endpoint"))
+        .and_then(|i| i.get("endpoint"))
         .and_then(Value::as_str);
     let gateway = instance
-        .and_then(|i| i.pointer("/status/gatewayEndpoint"))
+        .and_then(|i| i.get("gatewayEndpoint"))
         .and_then(Value::as_str);
     if let Some(endpoint) = endpoint {
         status.insert("endpoint".into(), json!(endpoint));

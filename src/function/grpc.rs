@@ -1,37 +1,41 @@
-//! The gRPC layer: translates a `RunFunctionRequest` into a call of the pure
-//! `compose` and its outcome into a `RunFunctionResponse`. It decides
-//! nothing itself.
+//! The gRPC layer: translates a request into a call of the pure `compose`
+//! and its outcome into a response. It decides nothing itself.
+//!
+//! It works on the partially decoded messages of [`super::wire`]: the
+//! desired state and context of earlier steps pass through as bytes, and of
+//! observed composed resources only the status is decoded.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Instant;
 
-use function_sdk_rust::proto::v1::function_runner_service_server::FunctionRunnerService;
 use function_sdk_rust::proto::v1::{
-    Ready, ResourceSelector, RunFunctionRequest, RunFunctionResponse,
+    self, resource_selector, Ready, ResourceSelector, RunFunctionRequest, RunFunctionResponse,
+    Severity, Target,
 };
-use function_sdk_rust::request::get_required_resource;
-use function_sdk_rust::resource::{
-    add_connection_detail, json_to_struct, pb_to_json, set_ready, struct_to_json,
-};
-use function_sdk_rust::response;
+use function_sdk_rust::resource::{json_to_pb, json_to_struct, pb_to_json, struct_to_json};
+use prost::Message;
 use serde_json::{Map, Value};
-use tonic::{Request, Response, Status};
 
-use super::compose::{compose, Observed, ObservedState, Outcome, INSTANCE_REQUIREMENT};
+use super::compose::{
+    compose, Composition, Observed, ObservedState, Outcome, DEFAULT_TTL, INSTANCE_REQUIREMENT,
+};
 use super::metrics::Metrics;
+use super::wire;
 
-/// The observed state of a request, converted on demand.
-struct RequestState<'a>(&'a RunFunctionRequest);
-
-impl ObservedState for RequestState<'_> {
+impl ObservedState for wire::Request {
     fn composed(&self, name: &str) -> Option<Observed> {
-        let resource = self.0.observed.as_ref()?.resources.get(name)?;
+        let resource = self.observed.as_ref()?.resources.get(name)?;
         Some(Observed {
-            resource: resource
+            status: resource
                 .resource
                 .as_ref()
-                .map(struct_to_json)
+                .and_then(|r| r.status.as_ref())
+                .map(pb_to_json)
                 .unwrap_or_default(),
             connection_details: resource
                 .connection_details
@@ -41,143 +45,152 @@ impl ObservedState for RequestState<'_> {
         })
     }
 
-    fn required_instance(&self) -> Option<Value> {
+    fn required_instance_status(&self) -> Option<Value> {
         // Crossplane 1.14-1.16 answer the deprecated extra resources; later
         // versions the required resources.
-        get_required_resource(self.0, INSTANCE_REQUIREMENT).or_else(|| {
-            self.0
-                .extra_resources
-                .get(INSTANCE_REQUIREMENT)?
-                .items
-                .first()?
-                .resource
-                .as_ref()
-                .map(struct_to_json)
-        })
+        let resources = self
+            .required_resources
+            .get(INSTANCE_REQUIREMENT)
+            .or_else(|| self.extra_resources.get(INSTANCE_REQUIREMENT))?;
+        let object = resources.items.first()?.resource.as_ref()?;
+        object.fields.get("status").map(pb_to_json)
     }
 }
 
-/// Runs the function on one request. Never fails: every domain problem is a
-/// `Fatal` result in the response.
-pub fn run(req: &RunFunctionRequest) -> RunFunctionResponse {
+fn result(severity: Severity, message: String, reason: &str) -> v1::Result {
+    v1::Result {
+        severity: severity as i32,
+        message,
+        reason: Some(reason.to_string()),
+        // Target the XR, as the SDKs do by default.
+        target: Some(Target::Composite as i32),
+    }
+}
+
+/// Answers one request. Never fails: every domain problem is a `Fatal`
+/// result in the response.
+pub fn respond(req: wire::Request) -> wire::Response {
     let xr = req
         .observed
         .as_ref()
         .and_then(|o| o.composite.as_ref())
         .and_then(|c| c.resource.as_ref())
         .map(struct_to_json);
-    let Some(xr) = xr else {
-        let mut rsp = response::to(req, super::compose::DEFAULT_TTL);
-        response::fatal(
-            &mut rsp,
-            "observed composite resource: missing from the request",
-        );
-        return rsp;
+    let outcome = match xr {
+        None => Outcome::Fatal(vec![super::Problem::new(
+            "observed.composite",
+            "missing from the request",
+        )]),
+        Some(xr) => {
+            let input = req.input.as_ref().map(struct_to_json);
+            compose(&xr, input.as_ref(), &req)
+        }
     };
-    let input = req.input.as_ref().map(struct_to_json);
-    match compose(&xr, input.as_ref(), &RequestState(req)) {
-        Outcome::Fatal(problems) => {
-            let mut rsp = response::to(req, super::compose::DEFAULT_TTL);
-            response::fatal(&mut rsp, Outcome::fatal_message(&problems)).reason =
-                Some("InvalidRequest".into());
-            rsp
-        }
-        Outcome::Composed(c) => {
-            let mut rsp = response::to(req, c.ttl);
-            for (name, desired) in &c.resources {
-                let target = response::desired_composed(&mut rsp, name.clone());
-                if let Value::Object(map) = &desired.resource {
-                    target.resource = Some(json_to_struct(map));
-                }
-                set_ready(
-                    target,
-                    if desired.ready {
-                        Ready::True
-                    } else {
-                        Ready::False
-                    },
-                );
-            }
-            let composite = response::desired_composite(&mut rsp);
-            merge_status(composite, c.xr_status);
-            for (key, value) in c.connection_details {
-                add_connection_detail(composite, key, value);
-            }
-            for warning in &c.warnings {
-                response::warning(&mut rsp, warning.to_string()).reason =
-                    Some("UnusualRequest".into());
-            }
-            for requirement in c.requirements {
-                let selector = ResourceSelector {
-                    api_version: requirement.api_version,
-                    kind: requirement.kind,
-                    r#match: Some(
-                        function_sdk_rust::proto::v1::resource_selector::Match::MatchName(
-                            requirement.name,
-                        ),
-                    ),
-                    namespace: Some(requirement.namespace),
-                };
-                let requirements = rsp.requirements.get_or_insert_default();
-                requirements
-                    .extra_resources
-                    .insert(INSTANCE_REQUIREMENT.into(), selector.clone());
-                requirements
-                    .resources
-                    .insert(INSTANCE_REQUIREMENT.into(), selector);
-            }
-            rsp
-        }
+    let ttl = match &outcome {
+        Outcome::Composed(c) => c.ttl,
+        Outcome::Fatal(_) => DEFAULT_TTL,
+    };
+    let mut rsp = wire::Response {
+        meta: Some(v1::ResponseMeta {
+            tag: req.meta.map(|m| m.tag).unwrap_or_default(),
+            ttl: Some(pbjson_types::Duration {
+                seconds: ttl.as_secs() as i64,
+                nanos: ttl.subsec_nanos() as i32,
+            }),
+        }),
+        // Everything earlier steps desired, and their context, go on as they came.
+        desired: req.desired,
+        context: req.context,
+        ..Default::default()
+    };
+    match outcome {
+        Outcome::Fatal(problems) => rsp.results.push(result(
+            Severity::Fatal,
+            Outcome::fatal_message(&problems),
+            "InvalidRequest",
+        )),
+        Outcome::Composed(c) => apply(&mut rsp, c),
+    }
+    rsp
+}
+
+/// Writes a composition into the response.
+fn apply(rsp: &mut wire::Response, c: Composition) {
+    let desired = rsp.desired.get_or_insert_default();
+    // This function owns its composition-resource names: what an earlier
+    // step desired under one of them is replaced.
+    let ours: BTreeSet<&str> = c.resources.keys().map(String::as_str).collect();
+    desired
+        .resources
+        .retain(|entry| wire::entry_name(entry).is_none_or(|name| !ours.contains(name.as_str())));
+    for (name, d) in c.resources {
+        let Value::Object(object) = d.resource else {
+            continue;
+        };
+        let ready = if d.ready { Ready::True } else { Ready::False };
+        let resource = v1::Resource {
+            resource: Some(json_to_struct(&object)),
+            connection_details: Default::default(),
+            ready: ready as i32,
+        };
+        desired.resources.push(wire::resource_entry(name, resource));
+    }
+    let composite = desired.composite.get_or_insert_default();
+    merge_status(composite, c.xr_status);
+    composite.connection_details.extend(c.connection_details);
+    for warning in &c.warnings {
+        rsp.results.push(result(
+            Severity::Warning,
+            warning.to_string(),
+            "UnusualRequest",
+        ));
+    }
+    for requirement in c.requirements {
+        let selector = ResourceSelector {
+            api_version: requirement.api_version,
+            kind: requirement.kind,
+            r#match: Some(resource_selector::Match::MatchName(requirement.name)),
+            namespace: Some(requirement.namespace),
+        };
+        let requirements = rsp.requirements.get_or_insert_default();
+        requirements
+            .extra_resources
+            .insert(INSTANCE_REQUIREMENT.into(), selector.clone());
+        requirements
+            .resources
+            .insert(INSTANCE_REQUIREMENT.into(), selector);
     }
 }
 
 /// Merges `fields` into the desired XR status, keeping what earlier pipeline
 /// steps put there.
-fn merge_status(
-    composite: &mut function_sdk_rust::proto::v1::Resource,
-    fields: Map<String, Value>,
-) {
+fn merge_status(composite: &mut v1::Resource, fields: Map<String, Value>) {
     let object = composite.resource.get_or_insert_default();
     let mut status = match object.fields.get("status").map(pb_to_json) {
         Some(Value::Object(existing)) => existing,
         _ => Map::new(),
     };
     status.extend(fields);
-    object.fields.insert(
-        "status".into(),
-        function_sdk_rust::resource::json_to_pb(&Value::Object(status)),
-    );
+    object
+        .fields
+        .insert("status".into(), json_to_pb(&Value::Object(status)));
 }
 
-/// The function as a gRPC service.
-#[derive(Clone, Default)]
-pub struct LiteLLMFunction {
-    metrics: Arc<Metrics>,
-}
-
-impl LiteLLMFunction {
-    pub fn new(metrics: Arc<Metrics>) -> Self {
-        LiteLLMFunction { metrics }
-    }
-}
-
-#[tonic::async_trait]
-impl FunctionRunnerService for LiteLLMFunction {
-    async fn run_function(
-        &self,
-        request: Request<RunFunctionRequest>,
-    ) -> Result<Response<RunFunctionResponse>, Status> {
-        let started = Instant::now();
-        let req = request.into_inner();
-        let rsp = run(&req);
-        self.metrics.observe(&rsp, started.elapsed());
-        let tag = req
-            .meta
-            .as_ref()
-            .map(|m| m.tag.as_str())
-            .unwrap_or_default();
-        tracing::debug!(tag, results = rsp.results.len(), "ran function");
-        Ok(Response::new(rsp))
+/// Runs the function on an SDK-typed request: the same code the gRPC
+/// service runs, reached through the wire encoding (used by `render`).
+pub fn run(req: &RunFunctionRequest) -> RunFunctionResponse {
+    let fatal = |message: String| RunFunctionResponse {
+        results: vec![result(Severity::Fatal, message, "InternalError")],
+        ..Default::default()
+    };
+    // Decoding what was just encoded fails only on a bug; say so rather than panic.
+    let req = match wire::Request::decode(req.encode_to_vec().as_slice()) {
+        Ok(req) => req,
+        Err(e) => return fatal(format!("cannot re-read the request: {e}")),
+    };
+    match RunFunctionResponse::decode(respond(req).encode_to_vec().as_slice()) {
+        Ok(rsp) => rsp,
+        Err(e) => fatal(format!("cannot re-read the response: {e}")),
     }
 }
 
@@ -198,4 +211,73 @@ pub fn desired_resources(rsp: &RunFunctionResponse) -> BTreeMap<String, Value> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// The `RunFunction` method as a gRPC service, with the partial-decoding
+/// codec. It answers under whatever service name routes to it: the server
+/// mounts it as v1 and, through a path rewrite, as v1beta1.
+#[derive(Clone)]
+pub struct RunFunctionService {
+    metrics: Arc<Metrics>,
+    max_decoding_message_size: Option<usize>,
+}
+
+impl RunFunctionService {
+    pub fn new(metrics: Arc<Metrics>, max_decoding_message_size: Option<usize>) -> Self {
+        RunFunctionService {
+            metrics,
+            max_decoding_message_size,
+        }
+    }
+}
+
+/// Path of the v1 method.
+pub const RUN_FUNCTION_PATH: &str = "/apiextensions.fn.proto.v1.FunctionRunnerService/RunFunction";
+
+/// One unary call of `RunFunction`.
+struct Unary(Arc<Metrics>);
+
+impl tonic::server::UnaryService<wire::Request> for Unary {
+    type Response = wire::Response;
+    type Future = std::future::Ready<Result<tonic::Response<wire::Response>, tonic::Status>>;
+
+    fn call(&mut self, request: tonic::Request<wire::Request>) -> Self::Future {
+        let started = Instant::now();
+        let rsp = respond(request.into_inner());
+        self.0.observe(&rsp.results, started.elapsed());
+        std::future::ready(Ok(tonic::Response::new(rsp)))
+    }
+}
+
+type BoxFuture<T> = Pin<Box<dyn Future<Output = Result<T, Infallible>> + Send>>;
+
+impl<B> tower_service::Service<http::Request<B>> for RunFunctionService
+where
+    B: http_body::Body + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>> + Send + 'static,
+{
+    type Response = http::Response<tonic::body::Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<Self::Response>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: http::Request<B>) -> Self::Future {
+        if req.uri().path() != RUN_FUNCTION_PATH {
+            return Box::pin(async {
+                Ok(tonic::Status::unimplemented("no such method").into_http())
+            });
+        }
+        let codec = tonic_prost::ProstCodec::<wire::Response, wire::Request>::default();
+        let mut grpc = tonic::server::Grpc::new(codec)
+            .apply_max_message_size_config(self.max_decoding_message_size, None);
+        let unary = Unary(self.metrics.clone());
+        Box::pin(async move { Ok(grpc.unary(unary, req).await) })
+    }
+}
+
+impl tonic::server::NamedService for RunFunctionService {
+    const NAME: &'static str = v1::function_runner_service_server::SERVICE_NAME;
 }

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use function_sdk_rust::proto::v1::{RunFunctionResponse, Severity};
+use function_sdk_rust::proto::v1::{Result as FnResult, Severity};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -47,11 +47,8 @@ impl Metrics {
     }
 
     /// Records one answered request.
-    pub fn observe(&self, rsp: &RunFunctionResponse, elapsed: Duration) {
-        let fatal = rsp
-            .results
-            .iter()
-            .any(|r| r.severity == Severity::Fatal as i32);
+    pub fn observe(&self, results: &[FnResult], elapsed: Duration) {
+        let fatal = results.iter().any(|r| r.severity == Severity::Fatal as i32);
         let outcome = if fatal { "fatal" } else { "composed" };
         self.runs.get_or_create(&OutcomeLabel { outcome }).inc();
         self.duration.observe(elapsed.as_secs_f64());

@@ -10,6 +10,7 @@ pub mod render;
 pub mod request;
 pub mod server;
 pub mod validate;
+pub mod wire;
 
 pub use compose::{compose, Composition, Desired, Observed, ObservedState, Outcome};
 pub use error::Problem;

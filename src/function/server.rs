@@ -12,16 +12,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use function_sdk_rust::proto::v1::function_runner_service_server::{
-    FunctionRunnerServiceServer, SERVICE_NAME,
-};
+use function_sdk_rust::proto::v1::function_runner_service_server::SERVICE_NAME;
 use function_sdk_rust::Args;
 use prometheus_client::registry::Registry;
 use tonic::server::NamedService;
 use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
 use tonic_health::ServingStatus;
 
-use super::grpc::LiteLLMFunction;
+use super::grpc::RunFunctionService;
 use super::metrics::Metrics;
 
 /// Name of the legacy service, identical to v1 on the wire.
@@ -195,11 +193,7 @@ pub async fn serve_on(
         });
     }
 
-    let function = LiteLLMFunction::new(metrics);
-    let mut v1 = FunctionRunnerServiceServer::new(function);
-    if let Some(size) = args.max_recv_message_size {
-        v1 = v1.max_decoding_message_size(size);
-    }
+    let v1 = RunFunctionService::new(metrics, args.max_recv_message_size);
     let (health_reporter, health) = tonic_health::server::health_reporter();
     for service in ["", SERVICE_NAME, V1BETA1_SERVICE_NAME] {
         health_reporter

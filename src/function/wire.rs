@@ -1,0 +1,252 @@
+//! The `RunFunctionRequest` / `RunFunctionResponse` messages as this
+//! function reads and writes them: wire-compatible with
+//! `apiextensions.fn.proto.v1` (and the identical v1beta1), but decoding
+//! only what the function reads.
+//!
+//! Decoding `google.protobuf.Struct` dominates the cost of a function
+//! (every field is a map entry of boxed values), so: the desired state and
+//! context of earlier pipeline steps stay raw bytes and are passed through
+//! as they came; of each observed composed resource only its `status` is
+//! decoded. Protobuf makes this safe: a map is a repeated field of entry
+//! messages, so raw entries can be copied through one by one, and skipping a
+//! length-delimited field needs no decoding at all.
+
+use std::collections::HashMap;
+
+use bytes::{Buf, BufMut, Bytes};
+use function_sdk_rust::proto::v1;
+use prost::encoding::{self, DecodeContext, WireType};
+use prost::{DecodeError, Message};
+
+/// `RunFunctionRequest`, tags as in `run_function.proto`. Credentials (7)
+/// and required schemas (9) are not read, so prost skips them.
+#[derive(Clone, PartialEq, Message)]
+pub struct Request {
+    #[prost(message, optional, tag = "1")]
+    pub meta: Option<v1::RequestMeta>,
+    #[prost(message, optional, tag = "2")]
+    pub observed: Option<ObservedState>,
+    #[prost(message, optional, tag = "3")]
+    pub desired: Option<DesiredState>,
+    #[prost(message, optional, tag = "4")]
+    pub input: Option<pbjson_types::Struct>,
+    /// Passed through untouched.
+    #[prost(bytes = "bytes", optional, tag = "5")]
+    pub context: Option<Bytes>,
+    #[prost(map = "string, message", tag = "6")]
+    pub extra_resources: HashMap<String, v1::Resources>,
+    #[prost(map = "string, message", tag = "8")]
+    pub required_resources: HashMap<String, v1::Resources>,
+}
+
+/// `State` as observed: the whole XR, and the status of each composed resource.
+#[derive(Clone, PartialEq, Message)]
+pub struct ObservedState {
+    #[prost(message, optional, tag = "1")]
+    pub composite: Option<v1::Resource>,
+    #[prost(map = "string, message", tag = "2")]
+    pub resources: HashMap<String, ObservedResource>,
+}
+
+/// An observed composed `Resource`, its object decoded down to `status`.
+#[derive(Clone, PartialEq, Message)]
+pub struct ObservedResource {
+    #[prost(message, optional, tag = "1")]
+    pub resource: Option<StatusOnly>,
+    #[prost(map = "string, bytes", tag = "2")]
+    pub connection_details: HashMap<String, Vec<u8>>,
+}
+
+/// `State` as desired: the XR decoded (the function merges its status into
+/// it), the composed resources as raw map entries.
+#[derive(Clone, PartialEq, Message)]
+pub struct DesiredState {
+    #[prost(message, optional, tag = "1")]
+    pub composite: Option<v1::Resource>,
+    /// Each element is one encoded `map<string, Resource>` entry.
+    #[prost(bytes = "bytes", repeated, tag = "2")]
+    pub resources: Vec<Bytes>,
+}
+
+/// `RunFunctionResponse`, tags as in `run_function.proto`.
+#[derive(Clone, PartialEq, Message)]
+pub struct Response {
+    #[prost(message, optional, tag = "1")]
+    pub meta: Option<v1::ResponseMeta>,
+    #[prost(message, optional, tag = "2")]
+    pub desired: Option<DesiredState>,
+    #[prost(message, repeated, tag = "3")]
+    pub results: Vec<v1::Result>,
+    #[prost(bytes = "bytes", optional, tag = "4")]
+    pub context: Option<Bytes>,
+    #[prost(message, optional, tag = "5")]
+    pub requirements: Option<v1::Requirements>,
+    #[prost(message, repeated, tag = "6")]
+    pub conditions: Vec<v1::Condition>,
+}
+
+/// One entry of a `map<string, Resource>`.
+#[derive(Clone, PartialEq, Message)]
+struct ResourceEntry {
+    #[prost(string, tag = "1")]
+    key: String,
+    #[prost(message, optional, tag = "2")]
+    value: Option<v1::Resource>,
+}
+
+/// Just the key of a map entry; prost skips the value unread.
+#[derive(Clone, PartialEq, Message)]
+struct EntryKey {
+    #[prost(string, tag = "1")]
+    key: String,
+}
+
+/// One entry of a `Struct`'s `map<string, Value>`.
+#[derive(Clone, PartialEq, Message)]
+struct FieldEntry {
+    #[prost(string, tag = "1")]
+    key: String,
+    #[prost(message, optional, tag = "2")]
+    value: Option<pbjson_types::Value>,
+}
+
+/// Encodes a desired composed resource as a raw map entry.
+pub fn resource_entry(name: String, resource: v1::Resource) -> Bytes {
+    ResourceEntry {
+        key: name,
+        value: Some(resource),
+    }
+    .encode_to_vec()
+    .into()
+}
+
+/// The name of a raw map entry, or `None` if it is not one.
+pub fn entry_name(entry: &[u8]) -> Option<String> {
+    EntryKey::decode(entry).ok().map(|e| e.key)
+}
+
+/// A `google.protobuf.Struct` of which only the `status` field is decoded;
+/// every other field is skipped without being parsed.
+#[derive(Clone, PartialEq, Default, Debug)]
+pub struct StatusOnly {
+    pub status: Option<pbjson_types::Value>,
+}
+
+const STATUS: &str = "status";
+
+impl StatusOnly {
+    fn entry(&self) -> Option<FieldEntry> {
+        self.status.as_ref().map(|value| FieldEntry {
+            key: STATUS.to_string(),
+            value: Some(value.clone()),
+        })
+    }
+}
+
+impl Message for StatusOnly {
+    fn encode_raw(&self, buf: &mut impl BufMut) {
+        if let Some(entry) = self.entry() {
+            encoding::message::encode(1, &entry, buf);
+        }
+    }
+
+    fn merge_field(
+        &mut self,
+        tag: u32,
+        wire_type: WireType,
+        buf: &mut impl Buf,
+        ctx: DecodeContext,
+    ) -> Result<(), DecodeError> {
+        if tag != 1 {
+            return encoding::skip_field(wire_type, tag, buf, ctx);
+        }
+        // Read as bytes (from tonic's buffer a cheap split, not a copy),
+        // then look at the key before decoding any value.
+        let mut entry = Bytes::new();
+        encoding::bytes::merge(wire_type, &mut entry, buf, ctx)?;
+        if EntryKey::decode(entry.clone())?.key == STATUS {
+            self.status = FieldEntry::decode(entry)?.value;
+        }
+        Ok(())
+    }
+
+    fn encoded_len(&self) -> usize {
+        self.entry()
+            .map(|entry| encoding::message::encoded_len(1, &entry))
+            .unwrap_or(0)
+    }
+
+    fn clear(&mut self) {
+        self.status = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use function_sdk_rust::resource::{json_to_struct, pb_to_json};
+    use serde_json::json;
+
+    fn resource(value: serde_json::Value) -> v1::Resource {
+        v1::Resource {
+            resource: Some(json_to_struct(value.as_object().unwrap())),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn only_the_status_of_observed_resources_is_decoded() {
+        let mut state = v1::State::default();
+        state.resources.insert(
+            "team".into(),
+            resource(json!({"metadata": {"name": "t"}, "spec": {"a": [1, 2]},
+                            "status": {"atProvider": {"teamId": "x"}}})),
+        );
+        let request = v1::RunFunctionRequest {
+            observed: Some(state),
+            ..Default::default()
+        };
+        let decoded = Request::decode(request.encode_to_vec().as_slice()).unwrap();
+        let team = &decoded.observed.unwrap().resources["team"];
+        let status = team.resource.as_ref().unwrap().status.as_ref().unwrap();
+        assert_eq!(pb_to_json(status), json!({"atProvider": {"teamId": "x"}}));
+    }
+
+    #[test]
+    fn desired_state_and_context_pass_through_byte_for_byte() {
+        let mut desired = v1::State::default();
+        desired
+            .resources
+            .insert("bucket".into(), resource(json!({"kind": "Bucket"})));
+        let request = v1::RunFunctionRequest {
+            desired: Some(desired.clone()),
+            context: Some(json_to_struct(json!({"k": "v"}).as_object().unwrap())),
+            ..Default::default()
+        };
+        let decoded = Request::decode(request.encode_to_vec().as_slice()).unwrap();
+        let response = Response {
+            desired: decoded.desired,
+            context: decoded.context,
+            ..Default::default()
+        };
+        let back = v1::RunFunctionResponse::decode(response.encode_to_vec().as_slice()).unwrap();
+        assert_eq!(back.desired, Some(desired));
+        assert_eq!(back.context, request.context);
+    }
+
+    #[test]
+    fn raw_entries_carry_their_names() {
+        let entry = resource_entry("key-ci".into(), resource(json!({"kind": "K"})));
+        assert_eq!(entry_name(&entry).as_deref(), Some("key-ci"));
+        let state = v1::State::decode(
+            DesiredState {
+                resources: vec![entry],
+                ..Default::default()
+            }
+            .encode_to_vec()
+            .as_slice(),
+        )
+        .unwrap();
+        assert!(state.resources.contains_key("key-ci"));
+    }
+}
