@@ -243,3 +243,60 @@ async fn mtls_serves_a_client_with_a_certificate_and_refuses_one_without() {
     assert!(result.is_err(), "a client without a certificate was served");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[tokio::test]
+async fn earlier_steps_desired_state_and_context_pass_through() {
+    use function_sdk_rust::proto::v1::{Resource, State};
+    let (port, _stop) = start(args(true, None)).await;
+    let mut client = FunctionRunnerServiceClient::connect(format!("http://127.0.0.1:{port}"))
+        .await
+        .unwrap();
+    let object = |v: serde_json::Value| Resource {
+        resource: Some(json_to_struct(v.as_object().unwrap())),
+        ..Default::default()
+    };
+    let bucket = object(
+        serde_json::json!({"apiVersion": "s3.example.org/v1", "kind": "Bucket", "spec": {"n": 1.5}}),
+    );
+    let mut desired = State {
+        composite: Some(object(
+            serde_json::json!({"status": {"fromEarlierStep": true}}),
+        )),
+        ..Default::default()
+    };
+    desired.resources.insert("bucket".into(), bucket.clone());
+    desired
+        .resources
+        .insert("team".into(), object(serde_json::json!({"kind": "Stale"})));
+    let mut req = example_request();
+    req.desired = Some(desired);
+    req.context = Some(json_to_struct(
+        serde_json::json!({"apiextensions.crossplane.io/environment": {"region": "eu"}})
+            .as_object()
+            .unwrap(),
+    ));
+    let rsp = client.run_function(req.clone()).await.unwrap().into_inner();
+    assert_eq!(rsp.context, req.context);
+    let resources = &rsp.desired.as_ref().unwrap().resources;
+    assert_eq!(
+        resources["bucket"], bucket,
+        "an earlier step's resource is passed through as it came"
+    );
+    assert_eq!(
+        desired_resources(&rsp)["team"]["kind"],
+        "LiteLLMTeam",
+        "this function's name is its own"
+    );
+    let status = function_sdk_rust::resource::struct_to_json(
+        rsp.desired
+            .unwrap()
+            .composite
+            .unwrap()
+            .resource
+            .as_ref()
+            .unwrap(),
+    )["status"]
+        .clone();
+    assert_eq!(status["fromEarlierStep"], true);
+    assert_eq!(status["teamId"], "team-ml.ml-research-team");
+}

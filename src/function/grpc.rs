@@ -17,7 +17,7 @@ use function_sdk_rust::proto::v1::{
     self, resource_selector, Ready, ResourceSelector, RunFunctionRequest, RunFunctionResponse,
     Severity, Target,
 };
-use function_sdk_rust::resource::{json_to_pb, json_to_struct, pb_to_json, struct_to_json};
+use function_sdk_rust::resource::struct_to_json;
 use prost::Message;
 use serde_json::{Map, Value};
 
@@ -25,6 +25,7 @@ use super::compose::{
     compose, Composition, Observed, ObservedState, Outcome, DEFAULT_TTL, INSTANCE_REQUIREMENT,
 };
 use super::metrics::Metrics;
+use super::structpb::JsonStruct;
 use super::wire;
 
 impl ObservedState for wire::Request {
@@ -34,8 +35,7 @@ impl ObservedState for wire::Request {
             status: resource
                 .resource
                 .as_ref()
-                .and_then(|r| r.status.as_ref())
-                .map(pb_to_json)
+                .and_then(|r| r.status.clone())
                 .unwrap_or_default(),
             connection_details: resource
                 .connection_details
@@ -53,7 +53,7 @@ impl ObservedState for wire::Request {
             .get(INSTANCE_REQUIREMENT)
             .or_else(|| self.extra_resources.get(INSTANCE_REQUIREMENT))?;
         let object = resources.items.first()?.resource.as_ref()?;
-        object.fields.get("status").map(pb_to_json)
+        object.0.get("status").cloned()
     }
 }
 
@@ -69,22 +69,22 @@ fn result(severity: Severity, message: String, reason: &str) -> v1::Result {
 
 /// Answers one request. Never fails: every domain problem is a `Fatal`
 /// result in the response.
-pub fn respond(req: wire::Request) -> wire::Response {
+pub fn respond(mut req: wire::Request) -> wire::Response {
+    // The XR and the input are moved out, not copied: compose reads them
+    // as JSON, and the rest of the request only for observed statuses.
     let xr = req
         .observed
-        .as_ref()
-        .and_then(|o| o.composite.as_ref())
-        .and_then(|c| c.resource.as_ref())
-        .map(struct_to_json);
+        .as_mut()
+        .and_then(|o| o.composite.take())
+        .and_then(|c| c.resource)
+        .map(|object| Value::Object(object.0));
+    let input = req.input.take().map(|input| Value::Object(input.0));
     let outcome = match xr {
         None => Outcome::Fatal(vec![super::Problem::new(
             "observed.composite",
             "missing from the request",
         )]),
-        Some(xr) => {
-            let input = req.input.as_ref().map(struct_to_json);
-            compose(&xr, input.as_ref(), &req)
-        }
+        Some(xr) => compose(&xr, input.as_ref(), &req),
     };
     let ttl = match &outcome {
         Outcome::Composed(c) => c.ttl,
@@ -128,8 +128,8 @@ fn apply(rsp: &mut wire::Response, c: Composition) {
             continue;
         };
         let ready = if d.ready { Ready::True } else { Ready::False };
-        let resource = v1::Resource {
-            resource: Some(json_to_struct(&object)),
+        let resource = wire::JsonResource {
+            resource: Some(JsonStruct(object)),
             connection_details: Default::default(),
             ready: ready as i32,
         };
@@ -164,16 +164,14 @@ fn apply(rsp: &mut wire::Response, c: Composition) {
 
 /// Merges `fields` into the desired XR status, keeping what earlier pipeline
 /// steps put there.
-fn merge_status(composite: &mut v1::Resource, fields: Map<String, Value>) {
-    let object = composite.resource.get_or_insert_default();
-    let mut status = match object.fields.get("status").map(pb_to_json) {
-        Some(Value::Object(existing)) => existing,
-        _ => Map::new(),
-    };
-    status.extend(fields);
-    object
-        .fields
-        .insert("status".into(), json_to_pb(&Value::Object(status)));
+fn merge_status(composite: &mut wire::JsonResource, fields: Map<String, Value>) {
+    let object = &mut composite.resource.get_or_insert_default().0;
+    match object.get_mut("status") {
+        Some(Value::Object(existing)) => existing.extend(fields),
+        _ => {
+            object.insert("status".into(), Value::Object(fields));
+        }
+    }
 }
 
 /// Runs the function on an SDK-typed request: the same code the gRPC

@@ -9,6 +9,7 @@ pub mod metrics;
 pub mod render;
 pub mod request;
 pub mod server;
+pub mod structpb;
 pub mod validate;
 pub mod wire;
 

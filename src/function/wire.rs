@@ -13,10 +13,11 @@
 
 use std::collections::HashMap;
 
-use bytes::{Buf, BufMut, Bytes};
+use bytes::Bytes;
 use function_sdk_rust::proto::v1;
-use prost::encoding::{self, DecodeContext, WireType};
-use prost::{DecodeError, Message};
+use prost::Message;
+
+use super::structpb::{JsonStruct, StatusOnly};
 
 /// `RunFunctionRequest`, tags as in `run_function.proto`. Credentials (7)
 /// and required schemas (9) are not read, so prost skips them.
@@ -29,21 +30,21 @@ pub struct Request {
     #[prost(message, optional, tag = "3")]
     pub desired: Option<DesiredState>,
     #[prost(message, optional, tag = "4")]
-    pub input: Option<pbjson_types::Struct>,
+    pub input: Option<JsonStruct>,
     /// Passed through untouched.
     #[prost(bytes = "bytes", optional, tag = "5")]
     pub context: Option<Bytes>,
     #[prost(map = "string, message", tag = "6")]
-    pub extra_resources: HashMap<String, v1::Resources>,
+    pub extra_resources: HashMap<String, JsonResources>,
     #[prost(map = "string, message", tag = "8")]
-    pub required_resources: HashMap<String, v1::Resources>,
+    pub required_resources: HashMap<String, JsonResources>,
 }
 
 /// `State` as observed: the whole XR, and the status of each composed resource.
 #[derive(Clone, PartialEq, Message)]
 pub struct ObservedState {
     #[prost(message, optional, tag = "1")]
-    pub composite: Option<v1::Resource>,
+    pub composite: Option<JsonResource>,
     #[prost(map = "string, message", tag = "2")]
     pub resources: HashMap<String, ObservedResource>,
 }
@@ -62,7 +63,7 @@ pub struct ObservedResource {
 #[derive(Clone, PartialEq, Message)]
 pub struct DesiredState {
     #[prost(message, optional, tag = "1")]
-    pub composite: Option<v1::Resource>,
+    pub composite: Option<JsonResource>,
     /// Each element is one encoded `map<string, Resource>` entry.
     #[prost(bytes = "bytes", repeated, tag = "2")]
     pub resources: Vec<Bytes>,
@@ -91,7 +92,7 @@ struct ResourceEntry {
     #[prost(string, tag = "1")]
     key: String,
     #[prost(message, optional, tag = "2")]
-    value: Option<v1::Resource>,
+    value: Option<JsonResource>,
 }
 
 /// Just the key of a map entry; prost skips the value unread.
@@ -101,17 +102,26 @@ struct EntryKey {
     key: String,
 }
 
-/// One entry of a `Struct`'s `map<string, Value>`.
+/// A `Resource` whose object is decoded straight into JSON.
 #[derive(Clone, PartialEq, Message)]
-struct FieldEntry {
-    #[prost(string, tag = "1")]
-    key: String,
-    #[prost(message, optional, tag = "2")]
-    value: Option<pbjson_types::Value>,
+pub struct JsonResource {
+    #[prost(message, optional, tag = "1")]
+    pub resource: Option<JsonStruct>,
+    #[prost(map = "string, bytes", tag = "2")]
+    pub connection_details: HashMap<String, Vec<u8>>,
+    #[prost(enumeration = "v1::Ready", tag = "3")]
+    pub ready: i32,
+}
+
+/// `Resources`: what Crossplane fetched for a requirement.
+#[derive(Clone, PartialEq, Message)]
+pub struct JsonResources {
+    #[prost(message, repeated, tag = "1")]
+    pub items: Vec<JsonResource>,
 }
 
 /// Encodes a desired composed resource as a raw map entry.
-pub fn resource_entry(name: String, resource: v1::Resource) -> Bytes {
+pub fn resource_entry(name: String, resource: JsonResource) -> Bytes {
     ResourceEntry {
         key: name,
         value: Some(resource),
@@ -125,66 +135,10 @@ pub fn entry_name(entry: &[u8]) -> Option<String> {
     EntryKey::decode(entry).ok().map(|e| e.key)
 }
 
-/// A `google.protobuf.Struct` of which only the `status` field is decoded;
-/// every other field is skipped without being parsed.
-#[derive(Clone, PartialEq, Default, Debug)]
-pub struct StatusOnly {
-    pub status: Option<pbjson_types::Value>,
-}
-
-const STATUS: &str = "status";
-
-impl StatusOnly {
-    fn entry(&self) -> Option<FieldEntry> {
-        self.status.as_ref().map(|value| FieldEntry {
-            key: STATUS.to_string(),
-            value: Some(value.clone()),
-        })
-    }
-}
-
-impl Message for StatusOnly {
-    fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(entry) = self.entry() {
-            encoding::message::encode(1, &entry, buf);
-        }
-    }
-
-    fn merge_field(
-        &mut self,
-        tag: u32,
-        wire_type: WireType,
-        buf: &mut impl Buf,
-        ctx: DecodeContext,
-    ) -> Result<(), DecodeError> {
-        if tag != 1 {
-            return encoding::skip_field(wire_type, tag, buf, ctx);
-        }
-        // Read as bytes (from tonic's buffer a cheap split, not a copy),
-        // then look at the key before decoding any value.
-        let mut entry = Bytes::new();
-        encoding::bytes::merge(wire_type, &mut entry, buf, ctx)?;
-        if EntryKey::decode(entry.clone())?.key == STATUS {
-            self.status = FieldEntry::decode(entry)?.value;
-        }
-        Ok(())
-    }
-
-    fn encoded_len(&self) -> usize {
-        self.entry()
-            .map(|entry| encoding::message::encoded_len(1, &entry))
-            .unwrap_or(0)
-    }
-
-    fn clear(&mut self) {
-        self.status = None;
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use function_sdk_rust::resource::{json_to_struct, pb_to_json};
+    use function_sdk_rust::resource::json_to_struct;
     use serde_json::json;
 
     fn resource(value: serde_json::Value) -> v1::Resource {
@@ -209,7 +163,7 @@ mod tests {
         let decoded = Request::decode(request.encode_to_vec().as_slice()).unwrap();
         let team = &decoded.observed.unwrap().resources["team"];
         let status = team.resource.as_ref().unwrap().status.as_ref().unwrap();
-        assert_eq!(pb_to_json(status), json!({"atProvider": {"teamId": "x"}}));
+        assert_eq!(status, &json!({"atProvider": {"teamId": "x"}}));
     }
 
     #[test]
@@ -236,7 +190,14 @@ mod tests {
 
     #[test]
     fn raw_entries_carry_their_names() {
-        let entry = resource_entry("key-ci".into(), resource(json!({"kind": "K"})));
+        let object = json!({"kind": "K"}).as_object().unwrap().clone();
+        let entry = resource_entry(
+            "key-ci".into(),
+            JsonResource {
+                resource: Some(JsonStruct(object)),
+                ..Default::default()
+            },
+        );
         assert_eq!(entry_name(&entry).as_deref(), Some("key-ci"));
         let state = v1::State::decode(
             DesiredState {
@@ -247,6 +208,6 @@ mod tests {
             .as_slice(),
         )
         .unwrap();
-        assert!(state.resources.contains_key("key-ci"));
+        assert_eq!(state.resources["key-ci"], resource(json!({"kind": "K"})));
     }
 }

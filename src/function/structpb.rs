@@ -1,0 +1,468 @@
+//! `google.protobuf.Struct` / `Value` / `ListValue` straight to and from
+//! `serde_json`, as prost messages.
+//!
+//! The SDK's types decode a Struct into maps of boxed protobuf values, which
+//! the function then converts to JSON, and back again on the way out: two
+//! allocation-heavy trees per object. These types read and write the same
+//! wire format with a single JSON tree. Nesting goes through
+//! `prost::encoding::message`, so prost's recursion limit still applies.
+
+use bytes::{Buf, BufMut};
+use prost::encoding::{self, DecodeContext, WireType};
+use prost::{DecodeError, Message};
+use serde_json::{Map, Number, Value};
+
+/// A `google.protobuf.Struct`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct JsonStruct(pub Map<String, Value>);
+
+/// A `google.protobuf.Value`.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct JsonValue(Value);
+
+/// A `google.protobuf.ListValue`.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct JsonList(Vec<Value>);
+
+/// One `map<string, Value>` entry of a Struct.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct JsonEntry {
+    key: String,
+    value: JsonValue,
+}
+
+// Borrowed views for encoding, so encoding never clones the tree.
+struct ValueRef<'a>(&'a Value);
+struct StructRef<'a>(&'a Map<String, Value>);
+struct ListRef<'a>(&'a [Value]);
+struct EntryRef<'a>(&'a str, &'a Value);
+
+/// A message body that knows its length.
+trait Body {
+    fn encode_body(&self, buf: &mut impl BufMut);
+    fn body_len(&self) -> usize;
+}
+
+/// Field numbers of `google.protobuf.Value`'s `kind`.
+mod kind {
+    pub const NULL: u32 = 1;
+    pub const NUMBER: u32 = 2;
+    pub const STRING: u32 = 3;
+    pub const BOOL: u32 = 4;
+    pub const STRUCT: u32 = 5;
+    pub const LIST: u32 = 6;
+}
+
+/// Numbers are doubles on the wire; integral ones that fit come back as
+/// integers, as the SDK converts them.
+fn number(n: f64) -> Value {
+    const SAFE_INT: f64 = (1i64 << 53) as f64;
+    if n.fract() == 0.0 && n.abs() <= SAFE_INT {
+        return Value::Number(Number::from(n as i64));
+    }
+    Number::from_f64(n)
+        .map(Value::Number)
+        .unwrap_or(Value::Null)
+}
+
+impl Body for ValueRef<'_> {
+    fn encode_body(&self, buf: &mut impl BufMut) {
+        match self.0 {
+            Value::Null => encoding::int32::encode(kind::NULL, &0, buf),
+            Value::Bool(b) => encoding::bool::encode(kind::BOOL, b, buf),
+            Value::Number(n) => {
+                encoding::double::encode(kind::NUMBER, &n.as_f64().unwrap_or(0.0), buf)
+            }
+            Value::String(s) => encoding::string::encode(kind::STRING, s, buf),
+            Value::Object(map) => encode_nested(kind::STRUCT, &StructRef(map), buf),
+            Value::Array(items) => encode_nested(kind::LIST, &ListRef(items), buf),
+        }
+    }
+
+    fn body_len(&self) -> usize {
+        match self.0 {
+            // A null is an explicit enum field; zero must still be written
+            // so the oneof is set.
+            Value::Null => encoding::key_len(kind::NULL) + 1,
+            Value::Bool(_) => encoding::key_len(kind::BOOL) + 1,
+            Value::Number(_) => encoding::key_len(kind::NUMBER) + 8,
+            Value::String(s) => encoding::string::encoded_len(kind::STRING, s),
+            Value::Object(map) => nested_len(kind::STRUCT, StructRef(map).body_len()),
+            Value::Array(items) => nested_len(kind::LIST, ListRef(items).body_len()),
+        }
+    }
+}
+
+impl Body for StructRef<'_> {
+    fn encode_body(&self, buf: &mut impl BufMut) {
+        for (key, value) in self.0 {
+            encode_nested(1, &EntryRef(key, value), buf);
+        }
+    }
+
+    fn body_len(&self) -> usize {
+        self.0
+            .iter()
+            .map(|(key, value)| nested_len(1, EntryRef(key, value).body_len()))
+            .sum()
+    }
+}
+
+impl Body for ListRef<'_> {
+    fn encode_body(&self, buf: &mut impl BufMut) {
+        for value in self.0 {
+            encode_nested(1, &ValueRef(value), buf);
+        }
+    }
+
+    fn body_len(&self) -> usize {
+        self.0
+            .iter()
+            .map(|v| nested_len(1, ValueRef(v).body_len()))
+            .sum()
+    }
+}
+
+impl Body for EntryRef<'_> {
+    fn encode_body(&self, buf: &mut impl BufMut) {
+        encoding::encode_key(1, WireType::LengthDelimited, buf);
+        encoding::encode_varint(self.0.len() as u64, buf);
+        buf.put_slice(self.0.as_bytes());
+        encode_nested(2, &ValueRef(self.1), buf);
+    }
+
+    fn body_len(&self) -> usize {
+        encoding::key_len(1)
+            + encoding::encoded_len_varint(self.0.len() as u64)
+            + self.0.len()
+            + nested_len(2, ValueRef(self.1).body_len())
+    }
+}
+
+fn encode_nested(tag: u32, body: &impl Body, buf: &mut impl BufMut) {
+    encoding::encode_key(tag, WireType::LengthDelimited, buf);
+    encoding::encode_varint(body.body_len() as u64, buf);
+    body.encode_body(buf);
+}
+
+fn nested_len(tag: u32, body_len: usize) -> usize {
+    encoding::key_len(tag) + encoding::encoded_len_varint(body_len as u64) + body_len
+}
+
+impl Message for JsonStruct {
+    fn encode_raw(&self, buf: &mut impl BufMut) {
+        StructRef(&self.0).encode_body(buf)
+    }
+
+    fn merge_field(
+        &mut self,
+        tag: u32,
+        wire_type: WireType,
+        buf: &mut impl Buf,
+        ctx: DecodeContext,
+    ) -> Result<(), DecodeError> {
+        if tag != 1 {
+            return encoding::skip_field(wire_type, tag, buf, ctx);
+        }
+        let mut entry = JsonEntry::default();
+        encoding::message::merge(wire_type, &mut entry, buf, ctx)?;
+        // As for any protobuf map, a repeated key keeps the last value.
+        self.0.insert(entry.key, entry.value.0);
+        Ok(())
+    }
+
+    fn encoded_len(&self) -> usize {
+        StructRef(&self.0).body_len()
+    }
+
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
+impl Message for JsonEntry {
+    fn encode_raw(&self, buf: &mut impl BufMut) {
+        EntryRef(&self.key, &self.value.0).encode_body(buf)
+    }
+
+    fn merge_field(
+        &mut self,
+        tag: u32,
+        wire_type: WireType,
+        buf: &mut impl Buf,
+        ctx: DecodeContext,
+    ) -> Result<(), DecodeError> {
+        match tag {
+            1 => encoding::string::merge(wire_type, &mut self.key, buf, ctx),
+            2 => encoding::message::merge(wire_type, &mut self.value, buf, ctx),
+            _ => encoding::skip_field(wire_type, tag, buf, ctx),
+        }
+    }
+
+    fn encoded_len(&self) -> usize {
+        EntryRef(&self.key, &self.value.0).body_len()
+    }
+
+    fn clear(&mut self) {
+        *self = JsonEntry::default();
+    }
+}
+
+impl Message for JsonValue {
+    fn encode_raw(&self, buf: &mut impl BufMut) {
+        ValueRef(&self.0).encode_body(buf)
+    }
+
+    fn merge_field(
+        &mut self,
+        tag: u32,
+        wire_type: WireType,
+        buf: &mut impl Buf,
+        ctx: DecodeContext,
+    ) -> Result<(), DecodeError> {
+        self.0 = match tag {
+            kind::NULL => {
+                let mut ignored = 0i32;
+                encoding::int32::merge(wire_type, &mut ignored, buf, ctx)?;
+                Value::Null
+            }
+            kind::NUMBER => {
+                let mut n = 0f64;
+                encoding::double::merge(wire_type, &mut n, buf, ctx)?;
+                number(n)
+            }
+            kind::STRING => {
+                let mut s = String::new();
+                encoding::string::merge(wire_type, &mut s, buf, ctx)?;
+                Value::String(s)
+            }
+            kind::BOOL => {
+                let mut b = false;
+                encoding::bool::merge(wire_type, &mut b, buf, ctx)?;
+                Value::Bool(b)
+            }
+            kind::STRUCT => {
+                let mut s = JsonStruct::default();
+                encoding::message::merge(wire_type, &mut s, buf, ctx)?;
+                Value::Object(s.0)
+            }
+            kind::LIST => {
+                let mut l = JsonList::default();
+                encoding::message::merge(wire_type, &mut l, buf, ctx)?;
+                Value::Array(l.0)
+            }
+            _ => return encoding::skip_field(wire_type, tag, buf, ctx),
+        };
+        Ok(())
+    }
+
+    fn encoded_len(&self) -> usize {
+        ValueRef(&self.0).body_len()
+    }
+
+    fn clear(&mut self) {
+        self.0 = Value::Null;
+    }
+}
+
+impl Message for JsonList {
+    fn encode_raw(&self, buf: &mut impl BufMut) {
+        ListRef(&self.0).encode_body(buf)
+    }
+
+    fn merge_field(
+        &mut self,
+        tag: u32,
+        wire_type: WireType,
+        buf: &mut impl Buf,
+        ctx: DecodeContext,
+    ) -> Result<(), DecodeError> {
+        if tag != 1 {
+            return encoding::skip_field(wire_type, tag, buf, ctx);
+        }
+        let mut value = JsonValue::default();
+        encoding::message::merge(wire_type, &mut value, buf, ctx)?;
+        self.0.push(value.0);
+        Ok(())
+    }
+
+    fn encoded_len(&self) -> usize {
+        ListRef(&self.0).body_len()
+    }
+
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
+/// A `google.protobuf.Struct` of which only the `status` field is decoded;
+/// the value of every other field is skipped unread.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StatusOnly {
+    pub status: Option<Value>,
+}
+
+const STATUS: &str = "status";
+
+/// A Struct entry whose value is decoded only when its key is `status`.
+#[derive(Default)]
+struct StatusEntry {
+    key: String,
+    value: Option<Value>,
+}
+
+impl Message for StatusOnly {
+    fn encode_raw(&self, buf: &mut impl BufMut) {
+        if let Some(status) = &self.status {
+            encode_nested(1, &EntryRef(STATUS, status), buf);
+        }
+    }
+
+    fn merge_field(
+        &mut self,
+        tag: u32,
+        wire_type: WireType,
+        buf: &mut impl Buf,
+        ctx: DecodeContext,
+    ) -> Result<(), DecodeError> {
+        if tag != 1 {
+            return encoding::skip_field(wire_type, tag, buf, ctx);
+        }
+        let mut entry = StatusEntry::default();
+        encoding::message::merge(wire_type, &mut entry, buf, ctx)?;
+        if entry.key == STATUS {
+            self.status = entry.value;
+        }
+        Ok(())
+    }
+
+    fn encoded_len(&self) -> usize {
+        self.status
+            .as_ref()
+            .map(|status| nested_len(1, EntryRef(STATUS, status).body_len()))
+            .unwrap_or(0)
+    }
+
+    fn clear(&mut self) {
+        self.status = None;
+    }
+}
+
+impl Message for StatusEntry {
+    fn encode_raw(&self, buf: &mut impl BufMut) {
+        if let Some(value) = &self.value {
+            EntryRef(&self.key, value).encode_body(buf);
+        }
+    }
+
+    fn merge_field(
+        &mut self,
+        tag: u32,
+        wire_type: WireType,
+        buf: &mut impl Buf,
+        ctx: DecodeContext,
+    ) -> Result<(), DecodeError> {
+        // Encoders write the key first; should a value come before its key,
+        // it is decoded rather than guessed about.
+        let wanted = self.key.is_empty() || self.key == STATUS;
+        match tag {
+            1 => encoding::string::merge(wire_type, &mut self.key, buf, ctx),
+            2 if wanted => {
+                let mut value = JsonValue::default();
+                encoding::message::merge(wire_type, &mut value, buf, ctx)?;
+                self.value = Some(value.0);
+                Ok(())
+            }
+            _ => encoding::skip_field(wire_type, tag, buf, ctx),
+        }
+    }
+
+    fn encoded_len(&self) -> usize {
+        self.value
+            .as_ref()
+            .map(|value| EntryRef(&self.key, value).body_len())
+            .unwrap_or(0)
+    }
+
+    fn clear(&mut self) {
+        *self = StatusEntry::default();
+    }
+}
+
+impl std::fmt::Debug for StatusEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StatusEntry")
+            .field("key", &self.key)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use function_sdk_rust::resource::{json_to_struct, struct_to_json};
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    /// JSON as it survives protobuf: numbers are doubles.
+    fn arbitrary_json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i32>().prop_map(|n| json!(n)),
+            (-1e9f64..1e9).prop_map(|f| number(f)),
+            ".{0,8}".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(5, 64, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                prop::collection::btree_map(".{0,6}", inner, 0..5)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    fn object(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(map) => map,
+            other => Map::from_iter([("v".to_string(), other)]),
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn reads_what_the_sdk_writes(value in arbitrary_json()) {
+            let map = object(value);
+            let bytes = json_to_struct(&map).encode_to_vec();
+            prop_assert_eq!(JsonStruct::decode(bytes.as_slice()).unwrap().0, map);
+        }
+
+        #[test]
+        fn writes_what_the_sdk_reads(value in arbitrary_json()) {
+            let map = object(value);
+            let ours = JsonStruct(map.clone());
+            let bytes = ours.encode_to_vec();
+            prop_assert_eq!(bytes.len(), ours.encoded_len());
+            let theirs = pbjson_types::Struct::decode(bytes.as_slice()).unwrap();
+            prop_assert_eq!(struct_to_json(&theirs), Value::Object(map));
+        }
+
+        #[test]
+        fn status_only_reads_the_status_and_nothing_else(value in arbitrary_json(), status in arbitrary_json()) {
+            let mut map = object(value);
+            map.insert("status".into(), status.clone());
+            let bytes = json_to_struct(&map).encode_to_vec();
+            prop_assert_eq!(StatusOnly::decode(bytes.as_slice()).unwrap().status, Some(status));
+        }
+    }
+
+    #[test]
+    fn nesting_beyond_prosts_recursion_limit_is_an_error_not_a_crash() {
+        let mut value = json!(1);
+        for _ in 0..200 {
+            value = json!({ "a": value });
+        }
+        let bytes = JsonStruct(object(value)).encode_to_vec();
+        assert!(JsonStruct::decode(bytes.as_slice()).is_err());
+    }
+}
