@@ -1,7 +1,7 @@
 //! `compose` on good and bad requests, without I/O: every bad input is a
 //! fatal outcome naming its field, and arbitrary input never panics.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use litellm_crossplane::function::{compose, Observed, ObservedState, Outcome};
 use proptest::prelude::*;
@@ -11,15 +11,18 @@ use serde_json::{json, Value};
 #[derive(Default)]
 struct Fixed(BTreeMap<String, Value>, Option<Value>);
 
+static NO_DETAILS: std::sync::LazyLock<HashMap<String, Vec<u8>>> =
+    std::sync::LazyLock::new(HashMap::new);
+
 impl ObservedState for Fixed {
-    fn composed(&self, name: &str) -> Option<Observed> {
+    fn composed(&self, name: &str) -> Option<Observed<'_>> {
         self.0.get(name).map(|status| Observed {
-            status: status.clone(),
-            connection_details: BTreeMap::new(),
+            status,
+            connection_details: &NO_DETAILS,
         })
     }
-    fn required_instance_status(&self) -> Option<Value> {
-        self.1.clone()
+    fn required_instance_status(&self) -> Option<&Value> {
+        self.1.as_ref()
     }
 }
 

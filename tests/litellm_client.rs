@@ -464,7 +464,12 @@ async fn model_lifecycle() {
         },
         model_info: ModelMetaRequest {
             id: model_id.clone(),
-            ..ModelMetaRequest::default()
+            extra: map(json!({
+                "mode": "chat",
+                "crossplane_owner": {"cluster": "c", "namespace": "ns", "name": "m", "uid": "u"},
+                "tags": {"nested": [1, "two"]},
+                "input_cost_per_token": 0.5,
+            })),
         },
     };
 
@@ -496,6 +501,15 @@ async fn model_lifecycle() {
         (info.litellm_params.rpm, info.litellm_params.tpm),
         (Some(5), Some(50))
     );
+    // Free-form model_info comes back as sent, merged with the cost map...
+    let extra = &info.model_info.extra;
+    for field in ["mode", "crossplane_owner", "tags"] {
+        assert_eq!(extra[field], request.model_info.extra[field], "{field}");
+    }
+    assert!(extra.contains_key("max_input_tokens"), "cost map merged in");
+    // ...except pricing fields, which LiteLLM drops from model_info: the cost
+    // map's value shows instead.
+    assert_ne!(extra["input_cost_per_token"], json!(0.5));
 
     // The api key is never returned, not even encrypted.
     let raw = reqwest::Client::new()
@@ -520,11 +534,20 @@ async fn model_lifecycle() {
             rpm: Some(6),
             ..ModelParamsRequest::default()
         },
-        model_info: request.model_info.clone(),
+        model_info: ModelMetaRequest {
+            id: model_id.clone(),
+            extra: map(json!({"mode": "completion"})),
+        },
     };
     litellm.model_update(&update).await.unwrap();
     let info = litellm.model_info(&model_id).await.unwrap().unwrap();
     assert_eq!(info.model_name, update.model_name);
+    // model_info is merged too: unsent fields keep their values.
+    assert_eq!(info.model_info.extra["mode"], "completion");
+    assert_eq!(
+        info.model_info.extra["crossplane_owner"],
+        request.model_info.extra["crossplane_owner"]
+    );
     assert_eq!(
         info.litellm_params.api_base.as_deref(),
         Some("http://127.0.0.1:10")
@@ -571,9 +594,14 @@ async fn health_probes_need_no_master_key() {
     let Some((url, _)) = harness::litellm() else {
         return;
     };
-    let anonymous = client(&url, "sk-wrong-master-key-0000");
+    let anonymous = Client::public(&url, None, Duration::from_secs(30)).unwrap();
     assert!(anonymous.liveliness().await.unwrap());
     assert_eq!(anonymous.readiness().await.unwrap().status, "healthy");
+    let refused = anonymous.team_info("any").await.unwrap_err();
+    assert!(matches!(refused, Error::Config(_)), "{refused}");
+    // A wrong key is not sent to the public routes either.
+    let wrong = client(&url, "sk-wrong-master-key-0000");
+    assert!(wrong.liveliness().await.unwrap());
 }
 
 #[tokio::test]

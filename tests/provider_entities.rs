@@ -6,198 +6,32 @@
 
 mod support;
 
-use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Secret as KubeSecret;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::ResourceExt;
-use litellm_crossplane::api::common::{find_condition, Condition, EXTERNAL_NAME};
+use litellm_crossplane::api::common::EXTERNAL_NAME;
 use litellm_crossplane::api::{
     LiteLLMBudget, LiteLLMInstance, LiteLLMModel, LiteLLMTeam, LiteLLMVirtualKey,
 };
-use litellm_crossplane::litellm::{self, token_of, ClientConfig, Secret, TeamRequest};
+use litellm_crossplane::litellm::{
+    self, token_of, ClientConfig, KeyRequest, ModelMetaRequest, ModelParamsRequest, ModelRequest,
+    Secret, TeamRequest,
+};
 use litellm_crossplane::provider::controllers;
+use litellm_crossplane::provider::key::KEY_GENERATED_BY_PROXY;
 use litellm_crossplane::provider::managed::ManagedKind;
 use litellm_crossplane::provider::metrics::Metrics;
-use litellm_crossplane::provider::ownership::MARKER_KEY;
+use litellm_crossplane::provider::ownership::{metadata_with_marker, Owner, MARKER_KEY};
 use litellm_crossplane::provider::reconciler::{Context, RELEASE_ON_MISSING_INSTANCE};
 use serde_json::json;
 use support::k8s;
-
-const CLUSTER: &str = "e2e-cluster";
-const INSTANCE: &str = "proxy";
-/// Every resource polls this often, so drift is corrected within seconds.
-const POLL: &str = "1s";
-const WAIT: Duration = Duration::from_secs(30);
-
-/// One test's world: a namespace with a ready instance, a LiteLLM admin
-/// client, and the controllers running for that namespace.
-struct World {
-    kube: kube::Client,
-    namespace: String,
-    url: String,
-    litellm: litellm::Client,
-    controllers: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for World {
-    fn drop(&mut self) {
-        self.controllers.abort();
-    }
-}
-
-async fn world(prefix: &str) -> Option<World> {
-    let kube = k8s::client().await?;
-    let Some((url, master_key)) = support::harness::litellm() else {
-        assert!(!k8s::harness_required(), "LITELLM_URL is not set");
-        return None;
-    };
-    k8s::install_crds(&kube).await;
-    let namespace = k8s::namespace(&kube, prefix).await;
-    create_instance(&kube, &namespace, &url, &master_key, true).await;
-    let litellm = litellm::Client::new(ClientConfig {
-        endpoint: url.clone(),
-        master_key: Secret::new(master_key),
-        ca_pem: None,
-        timeout: Duration::from_secs(10),
-    })
-    .expect("LiteLLM client");
-    let ctx = Arc::new(Context::new(kube.clone(), CLUSTER, Metrics::default()));
-    let controllers = tokio::spawn(controllers::run(ctx, Some(namespace.clone())));
-    Some(World {
-        kube,
-        namespace,
-        url,
-        litellm,
-        controllers,
-    })
-}
-
-/// The master-key Secret and an attached (`managed: false`) instance whose
-/// status says `ready`.
-async fn create_instance(
-    kube: &kube::Client,
-    namespace: &str,
-    url: &str,
-    master_key: &str,
-    ready: bool,
-) {
-    let secrets: Api<KubeSecret> = Api::namespaced(kube.clone(), namespace);
-    let secret = serde_json::from_value(json!({
-        "metadata": {"name": "litellm-master-key"},
-        "stringData": {"masterKey": master_key},
-    }))
-    .unwrap();
-    secrets
-        .create(&PostParams::default(), &secret)
-        .await
-        .expect("master key Secret");
-    let instances: Api<LiteLLMInstance> = Api::namespaced(kube.clone(), namespace);
-    let instance = serde_json::from_value(json!({
-        "apiVersion": "litellm.crossplane.io/v1alpha1",
-        "kind": "LiteLLMInstance",
-        "metadata": {"name": INSTANCE},
-        "spec": {
-            "workload": {"managed": false, "endpoint": url},
-            "masterKey": {"secretRef": {"name": "litellm-master-key", "key": "masterKey"}},
-        },
-    }))
-    .unwrap();
-    instances
-        .create(&PostParams::default(), &instance)
-        .await
-        .expect("instance");
-    set_instance_ready(kube, namespace, url, ready).await;
-}
-
-async fn set_instance_ready(kube: &kube::Client, namespace: &str, url: &str, ready: bool) {
-    let instances: Api<LiteLLMInstance> = Api::namespaced(kube.clone(), namespace);
-    let status = json!({"status": {"ready": ready, "endpoint": url}});
-    instances
-        .patch_status(INSTANCE, &PatchParams::default(), &Patch::Merge(&status))
-        .await
-        .expect("instance status");
-}
-
-fn manifest<K: ManagedKind>(
-    kind: &str,
-    name: &str,
-    annotations: serde_json::Value,
-    spec: serde_json::Value,
-) -> K {
-    let mut annotations = annotations;
-    annotations["crossplane.io/poll-interval"] = json!(POLL);
-    let mut spec = spec;
-    spec["instanceRef"] = json!({"name": INSTANCE});
-    serde_json::from_value(json!({
-        "apiVersion": "litellm.crossplane.io/v1alpha1",
-        "kind": kind,
-        "metadata": {"name": name, "annotations": annotations},
-        "spec": spec,
-    }))
-    .expect("valid manifest")
-}
-
-async fn create<K: ManagedKind>(world: &World, object: &K) -> Api<K> {
-    let api: Api<K> = Api::namespaced(world.kube.clone(), &world.namespace);
-    api.create(&PostParams::default(), object)
-        .await
-        .expect("created");
-    api
-}
-
-fn condition<K: ManagedKind>(object: &K, type_: &str) -> Option<Condition> {
-    find_condition(&object.managed_status()?.conditions, type_).cloned()
-}
-
-fn is<K: ManagedKind>(object: &K, type_: &str, status: &str) -> bool {
-    condition(object, type_).is_some_and(|c| c.status == status)
-}
-
-/// Polls until `check` holds, or fails with `what` after [`WAIT`].
-async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let started = Instant::now();
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        assert!(started.elapsed() < WAIT, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
-/// Waits until the resource satisfies `check`; on timeout the failure
-/// shows its conditions.
-async fn wait_for<K: ManagedKind>(
-    api: &Api<K>,
-    name: &str,
-    what: &str,
-    check: impl Fn(&K) -> bool,
-) -> K {
-    let started = Instant::now();
-    loop {
-        let object = api.get(name).await.expect("readable");
-        if check(&object) {
-            return object;
-        }
-        assert!(
-            started.elapsed() < WAIT,
-            "timed out waiting for {what}; conditions: {:?}",
-            object.managed_status().map(|s| &s.conditions)
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
-async fn team_info(world: &World, id: &str) -> Option<litellm::TeamInfo> {
-    world.litellm.team_info(id).await.expect("team info")
-}
+use support::provider::{
+    condition, create_instance, eventually, is, manifest, set_instance_ready, wait_for, wait_gone,
+    world, world_with, Setup, World, CLUSTER, INSTANCE,
+};
 
 fn team_manifest(name: &str, alias: &str) -> LiteLLMTeam {
     manifest(
@@ -213,16 +47,14 @@ async fn team_create_update_drift_delete_and_recreate() {
     let Some(world) = world("pe-team").await else {
         return;
     };
-    let teams = create(&world, &team_manifest("web", "Web")).await;
+    let teams = world.create(&team_manifest("web", "Web")).await;
     let team = wait_for(&teams, "web", "team Ready", |t| {
         is(t, "Ready", "True") && is(t, "Synced", "True")
     })
     .await;
     let id = team.annotations()[EXTERNAL_NAME].clone();
     assert_eq!(id, format!("{}.web", world.namespace));
-    let live = team_info(&world, &id)
-        .await
-        .expect("team exists in LiteLLM");
+    let live = world.team_info(&id).await.expect("team exists in LiteLLM");
     assert_eq!(live.team_alias.as_deref(), Some("Web"));
     assert_eq!(live.max_budget, Some(10.5));
     let marker = &live.metadata.as_ref().unwrap()[MARKER_KEY];
@@ -239,7 +71,8 @@ async fn team_create_update_drift_delete_and_recreate() {
         .await
         .unwrap();
     eventually("the alias update", || async {
-        team_info(&world, &id)
+        world
+            .team_info(&id)
             .await
             .filter(|t| t.team_alias.as_deref() == Some("Web 2"))
     })
@@ -258,7 +91,8 @@ async fn team_create_update_drift_delete_and_recreate() {
         .await
         .expect("drift written");
     let restored = eventually("drift to be corrected", || async {
-        team_info(&world, &id)
+        world
+            .team_info(&id)
             .await
             .filter(|t| t.team_alias.as_deref() == Some("Web 2"))
     })
@@ -268,22 +102,19 @@ async fn team_create_update_drift_delete_and_recreate() {
     // Delete removes the team from LiteLLM before the resource goes.
     let created_at = restored.created_at.clone();
     teams.delete("web", &DeleteParams::default()).await.unwrap();
-    eventually("the resource to be gone", || async {
-        teams.get_opt("web").await.unwrap().is_none().then_some(())
-    })
-    .await;
+    wait_gone(&teams, "web").await;
     assert!(
-        team_info(&world, &id).await.is_none(),
+        world.team_info(&id).await.is_none(),
         "team still in LiteLLM"
     );
 
     // The same name again gives the same id but a fresh team.
-    create(&world, &team_manifest("web", "Web")).await;
+    world.create(&team_manifest("web", "Web")).await;
     wait_for(&teams, "web", "recreated team Ready", |t| {
         is(t, "Ready", "True")
     })
     .await;
-    let fresh = team_info(&world, &id).await.expect("recreated team");
+    let fresh = world.team_info(&id).await.expect("recreated team");
     assert_ne!(fresh.created_at, created_at);
     assert_eq!(fresh.team_alias.as_deref(), Some("Web"));
     teams.delete("web", &DeleteParams::default()).await.unwrap();
@@ -306,7 +137,7 @@ async fn observe_only_imports_an_existing_team_without_writing() {
         .team_new(&existing)
         .await
         .expect("team created directly");
-    let before = team_info(&world, &id).await.unwrap();
+    let before = world.team_info(&id).await.unwrap();
 
     let import = manifest::<LiteLLMTeam>(
         "LiteLLMTeam",
@@ -314,7 +145,7 @@ async fn observe_only_imports_an_existing_team_without_writing() {
         json!({EXTERNAL_NAME: id}),
         json!({"managementPolicies": ["Observe"], "forProvider": {"teamAlias": "Wanted"}}),
     );
-    let teams = create(&world, &import).await;
+    let teams = world.create(&import).await;
     let team = wait_for(&teams, "imported", "import Ready", |t| {
         is(t, "Ready", "True") && condition(t, "Synced").and_then(|c| c.message).is_some()
     })
@@ -334,24 +165,16 @@ async fn observe_only_imports_an_existing_team_without_writing() {
     );
 
     // Nothing was written, and deleting the import leaves the team alone.
-    let after = team_info(&world, &id).await.unwrap();
+    let after = world.team_info(&id).await.unwrap();
     assert_eq!(after.team_alias, before.team_alias);
     assert_eq!(after.metadata, before.metadata);
     teams
         .delete("imported", &DeleteParams::default())
         .await
         .unwrap();
-    eventually("the import to be released", || async {
-        teams
-            .get_opt("imported")
-            .await
-            .unwrap()
-            .is_none()
-            .then_some(())
-    })
-    .await;
+    wait_gone(&teams, "imported").await;
     assert!(
-        team_info(&world, &id).await.is_some(),
+        world.team_info(&id).await.is_some(),
         "an Observe-only import must not delete"
     );
     world.litellm.team_delete(&id).await.unwrap();
@@ -362,7 +185,7 @@ async fn key_is_stored_before_creation_and_authenticates() {
     let Some(world) = world("pe-key").await else {
         return;
     };
-    let teams = create(&world, &team_manifest("web", "Web")).await;
+    let teams = world.create(&team_manifest("web", "Web")).await;
     let alias = format!("ci-{}", k8s::unique_suffix());
     let key = manifest::<LiteLLMVirtualKey>(
         "LiteLLMVirtualKey",
@@ -370,7 +193,7 @@ async fn key_is_stored_before_creation_and_authenticates() {
         json!({}),
         json!({"forProvider": {"keyAlias": alias, "teamRef": {"name": "web"}, "maxBudget": "1"}}),
     );
-    let keys = create(&world, &key).await;
+    let keys = world.create(&key).await;
     let key = wait_for(&keys, "ci", "key Ready", |k| is(k, "Ready", "True")).await;
 
     let secrets: Api<KubeSecret> = Api::namespaced(world.kube.clone(), &world.namespace);
@@ -404,10 +227,7 @@ async fn key_is_stored_before_creation_and_authenticates() {
     assert_eq!(reply.status(), 200);
 
     keys.delete("ci", &DeleteParams::default()).await.unwrap();
-    eventually("the key resource to be gone", || async {
-        keys.get_opt("ci").await.unwrap().is_none().then_some(())
-    })
-    .await;
+    wait_gone(&keys, "ci").await;
     assert!(world
         .litellm
         .key_info(&token_of(&value))
@@ -428,7 +248,7 @@ async fn a_missing_reference_blocks_creation_until_it_exists() {
         json!({}),
         json!({"forProvider": {"teamRef": {"name": "later"}}}),
     );
-    let keys = create(&world, &key).await;
+    let keys = world.create(&key).await;
     let waiting = wait_for(&keys, "early", "Synced=False", |k| is(k, "Synced", "False")).await;
     let message = condition(&waiting, "Synced").unwrap().message.unwrap();
     assert!(
@@ -442,7 +262,7 @@ async fn a_missing_reference_blocks_creation_until_it_exists() {
     let secrets: Api<KubeSecret> = Api::namespaced(world.kube.clone(), &world.namespace);
     assert!(secrets.get_opt("early-key").await.unwrap().is_none());
 
-    let teams = create(&world, &team_manifest("later", "Later")).await;
+    let teams = world.create(&team_manifest("later", "Later")).await;
     let key = wait_for(&keys, "early", "key Ready once the team is", |k| {
         is(k, "Ready", "True")
     })
@@ -469,7 +289,7 @@ async fn an_instance_that_is_not_ready_blocks_reconciliation() {
         return;
     };
     set_instance_ready(&world.kube, &world.namespace, &world.url, false).await;
-    let teams = create(&world, &team_manifest("web", "Web")).await;
+    let teams = world.create(&team_manifest("web", "Web")).await;
     let waiting = wait_for(&teams, "web", "Synced=False", |t| is(t, "Synced", "False")).await;
     let message = condition(&waiting, "Synced").unwrap().message.unwrap();
     assert!(
@@ -486,8 +306,27 @@ async fn an_instance_that_is_not_ready_blocks_reconciliation() {
     teams.delete("web", &DeleteParams::default()).await.unwrap();
 }
 
+/// Creates `attacker`, whose external name is an object marked for
+/// `tenant-a`, waits for the refusal naming that owner, and deletes it
+/// again; the caller then checks the object is untouched.
+async fn refused_and_released<K: ManagedKind>(world: &World, attacker: &K) {
+    let name = attacker.name_any();
+    let api = world.create(attacker).await;
+    let refused = wait_for(&api, &name, "Synced=False", |o| is(o, "Synced", "False")).await;
+    let message = condition(&refused, "Synced").unwrap().message.unwrap();
+    assert!(message.contains("tenant-a/victim"), "{message}");
+    // Neither reconciling nor deleting the attacker touches the object.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    api.delete(&name, &DeleteParams::default()).await.unwrap();
+    wait_gone(&api, &name).await;
+}
+
+fn victim_marker() -> serde_json::Value {
+    json!({"cluster": CLUSTER, "namespace": "tenant-a", "name": "victim", "uid": "u"})
+}
+
 #[tokio::test]
-async fn taking_over_another_owners_team_is_refused() {
+async fn taking_over_another_owners_team_or_model_is_refused() {
     let Some(world) = world("pe-takeover").await else {
         return;
     };
@@ -496,7 +335,7 @@ async fn taking_over_another_owners_team_is_refused() {
         team_id: id.clone(),
         team_alias: Some("Victim".into()),
         metadata: Some(
-            json!({MARKER_KEY: {"cluster": CLUSTER, "namespace": "tenant-a", "name": "team", "uid": "u"}})
+            json!({MARKER_KEY: victim_marker()})
                 .as_object()
                 .unwrap()
                 .clone(),
@@ -504,41 +343,61 @@ async fn taking_over_another_owners_team_is_refused() {
         ..TeamRequest::default()
     };
     world.litellm.team_new(&victim).await.expect("victim team");
-    let before = team_info(&world, &id).await.unwrap();
-
+    let before = world.team_info(&id).await.unwrap();
     let attacker = manifest::<LiteLLMTeam>(
         "LiteLLMTeam",
         "thief",
         json!({EXTERNAL_NAME: id}),
         json!({"forProvider": {"teamAlias": "Mine now"}}),
     );
-    let teams = create(&world, &attacker).await;
-    let refused = wait_for(&teams, "thief", "Synced=False", |t| {
-        is(t, "Synced", "False")
-    })
-    .await;
-    let message = condition(&refused, "Synced").unwrap().message.unwrap();
-    assert!(message.contains("tenant-a/team"), "{message}");
-
-    // Neither reconciling nor deleting the attacker touches the team.
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    teams
-        .delete("thief", &DeleteParams::default())
-        .await
-        .unwrap();
-    eventually("the attacker to be released", || async {
-        teams
-            .get_opt("thief")
-            .await
-            .unwrap()
-            .is_none()
-            .then_some(())
-    })
-    .await;
-    let after = team_info(&world, &id).await.expect("victim team survives");
+    refused_and_released(&world, &attacker).await;
+    let after = world.team_info(&id).await.expect("victim team survives");
     assert_eq!(after.team_alias, before.team_alias);
     assert_eq!(after.metadata, before.metadata);
     world.litellm.team_delete(&id).await.unwrap();
+
+    // Models carry the marker in model_info.
+    let victim = ModelRequest {
+        model_name: format!("victim-{}", k8s::unique_suffix()),
+        litellm_params: ModelParamsRequest {
+            model: "openai/gpt-4o".into(),
+            // A closed loopback port: nothing is ever called.
+            api_base: Some("http://127.0.0.1:9".into()),
+            ..ModelParamsRequest::default()
+        },
+        model_info: ModelMetaRequest {
+            id: id.clone(),
+            extra: json!({MARKER_KEY: victim_marker(), "mode": "chat"})
+                .as_object()
+                .unwrap()
+                .clone(),
+        },
+    };
+    world
+        .litellm
+        .model_new(&victim)
+        .await
+        .expect("victim model");
+    let before = world.litellm.model_info(&id).await.unwrap().unwrap();
+    let attacker = manifest::<LiteLLMModel>(
+        "LiteLLMModel",
+        "thief",
+        json!({EXTERNAL_NAME: id}),
+        json!({"forProvider": {
+            "modelName": "mine-now",
+            "litellmParams": {"model": "openai/gpt-4o", "apiBase": "http://127.0.0.1:10"},
+            "modelInfo": {"mode": "embedding"}
+        }}),
+    );
+    refused_and_released(&world, &attacker).await;
+    let after = world
+        .litellm
+        .model_info(&id)
+        .await
+        .unwrap()
+        .expect("victim model survives");
+    assert_eq!(after, before);
+    world.litellm.model_delete(&id).await.unwrap();
 }
 
 #[tokio::test]
@@ -577,10 +436,7 @@ async fn an_instance_in_another_namespace_must_admit_the_resource() {
     .await;
     assert_eq!(team.annotations()[EXTERNAL_NAME], format!("{other}.web"));
     teams.delete("web", &DeleteParams::default()).await.unwrap();
-    eventually("the tenant team to be gone", || async {
-        teams.get_opt("web").await.unwrap().is_none().then_some(())
-    })
-    .await;
+    wait_gone(&teams, "web").await;
     tenant.abort();
 }
 
@@ -651,15 +507,7 @@ async fn steady_state_is_one_read_per_poll_and_no_write() {
         .delete("quiet", &DeleteParams::default())
         .await
         .unwrap();
-    eventually("the team to be gone", || async {
-        teams
-            .get_opt("quiet")
-            .await
-            .unwrap()
-            .is_none()
-            .then_some(())
-    })
-    .await;
+    wait_gone(&teams, "quiet").await;
     controllers.abort();
 }
 
@@ -674,13 +522,14 @@ async fn a_paused_resource_is_left_alone() {
         json!({"crossplane.io/paused": "true"}),
         json!({"forProvider": {"teamAlias": "Paused"}}),
     );
-    let teams = create(&world, &paused).await;
+    let teams = world.create(&paused).await;
     let team = wait_for(&teams, "web", "ReconcilePaused", |t| {
         condition(t, "Synced").is_some_and(|c| c.reason == "ReconcilePaused")
     })
     .await;
     assert!(!team.annotations().contains_key(EXTERNAL_NAME));
-    assert!(team_info(&world, &format!("{}.web", world.namespace))
+    assert!(world
+        .team_info(&format!("{}.web", world.namespace))
         .await
         .is_none());
 
@@ -701,16 +550,14 @@ async fn budgets_and_models_are_created_updated_and_deleted() {
     let Some(world) = world("pe-budget-model").await else {
         return;
     };
-    let budgets = create(
-        &world,
-        &manifest::<LiteLLMBudget>(
+    let budgets = world
+        .create(&manifest::<LiteLLMBudget>(
             "LiteLLMBudget",
             "monthly",
             json!({}),
             json!({"forProvider": {"maxBudget": "100.25", "budgetDuration": "30d"}}),
-        ),
-    )
-    .await;
+        ))
+        .await;
     let budget = wait_for(&budgets, "monthly", "budget Ready", |b| {
         is(b, "Ready", "True")
     })
@@ -747,9 +594,8 @@ async fn budgets_and_models_are_created_updated_and_deleted() {
         .create(&PostParams::default(), &upstream)
         .await
         .unwrap();
-    let models = create(
-        &world,
-        &manifest::<LiteLLMModel>(
+    let models = world
+        .create(&manifest::<LiteLLMModel>(
             "LiteLLMModel",
             "gpt",
             json!({}),
@@ -761,14 +607,20 @@ async fn budgets_and_models_are_created_updated_and_deleted() {
                     "apiBase": "http://127.0.0.1:9",
                     "apiKeySecretRef": {"name": "upstream", "key": "apiKey"},
                     "rpm": 10
-                }
+                },
+                "modelInfo": {"mode": "chat"}
             }}),
-        ),
-    )
-    .await;
+        ))
+        .await;
     let model = wait_for(&models, "gpt", "model Ready", |m| is(m, "Ready", "True")).await;
     let model_id = model.annotations()[EXTERNAL_NAME].clone();
-    let patch = json!({"spec": {"forProvider": {"litellmParams": {"rpm": 20}}}});
+    let live = world.litellm.model_info(&model_id).await.unwrap().unwrap();
+    assert_eq!(live.model_info.extra["mode"], "chat");
+    assert_eq!(
+        live.model_info.extra[MARKER_KEY]["namespace"],
+        world.namespace.as_str()
+    );
+    let patch = json!({"spec": {"forProvider": {"litellmParams": {"rpm": 20}, "modelInfo": {"mode": "completion"}}}});
     models
         .patch("gpt", &PatchParams::default(), &Patch::Merge(&patch))
         .await
@@ -779,7 +631,9 @@ async fn budgets_and_models_are_created_updated_and_deleted() {
             .model_info(&model_id)
             .await
             .unwrap()
-            .filter(|m| m.litellm_params.rpm == Some(20))
+            .filter(|m| {
+                m.litellm_params.rpm == Some(20) && m.model_info.extra["mode"] == "completion"
+            })
     })
     .await;
 
@@ -811,7 +665,7 @@ async fn a_resource_whose_instance_is_gone_waits_for_an_explicit_release() {
     let Some(world) = world("pe-orphan").await else {
         return;
     };
-    let teams = create(&world, &team_manifest("web", "Web")).await;
+    let teams = world.create(&team_manifest("web", "Web")).await;
     let team = wait_for(&teams, "web", "team Ready", |t| is(t, "Ready", "True")).await;
     let id = team.annotations()[EXTERNAL_NAME].clone();
 
@@ -834,13 +688,106 @@ async fn a_resource_whose_instance_is_gone_waits_for_an_explicit_release() {
         .patch("web", &PatchParams::default(), &Patch::Merge(&release))
         .await
         .unwrap();
-    eventually("the release", || async {
-        teams.get_opt("web").await.unwrap().is_none().then_some(())
-    })
-    .await;
+    wait_gone(&teams, "web").await;
     assert!(
-        team_info(&world, &id).await.is_some(),
+        world.team_info(&id).await.is_some(),
         "released, not deleted"
     );
     world.litellm.team_delete(&id).await.unwrap();
+}
+
+/// Against a second proxy with `general_settings.disable_custom_api_keys:
+/// true` and the same master key, at `LITELLM_NOCUSTOM_URL`; skipped without
+/// one. Start it with
+/// `LITELLM_HARNESS_DIR=/tmp/litellm-harness-nocustom LITELLM_PORT=4100
+/// PG_PORT=55433 LITELLM_CONFIG=$PWD/tests/fixtures/litellm-nocustom.yaml
+/// ../shared/litellm/up.sh` and set `LITELLM_NOCUSTOM_URL=http://127.0.0.1:4100`.
+#[tokio::test]
+async fn a_proxy_that_refuses_chosen_keys_generates_them_and_replaces_lost_ones() {
+    let Ok(nocustom) = std::env::var("LITELLM_NOCUSTOM_URL") else {
+        assert!(
+            !support::k8s::harness_required(),
+            "LITELLM_NOCUSTOM_URL is not set: tests/run.sh starts that proxy"
+        );
+        eprintln!("skipped: LITELLM_NOCUSTOM_URL not set");
+        return;
+    };
+    let setup = Setup {
+        endpoint: Some(nocustom.clone()),
+        ..Setup::default()
+    };
+    let Some(world) = world_with("pe-nocustom", setup).await else {
+        return;
+    };
+    let proxy = litellm::Client::new(ClientConfig {
+        endpoint: nocustom.clone(),
+        master_key: Secret::new(world.master_key.clone()),
+        ca_pem: None,
+        timeout: Duration::from_secs(10),
+    })
+    .unwrap();
+
+    // Paused, so its uid is known before anything is created: a key LiteLLM
+    // generated for it, whose response was lost, is planted first.
+    let paused = manifest::<LiteLLMVirtualKey>(
+        "LiteLLMVirtualKey",
+        "ci",
+        json!({"crossplane.io/paused": "true"}),
+        json!({"forProvider": {"maxBudget": "1"}}),
+    );
+    let keys = world.create(&paused).await;
+    let owner = Owner {
+        cluster: CLUSTER.into(),
+        namespace: world.namespace.clone(),
+        name: "ci".into(),
+        uid: keys.get("ci").await.unwrap().uid().unwrap(),
+    };
+    let alias = format!("{}.ci", world.namespace);
+    let lost = proxy
+        .key_generate(
+            None,
+            &KeyRequest {
+                key_alias: Some(alias.clone()),
+                metadata: Some(metadata_with_marker(None, &owner)),
+                ..KeyRequest::default()
+            },
+        )
+        .await
+        .expect("the lost key");
+    let resume = json!({"metadata": {"annotations": {"crossplane.io/paused": null}}});
+    keys.patch("ci", &PatchParams::default(), &Patch::Merge(&resume))
+        .await
+        .unwrap();
+
+    let key = wait_for(&keys, "ci", "key Ready", |k| is(k, "Ready", "True")).await;
+    let generated = condition(&key, KEY_GENERATED_BY_PROXY).expect("condition");
+    assert_eq!(generated.status, "True");
+    let secrets: Api<KubeSecret> = Api::namespaced(world.kube.clone(), &world.namespace);
+    let data = secrets.get("ci-key").await.unwrap().data.unwrap();
+    let value = Secret::new(String::from_utf8(data["key"].0.clone()).unwrap());
+    let token = key.annotations()[EXTERNAL_NAME].clone();
+    assert_eq!(token, token_of(&value));
+    assert_ne!(token, lost.token);
+    assert_eq!(
+        proxy.key_list_by_alias(&alias).await.unwrap(),
+        [token.as_str()]
+    );
+    assert_eq!(proxy.key_info(&lost.token).await.unwrap(), None);
+    let live = proxy.key_info(&token).await.unwrap().unwrap();
+    assert_eq!(live.max_budget, Some(1.0));
+    assert!(!serde_json::to_string(&key.status)
+        .unwrap()
+        .contains(value.expose()));
+    // The stored secret is a working key of the proxy.
+    let reply = reqwest::Client::new()
+        .get(format!("{nocustom}/key/info"))
+        .bearer_auth(value.expose())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status(), 200);
+
+    keys.delete("ci", &DeleteParams::default()).await.unwrap();
+    wait_gone(&keys, "ci").await;
+    assert_eq!(proxy.key_info(&token).await.unwrap(), None);
 }

@@ -1,5 +1,7 @@
-//! The `LiteLLMInstance` controller (attach-to-existing) against the real
-//! Kubernetes API server harness and the real LiteLLM proxy harness. Each
+//! The `LiteLLMInstance` controller (provisioning and attach-to-existing)
+//! against the real Kubernetes API server harness and the real LiteLLM proxy
+//! harness. The harness runs no controllers, so the provisioning tests play
+//! the Deployment, Job and kubelet controllers by writing `.status`. Each
 //! test runs its own controller, scoped to its own namespace.
 //!
 //! Version disclosure and a draining proxy cannot be produced by the harness
@@ -15,7 +17,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service, ServiceAccount};
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use kube::{Client, Resource};
 use litellm_crossplane::api::common::{find_condition, Condition};
@@ -432,40 +434,461 @@ async fn a_configured_migration_is_reported_ignored_and_no_job_is_created() {
     run.assert_only_workload_objects(&[]).await;
 }
 
+impl Running {
+    fn api<K>(&self) -> Api<K>
+    where
+        K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>,
+    {
+        Api::namespaced(self.client.clone(), &self.namespace)
+    }
+
+    /// Every object of kind `K` in the namespace, as stored.
+    async fn snapshot<K>(&self) -> Value
+    where
+        K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+            + Clone
+            + serde::de::DeserializeOwned
+            + serde::Serialize
+            + std::fmt::Debug,
+    {
+        let list = self
+            .api::<K>()
+            .list(&ListParams::default())
+            .await
+            .expect("list");
+        serde_json::to_value(list.items).unwrap()
+    }
+
+    /// Every workload kind, as stored.
+    async fn snapshot_all(&self) -> Vec<Value> {
+        vec![
+            self.snapshot::<Deployment>().await,
+            self.snapshot::<Service>().await,
+            self.snapshot::<ConfigMap>().await,
+            self.snapshot::<ServiceAccount>().await,
+            self.snapshot::<Secret>().await,
+            self.snapshot::<Job>().await,
+        ]
+    }
+
+    async fn create_object<K>(&self, object: Value) -> K
+    where
+        K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+            + Clone
+            + serde::de::DeserializeOwned
+            + serde::Serialize
+            + std::fmt::Debug,
+    {
+        let object: K = serde_json::from_value(object).unwrap();
+        self.api::<K>()
+            .create(&PostParams::default(), &object)
+            .await
+            .expect("object created")
+    }
+
+    /// Waits until the named object of kind `K` exists, up to 30 s.
+    async fn wait_for_object<K>(&self, name: &str) -> K
+    where
+        K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+            + Clone
+            + serde::de::DeserializeOwned
+            + std::fmt::Debug,
+    {
+        for _ in 0..300 {
+            if let Some(object) = self.api::<K>().get_opt(name).await.unwrap() {
+                return object;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("{name} was not created");
+    }
+}
+
+fn reason_of(instance: &LiteLLMInstance, type_: &str) -> (String, String) {
+    let condition = condition(instance, type_)
+        .unwrap_or_else(|| panic!("no {type_} in {:#?}", instance.status));
+    (condition.status.clone(), condition.reason.clone())
+}
+
+fn secret_string(secret: &Secret, key: &str) -> String {
+    String::from_utf8(secret.data.as_ref().unwrap()[key].0.clone()).unwrap()
+}
+
+/// Decodes a percent-encoded URL component (the builder never emits `+`).
+fn decode(component: &str) -> String {
+    url::form_urlencoded::parse(format!("v={component}").as_bytes())
+        .next()
+        .unwrap()
+        .1
+        .into_owned()
+}
+
+const HOSTILE_PASSWORD: &str = "p@ss/w%rd:#?";
+
 #[tokio::test]
-async fn a_provisioning_request_is_reported_unsupported_and_creates_nothing() {
-    let Some(run) = start("li-managed").await else {
+async fn a_managed_instance_provisions_its_workload_and_reports_it() {
+    let Some(run) = start("li-prov").await else {
         return;
     };
-    for (name, workload) in [
-        ("unset", json!(null)),
-        ("managed", json!({"managed": true})),
-    ] {
-        let mut spec = json!({"masterKey": {"autoGenerate": true}, "database": {"migration": {"enabled": true}}});
-        if !workload.is_null() {
-            spec["workload"] = workload;
-        }
-        run.create(name, spec).await;
-        let instance = run.observed(name).await;
-        let status = instance.status.as_ref().unwrap();
-        assert!(!status.ready);
-        assert_eq!(status.endpoint, None);
-        let ready = condition(&instance, condition_type::READY).unwrap();
+    run.create_object::<Secret>(json!({
+        "metadata": {"name": "litellm-db"},
+        "stringData": {"username": "llm", "password": HOSTILE_PASSWORD},
+    }))
+    .await;
+    let spec = json!({
+        "masterKey": {"autoGenerate": true},
+        "image": {"tag": "main-v1.108.7"},
+        "workload": {"replicas": 1},
+        "database": {
+            "host": "postgres.internal", "port": 5432, "name": "litellm",
+            "credentialsSecretRef": {"name": "litellm-db"},
+            "migration": {"enabled": true},
+        },
+        "redis": {"host": "redis.internal"},
+        "caching": {"type": "redis"},
+    });
+    let created = run.create("gw", spec).await;
+    let uid = created.metadata.uid.clone().unwrap();
+
+    let instance = run
+        .wait_for("gw", |i| {
+            condition(i, condition_type::DATABASE_READY)
+                .is_some_and(|c| c.reason == reason::MIGRATION_RUNNING)
+        })
+        .await;
+    let status = instance.status.clone().unwrap();
+    assert!(!status.ready);
+    assert_eq!(
+        status.endpoint.as_deref(),
+        Some(format!("http://gw.{}.svc:4000", run.namespace).as_str())
+    );
+    assert_eq!(status.version.as_deref(), Some("main-v1.108.7"));
+    assert_eq!((status.replicas, status.ready_replicas), (0, 0));
+    assert_eq!(
+        reason_of(&instance, condition_type::READY),
+        ("False".into(), reason::DEPLOYMENT_NOT_READY.into())
+    );
+    assert_eq!(
+        reason_of(&instance, condition_type::PODS_HEALTHY),
+        ("False".into(), reason::NO_PODS.into())
+    );
+    assert!(condition(&instance, condition_type::WORKLOAD_CONFLICT).is_none());
+
+    // Every object exists, owned by the instance and labelled.
+    let job_name = "gw-migrate-";
+    let jobs = run.api::<Job>().list(&ListParams::default()).await.unwrap();
+    assert_eq!(jobs.items.len(), 1);
+    let job = &jobs.items[0];
+    assert!(job.metadata.name.as_deref().unwrap().starts_with(job_name));
+    let master_key = run.wait_for_object::<Secret>("gw-master-key").await;
+    let objects = [
+        serde_json::to_value(&master_key).unwrap(),
+        serde_json::to_value(run.wait_for_object::<Secret>("gw-salt-key").await).unwrap(),
+        serde_json::to_value(run.wait_for_object::<Secret>("gw-database-url").await).unwrap(),
+        serde_json::to_value(run.wait_for_object::<ConfigMap>("gw").await).unwrap(),
+        serde_json::to_value(run.wait_for_object::<ServiceAccount>("gw").await).unwrap(),
+        serde_json::to_value(run.wait_for_object::<Service>("gw").await).unwrap(),
+        serde_json::to_value(run.wait_for_object::<Deployment>("gw").await).unwrap(),
+        serde_json::to_value(job).unwrap(),
+    ];
+    for object in &objects {
+        let metadata = &object["metadata"];
         assert_eq!(
-            (ready.status.as_str(), ready.reason.as_str()),
-            ("False", reason::PROVISIONING_UNSUPPORTED)
+            metadata["ownerReferences"][0]["uid"],
+            uid.as_str(),
+            "{object}"
         );
-        assert!(
-            ready
-                .message
-                .as_deref()
-                .unwrap()
-                .contains("only attaches to existing proxies"),
-            "{ready:?}"
+        assert_eq!(metadata["ownerReferences"][0]["controller"], true);
+        assert_eq!(metadata["labels"]["app.kubernetes.io/name"], "litellm");
+        assert_eq!(metadata["labels"]["app.kubernetes.io/instance"], "gw");
+        assert_eq!(
+            metadata["labels"]["app.kubernetes.io/managed-by"],
+            "provider-litellm"
         );
+        // The password reaches only the URL Secret.
+        if metadata["name"] != "gw-database-url" {
+            assert!(!object.to_string().contains("w%rd"), "{object}");
+        }
     }
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    run.assert_only_workload_objects(&[]).await;
+    let key = secret_string(&master_key, "LITELLM_MASTER_KEY");
+    assert!(key.starts_with("sk-") && key.len() > 40);
+    let url_secret = run.api::<Secret>().get("gw-database-url").await.unwrap();
+    let url = url::Url::parse(&secret_string(&url_secret, "DATABASE_URL")).unwrap();
+    assert_eq!(decode(url.username()), "llm");
+    assert_eq!(decode(url.password().unwrap()), HOSTILE_PASSWORD);
+    assert_eq!(url.host_str(), Some("postgres.internal"));
+    let config = run.api::<ConfigMap>().get("gw").await.unwrap();
+    let config_yaml = &config.data.unwrap()["config.yaml"];
+    assert!(config_yaml.contains("cache_params"), "{config_yaml}");
+    assert!(
+        config_yaml.contains("os.environ/REDIS_HOST"),
+        "{config_yaml}"
+    );
+    let status_json = serde_json::to_string(&instance.status).unwrap();
+    assert!(!status_json.contains(&key) && !status_json.contains("w%rd"));
+
+    // Play the Job, Deployment and kubelet controllers.
+    let now = "2026-01-02T03:04:05Z";
+    run.api::<Job>()
+        .patch_status(
+            job.metadata.name.as_deref().unwrap(),
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"status": {
+                "startTime": now, "completionTime": now, "succeeded": 1,
+                "conditions": [
+                    {"type": "SuccessCriteriaMet", "status": "True", "lastTransitionTime": now},
+                    {"type": "Complete", "status": "True", "lastTransitionTime": now},
+                ],
+            }})),
+        )
+        .await
+        .unwrap();
+    run.api::<Deployment>()
+        .patch_status(
+            "gw",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"status": {"replicas": 1, "readyReplicas": 1}})),
+        )
+        .await
+        .unwrap();
+    let pod_labels = json!({
+        "app.kubernetes.io/name": "litellm",
+        "app.kubernetes.io/instance": "gw",
+        "app.kubernetes.io/component": "proxy",
+    });
+    run.create_object::<Pod>(json!({
+        "metadata": {"name": "gw-abc", "labels": pod_labels},
+        "spec": {"containers": [{"name": "litellm", "image": "x"}]},
+    }))
+    .await;
+    run.api::<Pod>()
+        .patch_status(
+            "gw-abc",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"status": {
+                "phase": "Running",
+                "conditions": [{"type": "Ready", "status": "True"}],
+            }})),
+        )
+        .await
+        .unwrap();
+    let instance = run
+        .wait_for("gw", |i| {
+            i.status.as_ref().is_some_and(|s| s.ready)
+                && condition(i, condition_type::PODS_HEALTHY).is_some_and(|c| c.status == "True")
+                && condition(i, condition_type::DATABASE_READY).is_some_and(|c| c.status == "True")
+        })
+        .await;
+    let status = instance.status.clone().unwrap();
+    assert_eq!((status.replicas, status.ready_replicas), (1, 1));
+    assert_eq!(
+        reason_of(&instance, condition_type::READY),
+        ("True".into(), reason::ALL_RESOURCES_READY.into())
+    );
+    assert_eq!(
+        reason_of(&instance, condition_type::PODS_HEALTHY),
+        ("True".into(), reason::ALL_PODS_HEALTHY.into())
+    );
+    assert_eq!(
+        reason_of(&instance, condition_type::DATABASE_READY),
+        ("True".into(), reason::MIGRATION_COMPLETE.into())
+    );
+
+    // A rotated password rebuilds the URL and rolls the pods; the master
+    // key is never regenerated.
+    let hash = |d: &Deployment| {
+        d.spec
+            .template
+            .metadata
+            .as_ref()
+            .unwrap()
+            .annotations
+            .as_ref()
+            .unwrap()["litellm.crossplane.io/secrets-hash"]
+            .clone()
+    };
+    let before = hash(&run.api::<Deployment>().get("gw").await.unwrap());
+    run.api::<Secret>()
+        .patch(
+            "litellm-db",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"stringData": {"password": "new/pass@"}})),
+        )
+        .await
+        .unwrap();
+    let mut rolled = false;
+    for _ in 0..300 {
+        let deployment = run.api::<Deployment>().get("gw").await.unwrap();
+        if hash(&deployment) != before {
+            rolled = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(rolled, "the pod template did not change");
+    let url_secret = run.api::<Secret>().get("gw-database-url").await.unwrap();
+    let url = url::Url::parse(&secret_string(&url_secret, "DATABASE_URL")).unwrap();
+    assert_eq!(decode(url.password().unwrap()), "new/pass@");
+    let master_key_after = run.api::<Secret>().get("gw-master-key").await.unwrap();
+    assert_eq!(
+        master_key_after.metadata.resource_version,
+        master_key.metadata.resource_version
+    );
+    assert_eq!(secret_string(&master_key_after, "LITELLM_MASTER_KEY"), key);
+
+    // Settled: further rounds rewrite nothing.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let settled = run.snapshot_all().await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(run.snapshot_all().await, settled);
+}
+
+#[tokio::test]
+async fn same_named_unowned_objects_stay_byte_identical_under_a_managed_instance() {
+    let Some(run) = start("li-own").await else {
+        return;
+    };
+    let labels = json!({"app": "gw"});
+    run.create_object::<Deployment>(json!({
+        "metadata": {"name": "gw", "labels": {"app.kubernetes.io/managed-by": "Helm"}},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "litellm", "image": "ghcr.io/berriai/litellm:main-v1.0.0"}]},
+            },
+        },
+    }))
+    .await;
+    // A ready replica of someone else's Deployment is not this instance's.
+    run.api::<Deployment>()
+        .patch_status(
+            "gw",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"status": {"replicas": 1, "readyReplicas": 1}})),
+        )
+        .await
+        .unwrap();
+    run.create_object::<Service>(json!({
+        "metadata": {"name": "gw"},
+        "spec": {"selector": labels, "ports": [{"port": 4000}]},
+    }))
+    .await;
+    run.create_object::<ConfigMap>(json!({
+        "metadata": {"name": "gw"},
+        "data": {"config.yaml": "general_settings:\n  master_key: os.environ/LITELLM_MASTER_KEY\n"},
+    }))
+    .await;
+    run.create_object::<Secret>(json!({
+        "metadata": {"name": "gw-master-key"},
+        "stringData": {"LITELLM_MASTER_KEY": "sk-theirs"},
+    }))
+    .await;
+    let before = (
+        serde_json::to_value(run.api::<Deployment>().get("gw").await.unwrap()).unwrap(),
+        serde_json::to_value(run.api::<Service>().get("gw").await.unwrap()).unwrap(),
+        serde_json::to_value(run.api::<ConfigMap>().get("gw").await.unwrap()).unwrap(),
+        serde_json::to_value(run.api::<Secret>().get("gw-master-key").await.unwrap()).unwrap(),
+    );
+
+    run.create("gw", json!({"masterKey": {"autoGenerate": true}}))
+        .await;
+    let instance = run
+        .wait_for("gw", |i| {
+            condition(i, condition_type::WORKLOAD_CONFLICT).is_some()
+        })
+        .await;
+    assert_eq!(
+        reason_of(&instance, condition_type::WORKLOAD_CONFLICT),
+        ("True".into(), reason::OBJECT_NOT_OWNED.into())
+    );
+    let message = condition(&instance, condition_type::WORKLOAD_CONFLICT)
+        .unwrap()
+        .message
+        .clone()
+        .unwrap();
+    for named in [
+        "Secret gw-master-key",
+        "ConfigMap gw",
+        "Service gw",
+        "Deployment gw",
+    ] {
+        assert!(message.contains(named), "{message}");
+    }
+    assert!(message.contains("left untouched"), "{message}");
+    let status = instance.status.as_ref().unwrap();
+    assert!(!status.ready);
+    assert_eq!((status.replicas, status.ready_replicas), (0, 0));
+    assert_eq!(
+        reason_of(&instance, condition_type::READY),
+        ("False".into(), reason::DEPLOYMENT_NOT_READY.into())
+    );
+    // More rounds, so a late write would show.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+
+    let after = (
+        serde_json::to_value(run.api::<Deployment>().get("gw").await.unwrap()).unwrap(),
+        serde_json::to_value(run.api::<Service>().get("gw").await.unwrap()).unwrap(),
+        serde_json::to_value(run.api::<ConfigMap>().get("gw").await.unwrap()).unwrap(),
+        serde_json::to_value(run.api::<Secret>().get("gw-master-key").await.unwrap()).unwrap(),
+    );
+    assert_eq!(
+        after, before,
+        "resourceVersion, generation, managedFields and content unchanged"
+    );
+}
+
+#[tokio::test]
+async fn switching_to_unmanaged_leaves_the_provisioned_objects_byte_identical() {
+    let Some(run) = start("li-switch").await else {
+        return;
+    };
+    run.create("gw", json!({"masterKey": {"autoGenerate": true}}))
+        .await;
+    run.wait_for_object::<Deployment>("gw").await;
+    let instance = run.observed("gw").await;
+    assert_eq!(
+        reason_of(&instance, condition_type::READY),
+        ("False".into(), reason::DEPLOYMENT_NOT_READY.into())
+    );
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let before = run.snapshot_all().await;
+
+    let patch = json!({"spec": {"workload": {"managed": false}, "masterKey": {
+        "secretRef": {"name": "gw-master-key", "key": "LITELLM_MASTER_KEY"},
+    }}});
+    run.instances()
+        .patch("gw", &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    let instance = run
+        .wait_for("gw", |i| {
+            i.status
+                .as_ref()
+                .is_some_and(|s| s.observed_generation == Some(2))
+        })
+        .await;
+    assert_eq!(
+        reason_of(&instance, condition_type::READY).1,
+        reason::PROXY_NOT_REACHABLE
+    );
+    assert!(condition(&instance, condition_type::PODS_HEALTHY).is_none());
+    // A change to an owned Deployment wakes the controller (it owns it), and
+    // still nothing is written.
+    run.api::<Deployment>()
+        .patch_status(
+            "gw",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"status": {"replicas": 1, "readyReplicas": 1}})),
+        )
+        .await
+        .unwrap();
+    let mut expected = before.clone();
+    expected[0] = run.snapshot::<Deployment>().await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(run.snapshot_all().await, expected);
+    let instance = run.instances().get("gw").await.unwrap();
+    assert_eq!(instance.status.unwrap().replicas, 0);
 }
 
 #[tokio::test]

@@ -11,7 +11,11 @@ SHARED=${LITELLM_CROSSPLANE_SHARED:-$(cd .. && pwd)/shared}
   exit 2
 }
 
+# A second proxy that refuses caller-chosen keys, for the key fallback.
+NOCUSTOM_DIR=/tmp/litellm-harness-nocustom
+
 cleanup() {
+  LITELLM_HARNESS_DIR=$NOCUSTOM_DIR "$SHARED/litellm/down.sh" >/dev/null 2>&1 || true
   "$SHARED/litellm/down.sh" >/dev/null 2>&1 || true
   "$SHARED/k8s/down.sh" >/dev/null 2>&1 || true
 }
@@ -21,7 +25,13 @@ echo "== starting the Kubernetes API server harness" >&2
 eval "$("$SHARED/k8s/up.sh")"
 echo "== starting the LiteLLM proxy harness" >&2
 eval "$("$SHARED/litellm/up.sh")"
-export KUBECONFIG LITELLM_URL LITELLM_MASTER_KEY
+echo "== starting a second LiteLLM proxy with disable_custom_api_keys" >&2
+LITELLM_NOCUSTOM_URL=$(
+  LITELLM_HARNESS_DIR=$NOCUSTOM_DIR LITELLM_PORT=4100 PG_PORT=55433 \
+    LITELLM_CONFIG="$PWD/tests/fixtures/litellm-nocustom.yaml" "$SHARED/litellm/up.sh" |
+    sed -n 's/^export LITELLM_URL=//p' | tr -d "'\""
+)
+export KUBECONFIG LITELLM_URL LITELLM_MASTER_KEY LITELLM_NOCUSTOM_URL
 export LITELLM_CROSSPLANE_REQUIRE_HARNESS=1
 
 echo "== generated files are current" >&2

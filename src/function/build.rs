@@ -114,24 +114,33 @@ impl Target {
         }
     }
 
+    // Built from owned values: `json!` would serialize (deep-copy) every
+    // nested value it is handed, and this runs for every composed resource.
     fn object(&self, kind: &str, suffix: &str, spec: Value) -> Value {
-        json!({
-            "apiVersion": API_VERSION,
-            "kind": kind,
-            "metadata": {
-                "name": self.object_name(suffix),
-                "namespace": self.namespace,
-            },
-            "spec": spec,
-        })
+        let metadata = Map::from_iter([
+            ("name".to_string(), Value::String(self.object_name(suffix))),
+            (
+                "namespace".to_string(),
+                Value::String(self.namespace.clone()),
+            ),
+        ]);
+        Value::Object(Map::from_iter([
+            (
+                "apiVersion".to_string(),
+                Value::String(API_VERSION.to_string()),
+            ),
+            ("kind".to_string(), Value::String(kind.to_string())),
+            ("metadata".to_string(), Value::Object(metadata)),
+            ("spec".to_string(), spec),
+        ]))
     }
 
     fn entity(&self, kind: &str, suffix: &str, for_provider: Map<String, Value>) -> Value {
-        self.object(
-            kind,
-            suffix,
-            json!({ "instanceRef": self.instance_ref(), "forProvider": for_provider }),
-        )
+        let spec = Map::from_iter([
+            ("instanceRef".to_string(), self.instance_ref()),
+            ("forProvider".to_string(), Value::Object(for_provider)),
+        ]);
+        self.object(kind, suffix, Value::Object(spec))
     }
 }
 

@@ -2,7 +2,7 @@
 //! and the observed resources to the desired resources, readiness, XR status
 //! and results. The gRPC layer and `render` are thin shells around it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
@@ -26,20 +26,21 @@ pub const KEY_SECRET_FIELD: &str = "key";
 /// What the function reads of an observed composed resource: its status
 /// (nothing else, so the gRPC layer decodes nothing else) and its
 /// connection details.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Observed {
-    pub status: Value,
-    pub connection_details: BTreeMap<String, Vec<u8>>,
+/// Borrowed from the request: nothing observed is copied.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Observed<'a> {
+    /// `Value::Null` when the resource has no status yet.
+    pub status: &'a Value,
+    pub connection_details: &'a HashMap<String, Vec<u8>>,
 }
 
-/// Read access to the observed state, so a caller converts only what
-/// `compose` asks for.
+/// Read access to the observed state.
 pub trait ObservedState {
     /// The observed composed resource under a composition-resource name.
-    fn composed(&self, name: &str) -> Option<Observed>;
+    fn composed(&self, name: &str) -> Option<Observed<'_>>;
     /// The status of the referenced LiteLLMInstance, when Crossplane
     /// supplied it.
-    fn required_instance_status(&self) -> Option<Value>;
+    fn required_instance_status(&self) -> Option<&Value>;
 }
 
 /// A desired composed resource and whether it is ready.
@@ -259,7 +260,7 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
     let mut observed_by_name = BTreeMap::new();
     for (name, resource) in build::desired(&target, &request) {
         let seen = observed.composed(&name);
-        let ready = seen.as_ref().is_some_and(|o| is_ready(&o.status));
+        let ready = seen.is_some_and(|o| is_ready(o.status));
         resources.insert(name.clone(), Desired { resource, ready });
         if let Some(seen) = seen {
             observed_by_name.insert(name, seen);
@@ -268,9 +269,7 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
 
     let mut requirements = Vec::new();
     let instance_status = match &target.instance {
-        InstanceTarget::Rendered(_) => observed_by_name
-            .get(names::INSTANCE)
-            .map(|o| o.status.clone()),
+        InstanceTarget::Rendered(_) => observed_by_name.get(names::INSTANCE).map(|o| o.status),
         InstanceTarget::Existing { name, namespace } => {
             requirements.push(Requirement {
                 api_version: crate::api::API_VERSION.to_string(),
@@ -289,7 +288,7 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
         &request,
         &resources,
         &observed_by_name,
-        instance_status.as_ref(),
+        instance_status,
         legacy,
     );
     Outcome::Composed(Composition {
@@ -307,7 +306,7 @@ fn report(
     target: &Target,
     request: &XrRequest,
     resources: &BTreeMap<String, Desired>,
-    observed: &BTreeMap<String, Observed>,
+    observed: &BTreeMap<String, Observed<'_>>,
     instance: Option<&Value>,
     legacy: bool,
 ) -> (Map<String, Value>, BTreeMap<String, Vec<u8>>) {

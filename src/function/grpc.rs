@@ -29,31 +29,27 @@ use super::structpb::JsonStruct;
 use super::wire;
 
 impl ObservedState for wire::Request {
-    fn composed(&self, name: &str) -> Option<Observed> {
+    fn composed(&self, name: &str) -> Option<Observed<'_>> {
+        static NO_STATUS: Value = Value::Null;
         let resource = self.observed.as_ref()?.resources.get(name)?;
         Some(Observed {
             status: resource
                 .resource
                 .as_ref()
-                .and_then(|r| r.status.clone())
-                .unwrap_or_default(),
-            connection_details: resource
-                .connection_details
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
+                .and_then(|r| r.status.as_ref())
+                .unwrap_or(&NO_STATUS),
+            connection_details: &resource.connection_details,
         })
     }
 
-    fn required_instance_status(&self) -> Option<Value> {
+    fn required_instance_status(&self) -> Option<&Value> {
         // Crossplane 1.14-1.16 answer the deprecated extra resources; later
         // versions the required resources.
         let resources = self
             .required_resources
             .get(INSTANCE_REQUIREMENT)
             .or_else(|| self.extra_resources.get(INSTANCE_REQUIREMENT))?;
-        let object = resources.items.first()?.resource.as_ref()?;
-        object.0.get("status").cloned()
+        resources.items.first()?.resource.as_ref()?.0.get("status")
     }
 }
 

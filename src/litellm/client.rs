@@ -44,8 +44,9 @@ impl fmt::Debug for ClientConfig {
 pub struct Client {
     http: reqwest::Client,
     base: Url,
-    /// `Bearer <master key>`, marked sensitive so HTTP internals never log it.
-    auth: HeaderValue,
+    /// `Bearer <master key>`, marked sensitive so HTTP internals never log it;
+    /// `None` for a client of the public routes only ([`Client::public`]).
+    auth: Option<HeaderValue>,
     observer: Option<Observer>,
 }
 
@@ -53,7 +54,7 @@ impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Client")
             .field("endpoint", &self.base.as_str())
-            .field("master_key", &"<redacted>")
+            .field("master_key", &self.auth.as_ref().map(|_| "<redacted>"))
             .field("observer", &self.observer.is_some())
             .finish()
     }
@@ -151,7 +152,33 @@ impl Reply {
 
 impl Client {
     pub fn new(config: ClientConfig) -> Result<Self, Error> {
-        let endpoint = config.endpoint.trim_end_matches('/');
+        let mut auth = HeaderValue::try_from(format!("Bearer {}", config.master_key.expose()))
+            .map_err(|_| {
+                Error::Config("the master key contains characters not allowed in a header".into())
+            })?;
+        auth.set_sensitive(true);
+        Self::build(
+            &config.endpoint,
+            Some(auth),
+            config.ca_pem.as_deref(),
+            config.timeout,
+        )
+    }
+
+    /// A client without credentials, for the public health probes of a proxy
+    /// whose master key is not at hand (or not needed). Admin operations fail
+    /// at once with [`Error::Config`], before any request is sent.
+    pub fn public(endpoint: &str, ca_pem: Option<&[u8]>, timeout: Duration) -> Result<Self, Error> {
+        Self::build(endpoint, None, ca_pem, timeout)
+    }
+
+    fn build(
+        endpoint: &str,
+        auth: Option<HeaderValue>,
+        ca_pem: Option<&[u8]>,
+        timeout: Duration,
+    ) -> Result<Self, Error> {
+        let endpoint = endpoint.trim_end_matches('/');
         let base = Url::parse(endpoint)
             .map_err(|err| Error::Config(format!("endpoint {endpoint:?}: {err}")))?;
         if !matches!(base.scheme(), "http" | "https") || base.cannot_be_a_base() {
@@ -159,19 +186,13 @@ impl Client {
                 "endpoint {endpoint:?} is not an http(s) URL"
             )));
         }
-        let mut auth = HeaderValue::try_from(format!("Bearer {}", config.master_key.expose()))
-            .map_err(|_| {
-                Error::Config("the master key contains characters not allowed in a header".into())
-            })?;
-        auth.set_sensitive(true);
-
         let mut builder = reqwest::Client::builder()
-            .connect_timeout(config.timeout)
-            .timeout(config.timeout)
+            .connect_timeout(timeout)
+            .timeout(timeout)
             // A redirect could carry the master key to another host; the admin
             // API never redirects, so one is reported instead of followed.
             .redirect(reqwest::redirect::Policy::none());
-        if let Some(pem) = &config.ca_pem {
+        if let Some(pem) = ca_pem {
             let certs = Certificate::from_pem_bundle(pem)
                 .map_err(|err| Error::Config(format!("CA bundle: {err}")))?;
             if certs.is_empty() {
@@ -246,7 +267,13 @@ impl Client {
     ) -> Result<Reply, Error> {
         let mut request = self.http.request(endpoint.method.clone(), url);
         if endpoint.authenticated {
-            request = request.header(AUTHORIZATION, self.auth.clone());
+            let auth = self.auth.clone().ok_or_else(|| {
+                Error::Config(format!(
+                    "{} needs the master key, and this client was built without one",
+                    endpoint.name
+                ))
+            })?;
+            request = request.header(AUTHORIZATION, auth);
         }
         if let Some(body) = body {
             request = request.json(body);
@@ -335,6 +362,24 @@ mod tests {
         let mut bad_ca = config("https://proxy");
         bad_ca.ca_pem = Some(b"not a certificate".to_vec());
         assert!(matches!(Client::new(bad_ca), Err(Error::Config(_))));
+    }
+
+    #[tokio::test]
+    async fn a_public_client_refuses_admin_calls_without_sending_them() {
+        let calls = Arc::new(std::sync::Mutex::new(0));
+        let counted = Arc::clone(&calls);
+        // Port 9 is closed: a request that went out would be Retryable.
+        let public = Client::public("http://127.0.0.1:9", None, Duration::from_secs(5))
+            .unwrap()
+            .with_observer(Arc::new(move |_, _, _| *counted.lock().unwrap() += 1));
+        let err = public.team_info("t").await.unwrap_err();
+        assert!(
+            matches!(&err, Error::Config(text) if text.contains("GET /team/info")),
+            "{err}"
+        );
+        assert_eq!(*calls.lock().unwrap(), 0);
+        assert!(public.liveliness().await.unwrap_err().is_retryable());
+        assert_eq!(*calls.lock().unwrap(), 1);
     }
 
     #[test]

@@ -81,7 +81,7 @@ pub struct ModelParams {
     pub tpm: Option<i64>,
 }
 
-/// `model_info` as reported (the rest is LiteLLM's cost map, not ours).
+/// `model_info` as reported.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(default)]
 pub struct ModelMeta {
@@ -89,6 +89,13 @@ pub struct ModelMeta {
     /// `false` for models from the proxy's config file, which the admin API
     /// cannot change or delete.
     pub db_model: Option<bool>,
+    /// Every other field: the free-form ones stored with the model (returned
+    /// as sent, nested values included) merged with LiteLLM's cost map for
+    /// the model (about 190 fields, most `null`). Pricing fields such as
+    /// `input_cost_per_token` are not stored from `model_info` at all, so
+    /// these show the cost map's values.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 #[derive(Deserialize)]

@@ -10,7 +10,7 @@ use crate::api::common::{ManagedFields, ManagedStatus};
 use crate::litellm::{self, BudgetInfo, BudgetRequest};
 
 use super::diff::{self, money_f64, money_string, Diff};
-use super::managed::{Connection, External, ExternalError, ManagedKind, Observation};
+use super::managed::{Connection, Creation, External, ExternalError, ManagedKind, Observation};
 
 pub fn request(id: &str, params: &BudgetParameters) -> BudgetRequest {
     BudgetRequest {
@@ -127,11 +127,11 @@ impl External<LiteLLMBudget> for BudgetExternal {
         })
     }
 
-    async fn create(&self, mr: &LiteLLMBudget, id: &str) -> Result<(), ExternalError> {
+    async fn create(&self, mr: &LiteLLMBudget, id: &str) -> Result<Creation, ExternalError> {
         self.client
             .budget_new(&request(id, &mr.spec.for_provider))
             .await?;
-        Ok(())
+        Ok(Creation::default())
     }
 
     async fn update(&self, mr: &LiteLLMBudget, id: &str) -> Result<(), ExternalError> {

@@ -95,8 +95,13 @@ pub trait External<K: ManagedKind>: Send + Sync {
         mr: &K,
         id: &str,
     ) -> impl Future<Output = Result<Observation<K>, ExternalError>> + Send;
-    /// Creates the object under `id`.
-    fn create(&self, mr: &K, id: &str) -> impl Future<Output = Result<(), ExternalError>> + Send;
+    /// Creates the object under `id` (or, where LiteLLM insists on choosing
+    /// it, under the id the [`Creation`] names).
+    fn create(
+        &self,
+        mr: &K,
+        id: &str,
+    ) -> impl Future<Output = Result<Creation, ExternalError>> + Send;
     /// Writes `forProvider` (and the ownership marker) to the object.
     fn update(&self, mr: &K, id: &str) -> impl Future<Output = Result<(), ExternalError>> + Send;
     /// Deletes the object; an object already gone is success.
@@ -109,7 +114,8 @@ pub struct Connection {
     pub owner: Owner,
     pub refs: Resolved,
     pub kube: kube::Client,
-    /// The admin endpoint, for connection details.
+    /// What consumers call (the instance's gateway, else its admin
+    /// endpoint), for connection details.
     pub endpoint: String,
 }
 
@@ -176,10 +182,21 @@ pub fn observe_only(policies: &[ManagementPolicy]) -> bool {
     .any(|p| policy_allows(policies, *p))
 }
 
+/// What [`External::create`] did beyond creating the object under the id
+/// it was given. Only keys use it: a proxy that refuses caller-chosen keys
+/// generates the key, and so its id (the token), itself.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Creation {
+    /// The id the object really has, to record as external name instead.
+    pub id: Option<String>,
+    /// A kind-specific condition to set (and keep) on the resource.
+    pub condition: Option<Condition>,
+}
+
 /// What one [`sync`] did.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
-    Created,
+    Created(Creation),
     Updated(Diff),
     UpToDate,
     /// Drift the policies do not allow to correct.
@@ -217,8 +234,7 @@ pub async fn sync<K: ManagedKind, E: External<K>>(
     };
     if !observation.exists {
         synced.outcome = if policy_allows(policies, ManagementPolicy::Create) {
-            external.create(mr, id).await?;
-            Outcome::Created
+            Outcome::Created(external.create(mr, id).await?)
         } else {
             Outcome::Missing
         };
@@ -309,7 +325,7 @@ pub fn conditions(noun: &str, id: &str, outcome: &Outcome) -> [Condition; 2] {
         |message: Option<String>| condition(SYNCED, true, reason::RECONCILE_SUCCESS, message);
     let available = condition(READY, true, reason::AVAILABLE, None);
     match outcome {
-        Outcome::Created => [
+        Outcome::Created(_) => [
             condition(READY, false, reason::CREATING, Some(format!("created LiteLLM {noun} {id}"))),
             success(None),
         ],
@@ -363,6 +379,8 @@ mod tests {
     struct Fake {
         observation: Observation<LiteLLMTeam>,
         fail_create: bool,
+        /// What a successful create reports.
+        creation: Creation,
         calls: Mutex<Vec<String>>,
     }
 
@@ -371,6 +389,7 @@ mod tests {
             Self {
                 observation,
                 fail_create: false,
+                creation: Creation::default(),
                 calls: Mutex::new(Vec::new()),
             }
         }
@@ -391,7 +410,7 @@ mod tests {
             self.log(format!("observe {id}"));
             Ok(self.observation.clone())
         }
-        async fn create(&self, _: &LiteLLMTeam, id: &str) -> Result<(), ExternalError> {
+        async fn create(&self, _: &LiteLLMTeam, id: &str) -> Result<Creation, ExternalError> {
             self.log(format!("create {id}"));
             if self.fail_create {
                 return Err(ExternalError::LiteLLM(litellm::Error::Retryable {
@@ -399,7 +418,7 @@ mod tests {
                     detail: "timed out".into(),
                 }));
             }
-            Ok(())
+            Ok(self.creation.clone())
         }
         async fn update(&self, _: &LiteLLMTeam, id: &str) -> Result<(), ExternalError> {
             self.log(format!("update {id}"));
@@ -492,7 +511,7 @@ mod tests {
                 policies: &[All],
                 observation: Observation::absent(),
                 calls: &["observe ns.web", "create ns.web"],
-                outcome: Outcome::Created,
+                outcome: Outcome::Created(Creation::default()),
                 late_init: false,
             },
             Case {
@@ -577,6 +596,24 @@ mod tests {
             assert_eq!(synced.outcome, case.outcome, "{}", case.name);
             assert_eq!(synced.late_init.is_some(), case.late_init, "{}", case.name);
         }
+    }
+
+    #[tokio::test]
+    async fn an_id_chosen_by_litellm_is_handed_over_with_its_condition() {
+        let creation = Creation {
+            id: Some("chosen-by-litellm".into()),
+            condition: Some(condition(
+                "KeyGeneratedByProxy",
+                true,
+                "CustomKeysDisabled",
+                None,
+            )),
+        };
+        let mut fake = Fake::new(Observation::absent());
+        fake.creation = creation.clone();
+        let synced = sync(&team(&[All]), "ns.web", &me(), &fake).await.unwrap();
+        assert_eq!(fake.calls(), ["observe ns.web", "create ns.web"]);
+        assert_eq!(synced.outcome, Outcome::Created(creation));
     }
 
     #[tokio::test]
@@ -675,7 +712,7 @@ mod tests {
 
     #[test]
     fn conditions_name_the_cause() {
-        let [ready, synced] = conditions("team", "ns.web", &Outcome::Created);
+        let [ready, synced] = conditions("team", "ns.web", &Outcome::Created(Creation::default()));
         assert_eq!(
             (ready.status.as_str(), ready.reason.as_str()),
             ("False", reason::CREATING)

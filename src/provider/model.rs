@@ -1,9 +1,8 @@
 //! `LiteLLMModel` against `/model/*` and `/v2/model/info`.
 //!
-//! The marker goes into `model_info` on create and update. The client's
-//! `ModelMeta` does not read back any `model_info` field beyond `id` and
-//! `db_model`, so ownership of a model cannot be checked and user
-//! `modelInfo` cannot be compared; both are written on every update.
+//! Models have no `metadata`, so the ownership marker goes into `model_info`
+//! next to the user's `modelInfo` fields; LiteLLM stores and returns both as
+//! sent (an update merges `model_info`, so the marker survives it anyway).
 
 use std::collections::BTreeMap;
 
@@ -14,24 +13,24 @@ use crate::api::model::{LiteLLMModel, ModelObservation, ModelParameters};
 use crate::litellm::{self, ModelInfo, ModelMetaRequest, ModelParamsRequest, ModelRequest};
 
 use super::diff::{self, Diff};
-use super::managed::{Connection, External, ExternalError, ManagedKind, Observation};
-use super::ownership::{Owner, MARKER_KEY};
+use super::managed::{Connection, Creation, External, ExternalError, ManagedKind, Observation};
+use super::ownership::{metadata_with_marker, Owner};
 use super::resolve::{Reference, Resolved};
 
 const API_KEY_REF: &str = "litellmParams.apiKeySecretRef";
 
+/// The `model_info` fields besides `id` that the provider sends: the user's
+/// `modelInfo` and the marker. A user `id` would clash with ours, so it is
+/// dropped.
+fn model_info_fields(params: &ModelParameters, owner: &Owner) -> Map<String, Value> {
+    let mut fields = metadata_with_marker(params.model_info.as_ref(), owner);
+    fields.remove("id");
+    fields
+}
+
 /// Create/update body: every set field, the api key from its Secret, and
-/// `model_info` with the marker (a user `id` would clash with ours, so it is
-/// dropped).
+/// `model_info` with the marker.
 pub fn request(id: &str, params: &ModelParameters, refs: &Resolved, owner: &Owner) -> ModelRequest {
-    let mut extra: Map<String, Value> = params
-        .model_info
-        .iter()
-        .flatten()
-        .filter(|(key, _)| key.as_str() != "id")
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    extra.insert(MARKER_KEY.to_owned(), owner.marker());
     let p = &params.litellm_params;
     ModelRequest {
         model_name: params.model_name.clone(),
@@ -45,13 +44,18 @@ pub fn request(id: &str, params: &ModelParameters, refs: &Resolved, owner: &Owne
         },
         model_info: ModelMetaRequest {
             id: id.to_owned(),
-            extra,
+            extra: model_info_fields(params, owner),
         },
     }
 }
 
 /// The api key is never returned by LiteLLM, so it cannot drift visibly.
-pub fn diff(params: &ModelParameters, live: &ModelInfo) -> Diff {
+/// `modelInfo` is compared key by key, marker included: the cost map LiteLLM
+/// merges into the live `model_info` is not drift. LiteLLM 1.108.7 does not
+/// store pricing fields (`input_cost_per_token`, ...) sent in `model_info`,
+/// so one set in `modelInfo` is reported as drift on every poll: it never
+/// takes effect there.
+pub fn diff(params: &ModelParameters, live: &ModelInfo, owner: &Owner) -> Diff {
     let p = &params.litellm_params;
     let l = &live.litellm_params;
     let mut diff = Diff::new();
@@ -73,9 +77,16 @@ pub fn diff(params: &ModelParameters, live: &ModelInfo) -> Diff {
     );
     diff.field("litellmParams.tpm", p.tpm.as_ref(), l.tpm.as_ref());
     diff.field("litellmParams.rpm", p.rpm.as_ref(), l.rpm.as_ref());
+    diff.metadata(
+        "modelInfo",
+        &model_info_fields(params, owner),
+        Some(&live.model_info.extra),
+    );
     diff
 }
 
+/// `modelInfo` is not late-initialized: the live one is mostly LiteLLM's cost
+/// map, which does not belong in the spec.
 pub fn late_init(params: &ModelParameters, live: &ModelInfo) -> Option<ModelParameters> {
     let mut filled = params.clone();
     let p = &mut filled.litellm_params;
@@ -154,8 +165,8 @@ impl External<LiteLLMModel> for ModelExternal {
         let params = &mr.spec.for_provider;
         Ok(Observation {
             exists: true,
-            owner: None,
-            drift: diff(params, &live),
+            owner: Owner::from_metadata(Some(&live.model_info.extra)),
+            drift: diff(params, &live, &self.owner),
             late_init: late_init(params, &live),
             at_provider: Some(at_provider(&live)),
             connection_details: BTreeMap::from([
@@ -165,11 +176,11 @@ impl External<LiteLLMModel> for ModelExternal {
         })
     }
 
-    async fn create(&self, mr: &LiteLLMModel, id: &str) -> Result<(), ExternalError> {
+    async fn create(&self, mr: &LiteLLMModel, id: &str) -> Result<Creation, ExternalError> {
         self.client
             .model_new(&request(id, &mr.spec.for_provider, &self.refs, &self.owner))
             .await?;
-        Ok(())
+        Ok(Creation::default())
     }
 
     async fn update(&self, mr: &LiteLLMModel, id: &str) -> Result<(), ExternalError> {
@@ -191,6 +202,8 @@ mod tests {
     use crate::api::common::SecretKeySelector;
     use crate::api::model::LiteLLMParams;
     use crate::litellm::{ModelMeta, ModelParams, Secret};
+    use crate::provider::ownership::MARKER_KEY;
+    use serde_json::json;
 
     fn me() -> Owner {
         Owner {
@@ -235,20 +248,30 @@ mod tests {
             model_info: ModelMeta {
                 id: "ns.m".into(),
                 db_model: Some(true),
+                extra: serde_json::json!({
+                    "mode": "chat",
+                    MARKER_KEY: me().marker(),
+                    // From LiteLLM's cost map, not from the user.
+                    "max_tokens": 16384,
+                    "input_cost_per_token_flex": null,
+                })
+                .as_object()
+                .unwrap()
+                .clone(),
             },
         }
     }
 
     #[test]
     fn diff_table() {
-        assert!(diff(&params(), &live()).is_empty());
+        assert!(diff(&params(), &live(), &me()).is_empty());
         let mut changed = params();
         changed.model_name = "gpt-2".into();
         changed.litellm_params.model = "openai/gpt-5".into();
         changed.litellm_params.api_version = Some("v1".into());
         changed.litellm_params.rpm = Some(11);
         assert_eq!(
-            diff(&changed, &live()).fields(),
+            diff(&changed, &live(), &me()).fields(),
             [
                 "modelName",
                 "litellmParams.model",
@@ -256,6 +279,59 @@ mod tests {
                 "litellmParams.rpm"
             ]
         );
+    }
+
+    #[test]
+    fn model_info_drifts_only_in_keys_the_user_set_and_the_marker() {
+        let with_info = |info: Value| ModelParameters {
+            model_info: Some(serde_json::from_value(info).unwrap()),
+            ..params()
+        };
+        let cases = [
+            (
+                "a cost-map value the user did not set",
+                json!({"mode": "chat"}),
+                false,
+            ),
+            (
+                "the user's value of a cost-map field",
+                json!({"max_tokens": 16384}),
+                false,
+            ),
+            (
+                "a user value changed in the UI",
+                json!({"mode": "embedding"}),
+                true,
+            ),
+            (
+                "a user key missing live",
+                json!({"base_model": "gpt-4o"}),
+                true,
+            ),
+            ("a nested user value", json!({"tags": {"a": [1]}}), true),
+        ];
+        for (name, info, differs) in cases {
+            let fields = diff(&with_info(info), &live(), &me());
+            let want: &[&str] = if differs { &["modelInfo"] } else { &[] };
+            assert_eq!(fields.fields(), want, "{name}");
+        }
+        let mut unmarked = live();
+        unmarked.model_info.extra.remove(MARKER_KEY);
+        assert_eq!(diff(&params(), &unmarked, &me()).fields(), ["modelInfo"]);
+    }
+
+    #[test]
+    fn the_owner_is_read_from_model_info() {
+        assert_eq!(
+            Owner::from_metadata(Some(&live().model_info.extra)),
+            Some(me())
+        );
+        // A new uid of the same resource is refreshed by an update.
+        let recreated = Owner {
+            uid: "u2".into(),
+            ..me()
+        };
+        assert_eq!(diff(&params(), &live(), &recreated).fields(), ["modelInfo"]);
     }
 
     #[test]

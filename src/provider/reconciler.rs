@@ -21,10 +21,10 @@ use crate::litellm::Secret;
 
 use super::conditions::{self, condition, reason, READY, SYNCED};
 use super::connection;
-use super::managed::{self, Cleanup, Connection, ExternalError, ManagedKind, Outcome};
+use super::managed::{self, Cleanup, Connection, Creation, ExternalError, ManagedKind, Outcome};
 use super::metrics::Metrics;
 use super::ownership::Owner;
-use super::resolve::{self, ClientCache, Resolved, Unresolved};
+use super::resolve::{self, ClientCache, Resolved, Unresolved, DEFAULT_LITELLM_TIMEOUT};
 use super::timing;
 
 /// Finalizer of every managed resource: it stays until LiteLLM confirms the
@@ -61,7 +61,7 @@ impl Context {
         };
         Self {
             recorder: Recorder::new(client.clone(), reporter),
-            clients: ClientCache::new(metrics.observer()),
+            clients: ClientCache::new(metrics.observer(), DEFAULT_LITELLM_TIMEOUT),
             client,
             metrics,
             cluster_id: cluster_id.into(),
@@ -72,6 +72,15 @@ impl Context {
 
     pub fn with_poll_interval(mut self, interval: Duration) -> Self {
         self.default_poll_interval = interval;
+        self
+    }
+
+    /// Bounds connecting to LiteLLM and each admin request (default
+    /// [`DEFAULT_LITELLM_TIMEOUT`]). A request that runs out is a retryable
+    /// failure whose write may still have happened; the fault-injection
+    /// tests shorten it to provoke that case in seconds.
+    pub fn with_litellm_timeout(mut self, timeout: Duration) -> Self {
+        self.clients = ClientCache::new(self.metrics.observer(), timeout);
         self
     }
 
@@ -266,7 +275,10 @@ async fn apply<K: ManagedKind>(api: &Api<K>, mr: Arc<K>, ctx: &Context) -> Resul
                 status.new.at_provider = synced.at_provider.clone();
             }
             match &synced.outcome {
-                Outcome::Created => {
+                Outcome::Created(creation) => {
+                    if let Some(kind_condition) = &creation.condition {
+                        status.set(kind_condition.clone());
+                    }
                     tracing::info!(kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(), %name, %id, "created");
                     publish_event(
                         ctx,
@@ -352,11 +364,20 @@ async fn observe_and_act<K: ManagedKind>(
         owner: owner.clone(),
         refs,
         kube: ctx.client.clone(),
-        endpoint: instance.endpoint.clone(),
+        endpoint: instance.consumer_endpoint.clone(),
     };
     let (mr, id) = ensure_id(api, mr, &connection).await?;
     let external = K::connect(connection);
     let synced = managed::sync(&*mr, &id, &owner, &external).await?;
+    // An object whose id LiteLLM chose (a key the proxy generated) is
+    // recorded under it at once. Should this write fail, the kind finds the
+    // object again on the next create (keys: by alias).
+    let (mr, id) = match &synced.outcome {
+        Outcome::Created(Creation {
+            id: Some(chosen), ..
+        }) => (record_id(api, &mr, chosen).await?, chosen.clone()),
+        _ => (mr, id),
+    };
     let mr = match &synced.late_init {
         Some(late) if *late != *mr.for_provider() => {
             let patch = json!({
@@ -381,7 +402,7 @@ async fn observe_and_act<K: ManagedKind>(
             .iter()
             .map(|(k, v)| (k.clone(), Secret::new(v.clone())))
             .collect();
-        data.insert("endpoint".into(), Secret::new(instance.endpoint));
+        data.insert("endpoint".into(), Secret::new(instance.consumer_endpoint));
         connection::publish(&ctx.client, &*mr, &secret_name, &data).await?;
     }
     Ok((mr, id, synced))
@@ -403,6 +424,13 @@ async fn ensure_id<K: ManagedKind>(
         return Ok((mr, id));
     }
     let id = mr.choose_id(connection).await?;
+    let mr = record_id(api, &mr, &id).await?;
+    Ok((mr, id))
+}
+
+/// Writes `id` as external name, with optimistic concurrency so a name set
+/// by hand meanwhile wins.
+async fn record_id<K: ManagedKind>(api: &Api<K>, mr: &K, id: &str) -> Result<Arc<K>, Error> {
     let patch = json!({
         "metadata": {
             "resourceVersion": mr.resource_version(),
@@ -416,7 +444,7 @@ async fn ensure_id<K: ManagedKind>(
             &Patch::Merge(&patch),
         )
         .await?;
-    Ok((Arc::new(mr), id))
+    Ok(Arc::new(mr))
 }
 
 async fn cleanup<K: ManagedKind>(api: &Api<K>, mr: Arc<K>, ctx: &Context) -> Result<Action, Error> {
@@ -528,7 +556,7 @@ async fn delete_external<K: ManagedKind>(mr: &Arc<K>, ctx: &Context) -> Result<C
         // Deleting needs no references; they may be gone already.
         refs: Resolved::default(),
         kube: ctx.client.clone(),
-        endpoint: instance.endpoint,
+        endpoint: instance.consumer_endpoint,
     });
     Ok(managed::cleanup(&**mr, Some(id), &owner, &external).await?)
 }

@@ -13,15 +13,15 @@ use sha2::{Digest, Sha256};
 
 use crate::api::budget::LiteLLMBudget;
 use crate::api::common::{find_condition, InstanceRef, SecretKeySelector, EXTERNAL_NAME};
-use crate::api::instance::{AllowedNamespaces, LiteLLMInstance};
+use crate::api::instance::{AllowedNamespaces, LiteLLMInstance, LiteLLMInstanceStatus};
 use crate::api::team::LiteLLMTeam;
 use crate::litellm::{self, ClientConfig, Observer, Secret};
 
 use super::conditions::READY;
 use super::managed::ManagedKind;
 
-/// Bound on connecting to LiteLLM and on each admin request.
-const LITELLM_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default bound on connecting to LiteLLM and on each admin request.
+pub const DEFAULT_LITELLM_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// A reference in `forProvider`, named by its field for messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,8 +121,25 @@ pub enum Unresolved {
 /// A LiteLLMInstance ready for admin calls.
 #[derive(Debug, Clone)]
 pub struct Instance {
+    /// Where admin calls go: `status.endpoint`.
     pub endpoint: String,
+    /// What consumers call, published as `endpoint` in connection Secrets:
+    /// `status.gatewayEndpoint` when the proxy splits LLM traffic off (the
+    /// component chart's gateway), else the admin endpoint.
+    pub consumer_endpoint: String,
     pub client: litellm::Client,
+}
+
+/// `(admin, consumer)` endpoints of an instance whose status says it is
+/// ready; see [`Instance`].
+fn endpoints(status: Option<&LiteLLMInstanceStatus>) -> Option<(String, String)> {
+    let status = status.filter(|s| s.ready)?;
+    let admin = status.endpoint.clone()?;
+    let consumer = status
+        .gateway_endpoint
+        .clone()
+        .unwrap_or_else(|| admin.clone());
+    Some((admin, consumer))
 }
 
 /// LiteLLM clients by endpoint, master key and CA, so connections are
@@ -130,13 +147,16 @@ pub struct Instance {
 /// beyond what the clients themselves hold.
 pub struct ClientCache {
     observer: Observer,
+    /// Of every client built here; see [`ClientConfig::timeout`].
+    timeout: Duration,
     clients: Mutex<HashMap<[u8; 32], litellm::Client>>,
 }
 
 impl ClientCache {
-    pub fn new(observer: Observer) -> Self {
+    pub fn new(observer: Observer, timeout: Duration) -> Self {
         Self {
             observer,
+            timeout,
             clients: Mutex::new(HashMap::new()),
         }
     }
@@ -168,7 +188,7 @@ impl ClientCache {
             endpoint: endpoint.to_owned(),
             master_key,
             ca_pem,
-            timeout: LITELLM_TIMEOUT,
+            timeout: self.timeout,
         })?
         .with_observer(self.observer.clone());
         // Rotated keys and moved endpoints leave stale entries; a small
@@ -341,31 +361,16 @@ pub async fn instance(
         name: name.to_owned(),
         problem: problem.to_owned(),
     };
-    let status = instance.status.as_ref();
-    let endpoint = status
-        .and_then(|s| s.endpoint.clone())
-        .filter(|_| status.is_some_and(|s| s.ready));
-    let Some(endpoint) = endpoint else {
+    let Some((endpoint, consumer_endpoint)) = endpoints(instance.status.as_ref()) else {
         return Err(Unresolved::InstanceNotReady {
             namespace: instance_namespace.to_owned(),
             name: name.to_owned(),
         });
     };
-    let Some(key_ref) = instance
-        .spec
-        .master_key
-        .as_ref()
-        .and_then(|m| m.secret_ref.as_ref())
-    else {
-        return Err(invalid("spec.masterKey.secretRef is not set"));
-    };
-    let master_key = secret_value(
-        client,
-        instance_namespace,
-        key_ref,
-        "spec.masterKey.secretRef",
-    )
-    .await?;
+    // `spec.masterKey.secretRef`, or the Secret a provisioned instance
+    // generates (`masterKey.autoGenerate`).
+    let key_ref = super::instance::build::master_key_ref(&instance);
+    let master_key = secret_value(client, instance_namespace, &key_ref, "spec.masterKey").await?;
     let ca_pem = match instance
         .spec
         .tls
@@ -384,7 +389,11 @@ pub async fn instance(
     let client = cache
         .get(&endpoint, master_key, ca_pem)
         .map_err(|err| invalid(&err.to_string()))?;
-    Ok(Instance { endpoint, client })
+    Ok(Instance {
+        endpoint,
+        consumer_endpoint,
+        client,
+    })
 }
 
 #[cfg(test)]
@@ -514,8 +523,48 @@ mod tests {
     }
 
     #[test]
+    fn consumers_get_the_gateway_when_the_proxy_has_one() {
+        let status =
+            |ready: bool, endpoint: Option<&str>, gateway: Option<&str>| LiteLLMInstanceStatus {
+                ready,
+                endpoint: endpoint.map(str::to_owned),
+                gateway_endpoint: gateway.map(str::to_owned),
+                ..LiteLLMInstanceStatus::default()
+            };
+        let backend = "http://litellm-backend:4001";
+        let gateway = "http://litellm-gateway:4000";
+        let cases = [
+            (
+                "split topology",
+                Some(status(true, Some(backend), Some(gateway))),
+                Some((backend, gateway)),
+            ),
+            (
+                "one endpoint for everything",
+                Some(status(true, Some(backend), None)),
+                Some((backend, backend)),
+            ),
+            (
+                "not ready",
+                Some(status(false, Some(backend), Some(gateway))),
+                None,
+            ),
+            (
+                "no admin endpoint",
+                Some(status(true, None, Some(gateway))),
+                None,
+            ),
+            ("no status", None, None),
+        ];
+        for (name, status, want) in cases {
+            let want = want.map(|(admin, consumer)| (admin.to_owned(), consumer.to_owned()));
+            assert_eq!(endpoints(status.as_ref()), want, "{name}");
+        }
+    }
+
+    #[test]
     fn client_cache_reuses_clients_for_the_same_settings() {
-        let cache = ClientCache::new(std::sync::Arc::new(|_, _, _| {}));
+        let cache = ClientCache::new(std::sync::Arc::new(|_, _, _| {}), DEFAULT_LITELLM_TIMEOUT);
         cache
             .get("http://a:4000", Secret::new("sk-1"), None)
             .unwrap();

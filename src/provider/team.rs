@@ -7,7 +7,7 @@ use crate::api::team::{LiteLLMTeam, TeamObservation, TeamParameters};
 use crate::litellm::{self, TeamInfo, TeamRequest};
 
 use super::diff::{self, money_f64, money_string, user_metadata, Diff};
-use super::managed::{Connection, External, ExternalError, ManagedKind, Observation};
+use super::managed::{Connection, Creation, External, ExternalError, ManagedKind, Observation};
 use super::ownership::{metadata_with_marker, Owner};
 
 /// What is sent on create and on every update: all fields the user set, and
@@ -140,11 +140,11 @@ impl External<LiteLLMTeam> for TeamExternal {
         })
     }
 
-    async fn create(&self, mr: &LiteLLMTeam, id: &str) -> Result<(), ExternalError> {
+    async fn create(&self, mr: &LiteLLMTeam, id: &str) -> Result<Creation, ExternalError> {
         self.client
             .team_new(&request(id, &mr.spec.for_provider, &self.owner))
             .await?;
-        Ok(())
+        Ok(Creation::default())
     }
 
     async fn update(&self, mr: &LiteLLMTeam, id: &str) -> Result<(), ExternalError> {

@@ -1,4 +1,6 @@
 //! Shared test support: the real harnesses.
 
+pub mod fault_proxy;
 pub mod harness;
 pub mod k8s;
+pub mod provider;

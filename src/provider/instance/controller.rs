@@ -1,10 +1,12 @@
-//! The effectful part: the watch loop, reading the CA Secret, the probe and
-//! the status patch.
+//! The effectful part: the watch loop, provisioning or probing, reading the
+//! CA Secret and the status patch.
 
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, Patch, PatchParams};
@@ -15,12 +17,15 @@ use serde_json::json;
 use tokio_stream::StreamExt;
 
 use crate::api::common::SecretKeySelector;
-use crate::api::instance::LiteLLMInstance;
+use crate::api::instance::{LiteLLMInstance, Workload};
 use crate::api::API_VERSION;
 
-use super::{desired_status, probe, probe_target, requeue_after, Error, ProbeResult};
+use super::{
+    desired_status, probe, probe_target, provision, provisioned_status, requeue_after, Error,
+    ProbeResult,
+};
 
-/// Field manager of the status patches.
+/// Field manager of the status patches and of the workload objects.
 pub const FIELD_MANAGER: &str = "provider-litellm-instance";
 
 /// Settings of the `LiteLLMInstance` controller.
@@ -31,7 +36,7 @@ pub struct InstanceOptions {
     /// Re-probe interval of a ready proxy (and of instances nothing can be
     /// done for until their spec changes).
     pub ready_interval: Duration,
-    /// Re-probe interval while an attached proxy is not ready.
+    /// Re-probe interval while a proxy is not ready.
     pub not_ready_interval: Duration,
     /// Bound on connecting to the proxy and on each probe request.
     pub probe_timeout: Duration,
@@ -56,24 +61,39 @@ struct Context {
 
 /// Runs the controller until SIGTERM or Ctrl-C (graceful shutdown: running
 /// reconciliations finish). Needs RBAC for `litellminstances` (list, watch)
-/// and `litellminstances/status` (patch), and `get` on Secrets for
-/// `spec.tls.caSecretRef`; nothing else.
+/// and `litellminstances/status` (patch); for provisioning get, create and
+/// update on Secrets, ConfigMaps, ServiceAccounts, Services, Deployments and
+/// Jobs, list and watch on Deployments and Jobs, and list on Pods.
 pub async fn run(client: kube::Client, options: InstanceOptions) {
     controller(client, options).await
 }
 
 /// [`run`] as a future, for a binary that joins it with other controllers.
 pub fn controller(client: kube::Client, options: InstanceOptions) -> impl Future<Output = ()> {
-    let api: Api<LiteLLMInstance> = match &options.namespace {
-        Some(namespace) => Api::namespaced(client.clone(), namespace),
-        None => Api::all(client.clone()),
-    };
+    fn scoped<K>(client: &kube::Client, namespace: &Option<String>) -> Api<K>
+    where
+        K: kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>,
+    {
+        match namespace {
+            Some(namespace) => Api::namespaced(client.clone(), namespace),
+            None => Api::all(client.clone()),
+        }
+    }
+    let api: Api<LiteLLMInstance> = scoped(&client, &options.namespace);
+    let deployments: Api<Deployment> = scoped(&client, &options.namespace);
+    let jobs: Api<Job> = scoped(&client, &options.namespace);
     let context = Arc::new(Context { client, options });
     async move {
         // Watch events caused by our own status patches trigger a
         // reconciliation too; it computes the same status and skips the
         // patch, so they settle after one round instead of looping.
+        // Owned Deployments and Jobs trigger their instance, so replica
+        // counts and the migration's outcome reach the status without
+        // waiting for the requeue. Pods are not owned by the instance; the
+        // requeue interval covers them.
         let results = Controller::new(api, watcher::Config::default())
+            .owns(deployments, watcher::Config::default())
+            .owns(jobs, watcher::Config::default())
             .shutdown_on_signal()
             .run(reconcile, error_policy, context);
         tokio::pin!(results);
@@ -91,28 +111,19 @@ async fn reconcile(instance: Arc<LiteLLMInstance>, context: Arc<Context>) -> Res
     let namespace = instance
         .namespace()
         .ok_or_else(|| Error::MissingNamespace { name: name.clone() })?;
-    let options = &context.options;
 
-    let probed = match probe_target(&instance) {
-        None => None,
-        Some(target) => {
-            let ca_pem = match &target.ca_secret_ref {
-                None => Ok(None),
-                Some(selector) => read_ca(&context.client, &namespace, selector)
-                    .await
-                    .map(Some),
-            };
-            Some(match ca_pem {
-                Ok(ca_pem) => probe(&target.endpoint, ca_pem, options.probe_timeout).await,
-                Err(err) if err.is_user_error() => ProbeResult::NotReachable {
-                    cause: err.to_string(),
-                },
-                Err(err) => return Err(err),
-            })
-        }
+    let desired = if Workload::is_managed(instance.spec.workload.as_ref()) {
+        let observed = provision(&context.client, &namespace, &instance).await?;
+        provisioned_status(&instance, &observed, Timestamp::now())
+    } else {
+        // Only the spec decides the path: switching to `managed: false`
+        // stops all workload writes at once and leaves the objects alone.
+        let probed = match probe_target(&instance) {
+            None => None,
+            Some(target) => Some(probe_attached(&context, &namespace, &target).await?),
+        };
+        desired_status(&instance, probed, Timestamp::now())
     };
-
-    let desired = desired_status(&instance, probed, Timestamp::now());
     if instance.status.as_ref() != Some(&desired) {
         let api: Api<LiteLLMInstance> = Api::namespaced(context.client.clone(), &namespace);
         let patch = json!({
@@ -139,7 +150,29 @@ async fn reconcile(instance: Arc<LiteLLMInstance>, context: Arc<Context>) -> Res
             "LiteLLMInstance status updated"
         );
     }
-    Ok(Action::requeue(requeue_after(&instance, &desired, options)))
+    Ok(Action::requeue(requeue_after(&desired, &context.options)))
+}
+
+/// Probes an attached proxy, with the CA of `spec.tls.caSecretRef`; a CA
+/// the object gets wrong is reported as the reason it is not reachable.
+async fn probe_attached(
+    context: &Context,
+    namespace: &str,
+    target: &super::ProbeTarget,
+) -> Result<ProbeResult, Error> {
+    let ca_pem = match &target.ca_secret_ref {
+        None => Ok(None),
+        Some(selector) => read_ca(&context.client, namespace, selector)
+            .await
+            .map(Some),
+    };
+    Ok(match ca_pem {
+        Ok(ca_pem) => probe(&target.endpoint, ca_pem, context.options.probe_timeout).await,
+        Err(err) if err.is_user_error() => ProbeResult::NotReachable {
+            cause: err.to_string(),
+        },
+        Err(err) => return Err(err),
+    })
 }
 
 fn error_policy(instance: Arc<LiteLLMInstance>, err: &Error, context: Arc<Context>) -> Action {

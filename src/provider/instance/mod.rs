@@ -1,31 +1,41 @@
-//! The `LiteLLMInstance` controller, attach-to-existing case
-//! (`spec.workload.managed: false`).
+//! The `LiteLLMInstance` controller.
 //!
-//! An attached proxy belongs to someone else (a Helm chart, a GitOps
-//! pipeline, plain manifests), so this controller only observes it: it probes
-//! the proxy's public health endpoints and writes the instance's status. It
-//! never creates, reads-to-modify or adopts a Deployment, Service, ConfigMap,
-//! Secret or Job, whatever their names, and it never reads the master key
-//! (the probes are unauthenticated). The only other object it reads is the
-//! optional CA Secret of `spec.tls.caSecretRef`.
+//! A provisioned instance (`spec.workload.managed` unset or true) gets its
+//! proxy from the provider: [`build`] turns the spec into the workload
+//! objects (generated master and salt key Secrets, the database URL Secret,
+//! ConfigMap, ServiceAccount, Deployment, Service, migration Job) without
+//! I/O, [`provision`] writes the ones the instance owns and observes them,
+//! and [`provisioned_status`] reports the result. A same-named object the
+//! instance does not own is never written, only reported.
 //!
-//! Provisioning a proxy (`managed` unset or true) is not implemented in this
-//! provider version; such an instance is reported as not ready with reason
-//! `ProvisioningUnsupported` and nothing is created for it.
+//! An attached proxy (`managed: false`) belongs to someone else (a Helm
+//! chart, a GitOps pipeline, plain manifests), so it is only observed: the
+//! controller probes the proxy's public health endpoints and writes the
+//! instance's status. It never creates, reads-to-modify or adopts a
+//! Deployment, Service, ConfigMap, Secret or Job, whatever their names (also
+//! not the ones it created while the instance was provisioned), and it never
+//! reads the master key (the probes are unauthenticated). The only other
+//! object it reads is the optional CA Secret of `spec.tls.caSecretRef`.
 //!
-//! The work is split into pure steps ([`probe_target`], [`desired_status`],
-//! [`requeue_after`]) and the effectful ones ([`probe`], reading the CA
-//! Secret, patching the status) that [`run`] drives.
+//! The work is split into pure steps ([`build`], [`probe_target`],
+//! [`desired_status`], [`provisioned_status`], [`requeue_after`]) and the
+//! effectful ones ([`provision`], [`probe`], reading the CA Secret, patching
+//! the status) that [`run`] drives.
 
+mod apply;
+pub mod build;
 mod controller;
+pub mod database;
 mod probe;
 mod status;
 
+pub use apply::provision;
 pub use controller::{controller, run, InstanceOptions, FIELD_MANAGER};
 pub use probe::probe;
 pub use status::{
-    condition_type, desired_status, endpoint, probe_target, reason, requeue_after, ProbeResult,
-    ProbeTarget,
+    condition_type, desired_status, endpoint, probe_target, provisioned_status, reason,
+    requeue_after, DatabaseState, JobState, PodHealth, ProbeResult, ProbeTarget,
+    WorkloadObservation,
 };
 
 /// Why a reconciliation of a `LiteLLMInstance` failed. Problems the user can
@@ -54,6 +64,19 @@ pub enum Error {
     #[error("reading CA Secret {namespace}/{name}: {source}")]
     ReadCaSecret {
         namespace: String,
+        name: String,
+        #[source]
+        source: kube::Error,
+    },
+
+    /// The instance has no uid yet, so no owner reference can name it.
+    #[error("LiteLLMInstance {name} has no uid")]
+    MissingUid { name: String },
+
+    /// Reading or writing a workload object failed.
+    #[error("provisioning {kind} {name}: {source}")]
+    Workload {
+        kind: String,
         name: String,
         #[source]
         source: kube::Error,

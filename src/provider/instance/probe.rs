@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::litellm::{Client, ClientConfig, Secret};
+use crate::litellm::Client;
 
 use super::ProbeResult;
 
@@ -14,15 +14,7 @@ use super::ProbeResult;
 /// an extra trusted CA bundle (PEM) for a proxy behind a private CA;
 /// `timeout` bounds connecting and each request.
 pub async fn probe(endpoint: &str, ca_pem: Option<Vec<u8>>, timeout: Duration) -> ProbeResult {
-    let config = ClientConfig {
-        endpoint: endpoint.to_string(),
-        // The client only sends the key on authenticated routes; the health
-        // routes are public, so an empty one never leaves the process.
-        master_key: Secret::new(String::new()),
-        ca_pem,
-        timeout,
-    };
-    let client = match Client::new(config) {
+    let client = match Client::public(endpoint, ca_pem.as_deref(), timeout) {
         Ok(client) => client,
         Err(err) => {
             return ProbeResult::NotReachable {

@@ -10,6 +10,7 @@ use crate::api::common::{Condition, SecretKeySelector};
 use crate::api::instance::{LiteLLMInstance, LiteLLMInstanceStatus, Workload, DEFAULT_PORT};
 use crate::provider::conditions;
 
+use super::build::{self, migration_enabled};
 use super::InstanceOptions;
 
 /// Condition types of a `LiteLLMInstance`.
@@ -19,9 +20,11 @@ pub mod condition_type {
     pub const DATABASE_READY: &str = "DatabaseReady";
     /// Spec sections that do nothing because the workload is unmanaged.
     pub const WORKLOAD_UNMANAGED: &str = "WorkloadUnmanaged";
-    /// Pods of a provisioned proxy. Never set here: an attached proxy's pods
+    /// Pods of a provisioned proxy. Never set for an attached proxy: its pods
     /// are not ours, and a clean report about pods we cannot see would lie.
     pub const PODS_HEALTHY: &str = "PodsHealthy";
+    /// Same-named objects the provider did not take over.
+    pub const WORKLOAD_CONFLICT: &str = "WorkloadConflict";
 }
 
 /// Condition reasons of a `LiteLLMInstance`.
@@ -30,9 +33,34 @@ pub mod reason {
     pub const PROXY_REACHABLE: &str = "ProxyReachable";
     /// `Ready=False`: no 200 from `GET /health/liveliness`.
     pub const PROXY_NOT_REACHABLE: &str = "ProxyNotReachable";
-    /// `Ready=False`: the instance asks to be provisioned, which this
-    /// provider version does not do.
-    pub const PROVISIONING_UNSUPPORTED: &str = "ProvisioningUnsupported";
+    /// `Ready=True`: a replica of the provisioned Deployment is ready.
+    pub const ALL_RESOURCES_READY: &str = "AllResourcesReady";
+    /// `Ready=False`: no replica of the provisioned Deployment is ready (or
+    /// the Deployment could not be provisioned).
+    pub const DEPLOYMENT_NOT_READY: &str = "DeploymentNotReady";
+    /// `Ready=False`: the spec cannot be provisioned as written.
+    pub const INVALID_SPEC: &str = "InvalidSpec";
+    /// `WorkloadConflict`: a same-named object exists that the instance does
+    /// not own; it is left alone.
+    pub const OBJECT_NOT_OWNED: &str = "ObjectNotOwned";
+    /// `PodsHealthy=True`: every proxy pod runs and is ready.
+    pub const ALL_PODS_HEALTHY: &str = "AllPodsHealthy";
+    /// `PodsHealthy=False`: some proxy pod is not running or not ready.
+    pub const PODS_NOT_HEALTHY: &str = "PodsNotHealthy";
+    /// `PodsHealthy=False`: no proxy pod exists.
+    pub const NO_PODS: &str = "NoPods";
+    /// `DatabaseReady=True`: the migration Job completed.
+    pub const MIGRATION_COMPLETE: &str = "MigrationComplete";
+    /// `DatabaseReady=False`: the migration Job is running.
+    pub const MIGRATION_RUNNING: &str = "MigrationRunning";
+    /// `DatabaseReady=False`: the migration Job failed.
+    pub const MIGRATION_FAILED: &str = "MigrationFailed";
+    /// `DatabaseReady=True`: no migration Job; the proxy migrates on start.
+    pub const MIGRATION_DISABLED: &str = "MigrationDisabled";
+    /// `DatabaseReady=False`: no database is configured.
+    pub const DATABASE_NOT_CONFIGURED: &str = "DatabaseNotConfigured";
+    /// `DatabaseReady=False`: the username/password Secret is not usable.
+    pub const CREDENTIALS_UNAVAILABLE: &str = "CredentialsUnavailable";
     /// `DatabaseReady`: the attached proxy owns its schema.
     pub const WORKLOAD_UNMANAGED: &str = "WorkloadUnmanaged";
     /// `WorkloadUnmanaged`: config sections are set but inert.
@@ -94,36 +122,56 @@ pub fn probe_target(instance: &LiteLLMInstance) -> Option<ProbeTarget> {
     })
 }
 
-/// The status `instance` should have, given the probe of its [`probe_target`]
-/// (`None` when nothing was probed) at time `now`.
-///
-/// Conditions this controller does not own are kept; the ones it owns keep
-/// their transition time while their status is unchanged, so equal inputs
-/// give an equal status and the caller can skip the patch.
+/// The conditions of a status being computed: the instance's current ones,
+/// so conditions this controller does not own are kept, and the ones it sets
+/// keep their transition time while their status is unchanged.
+struct Conditions {
+    list: Vec<Condition>,
+    generation: Option<i64>,
+    now: String,
+}
+
+impl Conditions {
+    fn of(instance: &LiteLLMInstance, now: Timestamp) -> Self {
+        Self {
+            list: instance
+                .status
+                .as_ref()
+                .map(|s| s.conditions.clone())
+                .unwrap_or_default(),
+            generation: instance.metadata.generation,
+            // Whole-second RFC 3339, as metav1.Time serializes condition
+            // times, so Kubernetes tooling parses them like any other's.
+            now: format!("{now:.0}"),
+        }
+    }
+
+    fn set(&mut self, type_: &str, status: bool, reason: &str, message: String) {
+        let mut condition = conditions::condition(type_, status, reason, Some(message));
+        condition.observed_generation = self.generation;
+        conditions::set(&mut self.list, condition, &self.now);
+    }
+
+    fn remove(&mut self, type_: &str) {
+        conditions::remove(&mut self.list, type_);
+    }
+}
+
+/// The status an attached instance (`managed: false`) should have, given
+/// the probe of its [`probe_target`] (`None` when nothing was probed) at
+/// time `now`. Equal inputs give an equal status, so the caller can skip
+/// the patch.
 pub fn desired_status(
     instance: &LiteLLMInstance,
     probe: Option<ProbeResult>,
     now: Timestamp,
 ) -> LiteLLMInstanceStatus {
-    // Whole-second RFC 3339, as metav1.Time serializes condition times, so
-    // Kubernetes tooling parses them like any other condition's.
-    let now = format!("{now:.0}");
     let generation = instance.metadata.generation;
-    let mut conditions = instance
-        .status
-        .as_ref()
-        .map(|s| s.conditions.clone())
-        .unwrap_or_default();
-    conditions::remove(&mut conditions, condition_type::PODS_HEALTHY);
-    let set = |conditions: &mut Vec<Condition>,
-               type_: &str,
-               status: bool,
-               reason: &str,
-               message: String| {
-        let mut condition = conditions::condition(type_, status, reason, Some(message));
-        condition.observed_generation = generation;
-        conditions::set(conditions, condition, &now);
-    };
+    let mut conditions = Conditions::of(instance, now);
+    // Left from a time the instance was provisioned: nothing of the kind is
+    // watched any more, so a stale report would mislead.
+    conditions.remove(condition_type::PODS_HEALTHY);
+    conditions.remove(condition_type::WORKLOAD_CONFLICT);
 
     let spec = &instance.spec;
     let mut status = LiteLLMInstanceStatus {
@@ -131,53 +179,27 @@ pub fn desired_status(
         ..LiteLLMInstanceStatus::default()
     };
 
-    if Workload::is_managed(spec.workload.as_ref()) {
-        // Nothing was provisioned, so there is no endpoint to report: an
-        // entity must not be sent to a Service that nobody created.
-        set(
-            &mut conditions,
-            condition_type::READY,
-            false,
-            reason::PROVISIONING_UNSUPPORTED,
-            "this provider version only attaches to existing proxies (spec.workload.managed: \
-             false) and creates nothing; set workload.managed to false and point \
-             workload.endpoint at a running LiteLLM proxy"
-                .to_string(),
-        );
-        conditions::remove(&mut conditions, condition_type::DATABASE_READY);
-        conditions::remove(&mut conditions, condition_type::WORKLOAD_UNMANAGED);
-        status.conditions = conditions;
-        return status;
-    }
-
     let endpoint = endpoint(instance);
-    status.gateway_endpoint = spec
-        .workload
-        .as_ref()
-        .and_then(|w| w.gateway_endpoint.as_deref())
-        .map(|url| url.trim_end_matches('/').to_string());
+    status.gateway_endpoint = gateway_endpoint(instance);
 
     match probe {
         Some(ProbeResult::Reachable { version }) => {
             status.ready = true;
             status.version = version.filter(|v| !v.is_empty());
-            set(
-                &mut conditions,
+            conditions.set(
                 condition_type::READY,
                 true,
                 reason::PROXY_REACHABLE,
                 format!("the proxy answers GET /health/liveliness at {endpoint}"),
             );
         }
-        Some(ProbeResult::NotReachable { cause }) => set(
-            &mut conditions,
+        Some(ProbeResult::NotReachable { cause }) => conditions.set(
             condition_type::READY,
             false,
             reason::PROXY_NOT_REACHABLE,
             format!("the proxy at {endpoint} is not reachable: {cause}"),
         ),
-        None => set(
-            &mut conditions,
+        None => conditions.set(
             condition_type::READY,
             false,
             reason::PROXY_NOT_REACHABLE,
@@ -185,18 +207,11 @@ pub fn desired_status(
         ),
     }
 
-    let migration_enabled = spec
-        .database
-        .as_ref()
-        .and_then(|d| d.migration.as_ref())
-        .and_then(|m| m.enabled)
-        .unwrap_or(false);
-    set(
-        &mut conditions,
+    conditions.set(
         condition_type::DATABASE_READY,
         true,
         reason::WORKLOAD_UNMANAGED,
-        if migration_enabled {
+        if migration_enabled(instance) {
             "spec.database.migration is ignored while workload.managed is false: the \
              externally managed proxy owns its schema, so no migration Job is created"
         } else {
@@ -207,11 +222,10 @@ pub fn desired_status(
 
     let ignored = spec.config.set_sections();
     if ignored.is_empty() {
-        conditions::remove(&mut conditions, condition_type::WORKLOAD_UNMANAGED);
+        conditions.remove(condition_type::WORKLOAD_UNMANAGED);
     } else {
         let verb = if ignored.len() == 1 { "is" } else { "are" };
-        set(
-            &mut conditions,
+        conditions.set(
             condition_type::WORKLOAD_UNMANAGED,
             true,
             reason::CONFIG_SETTINGS_IGNORED,
@@ -224,20 +238,238 @@ pub fn desired_status(
     }
 
     status.endpoint = Some(endpoint);
-    status.conditions = conditions;
+    status.conditions = conditions.list;
     status
 }
 
-/// When to look again: soon while an attached proxy is not ready (it may be
-/// starting), at the normal interval otherwise. A provisioning request is
-/// only re-examined at the normal interval: only a spec change (which the
-/// watch delivers at once) can change its outcome.
-pub fn requeue_after(
+/// `spec.workload.gatewayEndpoint` without trailing `/`.
+fn gateway_endpoint(instance: &LiteLLMInstance) -> Option<String> {
+    instance
+        .spec
+        .workload
+        .as_ref()
+        .and_then(|w| w.gateway_endpoint.as_deref())
+        .map(|url| url.trim_end_matches('/').to_string())
+}
+
+/// What the apply step found and did for a provisioned instance.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorkloadObservation {
+    /// Why the spec cannot be provisioned; nothing was applied when set.
+    pub problems: Vec<String>,
+    /// Same-named objects the instance does not own, as `Kind name`; they
+    /// were left untouched.
+    pub conflicts: Vec<String>,
+    /// `(replicas, readyReplicas)` of the owned Deployment, if any.
+    pub deployment: Option<(i32, i32)>,
+    /// The proxy pods, selected by the provider's labels.
+    pub pods: Vec<PodHealth>,
+    pub database: DatabaseState,
+}
+
+/// One proxy pod: healthy when running and ready.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PodHealth {
+    pub name: String,
+    pub healthy: bool,
+}
+
+/// The database as the apply step found it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum DatabaseState {
+    /// Neither discrete values nor a URL Secret.
+    #[default]
+    NotConfigured,
+    /// The username/password Secret is missing or incomplete; the message
+    /// names the Secret and key, never a value.
+    CredentialsUnavailable(String),
+    /// No migration Job was asked for.
+    MigrationDisabled,
+    /// The migration Job of the current image.
+    Migration(JobState),
+}
+
+/// State of the migration Job, from its conditions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobState {
+    Running,
+    Complete,
+    Failed,
+    /// A same-named Job exists that the instance does not own.
+    NotOwned,
+}
+
+/// The status a provisioned instance (`managed` unset or true) should have,
+/// given what the apply step observed, at time `now`.
+pub fn provisioned_status(
     instance: &LiteLLMInstance,
-    status: &LiteLLMInstanceStatus,
-    options: &InstanceOptions,
-) -> Duration {
-    if status.ready || probe_target(instance).is_none() {
+    observed: &WorkloadObservation,
+    now: Timestamp,
+) -> LiteLLMInstanceStatus {
+    let mut conditions = Conditions::of(instance, now);
+    // Left from a time the instance was attached.
+    conditions.remove(condition_type::WORKLOAD_UNMANAGED);
+    let (replicas, ready_replicas) = observed.deployment.unwrap_or((0, 0));
+    let ready = observed.problems.is_empty() && ready_replicas > 0;
+    let mut status = LiteLLMInstanceStatus {
+        ready,
+        endpoint: Some(endpoint(instance)),
+        gateway_endpoint: gateway_endpoint(instance),
+        version: Some(build::version(instance)),
+        replicas,
+        ready_replicas,
+        observed_generation: instance.metadata.generation,
+        ..LiteLLMInstanceStatus::default()
+    };
+
+    let name = instance.name_any();
+    let (ready_reason, ready_message) = if !observed.problems.is_empty() {
+        (
+            reason::INVALID_SPEC,
+            format!("nothing is provisioned: {}", observed.problems.join("; ")),
+        )
+    } else if ready {
+        (
+            reason::ALL_RESOURCES_READY,
+            format!("{ready_replicas} of {replicas} replicas of Deployment {name} are ready"),
+        )
+    } else if observed.deployment.is_none() {
+        (
+            reason::DEPLOYMENT_NOT_READY,
+            format!("Deployment {name} is not owned by this instance (see WorkloadConflict)"),
+        )
+    } else {
+        (
+            reason::DEPLOYMENT_NOT_READY,
+            format!("no replica of Deployment {name} is ready ({replicas} replicas)"),
+        )
+    };
+    conditions.set(condition_type::READY, ready, ready_reason, ready_message);
+
+    if observed.conflicts.is_empty() {
+        conditions.remove(condition_type::WORKLOAD_CONFLICT);
+    } else {
+        conditions.set(
+            condition_type::WORKLOAD_CONFLICT,
+            true,
+            reason::OBJECT_NOT_OWNED,
+            format!(
+                "{} {} but {} not owned by this instance, so {} left untouched; delete or \
+                 rename {} to let the provider create its own",
+                english_list(
+                    &observed
+                        .conflicts
+                        .iter()
+                        .map(String::as_str)
+                        .collect::<Vec<_>>()
+                ),
+                if observed.conflicts.len() == 1 {
+                    "exists"
+                } else {
+                    "exist"
+                },
+                if observed.conflicts.len() == 1 {
+                    "is"
+                } else {
+                    "are"
+                },
+                if observed.conflicts.len() == 1 {
+                    "it was"
+                } else {
+                    "they were"
+                },
+                if observed.conflicts.len() == 1 {
+                    "it"
+                } else {
+                    "them"
+                },
+            ),
+        );
+    }
+
+    let unhealthy: Vec<&str> = observed
+        .pods
+        .iter()
+        .filter(|p| !p.healthy)
+        .map(|p| p.name.as_str())
+        .collect();
+    if observed.pods.is_empty() {
+        conditions.set(
+            condition_type::PODS_HEALTHY,
+            false,
+            reason::NO_PODS,
+            format!("no pod of Deployment {name} exists"),
+        );
+    } else if unhealthy.is_empty() {
+        conditions.set(
+            condition_type::PODS_HEALTHY,
+            true,
+            reason::ALL_PODS_HEALTHY,
+            format!("{} pods running and ready", observed.pods.len()),
+        );
+    } else {
+        conditions.set(
+            condition_type::PODS_HEALTHY,
+            false,
+            reason::PODS_NOT_HEALTHY,
+            format!("not running or not ready: {}", english_list(&unhealthy)),
+        );
+    }
+
+    let job = build::names::migration_job(instance);
+    let (database_ready, database_reason, database_message) = match &observed.database {
+        DatabaseState::NotConfigured => (
+            false,
+            reason::DATABASE_NOT_CONFIGURED,
+            "spec.database sets neither host and credentialsSecretRef nor urlSecretRef; \
+             teams, keys and budgets need a database"
+                .to_string(),
+        ),
+        DatabaseState::CredentialsUnavailable(cause) => {
+            (false, reason::CREDENTIALS_UNAVAILABLE, cause.clone())
+        }
+        DatabaseState::MigrationDisabled => (
+            true,
+            reason::MIGRATION_DISABLED,
+            "spec.database.migration is not enabled; the proxy migrates the schema on start"
+                .to_string(),
+        ),
+        DatabaseState::Migration(JobState::Complete) => (
+            true,
+            reason::MIGRATION_COMPLETE,
+            format!("migration Job {job} completed"),
+        ),
+        DatabaseState::Migration(JobState::Running) => (
+            false,
+            reason::MIGRATION_RUNNING,
+            format!("migration Job {job} has not completed yet"),
+        ),
+        DatabaseState::Migration(JobState::Failed) => (
+            false,
+            reason::MIGRATION_FAILED,
+            format!("migration Job {job} failed; see its pods' logs"),
+        ),
+        DatabaseState::Migration(JobState::NotOwned) => (
+            false,
+            reason::OBJECT_NOT_OWNED,
+            format!("Job {job} is not owned by this instance (see WorkloadConflict)"),
+        ),
+    };
+    conditions.set(
+        condition_type::DATABASE_READY,
+        database_ready,
+        database_reason,
+        database_message,
+    );
+
+    status.conditions = conditions.list;
+    status
+}
+
+/// When to look again: soon while the proxy is not ready (it may be
+/// starting; pods are not watched), at the normal interval otherwise.
+pub fn requeue_after(status: &LiteLLMInstanceStatus, options: &InstanceOptions) -> Duration {
+    if status.ready {
         options.ready_interval
     } else {
         options.not_ready_interval
@@ -511,46 +743,6 @@ mod tests {
     }
 
     #[test]
-    fn a_provisioning_request_is_reported_not_ready_and_never_probed() {
-        let key = json!({"autoGenerate": true});
-        for spec in [
-            json!({"masterKey": key}),
-            json!({"masterKey": key, "workload": {}}),
-            json!({"masterKey": key, "workload": {"managed": true}, "caching": {},
-                   "database": {"migration": {"enabled": true}}}),
-        ] {
-            let mut instance = instance(spec.clone());
-            assert_eq!(probe_target(&instance), None, "{spec}");
-            // Left over from a time the instance was attached.
-            instance.status = Some(desired_status(
-                &attached(json!({"caching": {}})),
-                reachable(Some("1")),
-                at(NOW),
-            ));
-            let status = desired_status(&instance, None, at(LATER));
-            assert!(!status.ready, "{spec}");
-            assert_eq!(status.endpoint, None);
-            assert_eq!(status.version, None);
-            assert_eq!(status.observed_generation, Some(3));
-            let ready = find_condition(&status.conditions, condition_type::READY).unwrap();
-            assert_eq!(ready.status, "False");
-            assert_eq!(ready.reason, reason::PROVISIONING_UNSUPPORTED);
-            assert_eq!(ready.last_transition_time.as_deref(), Some(LATER));
-            assert!(
-                message(&status, condition_type::READY)
-                    .contains("only attaches to existing proxies (spec.workload.managed: false) and creates nothing"),
-                "{status:?}"
-            );
-            for gone in [
-                condition_type::DATABASE_READY,
-                condition_type::WORKLOAD_UNMANAGED,
-            ] {
-                assert!(find_condition(&status.conditions, gone).is_none(), "{gone}");
-            }
-        }
-    }
-
-    #[test]
     fn equal_inputs_give_an_equal_status_so_no_patch_is_needed() {
         let mut instance = attached(json!({"sso": {}}));
         let first = desired_status(&instance, reachable(None), at(NOW));
@@ -577,25 +769,253 @@ mod tests {
     }
 
     #[test]
-    fn not_ready_attached_proxies_are_looked_at_sooner() {
+    fn not_ready_proxies_are_looked_at_sooner() {
         let options = InstanceOptions::default();
         let attached_instance = attached(json!({}));
         let ready = desired_status(&attached_instance, reachable(None), at(NOW));
         let not_ready = desired_status(&attached_instance, None, at(NOW));
-        let provisioning_instance = instance(json!({}));
-        let provisioning = desired_status(&provisioning_instance, None, at(NOW));
+        let starting = provisioned_status(&managed(json!({})), &running(0), at(NOW));
+        assert_eq!(requeue_after(&ready, &options), options.ready_interval);
         assert_eq!(
-            requeue_after(&attached_instance, &ready, &options),
-            options.ready_interval
-        );
-        assert_eq!(
-            requeue_after(&attached_instance, &not_ready, &options),
+            requeue_after(&not_ready, &options),
             options.not_ready_interval
         );
         assert_eq!(
-            requeue_after(&provisioning_instance, &provisioning, &options),
-            options.ready_interval
+            requeue_after(&starting, &options),
+            options.not_ready_interval
         );
+    }
+
+    /// A provisioned instance with `extra` merged into its spec.
+    fn managed(extra: Value) -> LiteLLMInstance {
+        let mut spec = json!({"masterKey": {"autoGenerate": true}});
+        spec.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        instance(spec)
+    }
+
+    /// A Deployment of one replica with `ready` ready ones and as many
+    /// healthy pods, migration disabled.
+    fn running(ready: i32) -> WorkloadObservation {
+        WorkloadObservation {
+            deployment: Some((1, ready)),
+            pods: (0..ready)
+                .map(|i| PodHealth {
+                    name: format!("gw-{i}"),
+                    healthy: true,
+                })
+                .collect(),
+            database: DatabaseState::MigrationDisabled,
+            ..WorkloadObservation::default()
+        }
+    }
+
+    fn reason_of(status: &LiteLLMInstanceStatus, type_: &str) -> (String, String) {
+        let condition = find_condition(&status.conditions, type_)
+            .unwrap_or_else(|| panic!("no {type_} condition in {status:?}"));
+        (condition.status.clone(), condition.reason.clone())
+    }
+
+    #[test]
+    fn provisioned_endpoint_version_and_counts_come_from_the_spec_and_the_deployment() {
+        let instance = managed(json!({
+            "image": {"tag": "main-v1.108.7"},
+            "service": {"port": 8443, "https": true},
+            "workload": {"gatewayEndpoint": "http://gw.example/"},
+        }));
+        let status = provisioned_status(&instance, &running(1), at(NOW));
+        assert_eq!(
+            status.endpoint.as_deref(),
+            Some("https://gw.team-a.svc:8443")
+        );
+        assert_eq!(
+            status.gateway_endpoint.as_deref(),
+            Some("http://gw.example")
+        );
+        assert_eq!(status.version.as_deref(), Some("main-v1.108.7"));
+        assert_eq!((status.replicas, status.ready_replicas), (1, 1));
+        assert_eq!(status.observed_generation, Some(3));
+
+        let defaults = provisioned_status(&managed(json!({})), &running(0), at(NOW));
+        assert_eq!(
+            defaults.endpoint.as_deref(),
+            Some("http://gw.team-a.svc:4000")
+        );
+        assert_eq!(defaults.version.as_deref(), Some(build::DEFAULT_IMAGE_TAG));
+    }
+
+    #[test]
+    fn provisioned_ready_follows_the_ready_replicas() {
+        let instance = managed(json!({}));
+        let ready = provisioned_status(&instance, &running(1), at(NOW));
+        assert!(ready.ready);
+        assert_eq!(
+            reason_of(&ready, condition_type::READY),
+            ("True".into(), reason::ALL_RESOURCES_READY.into())
+        );
+        let starting = provisioned_status(&instance, &running(0), at(NOW));
+        assert!(!starting.ready);
+        assert_eq!(
+            reason_of(&starting, condition_type::READY),
+            ("False".into(), reason::DEPLOYMENT_NOT_READY.into())
+        );
+        assert_eq!(
+            message(&starting, condition_type::READY),
+            "no replica of Deployment gw is ready (1 replicas)"
+        );
+        let invalid = WorkloadObservation {
+            problems: vec!["spec.database.host is required with credentialsSecretRef".into()],
+            ..WorkloadObservation::default()
+        };
+        let status = provisioned_status(&instance, &invalid, at(NOW));
+        assert_eq!(
+            reason_of(&status, condition_type::READY),
+            ("False".into(), reason::INVALID_SPEC.into())
+        );
+        assert!(message(&status, condition_type::READY).contains("host is required"));
+    }
+
+    #[test]
+    fn pods_healthy_names_the_unhealthy_pods() {
+        let instance = managed(json!({}));
+        let none = provisioned_status(&instance, &running(0), at(NOW));
+        assert_eq!(
+            reason_of(&none, condition_type::PODS_HEALTHY),
+            ("False".into(), reason::NO_PODS.into())
+        );
+        let healthy = provisioned_status(&instance, &running(2), at(NOW));
+        assert_eq!(
+            reason_of(&healthy, condition_type::PODS_HEALTHY),
+            ("True".into(), reason::ALL_PODS_HEALTHY.into())
+        );
+        let mut observed = running(2);
+        observed.pods[1].healthy = false;
+        let sick = provisioned_status(&instance, &observed, at(NOW));
+        assert_eq!(
+            reason_of(&sick, condition_type::PODS_HEALTHY),
+            ("False".into(), reason::PODS_NOT_HEALTHY.into())
+        );
+        assert_eq!(
+            message(&sick, condition_type::PODS_HEALTHY),
+            "not running or not ready: gw-1"
+        );
+    }
+
+    #[test]
+    fn database_ready_follows_the_migration_job() {
+        let instance = managed(json!({}));
+        let job = build::names::migration_job(&instance);
+        let cases = [
+            (
+                DatabaseState::NotConfigured,
+                "False",
+                reason::DATABASE_NOT_CONFIGURED,
+            ),
+            (
+                DatabaseState::CredentialsUnavailable("Secret db does not exist".into()),
+                "False",
+                reason::CREDENTIALS_UNAVAILABLE,
+            ),
+            (
+                DatabaseState::MigrationDisabled,
+                "True",
+                reason::MIGRATION_DISABLED,
+            ),
+            (
+                DatabaseState::Migration(JobState::Running),
+                "False",
+                reason::MIGRATION_RUNNING,
+            ),
+            (
+                DatabaseState::Migration(JobState::Complete),
+                "True",
+                reason::MIGRATION_COMPLETE,
+            ),
+            (
+                DatabaseState::Migration(JobState::Failed),
+                "False",
+                reason::MIGRATION_FAILED,
+            ),
+            (
+                DatabaseState::Migration(JobState::NotOwned),
+                "False",
+                reason::OBJECT_NOT_OWNED,
+            ),
+        ];
+        for (database, want_status, want_reason) in cases {
+            let observed = WorkloadObservation {
+                database: database.clone(),
+                ..running(1)
+            };
+            let status = provisioned_status(&instance, &observed, at(NOW));
+            assert_eq!(
+                reason_of(&status, condition_type::DATABASE_READY),
+                (want_status.into(), want_reason.into()),
+                "{database:?}"
+            );
+            if matches!(database, DatabaseState::Migration(JobState::Complete)) {
+                assert_eq!(
+                    message(&status, condition_type::DATABASE_READY),
+                    format!("migration Job {job} completed")
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn conflicts_are_named_and_cleared() {
+        let mut instance = managed(json!({}));
+        let observed = WorkloadObservation {
+            conflicts: vec!["Deployment gw".into(), "Service gw".into()],
+            deployment: None,
+            ..running(0)
+        };
+        let status = provisioned_status(&instance, &observed, at(NOW));
+        assert_eq!(
+            reason_of(&status, condition_type::WORKLOAD_CONFLICT),
+            ("True".into(), reason::OBJECT_NOT_OWNED.into())
+        );
+        assert_eq!(
+            message(&status, condition_type::WORKLOAD_CONFLICT),
+            "Deployment gw and Service gw exist but are not owned by this instance, so they \
+             were left untouched; delete or rename them to let the provider create its own"
+        );
+        assert!(message(&status, condition_type::READY).contains("not owned"));
+        instance.status = Some(status);
+        let cleared = provisioned_status(&instance, &running(1), at(LATER));
+        assert!(find_condition(&cleared.conditions, condition_type::WORKLOAD_CONFLICT).is_none());
+    }
+
+    #[test]
+    fn switching_modes_drops_the_other_modes_conditions() {
+        let mut instance = managed(json!({"caching": {}}));
+        let observed = WorkloadObservation {
+            conflicts: vec!["Service gw".into()],
+            ..running(1)
+        };
+        instance.status = Some(provisioned_status(&instance, &observed, at(NOW)));
+        let mut attached_instance = attached(json!({"caching": {}}));
+        attached_instance.status = instance.status.clone();
+        let status = desired_status(&attached_instance, reachable(None), at(LATER));
+        for gone in [
+            condition_type::PODS_HEALTHY,
+            condition_type::WORKLOAD_CONFLICT,
+        ] {
+            assert!(find_condition(&status.conditions, gone).is_none(), "{gone}");
+        }
+        attached_instance.status = Some(status);
+        instance.status = attached_instance.status.clone();
+        let back = provisioned_status(&instance, &running(1), at(LATER));
+        assert!(find_condition(&back.conditions, condition_type::WORKLOAD_UNMANAGED).is_none());
+    }
+
+    #[test]
+    fn provisioned_status_settles_for_equal_inputs() {
+        let mut instance = managed(json!({}));
+        let first = provisioned_status(&instance, &running(1), at(NOW));
+        instance.status = Some(first.clone());
+        assert_eq!(provisioned_status(&instance, &running(1), at(LATER)), first);
     }
 
     #[test]

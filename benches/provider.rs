@@ -1,0 +1,822 @@
+//! The provider's entity controllers against the real harnesses: N teams and
+//! N keys (each key in its team) converged from an empty state, held at
+//! steady state for two poll intervals, then deleted. The same LiteLLM calls
+//! made directly with the client in the same run (at a concurrency that
+//! saturates the proxy without queueing past the timeout) are the baseline
+//! every figure is a ratio of: the machine is shared, so only same-run
+//! ratios mean anything.
+//!
+//! `cargo bench --bench provider` with `KUBECONFIG` (`../shared/k8s/up.sh`)
+//! and `LITELLM_URL`/`LITELLM_MASTER_KEY` (`../shared/litellm/up.sh`) set.
+//! `BENCH_N` lists the sizes (default `200,1000`); `BENCH_POLL` overrides the
+//! poll interval (a Go duration; default 10 s per 200 team+key pairs).
+
+#[path = "../tests/support/k8s.rs"]
+mod k8s;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::{Namespace, Secret as KubeSecret};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::{Resource, ResourceExt};
+use litellm_crossplane::api::common::find_condition;
+use litellm_crossplane::api::key::KeyParameters;
+use litellm_crossplane::api::team::TeamParameters;
+use litellm_crossplane::api::{LiteLLMInstance, LiteLLMTeam, LiteLLMVirtualKey};
+use litellm_crossplane::litellm::{self, generate_key, token_of, ClientConfig, Secret};
+use litellm_crossplane::provider::managed::ManagedKind;
+use litellm_crossplane::provider::metrics::Metrics;
+use litellm_crossplane::provider::ownership::{default_id, Owner};
+use litellm_crossplane::provider::reconciler::Context;
+use litellm_crossplane::provider::resolve::Resolved;
+use litellm_crossplane::provider::{controllers, key, team, timing};
+use prometheus_client::registry::Registry;
+use serde::de::DeserializeOwned;
+use serde_json::json;
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
+const CLUSTER: &str = "bench-cluster";
+const INSTANCE: &str = "proxy";
+const MASTER_KEY_SECRET: &str = "litellm-master-key";
+/// The provider's LiteLLM request timeout, so the baseline gives up as soon.
+const LITELLM_TIMEOUT: Duration = Duration::from_secs(10);
+/// Past this the provider is reported as not converging, not waited for.
+const CONVERGE_TIMEOUT: Duration = Duration::from_secs(15 * 60);
+/// Requests the baseline keeps in flight. The proxy is one Python process
+/// that is saturated from about 4 on; far more would only queue past the
+/// timeout and leave it working on abandoned requests.
+const BASELINE_CONCURRENCY: usize = 16;
+/// Requeues are stretched by up to 10% of the poll interval.
+const MAX_JITTER: f64 = 1.1;
+/// Polls per object the steady-state window is long enough for; the
+/// baseline reads every object as often.
+const STEADY_POLLS: u32 = 2;
+
+struct Harness {
+    kube: kube::Client,
+    url: String,
+    master_key: String,
+    litellm: litellm::Client,
+}
+
+fn main() {
+    let (Some(_), Ok(url), Ok(master_key)) = (
+        std::env::var_os("KUBECONFIG"),
+        std::env::var("LITELLM_URL"),
+        std::env::var("LITELLM_MASTER_KEY"),
+    ) else {
+        eprintln!(
+            "the provider bench needs a Kubernetes API server and a LiteLLM proxy: set KUBECONFIG \
+             (../shared/k8s/up.sh) and LITELLM_URL, LITELLM_MASTER_KEY (../shared/litellm/up.sh)"
+        );
+        std::process::exit(2);
+    };
+    let sizes: Vec<usize> = std::env::var("BENCH_N")
+        .unwrap_or_else(|_| "200,1000".into())
+        .split(',')
+        .map(|n| n.trim().parse().expect("BENCH_N: comma-separated counts"))
+        .collect();
+    let poll_override = std::env::var("BENCH_POLL").ok().map(|text| {
+        timing::parse_go_duration(&text).expect("BENCH_POLL: a Go duration such as 30s")
+    });
+
+    let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
+    let all_ok = runtime.block_on(async {
+        let kube = k8s::client().await.expect("KUBECONFIG is set");
+        k8s::install_crds(&kube).await;
+        let litellm = litellm::Client::new(ClientConfig {
+            endpoint: url.clone(),
+            master_key: Secret::new(master_key.clone()),
+            ca_pem: None,
+            timeout: LITELLM_TIMEOUT,
+        })
+        .expect("LiteLLM client");
+        let harness = Harness {
+            kube,
+            url,
+            master_key,
+            litellm,
+        };
+        let mut all_ok = true;
+        for n in sizes {
+            // The proxy answers a read in ~10 ms of its single Python
+            // process; 50 ms per pair keeps it under half busy at steady
+            // state, so the window measures the provider, not a saturated
+            // proxy.
+            let poll = poll_override.unwrap_or_else(|| {
+                Duration::from_secs(10).max(Duration::from_millis(50) * n as u32)
+            });
+            all_ok &= run(&harness, n, poll).await;
+        }
+        all_ok
+    });
+    if !all_ok {
+        std::process::exit(1);
+    }
+}
+
+/// One size: baseline, provider, report. `false` when the provider did not
+/// converge or its steady state broke the contract.
+async fn run(harness: &Harness, n: usize, poll: Duration) -> bool {
+    eprintln!("N={n}: baseline");
+    wait_until_idle(&harness.litellm).await;
+    let base = baseline(harness, n).await;
+    eprintln!("N={n}: provider (poll {poll:?})");
+    wait_until_idle(&harness.litellm).await;
+    reset_peak();
+    let rss_before_kib = vm_kib("VmRSS");
+    let world = World::start(harness, poll).await;
+    let convergence = world.converge(n).await;
+    let steady = match convergence.elapsed {
+        Some(_) => Some(world.steady(poll).await),
+        None => None,
+    };
+    let memory = (rss_before_kib, vm_kib("VmHWM"));
+    // Printed before the deletion, which an overloaded proxy can drag out.
+    let ok = report(n, poll, &base, &convergence, steady.as_ref(), memory);
+    eprintln!("N={n}: deleting");
+    let deletion = world.delete().await;
+    report_deletion(n, &base, &deletion);
+    ok && convergence.elapsed.is_some()
+}
+
+/// Waits until the proxy answers a read promptly: requests an earlier phase
+/// gave up on may still be queued in it.
+async fn wait_until_idle(client: &litellm::Client) {
+    let started = Instant::now();
+    loop {
+        let asked = Instant::now();
+        let answered = client.team_info("bench-no-such-team").await.is_ok();
+        if answered && asked.elapsed() < Duration::from_millis(500) {
+            return;
+        }
+        assert!(
+            started.elapsed() < CONVERGE_TIMEOUT,
+            "the proxy is still busy after {CONVERGE_TIMEOUT:?}"
+        );
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+// ---------------------------------------------------------------- process
+
+/// A `Vm*` line of /proc/self/status, in KiB.
+fn vm_kib(field: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|rest| rest.trim().trim_end_matches(" kB").parse().ok())
+        .unwrap_or_else(|| panic!("{field} in /proc/self/status"))
+}
+
+/// Resets VmHWM to the current RSS (Linux >= 4.0), so each phase reports
+/// its own peak although they share a process.
+fn reset_peak() {
+    std::fs::write("/proc/self/clear_refs", "5")
+        .expect("resetting VmHWM via /proc/self/clear_refs");
+}
+
+/// User plus system CPU time of the whole process, exited threads included.
+fn cpu_time() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").expect("/proc/self/stat");
+    // The command name may hold spaces; the fields after it are fixed.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .expect("comm ends with ')'")
+        .1
+        .split_whitespace()
+        .collect();
+    // utime and stime are fields 14 and 15 (counting from 1, comm is 2), in
+    // USER_HZ ticks, which is 100 on every Linux ABI.
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    Duration::from_millis(ticks * 10)
+}
+
+fn mib(kib: u64) -> f64 {
+    kib as f64 / 1024.0
+}
+
+// ---------------------------------------------------------------- metrics
+
+/// Every series of the provider's registry, keyed by name and labels.
+fn series(registry: &Registry) -> BTreeMap<String, f64> {
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, registry).expect("metrics encode");
+    text.lines()
+        .filter(|line| !line.starts_with('#'))
+        // Label values hold spaces ("GET /team/info"); the value never does.
+        .filter_map(|line| line.rsplit_once(' '))
+        .filter_map(|(name, value)| Some((name.to_owned(), value.parse().ok()?)))
+        .collect()
+}
+
+fn label<'a>(series: &'a str, name: &str) -> Option<&'a str> {
+    let start = series.find(&format!("{name}=\""))? + name.len() + 2;
+    series[start..].split('"').next()
+}
+
+/// What the provider did between two snapshots of its metrics.
+#[derive(Default)]
+struct Activity {
+    /// LiteLLM requests by operation (`"GET /team/info"`), any status.
+    calls: BTreeMap<String, u64>,
+    reconciles: BTreeMap<String, u64>,
+    /// Failed reconciliations by `kind/reason`.
+    errors: BTreeMap<String, u64>,
+}
+
+impl Activity {
+    fn between(before: &BTreeMap<String, f64>, after: &BTreeMap<String, f64>) -> Self {
+        let mut activity = Activity::default();
+        for (name, value) in after {
+            let grown = (value - before.get(name).copied().unwrap_or(0.0)).round() as u64;
+            if grown == 0 {
+                continue;
+            }
+            let (bucket, key) =
+                if name.starts_with("provider_litellm_request_duration_seconds_count{") {
+                    (
+                        &mut activity.calls,
+                        label(name, "operation").map(str::to_owned),
+                    )
+                } else if name.starts_with("provider_litellm_reconciles_total{") {
+                    (
+                        &mut activity.reconciles,
+                        label(name, "kind").map(str::to_owned),
+                    )
+                } else if name.starts_with("provider_litellm_reconcile_errors_total{") {
+                    let kind = label(name, "kind").unwrap_or_default();
+                    let reason = label(name, "reason").unwrap_or_default();
+                    (&mut activity.errors, Some(format!("{kind}/{reason}")))
+                } else {
+                    continue;
+                };
+            *bucket.entry(key.expect("labelled series")).or_default() += grown;
+        }
+        activity
+    }
+
+    fn calls(&self, operation: &str) -> u64 {
+        self.calls.get(operation).copied().unwrap_or(0)
+    }
+
+    /// Every admin API write is a POST; reads are GETs.
+    fn writes(&self) -> u64 {
+        self.calls
+            .iter()
+            .filter(|(op, _)| !op.starts_with("GET "))
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    fn reconciles(&self, kind: &str) -> u64 {
+        self.reconciles.get(kind).copied().unwrap_or(0)
+    }
+
+    fn per_object(&self, n: usize) -> String {
+        self.calls
+            .iter()
+            .map(|(op, calls)| format!("{op} {:.2}", *calls as f64 / n as f64))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+// ---------------------------------------------------------------- baseline
+
+struct Baseline {
+    create: Duration,
+    /// One read of every object, as one poll of all of them (mean of
+    /// [`STEADY_POLLS`] rounds), and its CPU time.
+    read: Duration,
+    read_cpu: Duration,
+    delete: Duration,
+    peak_kib: u64,
+    failures: Vec<String>,
+}
+
+/// One team and its key, named and marked as the provider would.
+#[derive(Clone)]
+struct Pair {
+    team: litellm::TeamRequest,
+    key: Secret,
+    key_request: litellm::KeyRequest,
+}
+
+impl Pair {
+    fn new(namespace: &str, i: usize) -> Self {
+        let owner = |name: &str| Owner {
+            cluster: CLUSTER.into(),
+            namespace: namespace.into(),
+            name: name.into(),
+            uid: String::new(),
+        };
+        let team_name = format!("team-{i:04}");
+        let team_id = default_id(namespace, &team_name);
+        let team_params = TeamParameters {
+            team_alias: Some(format!("bench team {i}")),
+            ..TeamParameters::default()
+        };
+        let key_params = KeyParameters {
+            team_id: Some(team_id.clone()),
+            ..KeyParameters::default()
+        };
+        Pair {
+            team: team::request(&team_id, &team_params, &owner(&team_name)),
+            key: generate_key(),
+            key_request: key::request(
+                &key_params,
+                &Resolved::default(),
+                &owner(&format!("key-{i:04}")),
+            ),
+        }
+    }
+
+    fn token(&self) -> String {
+        token_of(&self.key)
+    }
+}
+
+/// Runs `call` for every pair, [`BASELINE_CONCURRENCY`] at a time: the
+/// elapsed time and the failures.
+async fn all_pairs<F, Fut>(
+    client: &litellm::Client,
+    pairs: &[Pair],
+    call: F,
+) -> (Duration, Vec<String>)
+where
+    F: Fn(litellm::Client, Pair) -> Fut,
+    Fut: std::future::Future<Output = Result<(), litellm::Error>> + Send + 'static,
+{
+    let started = Instant::now();
+    let permits = Arc::new(Semaphore::new(BASELINE_CONCURRENCY));
+    let mut tasks = JoinSet::new();
+    for pair in pairs {
+        let permit = permits.clone().acquire_owned().await.expect("never closed");
+        let call = call(client.clone(), pair.clone());
+        tasks.spawn(async move {
+            let result = call.await;
+            drop(permit);
+            result
+        });
+    }
+    let mut failures = Vec::new();
+    while let Some(result) = tasks.join_next().await {
+        if let Err(err) = result.expect("baseline task") {
+            failures.push(err.to_string());
+        }
+    }
+    (started.elapsed(), failures)
+}
+/// The provider's LiteLLM calls without Kubernetes: observe then create,
+/// one read of everything, observe then delete.
+async fn baseline(harness: &Harness, n: usize) -> Baseline {
+    reset_peak();
+    let namespace = format!("bench-baseline-{}", k8s::unique_suffix());
+    let pairs: Vec<Pair> = (0..n).map(|i| Pair::new(&namespace, i)).collect();
+    let client = &harness.litellm;
+
+    let (create, mut failures) = all_pairs(client, &pairs, |client, pair| async move {
+        client.team_info(&pair.team.team_id).await?;
+        client.team_new(&pair.team).await?;
+        client.key_info(&pair.token()).await?;
+        client
+            .key_generate(Some(&pair.key), &pair.key_request)
+            .await?;
+        Ok(())
+    })
+    .await;
+
+    // As many reads as the provider's steady-state window makes, so the CPU
+    // time spans enough 10 ms ticks to compare.
+    let cpu = cpu_time();
+    let mut read = Duration::ZERO;
+    for _ in 0..STEADY_POLLS {
+        let (elapsed, read_failures) = all_pairs(client, &pairs, |client, pair| async move {
+            client.team_info(&pair.team.team_id).await?;
+            client.key_info(&pair.token()).await?;
+            Ok(())
+        })
+        .await;
+        read += elapsed / STEADY_POLLS;
+        failures.extend(read_failures);
+    }
+    let read_cpu = (cpu_time() - cpu) / STEADY_POLLS;
+
+    let (delete, delete_failures) = all_pairs(client, &pairs, |client, pair| async move {
+        client.key_info(&pair.token()).await?;
+        client.key_delete(&pair.token()).await?;
+        client.team_info(&pair.team.team_id).await?;
+        client.team_delete(&pair.team.team_id).await?;
+        Ok(())
+    })
+    .await;
+    failures.extend(delete_failures);
+    Baseline {
+        create,
+        read,
+        read_cpu,
+        delete,
+        peak_kib: vm_kib("VmHWM"),
+        failures,
+    }
+}
+
+// ---------------------------------------------------------------- provider
+
+/// The provider at work on one namespace of the API server.
+struct World {
+    kube: kube::Client,
+    namespace: String,
+    registry: Registry,
+    controllers: tokio::task::JoinHandle<()>,
+    teams: Api<LiteLLMTeam>,
+    keys: Api<LiteLLMVirtualKey>,
+    secrets: Api<KubeSecret>,
+    instances: Api<LiteLLMInstance>,
+}
+
+struct Convergence {
+    /// Until the API server had all 2N objects (created one by one, as
+    /// `kubectl apply` would).
+    objects_created: Duration,
+    /// Until every object was Ready and Synced; `None` after
+    /// [`CONVERGE_TIMEOUT`].
+    elapsed: Option<Duration>,
+    activity: Activity,
+}
+
+struct Steady {
+    window: Duration,
+    activity: Activity,
+    cpu: Duration,
+    /// Teams, keys and Secrets whose resourceVersion changed in the window.
+    rewritten: usize,
+}
+
+struct Deletion {
+    elapsed: Duration,
+    activity: Activity,
+}
+
+fn manifest<K: DeserializeOwned>(kind: &str, name: &str, for_provider: serde_json::Value) -> K {
+    serde_json::from_value(json!({
+        "apiVersion": "litellm.crossplane.io/v1alpha1",
+        "kind": kind,
+        "metadata": {"name": name},
+        "spec": {"forProvider": for_provider, "instanceRef": {"name": INSTANCE}},
+    }))
+    .expect("valid manifest")
+}
+
+/// The master-key Secret and an attached (`managed: false`) instance marked
+/// ready, as the instance controller would after probing the proxy; its
+/// probes are not what is measured.
+async fn attach_instance(harness: &Harness, namespace: &str) {
+    let secret: KubeSecret = serde_json::from_value(json!({
+        "metadata": {"name": MASTER_KEY_SECRET},
+        "stringData": {"masterKey": harness.master_key},
+    }))
+    .expect("valid Secret");
+    Api::<KubeSecret>::namespaced(harness.kube.clone(), namespace)
+        .create(&PostParams::default(), &secret)
+        .await
+        .expect("master key Secret");
+    let instances: Api<LiteLLMInstance> = Api::namespaced(harness.kube.clone(), namespace);
+    let instance: LiteLLMInstance = serde_json::from_value(json!({
+        "apiVersion": "litellm.crossplane.io/v1alpha1",
+        "kind": "LiteLLMInstance",
+        "metadata": {"name": INSTANCE},
+        "spec": {
+            "workload": {"managed": false, "endpoint": harness.url},
+            "masterKey": {"secretRef": {"name": MASTER_KEY_SECRET, "key": "masterKey"}},
+        },
+    }))
+    .expect("valid instance");
+    instances
+        .create(&PostParams::default(), &instance)
+        .await
+        .expect("instance");
+    let status = json!({"status": {"ready": true, "endpoint": harness.url}});
+    instances
+        .patch_status(INSTANCE, &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .expect("instance status");
+}
+
+fn ready_and_synced<K: ManagedKind>(object: &K) -> bool {
+    object.managed_status().is_some_and(|status| {
+        ["Ready", "Synced"].iter().all(|type_| {
+            find_condition(&status.conditions, type_).is_some_and(|c| c.status == "True")
+        })
+    })
+}
+
+async fn list<K: ManagedKind>(api: &Api<K>) -> Vec<K> {
+    api.list(&ListParams::default()).await.expect("list").items
+}
+
+/// `kind/name` → resourceVersion of every object of `api`.
+async fn versions<K>(api: &Api<K>, into: &mut BTreeMap<String, String>)
+where
+    K: Resource<DynamicType = ()> + Clone + DeserializeOwned + std::fmt::Debug,
+{
+    for object in api.list(&ListParams::default()).await.expect("list").items {
+        let name = format!("{}/{}", K::kind(&()), object.name_any());
+        into.insert(name, object.resource_version().unwrap_or_default());
+    }
+}
+
+impl World {
+    async fn start(harness: &Harness, poll: Duration) -> World {
+        let kube = &harness.kube;
+        let namespace = k8s::namespace(kube, "bench-provider").await;
+        attach_instance(harness, &namespace).await;
+        let metrics = Metrics::default();
+        let mut registry = Registry::default();
+        metrics.register(&mut registry);
+        let ctx = Arc::new(Context::new(kube.clone(), CLUSTER, metrics).with_poll_interval(poll));
+        World {
+            controllers: tokio::spawn(controllers::run(ctx, Some(namespace.clone()))),
+            registry,
+            teams: Api::namespaced(kube.clone(), &namespace),
+            keys: Api::namespaced(kube.clone(), &namespace),
+            secrets: Api::namespaced(kube.clone(), &namespace),
+            instances: Api::namespaced(kube.clone(), &namespace),
+            namespace,
+            kube: kube.clone(),
+        }
+    }
+
+    async fn converge(&self, n: usize) -> Convergence {
+        let start = series(&self.registry);
+        let started = Instant::now();
+        for i in 0..n {
+            let team: LiteLLMTeam = manifest(
+                "LiteLLMTeam",
+                &format!("team-{i:04}"),
+                json!({"teamAlias": format!("bench team {i}")}),
+            );
+            self.teams
+                .create(&PostParams::default(), &team)
+                .await
+                .expect("team created");
+            let key: LiteLLMVirtualKey = manifest(
+                "LiteLLMVirtualKey",
+                &format!("key-{i:04}"),
+                json!({"teamRef": {"name": format!("team-{i:04}")}}),
+            );
+            self.keys
+                .create(&PostParams::default(), &key)
+                .await
+                .expect("key created");
+        }
+        let objects_created = started.elapsed();
+        let mut progress = Instant::now();
+        let elapsed = loop {
+            let ready_teams = list(&self.teams)
+                .await
+                .iter()
+                .filter(|t| ready_and_synced(*t))
+                .count();
+            let ready_keys = list(&self.keys)
+                .await
+                .iter()
+                .filter(|k| ready_and_synced(*k))
+                .count();
+            if ready_teams == n && ready_keys == n {
+                break Some(started.elapsed());
+            }
+            if started.elapsed() > CONVERGE_TIMEOUT {
+                eprintln!("N={n}: not converged after {CONVERGE_TIMEOUT:?}");
+                break None;
+            }
+            if progress.elapsed() > Duration::from_secs(30) {
+                progress = Instant::now();
+                let so_far = Activity::between(&start, &series(&self.registry));
+                eprintln!(
+                    "N={n}: {:.0} s: {ready_teams}/{n} teams and {ready_keys}/{n} keys ready; \
+                     calls {:?}; errors {:?}",
+                    started.elapsed().as_secs_f64(),
+                    so_far.calls,
+                    so_far.errors
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        };
+        Convergence {
+            objects_created,
+            elapsed,
+            activity: Activity::between(&start, &series(&self.registry)),
+        }
+    }
+
+    /// `kind/name` → resourceVersion of every team, key and Secret.
+    async fn versions(&self) -> BTreeMap<String, String> {
+        let mut all = BTreeMap::new();
+        versions(&self.teams, &mut all).await;
+        versions(&self.keys, &mut all).await;
+        versions(&self.secrets, &mut all).await;
+        all
+    }
+
+    async fn steady(&self, poll: Duration) -> Steady {
+        // The last objects to converge still have the reconcile their own
+        // status write triggers; one full (jittered) interval later every
+        // object is on its plain poll cycle.
+        tokio::time::sleep(poll.mul_f64(MAX_JITTER)).await;
+        let window = poll.mul_f64(MAX_JITTER * f64::from(STEADY_POLLS));
+        let versions_before = self.versions().await;
+        let before = series(&self.registry);
+        let cpu = cpu_time();
+        tokio::time::sleep(window).await;
+        let cpu = cpu_time() - cpu;
+        let after = series(&self.registry);
+        let rewritten = self
+            .versions()
+            .await
+            .iter()
+            .filter(|(name, version)| versions_before.get(*name) != Some(*version))
+            .count();
+        Steady {
+            window,
+            activity: Activity::between(&before, &after),
+            cpu,
+            rewritten,
+        }
+    }
+
+    /// Deletes everything and waits for the finalizers: they go only once
+    /// LiteLLM confirmed each deletion, so empty lists mean the proxy holds
+    /// none of this run's objects.
+    async fn delete(self) -> Deletion {
+        let before = series(&self.registry);
+        let started = Instant::now();
+        let (delete, everything) = (DeleteParams::default(), ListParams::default());
+        self.keys
+            .delete_collection(&delete, &everything)
+            .await
+            .expect("keys deleted");
+        self.teams
+            .delete_collection(&delete, &everything)
+            .await
+            .expect("teams deleted");
+        while !(list(&self.keys).await.is_empty() && list(&self.teams).await.is_empty()) {
+            assert!(
+                started.elapsed() < CONVERGE_TIMEOUT,
+                "resources of namespace {} still present after {CONVERGE_TIMEOUT:?}",
+                self.namespace
+            );
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+        let elapsed = started.elapsed();
+        let activity = Activity::between(&before, &series(&self.registry));
+        self.controllers.abort();
+        // The harness runs no garbage collector or namespace controller: what
+        // the namespace still holds is deleted here, not left to them.
+        self.secrets
+            .delete_collection(&delete, &everything)
+            .await
+            .expect("Secrets deleted");
+        self.instances
+            .delete(INSTANCE, &delete)
+            .await
+            .expect("instance deleted");
+        Api::<Namespace>::all(self.kube)
+            .delete(&self.namespace, &delete)
+            .await
+            .expect("namespace deleted");
+        Deletion { elapsed, activity }
+    }
+}
+
+// ---------------------------------------------------------------- report
+
+fn ratio_row(what: &str, provider: f64, baseline: f64, unit: &str) {
+    println!(
+        "{what:<34}{provider:>10.2}{unit:<2}{baseline:>10.2}{unit:<2}{:>9.2}",
+        provider / baseline
+    );
+}
+
+/// Prints convergence and steady state; `false` if the steady state was not
+/// exactly one read per object per poll and nothing else.
+fn report(
+    n: usize,
+    poll: Duration,
+    base: &Baseline,
+    convergence: &Convergence,
+    steady: Option<&Steady>,
+    (rss_before_kib, peak_kib): (u64, u64),
+) -> bool {
+    let objects = 2 * n;
+    println!("\n== N={n}: {n} teams + {n} keys, poll interval {poll:?} ==");
+    println!(
+        "{:<34}{:>12}{:>12}{:>9}",
+        "", "provider", "baseline", "ratio"
+    );
+    match convergence.elapsed {
+        Some(elapsed) => ratio_row(
+            "empty -> all Ready/Synced",
+            elapsed.as_secs_f64(),
+            base.create.as_secs_f64(),
+            " s",
+        ),
+        None => println!(
+            "empty -> all Ready/Synced: NOT CONVERGED after {CONVERGE_TIMEOUT:?} (baseline {:.2} s)",
+            base.create.as_secs_f64()
+        ),
+    }
+    let cpu_per_read = base.read_cpu.as_secs_f64() / objects as f64;
+    if let Some(steady) = steady {
+        let polls = steady.activity.reconciles("team") + steady.activity.reconciles("key");
+        let cpu_per_poll = steady.cpu.as_secs_f64() / polls.max(1) as f64;
+        ratio_row(
+            "CPU per object poll (read)",
+            cpu_per_poll * 1e3,
+            cpu_per_read * 1e3,
+            "ms",
+        );
+    }
+    ratio_row("peak RSS (VmHWM)", mib(peak_kib), mib(base.peak_kib), "Mi");
+    println!(
+        "RSS before the controllers started: {:.1} MiB; the {objects} objects were in the API \
+         server after {:.2} s; one direct read of all {objects} objects took {:.2} s",
+        mib(rss_before_kib),
+        convergence.objects_created.as_secs_f64(),
+        base.read.as_secs_f64()
+    );
+    println!(
+        "LiteLLM calls per object while converging: {}",
+        convergence.activity.per_object(n)
+    );
+    println!(
+        "reconcile errors while converging: {:?}",
+        convergence.activity.errors
+    );
+    if !base.failures.is_empty() {
+        println!(
+            "baseline failures: {} (first: {})",
+            base.failures.len(),
+            base.failures[0]
+        );
+    }
+    let Some(steady) = steady else {
+        return false;
+    };
+
+    let activity = &steady.activity;
+    let mut ok = true;
+    println!("steady state over {:.1} s:", steady.window.as_secs_f64());
+    for (kind, read) in [("team", "GET /team/info"), ("key", "GET /key/info")] {
+        let reconciles = activity.reconciles(kind);
+        let reads = activity.calls(read);
+        // A reconcile counted just before the window may read just inside
+        // it, and one at its end may read after it: a few, never a share.
+        let exact = reads.abs_diff(reconciles) <= 2.max(reconciles / 100);
+        ok &= exact && reconciles >= n as u64;
+        println!(
+            "  {kind}: {:.2} polls per object, {read} per poll {:.3} ({reads} reads / {reconciles} \
+             polls){}",
+            reconciles as f64 / n as f64,
+            reads as f64 / reconciles.max(1) as f64,
+            if exact { "" } else { "  <-- NOT ONE READ PER POLL" }
+        );
+    }
+    let other_reads: u64 = activity
+        .calls
+        .iter()
+        .filter(|(op, _)| {
+            op.starts_with("GET ") && !["GET /team/info", "GET /key/info"].contains(&op.as_str())
+        })
+        .map(|(_, n)| n)
+        .sum();
+    let writes = activity.writes();
+    ok &= writes == 0 && other_reads == 0 && activity.errors.is_empty() && steady.rewritten == 0;
+    println!(
+        "  LiteLLM writes {writes}, other reads {other_reads}, reconcile errors {:?}, \
+         Kubernetes objects rewritten {}{}",
+        activity.errors,
+        steady.rewritten,
+        if ok { "" } else { "  <-- CONTRACT BROKEN" }
+    );
+    ok
+}
+
+fn report_deletion(n: usize, base: &Baseline, deletion: &Deletion) {
+    ratio_row(
+        "all deleted",
+        deletion.elapsed.as_secs_f64(),
+        base.delete.as_secs_f64(),
+        " s",
+    );
+    println!(
+        "LiteLLM calls per object while deleting: {}; errors {:?}",
+        deletion.activity.per_object(n),
+        deletion.activity.errors
+    );
+}

@@ -1,0 +1,1135 @@
+//! The pure part of provisioning: validate the spec, then build every
+//! workload object of a provisioned proxy from it. No I/O; the apply step
+//! decides which of these objects may be written.
+//!
+//! Every object carries a controller owner reference to the instance (that
+//! reference, not the name, is what makes an object the provider's) and the
+//! labels `app.kubernetes.io/{name,instance,managed-by}`.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
+use k8s_openapi::api::batch::v1::{Job, JobSpec};
+use k8s_openapi::api::core::v1::{
+    ConfigMap, ConfigMapVolumeSource, Container, ContainerPort, EnvVar, EnvVarSource,
+    HTTPGetAction, PodSpec, PodTemplateSpec, Probe, Secret, SecretKeySelector as KubeKeySelector,
+    Service, ServiceAccount, ServicePort, ServiceSpec, Volume, VolumeMount,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use k8s_openapi::ByteString;
+use kube::{Resource, ResourceExt};
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+
+use crate::api::common::SecretKeySelector;
+use crate::api::instance::{LiteLLMInstance, DEFAULT_PORT};
+
+use super::database::{valid_database_name, valid_host};
+
+/// Image repository when `spec.image.repository` is unset.
+pub const DEFAULT_IMAGE_REPOSITORY: &str = "ghcr.io/berriai/litellm";
+/// Image tag when `spec.image.tag` is unset; also `status.version` then.
+pub const DEFAULT_IMAGE_TAG: &str = "main-stable";
+/// `app.kubernetes.io/managed-by` of every workload object.
+pub const MANAGED_BY: &str = "provider-litellm";
+/// Key of the generated master key in `<name>-master-key`; the same key the
+/// entity controllers read.
+pub const MASTER_KEY_KEY: &str = "LITELLM_MASTER_KEY";
+/// Key of the generated salt key in `<name>-salt-key`.
+pub const SALT_KEY_KEY: &str = "LITELLM_SALT_KEY";
+/// Key of the built URL in `<name>-database-url`.
+pub const DATABASE_URL_KEY: &str = "DATABASE_URL";
+/// Key of the proxy config in the ConfigMap.
+pub const CONFIG_KEY: &str = "config.yaml";
+/// Pod-template annotation: hash of the proxy config, so a config change
+/// rolls the pods (the proxy reads its config only at start).
+pub const CONFIG_HASH_ANNOTATION: &str = "litellm.crossplane.io/config-hash";
+/// Pod-template annotation: hash of the referenced Secrets' versions, so a
+/// rotated key or password rolls the pods (env from Secrets is read at start).
+pub const SECRETS_HASH_ANNOTATION: &str = "litellm.crossplane.io/secrets-hash";
+
+const CONFIG_DIR: &str = "/etc/litellm";
+const CONTAINER_PORT_NAME: &str = "http";
+const COMPONENT_PROXY: &str = "proxy";
+const COMPONENT_MIGRATION: &str = "migration";
+
+/// Where the proxy's database URL comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DatabaseSource {
+    /// `spec.database.urlSecretRef`: a complete URL the user keeps.
+    UrlSecret(SecretKeySelector),
+    /// Discrete values and a username/password Secret; the provider builds
+    /// the URL into `<name>-database-url`.
+    Discrete {
+        host: String,
+        port: i32,
+        name: String,
+        credentials: String,
+        username_key: String,
+        password_key: String,
+    },
+}
+
+/// The database of `instance`, `None` when none is configured, or the
+/// reasons the spec cannot be provisioned.
+pub fn database_source(instance: &LiteLLMInstance) -> Result<Option<DatabaseSource>, Vec<String>> {
+    let Some(database) = instance.spec.database.as_ref() else {
+        return Ok(None);
+    };
+    let discrete = database.host.is_some() || database.credentials_secret_ref.is_some();
+    match (&database.url_secret_ref, discrete) {
+        (Some(_), true) => Err(vec![
+            "spec.database.urlSecretRef excludes host and credentialsSecretRef; set one or the other"
+                .to_string(),
+        ]),
+        (Some(url), false) => Ok(Some(DatabaseSource::UrlSecret(url.clone()))),
+        (None, false) => Ok(None),
+        (None, true) => {
+            let mut problems = Vec::new();
+            match database.host.as_deref() {
+                None => problems.push("spec.database.host is required with credentialsSecretRef".to_string()),
+                Some(host) if !valid_host(host) => problems.push(format!(
+                    "spec.database.host {host:?} is not a host name or IP address"
+                )),
+                Some(_) => {}
+            }
+            if database.credentials_secret_ref.is_none() {
+                problems.push("spec.database.credentialsSecretRef is required with host".to_string());
+            }
+            if let Some(name) = database.name.as_deref().filter(|n| !valid_database_name(n)) {
+                problems.push(format!(
+                    "spec.database.name {name:?} cannot be a URL path segment (\".\" and \"..\" are not database names a URL can carry)"
+                ));
+            }
+            match (database.host.clone(), database.credentials_secret_ref.as_ref()) {
+                (Some(host), Some(credentials)) if problems.is_empty() => {
+                    Ok(Some(DatabaseSource::Discrete {
+                        host,
+                        port: database.port.unwrap_or(5432),
+                        name: database.name.clone().unwrap_or_else(|| "litellm".to_string()),
+                        credentials: credentials.name.clone(),
+                        username_key: credentials
+                            .username_key
+                            .clone()
+                            .unwrap_or_else(|| "username".to_string()),
+                        password_key: credentials
+                            .password_key
+                            .clone()
+                            .unwrap_or_else(|| "password".to_string()),
+                    }))
+                }
+                _ => Err(problems),
+            }
+        }
+    }
+}
+
+/// Why the spec cannot be provisioned; empty when it can.
+pub fn validate(instance: &LiteLLMInstance) -> Vec<String> {
+    let mut problems = database_source(instance).err().unwrap_or_default();
+    if let Some(redis) = &instance.spec.redis {
+        if !valid_host(&redis.host) {
+            problems.push(format!(
+                "spec.redis.host {:?} is not a host name or IP address",
+                redis.host
+            ));
+        }
+    }
+    if migration_enabled(instance) && !matches!(database_source(instance), Ok(Some(_))) {
+        problems
+            .push("spec.database.migration needs a database (host or urlSecretRef)".to_string());
+    }
+    problems
+}
+
+/// Whether `spec.database.migration.enabled` is true.
+pub fn migration_enabled(instance: &LiteLLMInstance) -> bool {
+    instance
+        .spec
+        .database
+        .as_ref()
+        .and_then(|d| d.migration.as_ref())
+        .and_then(|m| m.enabled)
+        .unwrap_or(false)
+}
+
+/// Labels of every workload object.
+pub fn labels(instance: &LiteLLMInstance) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        ("app.kubernetes.io/name".to_string(), "litellm".to_string()),
+        (
+            "app.kubernetes.io/instance".to_string(),
+            instance.name_any(),
+        ),
+        (
+            "app.kubernetes.io/managed-by".to_string(),
+            MANAGED_BY.to_string(),
+        ),
+    ])
+}
+
+/// Labels selecting the proxy's pods (and nothing else, in particular not
+/// the migration Job's pods).
+pub fn proxy_selector(instance: &LiteLLMInstance) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        ("app.kubernetes.io/name".to_string(), "litellm".to_string()),
+        (
+            "app.kubernetes.io/instance".to_string(),
+            instance.name_any(),
+        ),
+        (
+            "app.kubernetes.io/component".to_string(),
+            COMPONENT_PROXY.to_string(),
+        ),
+    ])
+}
+
+/// [`proxy_selector`] as a label selector string, for listing pods.
+pub fn proxy_selector_string(instance: &LiteLLMInstance) -> String {
+    proxy_selector(instance)
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Names of the workload objects.
+pub mod names {
+    use super::*;
+
+    /// Deployment, Service, ConfigMap and ServiceAccount share the
+    /// instance's name, so the endpoint formula names the Service.
+    pub fn workload(instance: &LiteLLMInstance) -> String {
+        instance.name_any()
+    }
+    pub fn master_key(instance: &LiteLLMInstance) -> String {
+        format!("{}-master-key", instance.name_any())
+    }
+    pub fn salt_key(instance: &LiteLLMInstance) -> String {
+        format!("{}-salt-key", instance.name_any())
+    }
+    pub fn database_url(instance: &LiteLLMInstance) -> String {
+        format!("{}-database-url", instance.name_any())
+    }
+    /// One Job per image: a new image may bring new migrations, and a Job's
+    /// pod template cannot be changed once created.
+    pub fn migration_job(instance: &LiteLLMInstance) -> String {
+        format!(
+            "{}-migrate-{}",
+            instance.name_any(),
+            &hash(&image(instance))[..8]
+        )
+    }
+}
+
+/// The Secret key the proxy's master key is read from: `spec.masterKey.
+/// secretRef`, else the generated `<name>-master-key`.
+pub fn master_key_ref(instance: &LiteLLMInstance) -> SecretKeySelector {
+    instance
+        .spec
+        .master_key
+        .as_ref()
+        .and_then(|m| m.secret_ref.clone())
+        .unwrap_or_else(|| SecretKeySelector {
+            name: names::master_key(instance),
+            key: MASTER_KEY_KEY.to_string(),
+        })
+}
+
+/// Whether the provider generates the master key (no `secretRef` given).
+pub fn generates_master_key(instance: &LiteLLMInstance) -> bool {
+    instance
+        .spec
+        .master_key
+        .as_ref()
+        .is_none_or(|m| m.secret_ref.is_none())
+}
+
+/// The Secret key of `LITELLM_SALT_KEY`: an existing one from `spec.saltKey.
+/// secretRef`, preserved as is, else the generated `<name>-salt-key`.
+pub fn salt_key_ref(instance: &LiteLLMInstance) -> SecretKeySelector {
+    instance
+        .spec
+        .salt_key
+        .as_ref()
+        .and_then(|s| s.secret_ref.clone())
+        .unwrap_or_else(|| SecretKeySelector {
+            name: names::salt_key(instance),
+            key: SALT_KEY_KEY.to_string(),
+        })
+}
+
+/// Whether the provider generates the salt key (no `secretRef` given).
+pub fn generates_salt_key(instance: &LiteLLMInstance) -> bool {
+    instance
+        .spec
+        .salt_key
+        .as_ref()
+        .is_none_or(|s| s.secret_ref.is_none())
+}
+
+/// The Secret key the proxy's `DATABASE_URL` is read from, if any.
+pub fn database_url_ref(instance: &LiteLLMInstance) -> Option<SecretKeySelector> {
+    match database_source(instance) {
+        Ok(Some(DatabaseSource::UrlSecret(selector))) => Some(selector),
+        Ok(Some(DatabaseSource::Discrete { .. })) => Some(SecretKeySelector {
+            name: names::database_url(instance),
+            key: DATABASE_URL_KEY.to_string(),
+        }),
+        _ => None,
+    }
+}
+
+/// Every Secret the proxy's environment reads, sorted and deduplicated:
+/// their versions feed [`SECRETS_HASH_ANNOTATION`].
+pub fn referenced_secrets(instance: &LiteLLMInstance) -> Vec<String> {
+    let mut secrets: Vec<String> = proxy_env(instance)
+        .iter()
+        .filter_map(|env| env.value_from.as_ref()?.secret_key_ref.as_ref())
+        .map(|selector| selector.name.clone())
+        .collect();
+    secrets.sort();
+    secrets.dedup();
+    secrets
+}
+
+/// `spec.image` as an image reference.
+pub fn image(instance: &LiteLLMInstance) -> String {
+    let image = instance.spec.image.as_ref();
+    format!(
+        "{}:{}",
+        image
+            .and_then(|i| i.repository.as_deref())
+            .unwrap_or(DEFAULT_IMAGE_REPOSITORY),
+        version(instance)
+    )
+}
+
+/// `status.version` of a provisioned proxy: the image tag it runs.
+pub fn version(instance: &LiteLLMInstance) -> String {
+    instance
+        .spec
+        .image
+        .as_ref()
+        .and_then(|i| i.tag.clone())
+        .unwrap_or_else(|| DEFAULT_IMAGE_TAG.to_string())
+}
+
+fn port(instance: &LiteLLMInstance) -> i32 {
+    instance
+        .spec
+        .service
+        .as_ref()
+        .and_then(|s| s.port)
+        .unwrap_or(DEFAULT_PORT)
+}
+
+fn metadata(instance: &LiteLLMInstance, name: String, component: Option<&str>) -> ObjectMeta {
+    let mut labels = labels(instance);
+    if let Some(component) = component {
+        labels.insert(
+            "app.kubernetes.io/component".to_string(),
+            component.to_string(),
+        );
+    }
+    ObjectMeta {
+        name: Some(name),
+        namespace: instance.namespace(),
+        labels: Some(labels),
+        owner_references: instance.controller_owner_ref(&()).map(|owner| vec![owner]),
+        ..ObjectMeta::default()
+    }
+}
+
+/// Lowercase sha256 hex of `value`.
+fn hash(value: &str) -> String {
+    Sha256::digest(value.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A Secret holding one generated key (`<name>-master-key`,
+/// `<name>-salt-key`). Created once and never rewritten: a new master key
+/// locks out every client, a new salt key makes stored credentials
+/// unreadable.
+pub fn generated_key_secret(
+    instance: &LiteLLMInstance,
+    selector: &SecretKeySelector,
+    value: &crate::litellm::Secret,
+) -> Secret {
+    Secret {
+        metadata: metadata(instance, selector.name.clone(), None),
+        data: Some(BTreeMap::from([(
+            selector.key.clone(),
+            ByteString(value.expose().as_bytes().to_vec()),
+        )])),
+        type_: Some("Opaque".to_string()),
+        ..Secret::default()
+    }
+}
+
+/// `<name>-database-url`: the URL built from the discrete values, kept in a
+/// Secret because it embeds the password.
+pub fn database_url_secret(instance: &LiteLLMInstance, url: &crate::litellm::Secret) -> Secret {
+    Secret {
+        metadata: metadata(instance, names::database_url(instance), None),
+        data: Some(BTreeMap::from([(
+            DATABASE_URL_KEY.to_string(),
+            ByteString(url.expose().as_bytes().to_vec()),
+        )])),
+        type_: Some("Opaque".to_string()),
+        ..Secret::default()
+    }
+}
+
+/// Merges `from`'s keys into `into` (an object); keys already there win, so
+/// what the provider must set cannot be overridden by a section.
+fn merge_absent(into: &mut Map<String, Value>, from: &crate::api::common::FreeForm) {
+    for (key, value) in from {
+        into.entry(key.clone()).or_insert_with(|| value.clone());
+    }
+}
+
+/// The proxy config (`config.yaml`). It names Secrets only through
+/// `os.environ/...` references, never by value.
+///
+/// Where the sections go: `litellmSettings`, `routerSettings` and
+/// `generalSettings` are LiteLLM's own blocks; `caching` becomes
+/// `litellm_settings.cache_params` (with `cache: true`); `callbacks` holds
+/// `litellm_settings` callback keys; `jwtAuth` becomes `general_settings.
+/// litellm_jwtauth` (with `enable_jwt_auth: true`); the other feature
+/// sections (`sso`, `scim`, `oauth2Auth`, `rbac`, `security`, `logging`,
+/// `adminUI`, `secretManager`, `passThroughEndpoints`) hold
+/// `general_settings` keys (`pass_through_endpoints: [...]`, ...) and are
+/// merged into it. Models come from `LiteLLMModel` resources through the admin API,
+/// hence `store_model_in_db` and an empty `model_list`.
+pub fn proxy_config(instance: &LiteLLMInstance) -> Value {
+    let config = &instance.spec.config;
+    let mut general = Map::new();
+    general.insert("master_key".into(), json!("os.environ/LITELLM_MASTER_KEY"));
+    if database_url_ref(instance).is_some() {
+        general.insert("store_model_in_db".into(), json!(true));
+    }
+    if let Some(jwt) = &config.jwt_auth {
+        general.insert("enable_jwt_auth".into(), json!(true));
+        general.insert("litellm_jwtauth".into(), json!(jwt));
+    }
+    for section in [
+        &config.general_settings,
+        &config.sso,
+        &config.scim,
+        &config.oauth2_auth,
+        &config.rbac,
+        &config.security,
+        &config.logging,
+        &config.admin_ui,
+        &config.secret_manager,
+        &config.pass_through_endpoints,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        merge_absent(&mut general, section);
+    }
+
+    let mut litellm = Map::new();
+    if let Some(caching) = &config.caching {
+        litellm.insert("cache".into(), json!(true));
+        litellm.insert("cache_params".into(), json!(caching));
+    }
+    for section in [&config.litellm_settings, &config.callbacks]
+        .into_iter()
+        .flatten()
+    {
+        merge_absent(&mut litellm, section);
+    }
+
+    let mut router = Map::new();
+    if instance.spec.redis.is_some() {
+        router.insert("redis_host".into(), json!("os.environ/REDIS_HOST"));
+        router.insert("redis_port".into(), json!("os.environ/REDIS_PORT"));
+        if redis_password_ref(instance).is_some() {
+            router.insert("redis_password".into(), json!("os.environ/REDIS_PASSWORD"));
+        }
+    }
+    if let Some(settings) = &config.router_settings {
+        // The user's router settings win over the Redis defaults.
+        for (key, value) in settings {
+            router.insert(key.clone(), value.clone());
+        }
+    }
+
+    let mut root = Map::new();
+    root.insert("model_list".into(), json!([]));
+    root.insert("general_settings".into(), Value::Object(general));
+    if !litellm.is_empty() {
+        root.insert("litellm_settings".into(), Value::Object(litellm));
+    }
+    if !router.is_empty() {
+        root.insert("router_settings".into(), Value::Object(router));
+    }
+    Value::Object(root)
+}
+
+fn redis_password_ref(instance: &LiteLLMInstance) -> Option<&SecretKeySelector> {
+    instance.spec.redis.as_ref()?.password_secret_ref.as_ref()
+}
+
+/// The ConfigMap with `config.yaml`.
+pub fn config_map(instance: &LiteLLMInstance) -> ConfigMap {
+    let yaml =
+        serde_saphyr::to_string(&proxy_config(instance)).expect("JSON values serialize to YAML");
+    ConfigMap {
+        metadata: metadata(instance, names::workload(instance), None),
+        data: Some(BTreeMap::from([(CONFIG_KEY.to_string(), yaml)])),
+        ..ConfigMap::default()
+    }
+}
+
+/// The proxy pods' ServiceAccount, so they do not run as `default`.
+pub fn service_account(instance: &LiteLLMInstance) -> ServiceAccount {
+    ServiceAccount {
+        metadata: metadata(instance, names::workload(instance), None),
+        ..ServiceAccount::default()
+    }
+}
+
+fn value(name: &str, value: impl Into<String>) -> EnvVar {
+    EnvVar {
+        name: name.to_string(),
+        value: Some(value.into()),
+        ..EnvVar::default()
+    }
+}
+
+fn from_secret(name: &str, selector: &SecretKeySelector) -> EnvVar {
+    EnvVar {
+        name: name.to_string(),
+        value_from: Some(EnvVarSource {
+            secret_key_ref: Some(KubeKeySelector {
+                name: selector.name.clone(),
+                key: selector.key.clone(),
+                optional: None,
+            }),
+            ..EnvVarSource::default()
+        }),
+        ..EnvVar::default()
+    }
+}
+
+/// The proxy container's environment. Secrets only as `secretKeyRef`.
+fn proxy_env(instance: &LiteLLMInstance) -> Vec<EnvVar> {
+    let mut env = vec![
+        from_secret("LITELLM_MASTER_KEY", &master_key_ref(instance)),
+        from_secret("LITELLM_SALT_KEY", &salt_key_ref(instance)),
+    ];
+    if let Some(url) = database_url_ref(instance) {
+        env.push(from_secret("DATABASE_URL", &url));
+    }
+    if migration_enabled(instance) {
+        // The migration Job owns the schema; replicas racing to migrate it
+        // on start is what the Job exists to avoid.
+        env.push(value("DISABLE_SCHEMA_UPDATE", "true"));
+    }
+    if let Some(redis) = &instance.spec.redis {
+        env.push(value("REDIS_HOST", redis.host.clone()));
+        env.push(value("REDIS_PORT", redis.port.unwrap_or(6379).to_string()));
+        if let Some(password) = &redis.password_secret_ref {
+            env.push(from_secret("REDIS_PASSWORD", password));
+        }
+    }
+    if let Some(license) = &instance.spec.config.license_secret_ref {
+        env.push(from_secret("LITELLM_LICENSE", license));
+    }
+    env
+}
+
+fn http_probe(path: &str, period_seconds: i32) -> Probe {
+    Probe {
+        http_get: Some(HTTPGetAction {
+            path: Some(path.to_string()),
+            port: IntOrString::String(CONTAINER_PORT_NAME.to_string()),
+            ..HTTPGetAction::default()
+        }),
+        initial_delay_seconds: Some(10),
+        period_seconds: Some(period_seconds),
+        timeout_seconds: Some(5),
+        failure_threshold: Some(6),
+        ..Probe::default()
+    }
+}
+
+fn container(instance: &LiteLLMInstance, name: &str, env: Vec<EnvVar>) -> Container {
+    Container {
+        name: name.to_string(),
+        image: Some(image(instance)),
+        image_pull_policy: instance
+            .spec
+            .image
+            .as_ref()
+            .and_then(|i| i.pull_policy.clone()),
+        env: Some(env),
+        ..Container::default()
+    }
+}
+
+/// The proxy Deployment. `secrets_hash` is the hash of the referenced
+/// Secrets' versions (see [`SECRETS_HASH_ANNOTATION`]).
+pub fn deployment(instance: &LiteLLMInstance, secrets_hash: &str) -> Deployment {
+    let config_yaml = config_map(instance)
+        .data
+        .and_then(|mut d| d.remove(CONFIG_KEY))
+        .unwrap_or_default();
+    let mut pod_labels = labels(instance);
+    pod_labels.extend(proxy_selector(instance));
+    let annotations = BTreeMap::from([
+        (CONFIG_HASH_ANNOTATION.to_string(), hash(&config_yaml)),
+        (
+            SECRETS_HASH_ANNOTATION.to_string(),
+            secrets_hash.to_string(),
+        ),
+    ]);
+    let container_port = DEFAULT_PORT;
+    let proxy = Container {
+        args: Some(vec![
+            "--config".to_string(),
+            format!("{CONFIG_DIR}/{CONFIG_KEY}"),
+            "--port".to_string(),
+            container_port.to_string(),
+        ]),
+        ports: Some(vec![ContainerPort {
+            name: Some(CONTAINER_PORT_NAME.to_string()),
+            container_port,
+            protocol: Some("TCP".to_string()),
+            ..ContainerPort::default()
+        }]),
+        liveness_probe: Some(http_probe("/health/liveliness", 15)),
+        readiness_probe: Some(http_probe("/health/readiness", 10)),
+        resources: instance
+            .spec
+            .workload
+            .as_ref()
+            .and_then(|w| w.resources.clone()),
+        volume_mounts: Some(vec![VolumeMount {
+            name: "config".to_string(),
+            mount_path: CONFIG_DIR.to_string(),
+            read_only: Some(true),
+            ..VolumeMount::default()
+        }]),
+        ..container(instance, "litellm", proxy_env(instance))
+    };
+    Deployment {
+        metadata: metadata(instance, names::workload(instance), Some(COMPONENT_PROXY)),
+        spec: DeploymentSpec {
+            replicas: Some(
+                instance
+                    .spec
+                    .workload
+                    .as_ref()
+                    .and_then(|w| w.replicas)
+                    .unwrap_or(1),
+            ),
+            selector: LabelSelector {
+                match_labels: Some(proxy_selector(instance)),
+                ..LabelSelector::default()
+            },
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(pod_labels),
+                    annotations: Some(annotations),
+                    ..ObjectMeta::default()
+                }),
+                spec: Some(PodSpec {
+                    service_account_name: Some(names::workload(instance)),
+                    containers: vec![proxy],
+                    volumes: Some(vec![Volume {
+                        name: "config".to_string(),
+                        config_map: Some(ConfigMapVolumeSource {
+                            name: names::workload(instance),
+                            ..ConfigMapVolumeSource::default()
+                        }),
+                        ..Volume::default()
+                    }]),
+                    ..PodSpec::default()
+                }),
+            },
+            ..DeploymentSpec::default()
+        },
+        ..Deployment::default()
+    }
+}
+
+/// The proxy Service; its port is the one of the endpoint formula.
+pub fn service(instance: &LiteLLMInstance) -> Service {
+    Service {
+        metadata: metadata(instance, names::workload(instance), None),
+        spec: Some(ServiceSpec {
+            type_: instance.spec.service.as_ref().and_then(|s| s.type_.clone()),
+            selector: Some(proxy_selector(instance)),
+            ports: Some(vec![ServicePort {
+                name: Some(CONTAINER_PORT_NAME.to_string()),
+                port: port(instance),
+                target_port: Some(IntOrString::String(CONTAINER_PORT_NAME.to_string())),
+                protocol: Some("TCP".to_string()),
+                ..ServicePort::default()
+            }]),
+            ..ServiceSpec::default()
+        }),
+        ..Service::default()
+    }
+}
+
+/// The Prisma migration Job (`spec.database.migration.enabled`), the way
+/// LiteLLM's chart runs it: the image's `prisma_migration.py`.
+pub fn migration_job(instance: &LiteLLMInstance) -> Job {
+    let mut env = vec![value("DISABLE_SCHEMA_UPDATE", "false")];
+    if let Some(url) = database_url_ref(instance) {
+        env.push(from_secret("DATABASE_URL", &url));
+    }
+    let migrate = Container {
+        command: Some(vec![
+            "python".to_string(),
+            "litellm/proxy/prisma_migration.py".to_string(),
+        ]),
+        ..container(instance, "migrate", env)
+    };
+    let mut pod_labels = labels(instance);
+    pod_labels.insert(
+        "app.kubernetes.io/component".to_string(),
+        COMPONENT_MIGRATION.to_string(),
+    );
+    Job {
+        metadata: metadata(
+            instance,
+            names::migration_job(instance),
+            Some(COMPONENT_MIGRATION),
+        ),
+        spec: Some(JobSpec {
+            backoff_limit: Some(4),
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(pod_labels),
+                    ..ObjectMeta::default()
+                }),
+                spec: Some(PodSpec {
+                    service_account_name: Some(names::workload(instance)),
+                    restart_policy: Some("OnFailure".to_string()),
+                    containers: vec![migrate],
+                    ..PodSpec::default()
+                }),
+            },
+            ..JobSpec::default()
+        }),
+        ..Job::default()
+    }
+}
+
+/// The [`SECRETS_HASH_ANNOTATION`] value for the referenced Secrets'
+/// `(name, resourceVersion)` pairs (`None` for a Secret that does not exist
+/// yet, so its creation rolls the pods too). Versions, not contents: the
+/// hash must not be a function of secret material.
+pub fn secrets_hash(versions: &[(String, Option<String>)]) -> String {
+    let mut lines: Vec<String> = versions
+        .iter()
+        .map(|(name, version)| format!("{name}={}", version.as_deref().unwrap_or("-")))
+        .collect();
+    lines.sort();
+    hash(&lines.join("\n"))[..16].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use kube::core::ObjectMeta as Meta;
+
+    use super::*;
+
+    fn instance(spec: Value) -> LiteLLMInstance {
+        let mut instance: LiteLLMInstance = serde_json::from_value(json!({
+            "apiVersion": "litellm.crossplane.io/v1alpha1",
+            "kind": "LiteLLMInstance",
+            "metadata": {"name": "gw", "namespace": "team-a", "uid": "uid-1"},
+            "spec": spec,
+        }))
+        .unwrap();
+        instance.metadata.generation = Some(1);
+        instance
+    }
+
+    fn full() -> LiteLLMInstance {
+        instance(json!({
+            "masterKey": {"autoGenerate": true},
+            "image": {"tag": "main-v1.108.7", "pullPolicy": "IfNotPresent"},
+            "workload": {"replicas": 3, "resources": {"limits": {"memory": "4Gi"}}},
+            "service": {"port": 8080, "type": "NodePort"},
+            "database": {
+                "host": "postgres.internal", "port": 6543, "name": "llm",
+                "credentialsSecretRef": {"name": "litellm-db"},
+                "migration": {"enabled": true},
+            },
+            "redis": {"host": "redis.internal", "passwordSecretRef": {"name": "litellm-secrets", "key": "REDIS_PASSWORD"}},
+            "saltKey": {"secretRef": {"name": "litellm-secrets", "key": "LITELLM_SALT_KEY"}},
+            "licenseSecretRef": {"name": "license", "key": "key"},
+            "caching": {"type": "redis"},
+            "routerSettings": {"routing_strategy": "simple-shuffle"},
+            "litellmSettings": {"drop_params": true},
+            "generalSettings": {"master_key": "sk-literal", "alerting": ["slack"]},
+            "jwtAuth": {"admin_jwt_scope": "litellm-admin"},
+            "sso": {"ui_access_mode": "admin_only"},
+            "callbacks": {"success_callback": ["langfuse"]},
+            "passThroughEndpoints": {"pass_through_endpoints": [{"path": "/v1/x"}]},
+        }))
+    }
+
+    fn meta_of(object: &impl Resource) -> &Meta {
+        object.meta()
+    }
+
+    fn env<'a>(deployment: &'a Deployment, name: &str) -> Option<&'a EnvVar> {
+        deployment.spec.template.spec.as_ref()?.containers[0]
+            .env
+            .as_ref()?
+            .iter()
+            .find(|e| e.name == name)
+    }
+
+    fn secret_ref(env: Option<&EnvVar>) -> (String, String) {
+        let selector = env
+            .and_then(|e| e.value_from.as_ref())
+            .and_then(|v| v.secret_key_ref.as_ref())
+            .expect("a secretKeyRef");
+        (selector.name.clone(), selector.key.clone())
+    }
+
+    #[test]
+    fn every_object_is_owned_and_labelled() {
+        let instance = full();
+        let key = crate::litellm::Secret::new("sk-test");
+        let metas = [
+            meta_of(&generated_key_secret(
+                &instance,
+                &master_key_ref(&instance),
+                &key,
+            ))
+            .clone(),
+            meta_of(&database_url_secret(&instance, &key)).clone(),
+            meta_of(&config_map(&instance)).clone(),
+            meta_of(&service_account(&instance)).clone(),
+            meta_of(&deployment(&instance, "h")).clone(),
+            meta_of(&service(&instance)).clone(),
+            meta_of(&migration_job(&instance)).clone(),
+        ];
+        for meta in metas {
+            let owners = meta.owner_references.as_ref().unwrap();
+            assert_eq!(owners.len(), 1, "{meta:?}");
+            assert_eq!(owners[0].uid, "uid-1");
+            assert_eq!(owners[0].kind, "LiteLLMInstance");
+            assert_eq!(owners[0].controller, Some(true));
+            assert_eq!(meta.namespace.as_deref(), Some("team-a"));
+            let labels = meta.labels.as_ref().unwrap();
+            for (key, value) in [
+                ("app.kubernetes.io/name", "litellm"),
+                ("app.kubernetes.io/instance", "gw"),
+                ("app.kubernetes.io/managed-by", "provider-litellm"),
+            ] {
+                assert_eq!(labels.get(key).map(String::as_str), Some(value), "{meta:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_deployment_runs_the_image_with_probes_resources_and_replicas() {
+        let instance = full();
+        let deployment = deployment(&instance, "abc");
+        let spec = &deployment.spec;
+        assert_eq!(spec.replicas, Some(3));
+        let pod = spec.template.spec.as_ref().unwrap();
+        assert_eq!(pod.service_account_name.as_deref(), Some("gw"));
+        let container = &pod.containers[0];
+        assert_eq!(
+            container.image.as_deref(),
+            Some("ghcr.io/berriai/litellm:main-v1.108.7")
+        );
+        assert_eq!(container.image_pull_policy.as_deref(), Some("IfNotPresent"));
+        let probe_path = |probe: &Option<Probe>| {
+            probe
+                .as_ref()
+                .unwrap()
+                .http_get
+                .as_ref()
+                .unwrap()
+                .path
+                .clone()
+                .unwrap()
+        };
+        assert_eq!(probe_path(&container.liveness_probe), "/health/liveliness");
+        assert_eq!(probe_path(&container.readiness_probe), "/health/readiness");
+        let limits = container
+            .resources
+            .as_ref()
+            .unwrap()
+            .limits
+            .as_ref()
+            .unwrap();
+        assert_eq!(limits["memory"].0, "4Gi");
+        // The selector matches the template and not the migration pods.
+        let selector = spec.selector.match_labels.as_ref().unwrap();
+        let template_labels = spec
+            .template
+            .metadata
+            .as_ref()
+            .unwrap()
+            .labels
+            .as_ref()
+            .unwrap();
+        assert!(selector
+            .iter()
+            .all(|(k, v)| template_labels.get(k) == Some(v)));
+        let job = migration_job(&instance);
+        let job_labels = job.spec.unwrap().template.metadata.unwrap().labels.unwrap();
+        assert!(!selector.iter().all(|(k, v)| job_labels.get(k) == Some(v)));
+
+        let defaults = instance_default_image();
+        assert_eq!(defaults.0, "ghcr.io/berriai/litellm:main-stable");
+        assert_eq!(defaults.1, Some(1));
+    }
+
+    fn instance_default_image() -> (String, Option<i32>) {
+        let deployment = deployment(&instance(json!({"masterKey": {"autoGenerate": true}})), "h");
+        let spec = deployment.spec;
+        (
+            spec.template.spec.unwrap().containers[0]
+                .image
+                .clone()
+                .unwrap(),
+            spec.replicas,
+        )
+    }
+
+    #[test]
+    fn secrets_reach_the_proxy_only_as_secret_references() {
+        let provisioned = full();
+        let built = deployment(&provisioned, "abc");
+        assert_eq!(
+            secret_ref(env(&built, "LITELLM_MASTER_KEY")),
+            ("gw-master-key".into(), "LITELLM_MASTER_KEY".into())
+        );
+        // An existing salt key is preserved: referenced, never generated.
+        assert_eq!(
+            secret_ref(env(&built, "LITELLM_SALT_KEY")),
+            ("litellm-secrets".into(), "LITELLM_SALT_KEY".into())
+        );
+        assert!(!generates_salt_key(&provisioned));
+        assert_eq!(
+            secret_ref(env(&built, "DATABASE_URL")),
+            ("gw-database-url".into(), "DATABASE_URL".into())
+        );
+        assert_eq!(
+            secret_ref(env(&built, "REDIS_PASSWORD")),
+            ("litellm-secrets".into(), "REDIS_PASSWORD".into())
+        );
+        assert_eq!(
+            secret_ref(env(&built, "LITELLM_LICENSE")),
+            ("license".into(), "key".into())
+        );
+        assert_eq!(
+            env(&built, "REDIS_HOST").and_then(|e| e.value.as_deref()),
+            Some("redis.internal")
+        );
+        assert_eq!(
+            env(&built, "DISABLE_SCHEMA_UPDATE").and_then(|e| e.value.as_deref()),
+            Some("true")
+        );
+        assert_eq!(
+            referenced_secrets(&provisioned),
+            [
+                "gw-database-url",
+                "gw-master-key",
+                "license",
+                "litellm-secrets"
+            ]
+        );
+
+        let url_secret = instance(json!({
+            "masterKey": {"secretRef": {"name": "mk", "key": "k"}},
+            "database": {"urlSecretRef": {"name": "db-url", "key": "url"}},
+        }));
+        let built = deployment(&url_secret, "abc");
+        assert_eq!(
+            secret_ref(env(&built, "DATABASE_URL")),
+            ("db-url".into(), "url".into())
+        );
+        assert_eq!(
+            secret_ref(env(&built, "LITELLM_MASTER_KEY")),
+            ("mk".into(), "k".into())
+        );
+        assert!(!generates_master_key(&url_secret));
+        assert!(env(&built, "DISABLE_SCHEMA_UPDATE").is_none());
+    }
+
+    #[test]
+    fn the_config_renders_every_section_and_no_secret() {
+        let instance = full();
+        let config = proxy_config(&instance);
+        assert_eq!(config["model_list"], json!([]));
+        let general = &config["general_settings"];
+        // The provider's master key reference wins over a literal in a section.
+        assert_eq!(general["master_key"], "os.environ/LITELLM_MASTER_KEY");
+        assert_eq!(general["store_model_in_db"], true);
+        assert_eq!(general["alerting"], json!(["slack"]));
+        assert_eq!(general["enable_jwt_auth"], true);
+        assert_eq!(
+            general["litellm_jwtauth"]["admin_jwt_scope"],
+            "litellm-admin"
+        );
+        assert_eq!(general["ui_access_mode"], "admin_only");
+        assert_eq!(
+            general["pass_through_endpoints"],
+            json!([{"path": "/v1/x"}])
+        );
+        let litellm = &config["litellm_settings"];
+        assert_eq!(litellm["cache"], true);
+        assert_eq!(litellm["cache_params"], json!({"type": "redis"}));
+        assert_eq!(litellm["drop_params"], true);
+        assert_eq!(litellm["success_callback"], json!(["langfuse"]));
+        let router = &config["router_settings"];
+        assert_eq!(router["routing_strategy"], "simple-shuffle");
+        assert_eq!(router["redis_host"], "os.environ/REDIS_HOST");
+        assert_eq!(router["redis_password"], "os.environ/REDIS_PASSWORD");
+
+        let yaml = &config_map(&instance).data.unwrap()[CONFIG_KEY];
+        let parsed: Value = serde_saphyr::from_str(yaml).unwrap();
+        assert_eq!(parsed, config);
+        assert!(!yaml.contains("sk-literal"), "{yaml}");
+    }
+
+    #[test]
+    fn config_and_secret_changes_change_the_pod_template() {
+        let instance = full();
+        let annotations = |d: Deployment| d.spec.template.metadata.unwrap().annotations.unwrap();
+        let before = annotations(deployment(&instance, "h1"));
+        let mut changed = instance.clone();
+        changed.spec.config.caching = None;
+        let after = annotations(deployment(&changed, "h1"));
+        assert_ne!(
+            before[CONFIG_HASH_ANNOTATION],
+            after[CONFIG_HASH_ANNOTATION]
+        );
+        assert_eq!(
+            annotations(deployment(&instance, "h1")),
+            before,
+            "deterministic"
+        );
+        assert_eq!(
+            annotations(deployment(&instance, "h2"))[SECRETS_HASH_ANNOTATION],
+            "h2"
+        );
+
+        let a = secrets_hash(&[("a".into(), Some("1".into())), ("b".into(), None)]);
+        let b = secrets_hash(&[("b".into(), None), ("a".into(), Some("1".into()))]);
+        let c = secrets_hash(&[("a".into(), Some("2".into())), ("b".into(), None)]);
+        let d = secrets_hash(&[
+            ("a".into(), Some("1".into())),
+            ("b".into(), Some("1".into())),
+        ]);
+        assert_eq!(a, b, "order does not matter");
+        assert_ne!(a, c);
+        assert_ne!(a, d, "a Secret appearing rolls the pods");
+    }
+
+    #[test]
+    fn a_new_image_gets_a_new_migration_job() {
+        let instance = full();
+        let job = migration_job(&instance);
+        let name = job.metadata.name.clone().unwrap();
+        assert!(name.starts_with("gw-migrate-"), "{name}");
+        let container = &job
+            .spec
+            .as_ref()
+            .unwrap()
+            .template
+            .spec
+            .as_ref()
+            .unwrap()
+            .containers[0];
+        assert_eq!(
+            container.command.as_deref(),
+            Some(
+                &[
+                    "python".to_string(),
+                    "litellm/proxy/prisma_migration.py".to_string()
+                ][..]
+            )
+        );
+        let mut upgraded = instance.clone();
+        upgraded.spec.image.as_mut().unwrap().tag = Some("main-v1.109.0".into());
+        assert_ne!(names::migration_job(&upgraded), name);
+    }
+
+    #[test]
+    fn the_service_exposes_the_configured_port() {
+        let service = service(&full());
+        let spec = service.spec.unwrap();
+        assert_eq!(spec.type_.as_deref(), Some("NodePort"));
+        assert_eq!(spec.ports.unwrap()[0].port, 8080);
+        assert_eq!(spec.selector.unwrap(), proxy_selector(&full()));
+    }
+
+    #[test]
+    fn the_database_is_discrete_values_or_a_url_secret() {
+        let cases = [
+            (json!({}), Ok(None)),
+            (
+                json!({"database": {"migration": {"enabled": false}}}),
+                Ok(None),
+            ),
+            (
+                json!({"database": {"host": "pg", "credentialsSecretRef": {"name": "c", "usernameKey": "u"}}}),
+                Ok(Some(DatabaseSource::Discrete {
+                    host: "pg".into(),
+                    port: 5432,
+                    name: "litellm".into(),
+                    credentials: "c".into(),
+                    username_key: "u".into(),
+                    password_key: "password".into(),
+                })),
+            ),
+            (
+                json!({"database": {"urlSecretRef": {"name": "u", "key": "k"}}}),
+                Ok(Some(DatabaseSource::UrlSecret(SecretKeySelector {
+                    name: "u".into(),
+                    key: "k".into(),
+                }))),
+            ),
+            (
+                json!({"database": {"host": "pg", "urlSecretRef": {"name": "u", "key": "k"}}}),
+                Err(1),
+            ),
+            (json!({"database": {"host": "pg"}}), Err(1)),
+            (
+                json!({"database": {"host": "a@b", "credentialsSecretRef": {"name": "c"}}}),
+                Err(1),
+            ),
+            (
+                json!({"database": {"credentialsSecretRef": {"name": "c"}}}),
+                Err(1),
+            ),
+        ];
+        for (spec, want) in cases {
+            let got = database_source(&instance(spec.clone())).map_err(|problems| problems.len());
+            assert_eq!(got, want, "{spec}");
+        }
+        assert_eq!(
+            validate(&instance(
+                json!({"database": {"migration": {"enabled": true}}})
+            )),
+            ["spec.database.migration needs a database (host or urlSecretRef)"]
+        );
+        assert_eq!(
+            validate(&instance(json!({"redis": {"host": "r/x"}}))),
+            ["spec.redis.host \"r/x\" is not a host name or IP address"]
+        );
+        assert!(validate(&full()).is_empty());
+    }
+}

@@ -1,0 +1,324 @@
+//! One test's world for the entity controllers end to end: a namespace of
+//! the real Kubernetes API server with the master-key Secret and an attached
+//! (`managed: false`) LiteLLMInstance, and the controllers running
+//! in-process for that namespace. The instance's status is written here, as
+//! the LiteLLMInstance controller would; that controller runs as well only
+//! when [`Setup::instance_controller`] asks for it (or from
+//! [`World::start_instance_controller`] on).
+
+#![allow(dead_code)] // each test binary uses a different part of the support code
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::Secret as KubeSecret;
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use litellm_crossplane::api::common::{find_condition, Condition};
+use litellm_crossplane::api::LiteLLMInstance;
+use litellm_crossplane::litellm::{self, ClientConfig, Secret};
+use litellm_crossplane::provider::controllers;
+use litellm_crossplane::provider::instance::{self, InstanceOptions};
+use litellm_crossplane::provider::managed::ManagedKind;
+use litellm_crossplane::provider::metrics::Metrics;
+use litellm_crossplane::provider::reconciler::Context;
+use serde_json::json;
+
+use super::{harness, k8s};
+
+pub const CLUSTER: &str = "e2e-cluster";
+pub const INSTANCE: &str = "proxy";
+/// Every resource polls this often, so drift is corrected (and failures
+/// retried: the backoff is capped at the poll interval) within seconds.
+pub const POLL: &str = "1s";
+pub const WAIT: Duration = Duration::from_secs(30);
+
+/// How a world differs from the default one.
+#[derive(Default)]
+pub struct Setup {
+    /// Where the instance points instead of the real proxy (a fault proxy
+    /// in front of it).
+    pub endpoint: Option<String>,
+    /// The provider's LiteLLM request timeout, shortened to provoke
+    /// timeouts quickly.
+    pub litellm_timeout: Option<Duration>,
+    /// Run the LiteLLMInstance controller too (probing every second), so
+    /// the instance's status follows its spec.
+    pub instance_controller: bool,
+    /// The instance is a provisioned one (`workload.managed` unset). Its
+    /// status still says ready at `endpoint`, which stands in for the
+    /// Service the provider would provision (unreachable from the test: the
+    /// API server runs no pods).
+    pub provisioned: bool,
+}
+
+/// A namespace with a ready instance, an admin client of the real proxy for
+/// assertions, and the controllers running for that namespace until drop.
+pub struct World {
+    pub kube: kube::Client,
+    pub namespace: String,
+    /// The instance's endpoint: what the provider talks to.
+    pub endpoint: String,
+    /// The real proxy.
+    pub url: String,
+    pub master_key: String,
+    /// Talks to the real proxy directly, never through a fault proxy.
+    pub litellm: litellm::Client,
+    controllers: Vec<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        for controller in &self.controllers {
+            controller.abort();
+        }
+    }
+}
+
+/// The default world: the instance points at the real proxy.
+pub async fn world(prefix: &str) -> Option<World> {
+    world_with(prefix, Setup::default()).await
+}
+
+/// A world, or `None` (test skipped) when a harness is not running.
+pub async fn world_with(prefix: &str, setup: Setup) -> Option<World> {
+    let kube = k8s::client().await?;
+    let Some((url, master_key)) = harness::litellm() else {
+        assert!(!k8s::harness_required(), "LITELLM_URL is not set");
+        return None;
+    };
+    k8s::install_crds(&kube).await;
+    let namespace = k8s::namespace(&kube, prefix).await;
+    let endpoint = setup.endpoint.unwrap_or_else(|| url.clone());
+    if setup.provisioned {
+        create_instance_with(&kube, &namespace, json!({}), &endpoint, &master_key, true).await;
+    } else {
+        create_instance(&kube, &namespace, &endpoint, &master_key, true).await;
+    }
+    let litellm = litellm::Client::new(ClientConfig {
+        endpoint: url.clone(),
+        master_key: Secret::new(master_key.clone()),
+        ca_pem: None,
+        timeout: Duration::from_secs(10),
+    })
+    .expect("LiteLLM client");
+    let mut ctx = Context::new(kube.clone(), CLUSTER, Metrics::default());
+    if let Some(timeout) = setup.litellm_timeout {
+        ctx = ctx.with_litellm_timeout(timeout);
+    }
+    let controllers = vec![tokio::spawn(controllers::run(
+        Arc::new(ctx),
+        Some(namespace.clone()),
+    ))];
+    let mut world = World {
+        kube,
+        namespace,
+        endpoint,
+        url,
+        master_key,
+        litellm,
+        controllers,
+    };
+    if setup.instance_controller {
+        world.start_instance_controller();
+    }
+    Some(world)
+}
+
+impl World {
+    /// Runs the LiteLLMInstance controller for the namespace from now on,
+    /// probing every second.
+    pub fn start_instance_controller(&mut self) {
+        let options = InstanceOptions {
+            namespace: Some(self.namespace.clone()),
+            ready_interval: Duration::from_secs(1),
+            not_ready_interval: Duration::from_secs(1),
+            probe_timeout: Duration::from_secs(2),
+        };
+        let controller = instance::controller(self.kube.clone(), options);
+        self.controllers.push(tokio::spawn(controller));
+    }
+
+    pub fn api<K: ManagedKind>(&self) -> Api<K> {
+        Api::namespaced(self.kube.clone(), &self.namespace)
+    }
+
+    pub async fn create<K: ManagedKind>(&self, object: &K) -> Api<K> {
+        let api = self.api::<K>();
+        api.create(&PostParams::default(), object)
+            .await
+            .expect("created");
+        api
+    }
+
+    /// The team as the real proxy has it.
+    pub async fn team_info(&self, id: &str) -> Option<litellm::TeamInfo> {
+        self.litellm.team_info(id).await.expect("team info")
+    }
+
+    /// Ids of the teams whose alias is `alias`, read from the real proxy.
+    /// Aliases are not unique in LiteLLM, so this is where a duplicate
+    /// created under another id would show.
+    pub async fn team_ids_with_alias(&self, alias: &str) -> Vec<String> {
+        let reply: serde_json::Value = reqwest::Client::new()
+            .get(
+                url::Url::parse_with_params(
+                    &format!("{}/v2/team/list", self.url),
+                    [("team_alias", alias), ("page_size", "100")],
+                )
+                .expect("team list URL"),
+            )
+            .bearer_auth(&self.master_key)
+            .send()
+            .await
+            .expect("team list")
+            .error_for_status()
+            .expect("team list answered")
+            .json()
+            .await
+            .expect("team list body");
+        reply["teams"]
+            .as_array()
+            .expect("a list of teams")
+            .iter()
+            .filter(|team| team["team_alias"] == alias)
+            .map(|team| team["team_id"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    }
+}
+
+/// The master-key Secret and an attached (`managed: false`) instance whose
+/// status says `ready`.
+pub async fn create_instance(
+    kube: &kube::Client,
+    namespace: &str,
+    endpoint: &str,
+    master_key: &str,
+    ready: bool,
+) {
+    let workload = json!({"managed": false, "endpoint": endpoint});
+    create_instance_with(kube, namespace, workload, endpoint, master_key, ready).await;
+}
+
+/// The master-key Secret and an instance with `workload` whose status says
+/// `ready` at `endpoint`.
+pub async fn create_instance_with(
+    kube: &kube::Client,
+    namespace: &str,
+    workload: serde_json::Value,
+    endpoint: &str,
+    master_key: &str,
+    ready: bool,
+) {
+    let secrets: Api<KubeSecret> = Api::namespaced(kube.clone(), namespace);
+    let secret = serde_json::from_value(json!({
+        "metadata": {"name": "litellm-master-key"},
+        "stringData": {"masterKey": master_key},
+    }))
+    .unwrap();
+    secrets
+        .create(&PostParams::default(), &secret)
+        .await
+        .expect("master key Secret");
+    let instances: Api<LiteLLMInstance> = Api::namespaced(kube.clone(), namespace);
+    let instance = serde_json::from_value(json!({
+        "apiVersion": "litellm.crossplane.io/v1alpha1",
+        "kind": "LiteLLMInstance",
+        "metadata": {"name": INSTANCE},
+        "spec": {
+            "workload": workload,
+            "masterKey": {"secretRef": {"name": "litellm-master-key", "key": "masterKey"}},
+        },
+    }))
+    .unwrap();
+    instances
+        .create(&PostParams::default(), &instance)
+        .await
+        .expect("instance");
+    set_instance_ready(kube, namespace, endpoint, ready).await;
+}
+
+pub async fn set_instance_ready(kube: &kube::Client, namespace: &str, endpoint: &str, ready: bool) {
+    let instances: Api<LiteLLMInstance> = Api::namespaced(kube.clone(), namespace);
+    let status = json!({"status": {"ready": ready, "endpoint": endpoint}});
+    instances
+        .patch_status(INSTANCE, &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .expect("instance status");
+}
+
+/// A managed resource of `kind` on the test instance, polling every
+/// [`POLL`].
+pub fn manifest<K: ManagedKind>(
+    kind: &str,
+    name: &str,
+    annotations: serde_json::Value,
+    spec: serde_json::Value,
+) -> K {
+    let mut annotations = annotations;
+    annotations["crossplane.io/poll-interval"] = json!(POLL);
+    let mut spec = spec;
+    spec["instanceRef"] = json!({"name": INSTANCE});
+    serde_json::from_value(json!({
+        "apiVersion": "litellm.crossplane.io/v1alpha1",
+        "kind": kind,
+        "metadata": {"name": name, "annotations": annotations},
+        "spec": spec,
+    }))
+    .expect("valid manifest")
+}
+
+pub fn condition<K: ManagedKind>(object: &K, type_: &str) -> Option<Condition> {
+    find_condition(&object.managed_status()?.conditions, type_).cloned()
+}
+
+pub fn is<K: ManagedKind>(object: &K, type_: &str, status: &str) -> bool {
+    condition(object, type_).is_some_and(|c| c.status == status)
+}
+
+/// Polls until `check` holds, or fails with `what` after [`WAIT`].
+pub async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let started = Instant::now();
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(started.elapsed() < WAIT, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Waits until the resource satisfies `check`; on timeout the failure
+/// shows its conditions.
+pub async fn wait_for<K: ManagedKind>(
+    api: &Api<K>,
+    name: &str,
+    what: &str,
+    check: impl Fn(&K) -> bool,
+) -> K {
+    let started = Instant::now();
+    loop {
+        let object = api.get(name).await.expect("readable");
+        if check(&object) {
+            return object;
+        }
+        assert!(
+            started.elapsed() < WAIT,
+            "timed out waiting for {what}; conditions: {:?}",
+            object.managed_status().map(|s| &s.conditions)
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Waits until the resource is gone (its finalizer released).
+pub async fn wait_gone<K: ManagedKind>(api: &Api<K>, name: &str) {
+    eventually(&format!("{name} to be gone"), || async {
+        api.get_opt(name).await.unwrap().is_none().then_some(())
+    })
+    .await;
+}
