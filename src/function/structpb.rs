@@ -31,18 +31,6 @@ struct JsonEntry {
     value: JsonValue,
 }
 
-// Borrowed views for encoding, so encoding never clones the tree.
-struct ValueRef<'a>(&'a Value);
-struct StructRef<'a>(&'a Map<String, Value>);
-struct ListRef<'a>(&'a [Value]);
-struct EntryRef<'a>(&'a str, &'a Value);
-
-/// A message body that knows its length.
-trait Body {
-    fn encode_body(&self, buf: &mut impl BufMut);
-    fn body_len(&self) -> usize;
-}
-
 /// Field numbers of `google.protobuf.Value`'s `kind`.
 mod kind {
     pub const NULL: u32 = 1;
@@ -65,93 +53,129 @@ fn number(n: f64) -> Value {
         .unwrap_or(Value::Null)
 }
 
-impl Body for ValueRef<'_> {
-    fn encode_body(&self, buf: &mut impl BufMut) {
-        match self.0 {
-            Value::Null => encoding::int32::encode(kind::NULL, &0, buf),
-            Value::Bool(b) => encoding::bool::encode(kind::BOOL, b, buf),
-            Value::Number(n) => {
-                encoding::double::encode(kind::NUMBER, &n.as_f64().unwrap_or(0.0), buf)
+/// A message to encode, borrowed from the JSON tree.
+///
+/// Every nested message is prefixed by its length. Asking each level for
+/// its length (as prost's generated code does) measures a leaf once per
+/// level above it; a JSON object is three protobuf levels deep, so that
+/// grows quickly. Instead one pass records the length of every nested
+/// message in the order encoding meets them, and a second pass writes.
+#[derive(Clone, Copy)]
+enum Node<'a> {
+    Value(&'a Value),
+    Struct(&'a Map<String, Value>),
+    List(&'a [Value]),
+    Entry(&'a str, &'a Value),
+}
+
+impl Node<'_> {
+    /// The body length, recording nested lengths in `lens` (pre-order).
+    fn measure(self, lens: &mut Vec<usize>) -> usize {
+        match self {
+            Node::Value(value) => match value {
+                // A null is an explicit enum field; its zero must still be
+                // written so the oneof is set.
+                Value::Null => encoding::key_len(kind::NULL) + 1,
+                Value::Bool(_) => encoding::key_len(kind::BOOL) + 1,
+                Value::Number(_) => encoding::key_len(kind::NUMBER) + 8,
+                Value::String(s) => encoding::string::encoded_len(kind::STRING, s),
+                Value::Object(map) => nested(kind::STRUCT, Node::Struct(map), lens),
+                Value::Array(items) => nested(kind::LIST, Node::List(items), lens),
+            },
+            Node::Struct(map) => map
+                .iter()
+                .map(|(key, value)| nested(1, Node::Entry(key, value), lens))
+                .sum(),
+            Node::List(items) => items.iter().map(|v| nested(1, Node::Value(v), lens)).sum(),
+            Node::Entry(key, value) => {
+                encoding::key_len(1)
+                    + encoding::encoded_len_varint(key.len() as u64)
+                    + key.len()
+                    + nested(2, Node::Value(value), lens)
             }
-            Value::String(s) => encoding::string::encode(kind::STRING, s, buf),
-            Value::Object(map) => encode_nested(kind::STRUCT, &StructRef(map), buf),
-            Value::Array(items) => encode_nested(kind::LIST, &ListRef(items), buf),
         }
     }
 
-    fn body_len(&self) -> usize {
-        match self.0 {
-            // A null is an explicit enum field; zero must still be written
-            // so the oneof is set.
-            Value::Null => encoding::key_len(kind::NULL) + 1,
-            Value::Bool(_) => encoding::key_len(kind::BOOL) + 1,
-            Value::Number(_) => encoding::key_len(kind::NUMBER) + 8,
-            Value::String(s) => encoding::string::encoded_len(kind::STRING, s),
-            Value::Object(map) => nested_len(kind::STRUCT, StructRef(map).body_len()),
-            Value::Array(items) => nested_len(kind::LIST, ListRef(items).body_len()),
-        }
-    }
-}
-
-impl Body for StructRef<'_> {
-    fn encode_body(&self, buf: &mut impl BufMut) {
-        for (key, value) in self.0 {
-            encode_nested(1, &EntryRef(key, value), buf);
-        }
-    }
-
-    fn body_len(&self) -> usize {
-        self.0
-            .iter()
-            .map(|(key, value)| nested_len(1, EntryRef(key, value).body_len()))
-            .sum()
-    }
-}
-
-impl Body for ListRef<'_> {
-    fn encode_body(&self, buf: &mut impl BufMut) {
-        for value in self.0 {
-            encode_nested(1, &ValueRef(value), buf);
+    /// Writes the body, taking nested lengths in the order `measure` recorded them.
+    fn write(self, lens: &mut std::slice::Iter<'_, usize>, buf: &mut impl BufMut) {
+        match self {
+            Node::Value(value) => match value {
+                Value::Null => encoding::int32::encode(kind::NULL, &0, buf),
+                Value::Bool(b) => encoding::bool::encode(kind::BOOL, b, buf),
+                Value::Number(n) => {
+                    encoding::double::encode(kind::NUMBER, &n.as_f64().unwrap_or(0.0), buf)
+                }
+                Value::String(s) => encoding::string::encode(kind::STRING, s, buf),
+                Value::Object(map) => write_nested(kind::STRUCT, Node::Struct(map), lens, buf),
+                Value::Array(items) => write_nested(kind::LIST, Node::List(items), lens, buf),
+            },
+            Node::Struct(map) => {
+                for (key, value) in map {
+                    write_nested(1, Node::Entry(key, value), lens, buf);
+                }
+            }
+            Node::List(items) => {
+                for value in items {
+                    write_nested(1, Node::Value(value), lens, buf);
+                }
+            }
+            Node::Entry(key, value) => {
+                encoding::encode_key(1, WireType::LengthDelimited, buf);
+                encoding::encode_varint(key.len() as u64, buf);
+                buf.put_slice(key.as_bytes());
+                write_nested(2, Node::Value(value), lens, buf);
+            }
         }
     }
 
-    fn body_len(&self) -> usize {
-        self.0
-            .iter()
-            .map(|v| nested_len(1, ValueRef(v).body_len()))
-            .sum()
+    fn body_len(self) -> usize {
+        self.measure(&mut Vec::new())
+    }
+
+    fn encode_body(self, buf: &mut impl BufMut) {
+        let mut lens = Vec::new();
+        self.measure(&mut lens);
+        self.write(&mut lens.iter(), buf);
+    }
+
+    /// Length of this message as field `tag` of its parent.
+    fn field_len(self, tag: u32) -> usize {
+        nested(tag, self, &mut Vec::new())
+    }
+
+    /// Writes this message as field `tag` of its parent.
+    fn encode_field(self, tag: u32, buf: &mut impl BufMut) {
+        let mut lens = Vec::new();
+        nested(tag, self, &mut lens);
+        write_nested(tag, self, &mut lens.iter(), buf);
     }
 }
 
-impl Body for EntryRef<'_> {
-    fn encode_body(&self, buf: &mut impl BufMut) {
-        encoding::encode_key(1, WireType::LengthDelimited, buf);
-        encoding::encode_varint(self.0.len() as u64, buf);
-        buf.put_slice(self.0.as_bytes());
-        encode_nested(2, &ValueRef(self.1), buf);
-    }
-
-    fn body_len(&self) -> usize {
-        encoding::key_len(1)
-            + encoding::encoded_len_varint(self.0.len() as u64)
-            + self.0.len()
-            + nested_len(2, ValueRef(self.1).body_len())
-    }
+/// Measures `node` as field `tag`, recording its body length first.
+fn nested(tag: u32, node: Node<'_>, lens: &mut Vec<usize>) -> usize {
+    let slot = lens.len();
+    lens.push(0);
+    let len = node.measure(lens);
+    lens[slot] = len;
+    encoding::key_len(tag) + encoding::encoded_len_varint(len as u64) + len
 }
 
-fn encode_nested(tag: u32, body: &impl Body, buf: &mut impl BufMut) {
+fn write_nested(
+    tag: u32,
+    node: Node<'_>,
+    lens: &mut std::slice::Iter<'_, usize>,
+    buf: &mut impl BufMut,
+) {
+    // Both passes walk the same tree in the same order.
+    let len = *lens.next().expect("every nested message was measured");
     encoding::encode_key(tag, WireType::LengthDelimited, buf);
-    encoding::encode_varint(body.body_len() as u64, buf);
-    body.encode_body(buf);
-}
-
-fn nested_len(tag: u32, body_len: usize) -> usize {
-    encoding::key_len(tag) + encoding::encoded_len_varint(body_len as u64) + body_len
+    encoding::encode_varint(len as u64, buf);
+    node.write(lens, buf);
 }
 
 impl Message for JsonStruct {
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        StructRef(&self.0).encode_body(buf)
+        Node::Struct(&self.0).encode_body(buf)
     }
 
     fn merge_field(
@@ -172,7 +196,7 @@ impl Message for JsonStruct {
     }
 
     fn encoded_len(&self) -> usize {
-        StructRef(&self.0).body_len()
+        Node::Struct(&self.0).body_len()
     }
 
     fn clear(&mut self) {
@@ -182,7 +206,7 @@ impl Message for JsonStruct {
 
 impl Message for JsonEntry {
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        EntryRef(&self.key, &self.value.0).encode_body(buf)
+        Node::Entry(&self.key, &self.value.0).encode_body(buf)
     }
 
     fn merge_field(
@@ -200,7 +224,7 @@ impl Message for JsonEntry {
     }
 
     fn encoded_len(&self) -> usize {
-        EntryRef(&self.key, &self.value.0).body_len()
+        Node::Entry(&self.key, &self.value.0).body_len()
     }
 
     fn clear(&mut self) {
@@ -210,7 +234,7 @@ impl Message for JsonEntry {
 
 impl Message for JsonValue {
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        ValueRef(&self.0).encode_body(buf)
+        Node::Value(&self.0).encode_body(buf)
     }
 
     fn merge_field(
@@ -257,7 +281,7 @@ impl Message for JsonValue {
     }
 
     fn encoded_len(&self) -> usize {
-        ValueRef(&self.0).body_len()
+        Node::Value(&self.0).body_len()
     }
 
     fn clear(&mut self) {
@@ -267,7 +291,7 @@ impl Message for JsonValue {
 
 impl Message for JsonList {
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        ListRef(&self.0).encode_body(buf)
+        Node::List(&self.0).encode_body(buf)
     }
 
     fn merge_field(
@@ -287,7 +311,7 @@ impl Message for JsonList {
     }
 
     fn encoded_len(&self) -> usize {
-        ListRef(&self.0).body_len()
+        Node::List(&self.0).body_len()
     }
 
     fn clear(&mut self) {
@@ -314,7 +338,7 @@ struct StatusEntry {
 impl Message for StatusOnly {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(status) = &self.status {
-            encode_nested(1, &EntryRef(STATUS, status), buf);
+            Node::Entry(STATUS, status).encode_field(1, buf);
         }
     }
 
@@ -339,7 +363,7 @@ impl Message for StatusOnly {
     fn encoded_len(&self) -> usize {
         self.status
             .as_ref()
-            .map(|status| nested_len(1, EntryRef(STATUS, status).body_len()))
+            .map(|status| Node::Entry(STATUS, status).field_len(1))
             .unwrap_or(0)
     }
 
@@ -351,7 +375,7 @@ impl Message for StatusOnly {
 impl Message for StatusEntry {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(value) = &self.value {
-            EntryRef(&self.key, value).encode_body(buf);
+            Node::Entry(&self.key, value).encode_body(buf);
         }
     }
 
@@ -380,7 +404,7 @@ impl Message for StatusEntry {
     fn encoded_len(&self) -> usize {
         self.value
             .as_ref()
-            .map(|value| EntryRef(&self.key, value).body_len())
+            .map(|value| Node::Entry(&self.key, value).body_len())
             .unwrap_or(0)
     }
 
