@@ -25,7 +25,6 @@ use super::compose::{
     compose, Composition, Observed, ObservedState, Outcome, DEFAULT_TTL, INSTANCE_REQUIREMENT,
 };
 use super::metrics::Metrics;
-use super::structpb::JsonStruct;
 use super::wire;
 
 impl ObservedState for wire::Request {
@@ -124,12 +123,9 @@ fn apply(rsp: &mut wire::Response, c: Composition) {
             continue;
         };
         let ready = if d.ready { Ready::True } else { Ready::False };
-        let resource = wire::JsonResource {
-            resource: Some(JsonStruct(object)),
-            connection_details: Default::default(),
-            ready: ready as i32,
-        };
-        desired.resources.push(wire::resource_entry(name, resource));
+        desired
+            .resources
+            .push(wire::resource_entry(name, &object, ready));
     }
     let composite = desired.composite.get_or_insert_default();
     merge_status(composite, c.xr_status);

@@ -173,6 +173,16 @@ fn write_nested(
     node.write(lens, buf);
 }
 
+/// Encodes `map` as a `google.protobuf.Struct` in one measuring and one
+/// writing pass, into a buffer of exactly the right size.
+pub fn encode_struct(map: &Map<String, Value>) -> Vec<u8> {
+    let mut lens = Vec::new();
+    let len = Node::Struct(map).measure(&mut lens);
+    let mut buf = Vec::with_capacity(len);
+    Node::Struct(map).write(&mut lens.iter(), &mut buf);
+    buf
+}
+
 impl Message for JsonStruct {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         Node::Struct(&self.0).encode_body(buf)
@@ -467,6 +477,7 @@ mod tests {
             let ours = JsonStruct(map.clone());
             let bytes = ours.encode_to_vec();
             prop_assert_eq!(bytes.len(), ours.encoded_len());
+            prop_assert_eq!(&bytes, &encode_struct(&map));
             let theirs = pbjson_types::Struct::decode(bytes.as_slice()).unwrap();
             prop_assert_eq!(struct_to_json(&theirs), Value::Object(map));
         }

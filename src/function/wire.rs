@@ -17,7 +17,7 @@ use bytes::Bytes;
 use function_sdk_rust::proto::v1;
 use prost::Message;
 
-use super::structpb::{JsonStruct, StatusOnly};
+use super::structpb::{self, JsonStruct, StatusOnly};
 
 /// `RunFunctionRequest`, tags as in `run_function.proto`. Credentials (7)
 /// and required schemas (9) are not read, so prost skips them.
@@ -86,13 +86,23 @@ pub struct Response {
     pub conditions: Vec<v1::Condition>,
 }
 
-/// One entry of a `map<string, Resource>`.
+/// One entry of a `map<string, Resource>`, its object already encoded.
 #[derive(Clone, PartialEq, Message)]
 struct ResourceEntry {
     #[prost(string, tag = "1")]
     key: String,
     #[prost(message, optional, tag = "2")]
-    value: Option<JsonResource>,
+    value: Option<EncodedResource>,
+}
+
+/// A `Resource` whose `google.protobuf.Struct` is already encoded: prost
+/// then sizes it in O(1) instead of walking the object again.
+#[derive(Clone, PartialEq, Message)]
+struct EncodedResource {
+    #[prost(bytes = "vec", optional, tag = "1")]
+    resource: Option<Vec<u8>>,
+    #[prost(enumeration = "v1::Ready", tag = "3")]
+    ready: i32,
 }
 
 /// Just the key of a map entry; prost skips the value unread.
@@ -121,10 +131,17 @@ pub struct JsonResources {
 }
 
 /// Encodes a desired composed resource as a raw map entry.
-pub fn resource_entry(name: String, resource: JsonResource) -> Bytes {
+pub fn resource_entry(
+    name: String,
+    object: &serde_json::Map<String, serde_json::Value>,
+    ready: v1::Ready,
+) -> Bytes {
     ResourceEntry {
         key: name,
-        value: Some(resource),
+        value: Some(EncodedResource {
+            resource: Some(structpb::encode_struct(object)),
+            ready: ready as i32,
+        }),
     }
     .encode_to_vec()
     .into()
@@ -191,13 +208,7 @@ mod tests {
     #[test]
     fn raw_entries_carry_their_names() {
         let object = json!({"kind": "K"}).as_object().unwrap().clone();
-        let entry = resource_entry(
-            "key-ci".into(),
-            JsonResource {
-                resource: Some(JsonStruct(object)),
-                ..Default::default()
-            },
-        );
+        let entry = resource_entry("key-ci".into(), &object, v1::Ready::True);
         assert_eq!(entry_name(&entry).as_deref(), Some("key-ci"));
         let state = v1::State::decode(
             DesiredState {
@@ -208,6 +219,10 @@ mod tests {
             .as_slice(),
         )
         .unwrap();
-        assert_eq!(state.resources["key-ci"], resource(json!({"kind": "K"})));
+        let expected = v1::Resource {
+            ready: v1::Ready::True as i32,
+            ..resource(json!({"kind": "K"}))
+        };
+        assert_eq!(state.resources["key-ci"], expected);
     }
 }
