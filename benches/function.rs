@@ -2,6 +2,8 @@
 //! the same run, plus the render (compose) itself in-process.
 //!
 //! `cargo bench --bench function` (set BENCH_SECONDS, default 5 per round).
+//! `BENCH_RENDER_ONLY=1` stops after the in-process render (`BENCH_RENDER_N`
+//! times, default 20,000), for instruction counts under callgrind.
 //! The request is realistic: one team, a budget, 10 keys, 5 models, and
 //! observed state for every composed resource.
 
@@ -200,11 +202,15 @@ async fn round(port: u16, req: &RunFunctionRequest, seconds: f64) -> Round {
     }
 }
 
-fn main() {
-    let seconds: f64 = std::env::var("BENCH_SECONDS")
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(5.0);
+        .unwrap_or(default)
+}
+
+fn main() {
+    let seconds: f64 = env_or("BENCH_SECONDS", 5.0);
     let req = realistic_request();
     let size = prost::Message::encoded_len(&req);
     println!(
@@ -218,7 +224,7 @@ fn main() {
         prost::Message::encode_to_vec(&req).as_slice(),
     )
     .unwrap();
-    let mut renders: Vec<Duration> = (0..20_000)
+    let mut renders: Vec<Duration> = (0..env_or("BENCH_RENDER_N", 20_000))
         .map(|_| {
             let input = decoded.clone();
             let t = Instant::now();
@@ -235,6 +241,9 @@ fn main() {
         percentile(&renders, 0.99)
     );
 
+    if std::env::var_os("BENCH_RENDER_ONLY").is_some() {
+        return;
+    }
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         let baseline_port = start_baseline().await;
