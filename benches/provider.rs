@@ -32,7 +32,7 @@ use litellm_crossplane::provider::managed::ManagedKind;
 use litellm_crossplane::provider::metrics::Metrics;
 use litellm_crossplane::provider::ownership::{default_id, Owner};
 use litellm_crossplane::provider::reconciler::Context;
-use litellm_crossplane::provider::resolve::Resolved;
+use litellm_crossplane::provider::resolve::{Resolved, DEFAULT_LITELLM_TIMEOUT};
 use litellm_crossplane::provider::{controllers, key, team, timing};
 use prometheus_client::registry::Registry;
 use serde::de::DeserializeOwned;
@@ -45,8 +45,6 @@ const INSTANCE: &str = "proxy";
 const MASTER_KEY_SECRET: &str = "litellm-master-key";
 /// Label numbering the wave a pair was created in, to delete it by wave.
 const WAVE_LABEL: &str = "bench.litellm.crossplane.io/wave";
-/// The provider's LiteLLM request timeout, so the baseline gives up as soon.
-const LITELLM_TIMEOUT: Duration = Duration::from_secs(10);
 /// Past this the provider is reported as not converging, not waited for.
 const CONVERGE_TIMEOUT: Duration = Duration::from_secs(15 * 60);
 /// Requests the baseline keeps in flight. The proxy is one Python process
@@ -104,7 +102,8 @@ fn main() {
             endpoint: url.clone(),
             master_key: Secret::new(master_key.clone()),
             ca_pem: None,
-            timeout: LITELLM_TIMEOUT,
+            // The provider's, so the baseline gives up as soon.
+            timeout: DEFAULT_LITELLM_TIMEOUT,
         })
         .expect("LiteLLM client");
         let harness = Harness {
