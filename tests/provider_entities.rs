@@ -172,12 +172,14 @@ async fn observe_only_imports_an_existing_team_without_writing() {
         .delete("imported", &DeleteParams::default())
         .await
         .unwrap();
-    wait_gone(&teams, "imported").await;
-    assert!(
-        world.team_info(&id).await.is_some(),
-        "an Observe-only import must not delete"
-    );
-    world.litellm.team_delete(&id).await.unwrap();
+    world
+        .assert_team_left_behind(
+            &teams,
+            "imported",
+            &id,
+            "an Observe-only import must not delete",
+        )
+        .await;
 }
 
 #[tokio::test]
@@ -705,12 +707,9 @@ async fn a_resource_whose_instance_is_gone_waits_for_an_explicit_release() {
         .patch("web", &PatchParams::default(), &Patch::Merge(&release))
         .await
         .unwrap();
-    wait_gone(&teams, "web").await;
-    assert!(
-        world.team_info(&id).await.is_some(),
-        "released, not deleted"
-    );
-    world.litellm.team_delete(&id).await.unwrap();
+    world
+        .assert_team_left_behind(&teams, "web", &id, "released, not deleted")
+        .await;
 }
 
 /// Against a second proxy with `general_settings.disable_custom_api_keys:

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::core::v1::Secret as KubeSecret;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use litellm_crossplane::api::common::{find_condition, Condition};
-use litellm_crossplane::api::LiteLLMInstance;
+use litellm_crossplane::api::{LiteLLMInstance, LiteLLMTeam};
 use litellm_crossplane::litellm::{self, ClientConfig, Secret};
 use litellm_crossplane::provider::controllers;
 use litellm_crossplane::provider::instance::{self, InstanceOptions};
@@ -154,6 +154,21 @@ impl World {
     /// The team as the real proxy has it.
     pub async fn team_info(&self, id: &str) -> Option<litellm::TeamInfo> {
         self.litellm.team_info(id).await.expect("team info")
+    }
+
+    /// Waits until the resource `name` is gone, checks that its team `id`
+    /// was left in LiteLLM (`why` says why it must have been), then removes
+    /// the team so no test leaves data behind.
+    pub async fn assert_team_left_behind(
+        &self,
+        teams: &Api<LiteLLMTeam>,
+        name: &str,
+        id: &str,
+        why: &str,
+    ) {
+        wait_gone(teams, name).await;
+        assert!(self.team_info(id).await.is_some(), "{why}");
+        self.litellm.team_delete(id).await.unwrap();
     }
 
     /// Ids of the teams whose alias is `alias`, read from the real proxy.
