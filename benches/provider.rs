@@ -480,7 +480,7 @@ fn manifest<K: DeserializeOwned>(
     for_provider: serde_json::Value,
 ) -> K {
     serde_json::from_value(json!({
-        "apiVersion": "litellm.crossplane.io/v1alpha1",
+        "apiVersion": "litellm.m.crossplane.io/v1alpha1",
         "kind": kind,
         "metadata": {"name": name, "labels": labels},
         "spec": {"forProvider": for_provider, "instanceRef": {"name": INSTANCE}},
@@ -503,7 +503,7 @@ async fn attach_instance(harness: &Harness, namespace: &str) {
         .expect("master key Secret");
     let instances: Api<LiteLLMInstance> = Api::namespaced(harness.kube.clone(), namespace);
     let instance: LiteLLMInstance = serde_json::from_value(json!({
-        "apiVersion": "litellm.crossplane.io/v1alpha1",
+        "apiVersion": "litellm.m.crossplane.io/v1alpha1",
         "kind": "LiteLLMInstance",
         "metadata": {"name": INSTANCE},
         "spec": {
@@ -558,7 +558,15 @@ impl World {
         let metrics = Metrics::default();
         let mut registry = Registry::default();
         metrics.register(&mut registry);
-        let ctx = Arc::new(Context::new(kube.clone(), CLUSTER, metrics).with_poll_interval(poll));
+        let bounds = litellm_crossplane::provider::timing::PollBounds {
+            min: poll.min(Duration::from_secs(1)),
+            max: poll.max(Duration::from_secs(3600)),
+        };
+        let ctx = Arc::new(
+            Context::new(kube.clone(), CLUSTER, metrics)
+                .with_poll_interval(poll)
+                .with_poll_bounds(bounds),
+        );
         World {
             controllers: tokio::spawn(controllers::run(ctx, Some(namespace.clone()))),
             registry,

@@ -7,9 +7,16 @@ use litellm_crossplane::function::{compose, Observed, ObservedState, Outcome};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
-/// Observed statuses by composition-resource name, and the instance status.
+/// Observed statuses by composition-resource name, the instance status, and
+/// the `apiVersion` every observed object has (this project's when `None`).
 #[derive(Default)]
-struct Fixed(BTreeMap<String, Value>, Option<Value>);
+struct Fixed(BTreeMap<String, Value>, Option<Value>, Option<&'static str>);
+
+impl Fixed {
+    fn api_version(&self) -> &'static str {
+        self.2.unwrap_or(litellm_crossplane::api::API_VERSION)
+    }
+}
 
 static NO_DETAILS: std::sync::LazyLock<HashMap<String, Vec<u8>>> =
     std::sync::LazyLock::new(HashMap::new);
@@ -17,12 +24,17 @@ static NO_DETAILS: std::sync::LazyLock<HashMap<String, Vec<u8>>> =
 impl ObservedState for Fixed {
     fn composed(&self, name: &str) -> Option<Observed<'_>> {
         self.0.get(name).map(|status| Observed {
+            api_version: self.api_version(),
             status,
             connection_details: &NO_DETAILS,
         })
     }
-    fn required_instance_status(&self) -> Option<&Value> {
-        self.1.as_ref()
+    fn required_instance(&self) -> Option<Observed<'_>> {
+        self.1.as_ref().map(|status| Observed {
+            api_version: self.api_version(),
+            status,
+            connection_details: &NO_DETAILS,
+        })
     }
 }
 
@@ -163,7 +175,7 @@ fn a_referenced_instance_is_required_and_reported_when_supplied() {
     assert_eq!(first.xr_status["instanceReady"], false);
 
     let instance = json!({"ready": true, "endpoint": "http://admin:4001", "gatewayEndpoint": "http://gw:4000"});
-    let mut observed = Fixed(BTreeMap::new(), Some(instance));
+    let mut observed = Fixed(BTreeMap::new(), Some(instance), None);
     for name in ["team", "budget", "key-ci"] {
         observed.0.insert(
             name.into(),
@@ -182,6 +194,99 @@ fn a_referenced_instance_is_required_and_reported_when_supplied() {
         second.resources["key-ci"].resource["spec"]["instanceRef"],
         json!({"name": "shared", "namespace": "litellm"})
     );
+}
+
+/// A claim with every kind: a provisioned instance, team, budget, key, model.
+fn every_kind() -> (Value, Value) {
+    let input = json!({
+        "apiVersion": "litellm.fn.crossplane.io/v1beta1",
+        "kind": "Input",
+        "instance": {"provision": {"masterKey": {"autoGenerate": true}}}
+    });
+    let spec = json!({
+        "team": {"models": ["gpt-4o"]},
+        "budget": {"maxBudget": "50", "duration": "30d"},
+        "keys": [{"name": "ci"}],
+        "models": [{"name": "gpt-4o", "model": "openai/gpt-4o"}]
+    });
+    (xr(spec), input)
+}
+
+#[test]
+fn every_rendered_kind_is_in_the_namespaced_managed_group() {
+    let (xr, input) = every_kind();
+    let Outcome::Composed(c) = compose(&xr, Some(&input), &Fixed::default()) else {
+        panic!("fatal")
+    };
+    let kinds: std::collections::BTreeSet<&str> = c
+        .resources
+        .values()
+        .map(|d| {
+            assert_eq!(
+                d.resource["apiVersion"], "litellm.m.crossplane.io/v1alpha1",
+                "{}",
+                d.resource
+            );
+            d.resource["kind"].as_str().unwrap()
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "LiteLLMBudget",
+            "LiteLLMInstance",
+            "LiteLLMModel",
+            "LiteLLMTeam",
+            "LiteLLMVirtualKey"
+        ]
+        .into()
+    );
+}
+
+#[test]
+fn observed_objects_of_another_group_are_not_read() {
+    let ready = json!({"conditions": [{"type": "Ready", "status": "True"}],
+                       "atProvider": {"teamId": "t-1"}, "ready": true, "endpoint": "http://x:4000"});
+    let (xr, input) = every_kind();
+    let names = ["instance", "team", "budget", "key-ci", "model-gpt-4o"];
+    let observed = |api_version| {
+        let statuses = names.iter().map(|n| (n.to_string(), ready.clone()));
+        Fixed(statuses.collect(), None, api_version)
+    };
+    let Outcome::Composed(ours) = compose(&xr, Some(&input), &observed(None)) else {
+        panic!("fatal")
+    };
+    assert!(
+        ours.resources.values().all(|d| d.ready),
+        "{:?}",
+        ours.resources.keys()
+    );
+    assert_eq!(ours.xr_status["teamId"], "t-1");
+
+    // The group before the rename: nothing is taken from such objects.
+    let Outcome::Composed(old) = compose(
+        &xr,
+        Some(&input),
+        &observed(Some("litellm.crossplane.io/v1alpha1")),
+    ) else {
+        panic!("fatal")
+    };
+    assert!(old.resources.values().all(|d| !d.ready));
+    assert!(old.xr_status.get("teamId").is_none_or(Value::is_null));
+    assert_eq!(old.xr_status["ready"], false);
+
+    // Nor from a referenced instance of another group.
+    let instance = json!({"ready": true, "endpoint": "http://admin:4001"});
+    let foreign = Fixed(
+        BTreeMap::new(),
+        Some(instance),
+        Some("litellm.crossplane.io/v1alpha1"),
+    );
+    let Outcome::Composed(c) = compose(&self::xr(good_spec()), Some(&self::input()), &foreign)
+    else {
+        panic!("fatal")
+    };
+    assert_eq!(c.xr_status["instanceReady"], false);
 }
 
 #[test]

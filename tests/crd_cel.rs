@@ -47,7 +47,7 @@ fn all_rules() -> BTreeSet<String> {
 
 fn instance(spec: Value) -> Value {
     json!({
-        "apiVersion": "litellm.crossplane.io/v1alpha1",
+        "apiVersion": "litellm.m.crossplane.io/v1alpha1",
         "kind": "LiteLLMInstance",
         "metadata": {"name": "litellm", "namespace": "default"},
         "spec": spec,

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use support::k8s;
 
 fn api_for(client: &kube::Client, namespace: &str, kind: &str) -> Api<DynamicObject> {
-    let gvk = GroupVersionKind::gvk("litellm.crossplane.io", "v1alpha1", kind);
+    let gvk = GroupVersionKind::gvk("litellm.m.crossplane.io", "v1alpha1", kind);
     let plural = format!("{}s", kind.to_lowercase());
     Api::namespaced_with(
         client.clone(),
@@ -44,10 +44,64 @@ fn example_objects() -> Vec<Value> {
         out.extend(docs.into_iter().filter(|d| {
             d["apiVersion"]
                 .as_str()
-                .is_some_and(|v| v.starts_with("litellm.crossplane.io/"))
+                .is_some_and(|v| v.starts_with("litellm.m.crossplane.io/"))
         }));
     }
     out
+}
+
+/// The LiteLLM objects of the README's YAML blocks, as written (blocks
+/// inside list items are dedented first).
+fn readme_objects() -> Vec<Value> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let mut out = Vec::new();
+    let mut lines = readme.lines();
+    while let Some(line) = lines.next() {
+        let Some(indent) = line.find("```yaml") else {
+            continue;
+        };
+        let block: Vec<&str> = lines
+            .by_ref()
+            .take_while(|l| l.trim() != "```")
+            .map(|l| l.get(indent..).unwrap_or(""))
+            .collect();
+        let docs: Vec<Value> = serde_saphyr::from_multiple(&block.join("\n")).unwrap_or_else(|e| {
+            panic!(
+                "README YAML block does not parse: {e}\n{}",
+                block.join("\n")
+            )
+        });
+        out.extend(docs.into_iter().filter(|d| {
+            d["apiVersion"]
+                .as_str()
+                .is_some_and(|v| v.starts_with("litellm.m.crossplane.io/"))
+        }));
+    }
+    out
+}
+
+#[tokio::test]
+async fn the_readme_manifests_apply_as_written() {
+    let Some(client) = k8s::client().await else {
+        return;
+    };
+    k8s::install_crds(&client).await;
+    let ns = k8s::namespace(&client, "readme").await;
+    let objects = readme_objects();
+    assert!(objects.len() >= 3, "the README shows the LiteLLM kinds");
+    let mut seen = std::collections::BTreeSet::new();
+    for (i, mut object) in objects.into_iter().enumerate() {
+        // The README's namespaces are the reader's; the test has its own.
+        // Sections may show the same kind and name twice.
+        let name = object["metadata"]["name"].clone();
+        if !seen.insert((object["kind"].clone().to_string(), name.to_string())) {
+            object["metadata"]["name"] = json!(format!("{}-{i}", name.as_str().unwrap()));
+        }
+        create(&client, &ns, object)
+            .await
+            .unwrap_or_else(|e| panic!("README manifest {name} rejected: {e}"));
+    }
 }
 
 #[tokio::test]
@@ -68,7 +122,7 @@ async fn the_api_server_accepts_the_examples_and_rejects_bad_objects() {
     }
 
     let instance = |name: &str, spec: Value| {
-        json!({"apiVersion": "litellm.crossplane.io/v1alpha1", "kind": "LiteLLMInstance",
+        json!({"apiVersion": "litellm.m.crossplane.io/v1alpha1", "kind": "LiteLLMInstance",
                "metadata": {"name": name}, "spec": spec})
     };
     let secret_ref = json!({"secretRef": {"name": "m", "key": "k"}});
@@ -104,19 +158,19 @@ async fn the_api_server_accepts_the_examples_and_rejects_bad_objects() {
         ),
         (
             "money that is not a decimal",
-            json!({"apiVersion": "litellm.crossplane.io/v1alpha1", "kind": "LiteLLMTeam", "metadata": {"name": "bad-money"},
+            json!({"apiVersion": "litellm.m.crossplane.io/v1alpha1", "kind": "LiteLLMTeam", "metadata": {"name": "bad-money"},
                    "spec": {"instanceRef": {"name": "x"}, "forProvider": {"maxBudget": "12x"}}}),
             "spec.forProvider.maxBudget",
         ),
         (
             "a 30x duration",
-            json!({"apiVersion": "litellm.crossplane.io/v1alpha1", "kind": "LiteLLMVirtualKey", "metadata": {"name": "bad-duration"},
+            json!({"apiVersion": "litellm.m.crossplane.io/v1alpha1", "kind": "LiteLLMVirtualKey", "metadata": {"name": "bad-duration"},
                    "spec": {"instanceRef": {"name": "x"}, "forProvider": {"budgetDuration": "30x"}}}),
             "spec.forProvider.budgetDuration",
         ),
         (
             "an unknown management policy",
-            json!({"apiVersion": "litellm.crossplane.io/v1alpha1", "kind": "LiteLLMBudget", "metadata": {"name": "bad-policy"},
+            json!({"apiVersion": "litellm.m.crossplane.io/v1alpha1", "kind": "LiteLLMBudget", "metadata": {"name": "bad-policy"},
                    "spec": {"instanceRef": {"name": "x"}, "managementPolicies": ["Everything"], "forProvider": {}}}),
             "spec.managementPolicies[0]",
         ),

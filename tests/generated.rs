@@ -20,6 +20,26 @@ fn generated_files_are_up_to_date() {
 }
 
 #[test]
+fn no_yaml_file_in_a_generated_folder_is_left_over() {
+    // A renamed kind or API group leaves the old CRD file behind, where
+    // `kubectl apply -f crds/` would install both.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let generated: Vec<String> = litellm_crossplane::api::generate::all_files()
+        .into_iter()
+        .map(|f| f.path)
+        .collect();
+    for folder in ["crds", "package/provider/crds", "package/function/input"] {
+        for entry in std::fs::read_dir(root.join(folder)).unwrap().flatten() {
+            let path = format!("{folder}/{}", entry.file_name().to_string_lossy());
+            assert!(
+                !path.ends_with(".yaml") || generated.contains(&path),
+                "{path} is no longer generated, run `cargo run --bin crdgen`"
+            );
+        }
+    }
+}
+
+#[test]
 fn package_metadata_names_both_programs() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     for (path, kind, name) in [

@@ -25,12 +25,12 @@ use litellm_crossplane::provider::key::KEY_GENERATED_BY_PROXY;
 use litellm_crossplane::provider::managed::ManagedKind;
 use litellm_crossplane::provider::metrics::Metrics;
 use litellm_crossplane::provider::ownership::{metadata_with_marker, Owner, MARKER_KEY};
-use litellm_crossplane::provider::reconciler::{Context, RELEASE_ON_MISSING_INSTANCE};
+use litellm_crossplane::provider::reconciler::RELEASE_ON_MISSING_INSTANCE;
 use serde_json::json;
 use support::k8s;
 use support::provider::{
-    condition, create_instance, eventually, is, manifest, set_instance_ready, wait_for, wait_gone,
-    world, world_with, Setup, World, CLUSTER, INSTANCE,
+    condition, context, create_instance, eventually, is, manifest, set_instance_ready, wait_for,
+    wait_gone, world, world_with, Setup, World, CLUSTER, INSTANCE,
 };
 
 fn team_manifest(name: &str, alias: &str) -> LiteLLMTeam {
@@ -408,11 +408,7 @@ async fn an_instance_in_another_namespace_must_admit_the_resource() {
         return;
     };
     let other = k8s::namespace(&world.kube, "pe-xns-tenant").await;
-    let ctx = Arc::new(Context::new(
-        world.kube.clone(),
-        CLUSTER,
-        Metrics::default(),
-    ));
+    let ctx = Arc::new(context(&world.kube, Metrics::default()));
     let tenant = tokio::spawn(controllers::run(ctx, Some(other.clone())));
     let mut team = team_manifest("web", "Web");
     team.spec.managed.instance_ref.namespace = Some(world.namespace.clone());
@@ -487,7 +483,7 @@ async fn steady_state_is_one_read_per_poll_and_no_write() {
     let metrics = Metrics::default();
     let mut registry = prometheus_client::registry::Registry::default();
     metrics.register(&mut registry);
-    let ctx = Arc::new(Context::new(world.kube.clone(), CLUSTER, metrics));
+    let ctx = Arc::new(context(&world.kube, metrics));
     let controllers = tokio::spawn(controllers::run(ctx, Some(namespace.clone())));
 
     let teams: Api<LiteLLMTeam> = Api::namespaced(world.kube.clone(), &namespace);

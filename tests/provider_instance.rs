@@ -80,7 +80,7 @@ impl Running {
 
     async fn create(&self, name: &str, spec: Value) -> LiteLLMInstance {
         let instance: LiteLLMInstance = serde_json::from_value(json!({
-            "apiVersion": "litellm.crossplane.io/v1alpha1",
+            "apiVersion": "litellm.m.crossplane.io/v1alpha1",
             "kind": "LiteLLMInstance",
             "metadata": {"name": name},
             "spec": spec,
@@ -901,7 +901,7 @@ async fn the_api_server_enforces_the_attach_rules() {
         &namespace,
         &kube::core::ApiResource::from_gvk_with_plural(
             &kube::core::GroupVersionKind::gvk(
-                "litellm.crossplane.io",
+                "litellm.m.crossplane.io",
                 "v1alpha1",
                 "LiteLLMInstance",
             ),
@@ -925,7 +925,7 @@ async fn the_api_server_enforces_the_attach_rules() {
     ];
     for (index, (spec, want)) in cases.into_iter().enumerate() {
         let object = json!({
-            "apiVersion": "litellm.crossplane.io/v1alpha1",
+            "apiVersion": "litellm.m.crossplane.io/v1alpha1",
             "kind": "LiteLLMInstance",
             "metadata": {"name": format!("bad-{index}")},
             "spec": spec,
@@ -942,7 +942,7 @@ async fn the_api_server_enforces_the_attach_rules() {
     }
     // The valid shape is accepted, so the rejections above are the rules'.
     let valid = json!({
-        "apiVersion": "litellm.crossplane.io/v1alpha1",
+        "apiVersion": "litellm.m.crossplane.io/v1alpha1",
         "kind": "LiteLLMInstance",
         "metadata": {"name": "good"},
         "spec": {"workload": {"managed": false, "endpoint": "https://proxy:4000"}, "masterKey": secret_ref},

@@ -9,7 +9,7 @@ use super::common::{ManagedFields, ManagedStatus};
 /// A LiteLLM budget that keys (and customers) can be linked to.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[kube(
-    group = "litellm.crossplane.io",
+    group = "litellm.m.crossplane.io",
     version = "v1alpha1",
     kind = "LiteLLMBudget",
     namespaced,

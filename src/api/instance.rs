@@ -18,7 +18,7 @@ pub const DEFAULT_PORT: i32 = 4000;
 /// A LiteLLM proxy the entity kinds reconcile against.
 #[derive(CustomResource, KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[kube(
-    group = "litellm.crossplane.io",
+    group = "litellm.m.crossplane.io",
     version = "v1alpha1",
     kind = "LiteLLMInstance",
     namespaced,

@@ -11,7 +11,7 @@ use super::common::{FreeForm, LocalRef, ManagedFields, ManagedStatus};
 /// `writeConnectionSecretToRef` (default `<name>-key`) before LiteLLM sees it.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[kube(
-    group = "litellm.crossplane.io",
+    group = "litellm.m.crossplane.io",
     version = "v1alpha1",
     kind = "LiteLLMVirtualKey",
     namespaced,

@@ -23,8 +23,8 @@ pub use model::{LiteLLMModel, LiteLLMModelSpec, ModelParameters};
 pub use team::{LiteLLMTeam, LiteLLMTeamSpec, TeamParameters};
 
 /// API group of the managed kinds.
-pub const GROUP: &str = "litellm.crossplane.io";
+pub const GROUP: &str = "litellm.m.crossplane.io";
 /// API version of the managed kinds.
 pub const VERSION: &str = "v1alpha1";
 /// `apiVersion` of the managed kinds.
-pub const API_VERSION: &str = "litellm.crossplane.io/v1alpha1";
+pub const API_VERSION: &str = "litellm.m.crossplane.io/v1alpha1";

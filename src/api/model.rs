@@ -10,7 +10,7 @@ use super::common::{FreeForm, ManagedFields, ManagedStatus, SecretKeySelector};
 /// A model deployment of the LiteLLM router.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[kube(
-    group = "litellm.crossplane.io",
+    group = "litellm.m.crossplane.io",
     version = "v1alpha1",
     kind = "LiteLLMModel",
     namespaced,

@@ -9,7 +9,7 @@ use super::common::{FreeForm, ManagedFields, ManagedStatus};
 /// A LiteLLM team, reconciled against the admin API (`/team/*`).
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[kube(
-    group = "litellm.crossplane.io",
+    group = "litellm.m.crossplane.io",
     version = "v1alpha1",
     kind = "LiteLLMTeam",
     namespaced,

@@ -40,6 +40,13 @@ struct Args {
     /// crossplane.io/poll-interval annotation overrides it per resource.
     #[arg(long, env = "POLL_INTERVAL", value_parser = parse_duration, default_value = "60s")]
     poll_interval: Duration,
+    /// Shortest poll interval any resource may ask for with
+    /// crossplane.io/poll-interval; shorter ones are raised to it.
+    #[arg(long, env = "MIN_POLL_INTERVAL", value_parser = parse_duration, default_value = "10s")]
+    min_poll_interval: Duration,
+    /// Longest poll interval; longer ones are lowered to it.
+    #[arg(long, env = "MAX_POLL_INTERVAL", value_parser = parse_duration, default_value = "24h")]
+    max_poll_interval: Duration,
     /// Elect a leader through a Lease so several replicas can run.
     #[arg(long, env = "LEADER_ELECTION", default_value_t = true, action = clap::ArgAction::Set)]
     leader_election: bool,
@@ -93,7 +100,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     tokio::spawn(http::serve(listener, Arc::new(registry)));
 
     let ctx = Arc::new(
-        Context::new(client.clone(), cluster_id, metrics).with_poll_interval(args.poll_interval),
+        Context::new(client.clone(), cluster_id, metrics)
+            .with_poll_interval(args.poll_interval)
+            .with_poll_bounds(timing::PollBounds {
+                min: args.min_poll_interval,
+                max: args.max_poll_interval,
+            }),
     );
     let instance_options = InstanceOptions {
         namespace: args.namespace.clone(),

@@ -23,24 +23,34 @@ const CLAIM_NAMESPACE_LABEL: &str = "crossplane.io/claim-namespace";
 /// Connection-details key of a key's secret, in the provider's Secret.
 pub const KEY_SECRET_FIELD: &str = "key";
 
-/// What the function reads of an observed composed resource: its status
-/// (nothing else, so the gRPC layer decodes nothing else) and its
-/// connection details.
+/// What the function reads of an observed composed resource: its
+/// `apiVersion` and status (nothing else, so the gRPC layer decodes nothing
+/// else) and its connection details.
 /// Borrowed from the request: nothing observed is copied.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Observed<'a> {
+    /// `""` when absent. Only resources of [`crate::api::API_VERSION`] are
+    /// read; anything else under a composition-resource name (an object of
+    /// an older API group) counts as not observed.
+    pub api_version: &'a str,
     /// `Value::Null` when the resource has no status yet.
     pub status: &'a Value,
     pub connection_details: &'a HashMap<String, Vec<u8>>,
+}
+
+impl Observed<'_> {
+    /// Whether the object is of this project's API group and version.
+    pub fn is_ours(&self) -> bool {
+        self.api_version == crate::api::API_VERSION
+    }
 }
 
 /// Read access to the observed state.
 pub trait ObservedState {
     /// The observed composed resource under a composition-resource name.
     fn composed(&self, name: &str) -> Option<Observed<'_>>;
-    /// The status of the referenced LiteLLMInstance, when Crossplane
-    /// supplied it.
-    fn required_instance_status(&self) -> Option<&Value>;
+    /// The referenced LiteLLMInstance, when Crossplane supplied it.
+    fn required_instance(&self) -> Option<Observed<'_>>;
 }
 
 /// A desired composed resource and whether it is ready.
@@ -259,7 +269,7 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
     let mut resources = BTreeMap::new();
     let mut observed_by_name = BTreeMap::new();
     for (name, resource) in build::desired(&target, &request) {
-        let seen = observed.composed(&name);
+        let seen = observed.composed(&name).filter(Observed::is_ours);
         let ready = seen.is_some_and(|o| is_ready(o.status));
         resources.insert(name.clone(), Desired { resource, ready });
         if let Some(seen) = seen {
@@ -279,7 +289,10 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
                     .clone()
                     .unwrap_or_else(|| target.namespace.clone()),
             });
-            observed.required_instance_status()
+            observed
+                .required_instance()
+                .filter(Observed::is_ours)
+                .map(|o| o.status)
         }
     };
 

@@ -31,24 +31,33 @@ impl ObservedState for wire::Request {
     fn composed(&self, name: &str) -> Option<Observed<'_>> {
         static NO_STATUS: Value = Value::Null;
         let resource = self.observed.as_ref()?.resources.get(name)?;
+        let object = resource.resource.as_ref();
         Some(Observed {
-            status: resource
-                .resource
-                .as_ref()
-                .and_then(|r| r.status.as_ref())
-                .unwrap_or(&NO_STATUS),
+            api_version: object.and_then(|r| r.api_version.as_deref()).unwrap_or(""),
+            status: object.and_then(|r| r.status.as_ref()).unwrap_or(&NO_STATUS),
             connection_details: &resource.connection_details,
         })
     }
 
-    fn required_instance_status(&self) -> Option<&Value> {
+    fn required_instance(&self) -> Option<Observed<'_>> {
+        static NO_STATUS: Value = Value::Null;
+        static NO_DETAILS: std::sync::LazyLock<std::collections::HashMap<String, Vec<u8>>> =
+            std::sync::LazyLock::new(Default::default);
         // Crossplane 1.14-1.16 answer the deprecated extra resources; later
         // versions the required resources.
         let resources = self
             .required_resources
             .get(INSTANCE_REQUIREMENT)
             .or_else(|| self.extra_resources.get(INSTANCE_REQUIREMENT))?;
-        resources.items.first()?.resource.as_ref()?.0.get("status")
+        let object = &resources.items.first()?.resource.as_ref()?.0;
+        Some(Observed {
+            api_version: object
+                .get("apiVersion")
+                .and_then(Value::as_str)
+                .unwrap_or(""),
+            status: object.get("status").unwrap_or(&NO_STATUS),
+            connection_details: &NO_DETAILS,
+        })
     }
 }
 

@@ -329,24 +329,43 @@ impl Message for JsonList {
     }
 }
 
-/// A `google.protobuf.Struct` of which only the `status` field is decoded;
-/// the value of every other field is skipped unread.
+/// A `google.protobuf.Struct` of which only the `apiVersion` and `status`
+/// fields are decoded; the value of every other field is skipped unread.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StatusOnly {
+    /// `apiVersion` when it is a string.
+    pub api_version: Option<String>,
     pub status: Option<Value>,
 }
 
 const STATUS: &str = "status";
+const API_VERSION: &str = "apiVersion";
 
-/// A Struct entry whose value is decoded only when its key is `status`.
+/// A Struct entry whose value is decoded only when its key is `status` or
+/// `apiVersion`.
 #[derive(Default)]
 struct StatusEntry {
     key: String,
     value: Option<Value>,
 }
 
+impl StatusEntry {
+    fn wanted(key: &str) -> bool {
+        key == STATUS || key == API_VERSION
+    }
+}
+
+impl StatusOnly {
+    fn api_version_value(&self) -> Option<Value> {
+        self.api_version.clone().map(Value::String)
+    }
+}
+
 impl Message for StatusOnly {
     fn encode_raw(&self, buf: &mut impl BufMut) {
+        if let Some(api_version) = self.api_version_value() {
+            Node::Entry(API_VERSION, &api_version).encode_field(1, buf);
+        }
         if let Some(status) = &self.status {
             Node::Entry(STATUS, status).encode_field(1, buf);
         }
@@ -364,21 +383,34 @@ impl Message for StatusOnly {
         }
         let mut entry = StatusEntry::default();
         encoding::message::merge(wire_type, &mut entry, buf, ctx)?;
-        if entry.key == STATUS {
-            self.status = entry.value;
+        match entry.key.as_str() {
+            STATUS => self.status = entry.value,
+            API_VERSION => {
+                self.api_version = match entry.value {
+                    Some(Value::String(v)) => Some(v),
+                    _ => None,
+                }
+            }
+            _ => {}
         }
         Ok(())
     }
 
     fn encoded_len(&self) -> usize {
-        self.status
+        let api_version = self
+            .api_version_value()
+            .map(|v| Node::Entry(API_VERSION, &v).field_len(1))
+            .unwrap_or(0);
+        let status = self
+            .status
             .as_ref()
             .map(|status| Node::Entry(STATUS, status).field_len(1))
-            .unwrap_or(0)
+            .unwrap_or(0);
+        api_version + status
     }
 
     fn clear(&mut self) {
-        self.status = None;
+        *self = StatusOnly::default();
     }
 }
 
@@ -398,7 +430,7 @@ impl Message for StatusEntry {
     ) -> Result<(), DecodeError> {
         // Encoders write the key first; should a value come before its key,
         // it is decoded rather than guessed about.
-        let wanted = self.key.is_empty() || self.key == STATUS;
+        let wanted = self.key.is_empty() || Self::wanted(&self.key);
         match tag {
             1 => encoding::string::merge(wire_type, &mut self.key, buf, ctx),
             2 if wanted => {
@@ -488,6 +520,14 @@ mod tests {
             map.insert("status".into(), status.clone());
             let bytes = json_to_struct(&map).encode_to_vec();
             prop_assert_eq!(StatusOnly::decode(bytes.as_slice()).unwrap().status, Some(status));
+        }
+
+        #[test]
+        fn status_only_reads_a_string_api_version(value in arbitrary_json(), api_version in ".{0,12}") {
+            let mut map = object(value);
+            map.insert("apiVersion".into(), Value::String(api_version.clone()));
+            let bytes = json_to_struct(&map).encode_to_vec();
+            prop_assert_eq!(StatusOnly::decode(bytes.as_slice()).unwrap().api_version, Some(api_version));
         }
     }
 

@@ -48,6 +48,8 @@ pub struct Context {
     /// Written into every ownership marker; see [`Owner::cluster`].
     pub cluster_id: String,
     pub default_poll_interval: Duration,
+    /// Every poll interval, default or annotated, is clamped into these.
+    pub poll_bounds: timing::PollBounds,
     clients: ClientCache,
     /// Consecutive failures by resource uid, for the retry backoff.
     failures: Mutex<HashMap<String, u32>>,
@@ -66,6 +68,7 @@ impl Context {
             metrics,
             cluster_id: cluster_id.into(),
             default_poll_interval: DEFAULT_POLL_INTERVAL,
+            poll_bounds: timing::PollBounds::default(),
             failures: Mutex::new(HashMap::new()),
         }
     }
@@ -73,6 +76,19 @@ impl Context {
     pub fn with_poll_interval(mut self, interval: Duration) -> Self {
         self.default_poll_interval = interval;
         self
+    }
+
+    /// Bounds on every poll interval (default: 10 s to 24 h).
+    pub fn with_poll_bounds(mut self, bounds: timing::PollBounds) -> Self {
+        self.poll_bounds = bounds;
+        self
+    }
+
+    /// The poll interval of `mr`: its `crossplane.io/poll-interval`, else
+    /// the default, clamped into the bounds.
+    pub fn poll_interval<K: ManagedKind>(&self, mr: &K) -> Duration {
+        self.poll_bounds
+            .clamp(poll_interval(mr, self.default_poll_interval))
     }
 
     /// Bounds connecting to LiteLLM and each admin request (default
@@ -137,7 +153,9 @@ impl Error {
     }
 }
 
-/// The `crossplane.io/poll-interval` of `mr`, or the default.
+/// The `crossplane.io/poll-interval` of `mr`, or the default; unbounded
+/// (see [`Context::poll_interval`]). Text that is no positive Go duration
+/// counts as absent.
 pub fn poll_interval<K: ManagedKind>(mr: &K, default: Duration) -> Duration {
     mr.annotations()
         .get(POLL_INTERVAL)
@@ -184,10 +202,7 @@ pub fn error_policy<K: ManagedKind>(mr: Arc<K>, err: &Error, ctx: Arc<Context>) 
         *attempt = attempt.saturating_add(1);
         *attempt
     };
-    Action::requeue(timing::backoff(
-        attempt,
-        poll_interval(&*mr, ctx.default_poll_interval),
-    ))
+    Action::requeue(timing::backoff(attempt, ctx.poll_interval(&*mr)))
 }
 
 /// The status being built for one reconciliation; written once, at the end,
@@ -265,7 +280,7 @@ async fn apply<K: ManagedKind>(api: &Api<K>, mr: Arc<K>, ctx: &Context) -> Resul
         // the controller again.
         return Ok(Action::await_change());
     }
-    let poll = poll_interval(&*mr, ctx.default_poll_interval);
+    let poll = ctx.poll_interval(&*mr);
     match observe_and_act(api, mr.clone(), ctx).await {
         Ok((mr, id, synced)) => {
             let [ready, synced_condition] = managed::conditions(K::NOUN, &id, &synced.outcome);

@@ -6,7 +6,8 @@ use std::time::Duration;
 /// Parses a Go duration (`time.ParseDuration`): a sequence of decimal
 /// numbers with units `ns`, `us`/`µs`, `ms`, `s`, `m`, `h`, such as `30s`,
 /// `1m30s`, `1.5h`. Negative and zero durations are refused: a poll
-/// interval of zero would spin.
+/// interval of zero would spin. So is anything a `Duration` cannot hold
+/// (`99999999999999999999h`): any text gives an answer, never a panic.
 pub fn parse_go_duration(text: &str) -> Option<Duration> {
     let mut rest = text;
     let mut total = 0f64;
@@ -38,7 +39,38 @@ pub fn parse_go_duration(text: &str) -> Option<Duration> {
         total += value * seconds;
         rest = tail;
     }
-    (total > 0.0 && total.is_finite()).then(|| Duration::from_secs_f64(total))
+    if total <= 0.0 {
+        return None;
+    }
+    Duration::try_from_secs_f64(total)
+        .ok()
+        .filter(|d| !d.is_zero())
+}
+
+/// Bounds on every poll interval, whatever an annotation asks for: the
+/// minimum keeps one resource from polling the proxy in a loop, the maximum
+/// keeps drift correction (and the timer arithmetic) within reason.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PollBounds {
+    pub min: Duration,
+    pub max: Duration,
+}
+
+impl Default for PollBounds {
+    fn default() -> Self {
+        Self {
+            min: Duration::from_secs(10),
+            max: Duration::from_secs(24 * 3600),
+        }
+    }
+}
+
+impl PollBounds {
+    /// `interval` clamped into the bounds (a maximum below the minimum
+    /// counts as the minimum).
+    pub fn clamp(&self, interval: Duration) -> Duration {
+        interval.min(self.max).max(self.min)
+    }
 }
 
 /// `interval` stretched by `fraction` of up to +10% (`fraction` in `[0, 1)`),
@@ -85,6 +117,11 @@ mod tests {
             ("0s", None),
             ("5d", None),
             ("1m x", None),
+            ("99999999999999999999h", None),
+            ("1e400s", None),
+            ("0.0000000001ns", None),
+            ("18446744073709551616s", None),
+            ("..5s", None),
         ];
         for (text, want) in cases {
             assert_eq!(
@@ -93,6 +130,31 @@ mod tests {
                 "{text:?}"
             );
         }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn no_text_panics(text in ".{0,40}", digits in "[0-9]{1,40}(\\.[0-9]{0,20})?(ns|us|ms|s|m|h)") {
+            let _ = parse_go_duration(&text);
+            if let Some(parsed) = parse_go_duration(&digits) {
+                let bounded = PollBounds::default().clamp(parsed);
+                let _ = jittered(bounded, 0.999);
+            }
+        }
+    }
+
+    #[test]
+    fn poll_intervals_are_bounded() {
+        let bounds = PollBounds::default();
+        assert_eq!(
+            bounds.clamp(Duration::from_millis(1)),
+            Duration::from_secs(10)
+        );
+        assert_eq!(
+            bounds.clamp(Duration::from_secs(60)),
+            Duration::from_secs(60)
+        );
+        assert_eq!(bounds.clamp(Duration::MAX), Duration::from_secs(86400));
     }
 
     #[test]

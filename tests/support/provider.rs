@@ -75,6 +75,17 @@ impl Drop for World {
     }
 }
 
+/// The provider's context as the tests run it: they poll every second,
+/// below the provider's default minimum poll interval.
+pub fn context(kube: &kube::Client, metrics: Metrics) -> Context {
+    Context::new(kube.clone(), CLUSTER, metrics).with_poll_bounds(
+        litellm_crossplane::provider::timing::PollBounds {
+            min: Duration::from_millis(500),
+            max: Duration::from_secs(3600),
+        },
+    )
+}
+
 /// The default world: the instance points at the real proxy.
 pub async fn world(prefix: &str) -> Option<World> {
     world_with(prefix, Setup::default()).await
@@ -102,7 +113,7 @@ pub async fn world_with(prefix: &str, setup: Setup) -> Option<World> {
         timeout: Duration::from_secs(10),
     })
     .expect("LiteLLM client");
-    let mut ctx = Context::new(kube.clone(), CLUSTER, Metrics::default());
+    let mut ctx = context(&kube, Metrics::default());
     if let Some(timeout) = setup.litellm_timeout {
         ctx = ctx.with_litellm_timeout(timeout);
     }
@@ -237,7 +248,7 @@ pub async fn create_instance_with(
         .expect("master key Secret");
     let instances: Api<LiteLLMInstance> = Api::namespaced(kube.clone(), namespace);
     let instance = serde_json::from_value(json!({
-        "apiVersion": "litellm.crossplane.io/v1alpha1",
+        "apiVersion": "litellm.m.crossplane.io/v1alpha1",
         "kind": "LiteLLMInstance",
         "metadata": {"name": INSTANCE},
         "spec": {
@@ -275,7 +286,7 @@ pub fn manifest<K: ManagedKind>(
     let mut spec = spec;
     spec["instanceRef"] = json!({"name": INSTANCE});
     serde_json::from_value(json!({
-        "apiVersion": "litellm.crossplane.io/v1alpha1",
+        "apiVersion": "litellm.m.crossplane.io/v1alpha1",
         "kind": kind,
         "metadata": {"name": name, "annotations": annotations},
         "spec": spec,

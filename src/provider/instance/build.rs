@@ -747,7 +747,7 @@ mod tests {
 
     fn instance(spec: Value) -> LiteLLMInstance {
         let mut instance: LiteLLMInstance = serde_json::from_value(json!({
-            "apiVersion": "litellm.crossplane.io/v1alpha1",
+            "apiVersion": "litellm.m.crossplane.io/v1alpha1",
             "kind": "LiteLLMInstance",
             "metadata": {"name": "gw", "namespace": "team-a", "uid": "uid-1"},
             "spec": spec,

@@ -501,7 +501,7 @@ mod tests {
 
     fn instance(spec: Value) -> LiteLLMInstance {
         serde_json::from_value(json!({
-            "apiVersion": "litellm.crossplane.io/v1alpha1",
+            "apiVersion": "litellm.m.crossplane.io/v1alpha1",
             "kind": "LiteLLMInstance",
             "metadata": {"name": "gw", "namespace": "team-a", "generation": 3},
             "spec": spec,
