@@ -309,14 +309,18 @@ async fn an_instance_that_is_not_ready_blocks_reconciliation() {
 }
 
 /// Creates `attacker`, whose external name is an object marked for
-/// `tenant-a`, waits for the refusal naming that owner, and deletes it
-/// again; the caller then checks the object is untouched.
+/// `tenant-a`, waits for the refusal (which must not name that owner), and
+/// deletes it again; the caller then checks the object is untouched.
 async fn refused_and_released<K: ManagedKind>(world: &World, attacker: &K) {
     let name = attacker.name_any();
     let api = world.create(attacker).await;
     let refused = wait_for(&api, &name, "Synced=False", |o| is(o, "Synced", "False")).await;
     let message = condition(&refused, "Synced").unwrap().message.unwrap();
-    assert!(message.contains("tenant-a/victim"), "{message}");
+    assert!(message.contains("managed by another resource"), "{message}");
+    assert!(
+        !message.contains("tenant-a") && !message.contains("victim"),
+        "a refusal does not reveal the other tenant: {message}"
+    );
     // Neither reconciling nor deleting the attacker touches the object.
     tokio::time::sleep(Duration::from_secs(2)).await;
     api.delete(&name, &DeleteParams::default()).await.unwrap();

@@ -147,6 +147,51 @@ pub fn duration_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     })
 }
 
+/// The combinations of management policies crossplane-runtime's managed
+/// reconciler supports (`defaultSupportedManagementPolicies` in
+/// crossplane-runtime v2 `pkg/reconciler/managed/policies.go`); any other
+/// set is refused there with a `ReconcileError`, and so it is here.
+const SUPPORTED_MANAGEMENT_POLICIES: &[&[ManagementPolicy]] = {
+    use ManagementPolicy::{All, Create, Delete, LateInitialize, Observe, Update};
+    &[
+        &[All],
+        &[Observe, Create, Update, Delete, LateInitialize],
+        &[Observe],
+        // Paused.
+        &[],
+        &[Observe, Create, Update, Delete],
+        &[Observe, Create, Update, LateInitialize],
+        &[Observe, Create, Update],
+        &[Observe, Create, Delete, LateInitialize],
+        &[Observe, Create, LateInitialize],
+        &[Observe, Create, Delete],
+        &[Observe, Create],
+        &[Observe, Delete],
+        &[Observe, Update],
+        &[Observe, Update, LateInitialize],
+        &[Observe, LateInitialize],
+    ]
+};
+
+/// Whether `policies` (as a set: order and repetition do not matter) is a
+/// combination Crossplane supports.
+pub fn supported_management_policies(policies: &[ManagementPolicy]) -> bool {
+    let set: std::collections::BTreeSet<ManagementPolicy> = policies.iter().copied().collect();
+    SUPPORTED_MANAGEMENT_POLICIES.iter().any(|supported| {
+        supported
+            .iter()
+            .copied()
+            .collect::<std::collections::BTreeSet<_>>()
+            == set
+    })
+}
+
+/// Whether `policies` pause the resource: an explicit empty list, as in
+/// Crossplane (an absent field means `["*"]`).
+pub fn paused_by_policies(policies: &[ManagementPolicy]) -> bool {
+    policies.is_empty()
+}
+
 /// A non-negative decimal amount with at most six decimal places.
 pub const MONEY_PATTERN: &str = r"^(0|[1-9][0-9]{0,11})(\.[0-9]{1,6})?$";
 /// A LiteLLM budget/expiry duration: a positive count of seconds, minutes,
@@ -202,5 +247,34 @@ mod tests {
         let observe = [ManagementPolicy::Observe];
         assert!(policy_allows(&observe, ManagementPolicy::Observe));
         assert!(!policy_allows(&observe, ManagementPolicy::Create));
+    }
+
+    #[test]
+    fn supported_combinations_are_crossplanes() {
+        use ManagementPolicy::{All, Create, Delete, LateInitialize, Observe, Update};
+        for supported in [
+            &[All][..],
+            &[Observe],
+            &[],
+            &[LateInitialize, Observe],
+            &[Delete, Update, Create, Observe],
+            &[Observe, Observe, Update],
+        ] {
+            assert!(supported_management_policies(supported), "{supported:?}");
+        }
+        for unsupported in [
+            &[Create][..],
+            &[Delete],
+            &[All, Observe],
+            &[Update, Delete],
+            &[Observe, Update, Delete],
+        ] {
+            assert!(
+                !supported_management_policies(unsupported),
+                "{unsupported:?}"
+            );
+        }
+        assert!(paused_by_policies(&[]));
+        assert!(!paused_by_policies(&[Observe]));
     }
 }

@@ -1,7 +1,12 @@
 //! `LiteLLMBudget` against `/budget/*`.
 //!
-//! LiteLLM budgets have no metadata, so they carry no ownership marker: an
-//! adopted budget cannot be told apart from one created elsewhere.
+//! LiteLLM budgets have no metadata, so their ownership lives in their id:
+//! the provider creates budgets as `<cluster>/<namespace>/<name>`
+//! ([`ownership::owned_id`]), and any other id is an unmarked budget (made
+//! in the UI or by another tool), which only resources in the instance's
+//! namespace may adopt. The id is the budget's only handle, so it cannot be
+//! forged into another owner's without naming that owner's budget, and
+//! naming it is refused.
 
 use std::collections::BTreeMap;
 
@@ -11,6 +16,7 @@ use crate::litellm::{self, BudgetInfo, BudgetRequest};
 
 use super::diff::{self, money_f64, money_string, Diff};
 use super::managed::{Connection, Creation, External, ExternalError, ManagedKind, Observation};
+use super::ownership;
 
 pub fn request(id: &str, params: &BudgetParameters) -> BudgetRequest {
     BudgetRequest {
@@ -100,6 +106,11 @@ impl ManagedKind for LiteLLMBudget {
     fn managed_status(&self) -> Option<&ManagedStatus<BudgetObservation>> {
         self.status.as_ref()
     }
+    /// The owner goes into the id: see the module documentation.
+    async fn choose_id(&self, connection: &Connection) -> Result<String, ExternalError> {
+        Ok(ownership::owned_id(&connection.owner))
+    }
+
     fn connect(connection: Connection) -> BudgetExternal {
         BudgetExternal {
             client: connection.litellm,
@@ -119,7 +130,7 @@ impl External<LiteLLMBudget> for BudgetExternal {
         let params = &mr.spec.for_provider;
         Ok(Observation {
             exists: true,
-            owner: None,
+            owner: ownership::owner_of_id(id),
             drift: diff(params, &live),
             late_init: late_init(params, &live),
             at_provider: Some(at_provider(&live)),

@@ -25,7 +25,7 @@ use super::conditions::condition;
 use super::connection;
 use super::diff::{self, money_f64, money_string, user_metadata, Diff};
 use super::managed::{Connection, Creation, External, ExternalError, ManagedKind, Observation};
-use super::ownership::{default_id, metadata_with_marker, Owner};
+use super::ownership::{default_id, may_use, metadata_with_marker, owner_of_id, Owner};
 use super::resolve::{Reference, Resolved};
 
 /// Data key of the secret in the connection Secret.
@@ -221,7 +221,53 @@ pub struct KeyExternal {
     client: litellm::Client,
     kube: kube::Client,
     owner: Owner,
+    instance_namespace: String,
     refs: Resolved,
+}
+
+impl KeyExternal {
+    /// Refuses to put the key into a team or budget its namespace may not
+    /// use (SPEC section 8): raw `teamId`/`budgetId` are checked exactly
+    /// like references, since either can name any id on the proxy. Runs
+    /// before every write that sends them; the steady state writes
+    /// nothing and so reads nothing more.
+    async fn check_membership(&self, params: &KeyParameters) -> Result<(), ExternalError> {
+        let refuse = |what: &str, id: &str, refusal: super::ownership::Refusal| {
+            ExternalError::Invalid(format!(
+                "forProvider: refusing to put the key into LiteLLM {what} {id}: {}",
+                refusal.explain()
+            ))
+        };
+        let (cluster, namespace) = (&self.owner.cluster, &self.owner.namespace);
+        if let Some(team) = team_id(params, &self.refs) {
+            // A team that does not exist yet could be created later by
+            // someone else under this id; the key waits for it instead.
+            let Some(live) = self.client.team_info(team).await? else {
+                return Err(ExternalError::Invalid(format!(
+                    "forProvider: LiteLLM team {team} does not exist"
+                )));
+            };
+            let marker = Owner::from_metadata(live.metadata.as_ref());
+            may_use(
+                marker.as_ref(),
+                cluster,
+                namespace,
+                &self.instance_namespace,
+            )
+            .map_err(|refusal| refuse("team", team, refusal))?;
+        }
+        if let Some(budget) = budget_id(params, &self.refs) {
+            // Budgets carry their owner in their id.
+            may_use(
+                owner_of_id(budget).as_ref(),
+                cluster,
+                namespace,
+                &self.instance_namespace,
+            )
+            .map_err(|refusal| refuse("budget", budget, refusal))?;
+        }
+        Ok(())
+    }
 }
 
 impl ManagedKind for LiteLLMVirtualKey {
@@ -288,6 +334,7 @@ impl ManagedKind for LiteLLMVirtualKey {
             client: connection.litellm,
             kube: connection.kube,
             owner: connection.owner,
+            instance_namespace: connection.instance_namespace,
             refs: connection.refs,
         }
     }
@@ -352,6 +399,7 @@ impl External<LiteLLMVirtualKey> for KeyExternal {
                 crate::api::common::EXTERNAL_NAME
             ))
         })?;
+        self.check_membership(&mr.spec.for_provider).await?;
         let settings = request(&mr.spec.for_provider, &self.refs, &self.owner);
         match self.client.key_generate(Some(&key), &settings).await {
             Ok(_) => Ok(Creation::default()),
@@ -377,6 +425,7 @@ impl External<LiteLLMVirtualKey> for KeyExternal {
     }
 
     async fn update(&self, mr: &LiteLLMVirtualKey, id: &str) -> Result<(), ExternalError> {
+        self.check_membership(&mr.spec.for_provider).await?;
         self.client
             .key_update(id, &request(&mr.spec.for_provider, &self.refs, &self.owner))
             .await?;

@@ -16,13 +16,13 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::api::common::{
-    policy_allows, Condition, ManagedFields, ManagedStatus, ManagementPolicy,
+    policy_allows, Condition, ManagedFields, ManagedStatus, ManagementPolicy, EXTERNAL_NAME,
 };
 use crate::litellm;
 
 use super::conditions::{condition, reason, READY, SYNCED};
 use super::diff::Diff;
-use super::ownership::Owner;
+use super::ownership::{self, Owner, Refusal};
 use super::resolve::{Reference, Resolved};
 
 /// A failure talking to the external system (LiteLLM, or the Kubernetes
@@ -112,6 +112,8 @@ pub trait External<K: ManagedKind>: Send + Sync {
 pub struct Connection {
     pub litellm: litellm::Client,
     pub owner: Owner,
+    /// The namespace of the resource's LiteLLMInstance: the platform's.
+    pub instance_namespace: String,
     pub refs: Resolved,
     pub kube: kube::Client,
     /// What consumers call (the instance's gateway, else its admin
@@ -170,18 +172,6 @@ pub trait ManagedKind:
     fn connect(connection: Connection) -> Self::External;
 }
 
-/// Policies that never write to LiteLLM: importing is then always allowed,
-/// whoever owns the object.
-pub fn observe_only(policies: &[ManagementPolicy]) -> bool {
-    ![
-        ManagementPolicy::Create,
-        ManagementPolicy::Update,
-        ManagementPolicy::Delete,
-    ]
-    .iter()
-    .any(|p| policy_allows(policies, *p))
-}
-
 /// What [`External::create`] did beyond creating the object under the id
 /// it was given. Only keys use it: a proxy that refuses caller-chosen keys
 /// generates the key, and so its id (the token), itself.
@@ -203,8 +193,8 @@ pub enum Outcome {
     DriftReported(Diff),
     /// Missing, and the policies do not allow Create.
     Missing,
-    /// Marked for another owner; left alone.
-    Refused(Owner),
+    /// Not this resource's to manage; left alone.
+    Refused(Refusal),
 }
 
 /// The result of [`sync`]: the outcome and what to record in Kubernetes.
@@ -218,10 +208,16 @@ pub struct Synced<K: ManagedKind> {
 
 /// Crossplane's observe, then create or update as the policies allow. One
 /// read in the steady state; a write only for a missing object or drift.
+///
+/// An object that is not this resource's (see [`ownership::may_manage`])
+/// is refused under every policy, `Observe` included: an import would show
+/// another tenant's spend, limits and settings, and late initialization
+/// would copy them.
 pub async fn sync<K: ManagedKind, E: External<K>>(
     mr: &K,
     id: &str,
     owner: &Owner,
+    instance_namespace: &str,
     external: &E,
 ) -> Result<Synced<K>, ExternalError> {
     let policies = &mr.managed().management_policies;
@@ -240,17 +236,13 @@ pub async fn sync<K: ManagedKind, E: External<K>>(
         };
         return Ok(synced);
     }
-    if let Some(other) = observation
-        .owner
-        .as_ref()
-        .filter(|o| !o.same_resource(owner))
+    if let Err(refusal) =
+        ownership::may_manage(observation.owner.as_ref(), owner, instance_namespace)
     {
-        if !observe_only(policies) {
-            synced.outcome = Outcome::Refused(other.clone());
-            synced.at_provider = None;
-            synced.connection_details.clear();
-            return Ok(synced);
-        }
+        synced.outcome = Outcome::Refused(refusal);
+        synced.at_provider = None;
+        synced.connection_details.clear();
+        return Ok(synced);
     }
     if policy_allows(policies, ManagementPolicy::LateInitialize) {
         synced.late_init = observation.late_init.clone();
@@ -274,8 +266,8 @@ pub enum Cleanup {
     /// Already gone.
     Gone,
     Deleted,
-    /// Marked for another owner: never deleted on this resource's behalf.
-    Refused(Owner),
+    /// Not this resource's: never deleted on its behalf.
+    Refused(Refusal),
 }
 
 /// The id to delete, or why the resource is released without any call.
@@ -298,6 +290,7 @@ pub async fn cleanup<K: ManagedKind, E: External<K>>(
     mr: &K,
     id: Option<&str>,
     owner: &Owner,
+    instance_namespace: &str,
     external: &E,
 ) -> Result<Cleanup, ExternalError> {
     let id = match deletion_target(mr, id) {
@@ -308,8 +301,10 @@ pub async fn cleanup<K: ManagedKind, E: External<K>>(
     if !observation.exists {
         return Ok(Cleanup::Gone);
     }
-    if let Some(other) = observation.owner.filter(|o| !o.same_resource(owner)) {
-        return Ok(Cleanup::Refused(other));
+    if let Err(refusal) =
+        ownership::may_manage(observation.owner.as_ref(), owner, instance_namespace)
+    {
+        return Ok(Cleanup::Refused(refusal));
     }
     external.delete(id).await?;
     Ok(Cleanup::Deleted)
@@ -350,16 +345,18 @@ pub fn conditions(noun: &str, id: &str, outcome: &Outcome) -> [Condition; 2] {
                 )),
             ),
         ],
-        Outcome::Refused(other) => [
+        Outcome::Refused(refusal) => [
             condition(READY, false, reason::UNAVAILABLE, None),
             condition(
                 SYNCED,
                 false,
                 reason::RECONCILE_ERROR,
+                // The id is not repeated: for budgets it embeds the
+                // owner's namespace.
                 Some(format!(
-                    "LiteLLM {noun} {id} belongs to {}; refusing to manage it (managementPolicies \
-                     [\"Observe\"] imports it read-only)",
-                    other.describe()
+                    "refusing to manage or import the LiteLLM {noun} named by \
+                     {EXTERNAL_NAME}: {}",
+                    refusal.explain()
                 )),
             ),
         ],
@@ -555,7 +552,7 @@ mod tests {
                 late_init: true,
             },
             Case {
-                name: "unmarked objects are adopted",
+                name: "unmarked objects are adopted from the instance's namespace",
                 policies: &[All],
                 observation: live(None, &["metadata"]),
                 calls: &["observe ns.web", "update ns.web"],
@@ -567,15 +564,23 @@ mod tests {
                 policies: &[All],
                 observation: live(Some(stranger()), &["metadata"]),
                 calls: &["observe ns.web"],
-                outcome: Outcome::Refused(stranger()),
+                outcome: Outcome::Refused(Refusal::Foreign),
                 late_init: false,
             },
             Case {
-                name: "another owner's object may be observed",
+                name: "another owner's object is not even observed",
                 policies: &[Observe],
                 observation: live(Some(stranger()), &["metadata"]),
                 calls: &["observe ns.web"],
-                outcome: Outcome::DriftReported(drift(&["metadata"])),
+                outcome: Outcome::Refused(Refusal::Foreign),
+                late_init: false,
+            },
+            Case {
+                name: "nor late-initialized from",
+                policies: &[Observe, LateInitialize],
+                observation: live(Some(stranger()), &[]),
+                calls: &["observe ns.web"],
+                outcome: Outcome::Refused(Refusal::Foreign),
                 late_init: false,
             },
             Case {
@@ -583,19 +588,41 @@ mod tests {
                 policies: &[Observe, Update],
                 observation: live(Some(stranger()), &["metadata"]),
                 calls: &["observe ns.web"],
-                outcome: Outcome::Refused(stranger()),
+                outcome: Outcome::Refused(Refusal::Foreign),
                 late_init: false,
             },
         ];
         for case in cases {
             let fake = Fake::new(case.observation);
-            let synced = sync(&team(case.policies), "ns.web", &me(), &fake)
+            let synced = sync(&team(case.policies), "ns.web", &me(), "ns", &fake)
                 .await
                 .unwrap();
             assert_eq!(fake.calls(), case.calls, "{}", case.name);
             assert_eq!(synced.outcome, case.outcome, "{}", case.name);
             assert_eq!(synced.late_init.is_some(), case.late_init, "{}", case.name);
+            if matches!(synced.outcome, Outcome::Refused(_)) {
+                assert!(synced.at_provider.is_none(), "{}", case.name);
+            }
         }
+    }
+
+    #[tokio::test]
+    async fn unmarked_objects_are_refused_outside_the_instance_namespace() {
+        for policies in [&[All][..], &[Observe], &[Observe, LateInitialize]] {
+            let fake = Fake::new(live(None, &["metadata"]));
+            let synced = sync(&team(policies), "ns.web", &me(), "platform", &fake)
+                .await
+                .unwrap();
+            assert_eq!(synced.outcome, Outcome::Refused(Refusal::Unmarked));
+            assert!(synced.at_provider.is_none() && synced.late_init.is_none());
+            assert_eq!(fake.calls(), ["observe ns.web"]);
+        }
+        let fake = Fake::new(live(None, &[]));
+        let result = cleanup(&team(&[All]), Some("ns.web"), &me(), "platform", &fake)
+            .await
+            .unwrap();
+        assert_eq!(result, Cleanup::Refused(Refusal::Unmarked));
+        assert_eq!(fake.calls(), ["observe ns.web"]);
     }
 
     #[tokio::test]
@@ -611,7 +638,9 @@ mod tests {
         };
         let mut fake = Fake::new(Observation::absent());
         fake.creation = creation.clone();
-        let synced = sync(&team(&[All]), "ns.web", &me(), &fake).await.unwrap();
+        let synced = sync(&team(&[All]), "ns.web", &me(), "ns", &fake)
+            .await
+            .unwrap();
         assert_eq!(fake.calls(), ["observe ns.web", "create ns.web"]);
         assert_eq!(synced.outcome, Outcome::Created(creation));
     }
@@ -620,14 +649,16 @@ mod tests {
     async fn a_failed_create_is_an_error_and_the_next_sync_finds_the_object() {
         let mut fake = Fake::new(Observation::absent());
         fake.fail_create = true;
-        let err = sync(&team(&[All]), "ns.web", &me(), &fake)
+        let err = sync(&team(&[All]), "ns.web", &me(), "ns", &fake)
             .await
             .unwrap_err();
         assert!(err.is_retryable());
         // The response was lost but the team exists under the recorded id:
         // the retry reads it and creates nothing.
         let fake = Fake::new(live(Some(me()), &[]));
-        let synced = sync(&team(&[All]), "ns.web", &me(), &fake).await.unwrap();
+        let synced = sync(&team(&[All]), "ns.web", &me(), "ns", &fake)
+            .await
+            .unwrap();
         assert_eq!(synced.outcome, Outcome::UpToDate);
         assert_eq!(fake.calls(), ["observe ns.web"]);
     }
@@ -689,25 +720,17 @@ mod tests {
                 id: Some("ns.web"),
                 observation: live(Some(stranger()), &[]),
                 calls: &["observe ns.web"],
-                result: Cleanup::Refused(stranger()),
+                result: Cleanup::Refused(Refusal::Foreign),
             },
         ];
         for case in cases {
             let fake = Fake::new(case.observation);
-            let result = cleanup(&team(case.policies), case.id, &me(), &fake)
+            let result = cleanup(&team(case.policies), case.id, &me(), "ns", &fake)
                 .await
                 .unwrap();
             assert_eq!(fake.calls(), case.calls, "{}", case.name);
             assert_eq!(result, case.result, "{}", case.name);
         }
-    }
-
-    #[test]
-    fn observe_only_means_no_write_policy() {
-        assert!(observe_only(&[Observe]));
-        assert!(observe_only(&[Observe, LateInitialize]));
-        assert!(!observe_only(&[All]));
-        assert!(!observe_only(&[Observe, Delete]));
     }
 
     #[test]
@@ -727,12 +750,17 @@ mod tests {
         diff.field("teamAlias", Some("a"), Some("b"));
         let [_, synced] = conditions("team", "ns.web", &Outcome::DriftReported(diff));
         assert!(synced.message.unwrap().contains("teamAlias"));
-        let [ready, synced] = conditions("team", "ns.web", &Outcome::Refused(stranger()));
+        let [ready, synced] = conditions("team", "ns.web", &Outcome::Refused(Refusal::Foreign));
         assert_eq!(
             (ready.status.as_str(), synced.status.as_str()),
             ("False", "False")
         );
-        assert!(synced.message.unwrap().contains("other/web"));
+        let message = synced.message.unwrap();
+        assert!(message.contains("another resource"), "{message}");
+        assert!(
+            !message.contains("other/") && !message.contains("cluster"),
+            "names nobody: {message}"
+        );
         let [_, synced] = conditions("team", "ns.web", &Outcome::Missing);
         assert!(synced.message.unwrap().contains("Create"));
     }

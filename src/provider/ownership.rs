@@ -67,6 +67,68 @@ impl Owner {
     }
 }
 
+/// Why a resource may not act on a LiteLLM object. Neither variant names
+/// the other owner: a refusal must not tell a tenant who else uses the
+/// proxy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The object is marked for another managed resource (another
+    /// namespace, another name, or another cluster).
+    Foreign,
+    /// The object carries no marker (made in the UI or by another tool) and
+    /// the resource is not in its instance's namespace, the only place
+    /// from which unmarked objects may be adopted.
+    Unmarked,
+}
+
+impl Refusal {
+    /// Why, for conditions and events.
+    pub fn explain(&self) -> &'static str {
+        match self {
+            Refusal::Foreign => "it is managed by another resource",
+            Refusal::Unmarked => {
+                "it was not created by this provider, and only resources in the \
+                 LiteLLMInstance's own namespace may adopt such objects"
+            }
+        }
+    }
+}
+
+/// Whether `me` may manage (observe, import, update or delete) an object
+/// whose marker is `marker`, under every management policy alike: only
+/// its own objects, and unmarked ones only from the instance's namespace
+/// (which belongs to the platform, not to a tenant).
+pub fn may_manage(
+    marker: Option<&Owner>,
+    me: &Owner,
+    instance_namespace: &str,
+) -> Result<(), Refusal> {
+    match marker {
+        Some(marker) if marker.same_resource(me) => Ok(()),
+        Some(_) => Err(Refusal::Foreign),
+        None if me.namespace == instance_namespace => Ok(()),
+        None => Err(Refusal::Unmarked),
+    }
+}
+
+/// Whether a resource of `namespace` in `cluster` may point one of its
+/// objects at an object marked `marker` (a key joining a team or budget):
+/// only objects of its own namespace and cluster; unmarked ones only from
+/// the instance's namespace.
+pub fn may_use(
+    marker: Option<&Owner>,
+    cluster: &str,
+    namespace: &str,
+    instance_namespace: &str,
+) -> Result<(), Refusal> {
+    match marker {
+        Some(marker) if marker.cluster == cluster && marker.namespace == namespace => Ok(()),
+        Some(_) => Err(Refusal::Foreign),
+        None if namespace == instance_namespace => Ok(()),
+        None => Err(Refusal::Unmarked),
+    }
+}
+
 /// What to send as LiteLLM `metadata`: the user's metadata plus the marker.
 /// LiteLLM replaces `metadata` wholesale on update, so the marker must go out
 /// with every write or it would be lost.
@@ -81,6 +143,31 @@ pub fn metadata_with_marker(
     metadata
 }
 
+/// The id of an object whose owner must live in the id itself, because the
+/// LiteLLM object has no free-form field to carry a marker (budgets):
+/// `<cluster>/<namespace>/<name>`. Namespaces and names never contain `/`,
+/// so [`owner_of_id`] reads it back from the right, whatever the cluster
+/// id holds.
+pub fn owned_id(owner: &Owner) -> String {
+    format!("{}/{}/{}", owner.cluster, owner.namespace, owner.name)
+}
+
+/// The owner named by an id of [`owned_id`]'s shape; `None` for any other
+/// id (an object made in the UI or by another tool), which counts as
+/// unmarked.
+pub fn owner_of_id(id: &str) -> Option<Owner> {
+    let mut parts = id.rsplitn(3, '/');
+    let name = parts.next().filter(|n| !n.is_empty())?;
+    let namespace = parts.next().filter(|n| !n.is_empty())?;
+    let cluster = parts.next().filter(|c| !c.is_empty())?;
+    Some(Owner {
+        cluster: cluster.to_owned(),
+        namespace: namespace.to_owned(),
+        name: name.to_owned(),
+        uid: String::new(),
+    })
+}
+
 /// The default LiteLLM id of a resource: `<namespace>.<name>`. Namespace
 /// names are DNS labels and cannot contain `.`, so ids of two namespaces
 /// can never collide.
@@ -91,6 +178,78 @@ pub fn default_id(namespace: &str, name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_own_objects_and_unmarked_ones_from_the_instance_namespace_are_managed() {
+        let me = owner("tenant", "t", "u1");
+        let platform = owner("platform", "t", "u1");
+        assert_eq!(may_manage(Some(&me), &me, "platform"), Ok(()));
+        assert_eq!(
+            may_manage(Some(&owner("tenant", "t", "u2")), &me, "platform"),
+            Ok(()),
+            "a re-created resource of the same name"
+        );
+        for other in [owner("other", "t", "u1"), owner("tenant", "x", "u1")] {
+            assert_eq!(
+                may_manage(Some(&other), &me, "platform"),
+                Err(Refusal::Foreign)
+            );
+        }
+        let elsewhere = Owner {
+            cluster: "c2".into(),
+            ..me.clone()
+        };
+        assert_eq!(
+            may_manage(Some(&elsewhere), &me, "platform"),
+            Err(Refusal::Foreign)
+        );
+        assert_eq!(may_manage(None, &me, "platform"), Err(Refusal::Unmarked));
+        assert_eq!(may_manage(None, &platform, "platform"), Ok(()));
+    }
+
+    #[test]
+    fn objects_are_used_only_within_their_namespace_and_cluster() {
+        let team = owner("tenant", "web", "u1");
+        assert_eq!(may_use(Some(&team), "c1", "tenant", "platform"), Ok(()));
+        assert_eq!(
+            may_use(Some(&team), "c1", "other", "platform"),
+            Err(Refusal::Foreign)
+        );
+        assert_eq!(
+            may_use(Some(&team), "c2", "tenant", "platform"),
+            Err(Refusal::Foreign)
+        );
+        assert_eq!(
+            may_use(None, "c1", "tenant", "platform"),
+            Err(Refusal::Unmarked)
+        );
+        assert_eq!(may_use(None, "c1", "platform", "platform"), Ok(()));
+    }
+
+    #[test]
+    fn owned_ids_name_their_owner() {
+        let me = owner("ns", "b.1", "u1");
+        let id = owned_id(&me);
+        assert_eq!(id, "c1/ns/b.1");
+        assert!(owner_of_id(&id).unwrap().same_resource(&me));
+        let odd_cluster = Owner {
+            cluster: "a/b".into(),
+            ..me.clone()
+        };
+        assert!(owner_of_id(&owned_id(&odd_cluster))
+            .unwrap()
+            .same_resource(&odd_cluster));
+        for unmarked in ["premium", "ns.b", "ns/b", "/ns/b", "c//b", "c/ns/"] {
+            assert_eq!(owner_of_id(unmarked), None, "{unmarked}");
+        }
+    }
+
+    #[test]
+    fn refusals_name_nobody() {
+        for refusal in [Refusal::Foreign, Refusal::Unmarked] {
+            assert!(!refusal.explain().contains('/'));
+        }
+    }
 
     fn owner(ns: &str, name: &str, uid: &str) -> Owner {
         Owner {

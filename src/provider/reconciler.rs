@@ -16,7 +16,10 @@ use kube::runtime::finalizer::{self, finalizer, Event};
 use kube::ResourceExt;
 use serde_json::json;
 
-use crate::api::common::{Condition, ManagedStatus, EXTERNAL_NAME, PAUSED, POLL_INTERVAL};
+use crate::api::common::{
+    paused_by_policies, supported_management_policies, Condition, ManagedStatus, EXTERNAL_NAME,
+    PAUSED, POLL_INTERVAL,
+};
 use crate::litellm::Secret;
 
 use super::conditions::{self, condition, reason, READY, SYNCED};
@@ -129,6 +132,16 @@ pub enum Error {
     /// Deletion waits while the resource is paused.
     #[error("reconciliation is paused by the {PAUSED} annotation")]
     Paused,
+    /// Deletion waits while the management policies are `[]`.
+    #[error("reconciliation is paused: spec.managementPolicies is empty")]
+    PausedByPolicies,
+    /// A combination of management policies Crossplane does not support.
+    #[error(
+        "spec.managementPolicies is set to a non-supported combination: {0}; supported are \
+         those of Crossplane's managed reconciler, such as [\"*\"], [\"Observe\"], \
+         [\"Observe\",\"Create\",\"Update\",\"Delete\"] and []"
+    )]
+    UnsupportedPolicies(String),
     /// Deletion cannot proceed without the user's decision.
     #[error("{0}")]
     Blocked(String),
@@ -147,11 +160,40 @@ impl Error {
             Error::External(ExternalError::LiteLLM(_)) => "litellm",
             Error::External(ExternalError::Kube(_)) => "kubernetes",
             Error::External(ExternalError::Invalid(_)) => "invalid",
-            Error::Paused => "paused",
+            Error::Paused | Error::PausedByPolicies => "paused",
+            Error::UnsupportedPolicies(_) => "invalid",
             Error::Blocked(_) => "blocked",
         }
     }
 }
+
+impl Error {
+    /// A write lost a race with another writer (HTTP 409): the next
+    /// reconciliation reads the new version and tries again. Like
+    /// crossplane-runtime's `SilentlyRequeueOnConflict`, such an error is
+    /// neither an event nor a `ReconcileError` condition.
+    pub fn is_conflict(&self) -> bool {
+        let conflict =
+            |err: &kube::Error| matches!(err, kube::Error::Api(status) if status.code == 409);
+        match self {
+            Error::Kube(err) | Error::Unresolved(Unresolved::Kube(err)) => conflict(err),
+            Error::External(ExternalError::Kube(err)) => conflict(err),
+            Error::Finalizer(inner) => match inner.as_ref() {
+                finalizer::Error::AddFinalizer(err) | finalizer::Error::RemoveFinalizer(err) => {
+                    conflict(err)
+                }
+                finalizer::Error::ApplyFailed(err) | finalizer::Error::CleanupFailed(err) => {
+                    err.is_conflict()
+                }
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+}
+
+/// Delay before the retry of a reconciliation that lost a write race.
+const CONFLICT_REQUEUE: Duration = Duration::from_millis(200);
 
 /// The `crossplane.io/poll-interval` of `mr`, or the default; unbounded
 /// (see [`Context::poll_interval`]). Text that is no positive Go duration
@@ -163,8 +205,22 @@ pub fn poll_interval<K: ManagedKind>(mr: &K, default: Duration) -> Duration {
         .unwrap_or(default)
 }
 
-fn paused<K: ManagedKind>(mr: &K) -> bool {
-    mr.annotations().get(PAUSED).is_some_and(|v| v == "true")
+/// Why `mr` is paused, if it is: the annotation, or empty policies.
+fn paused<K: ManagedKind>(mr: &K) -> Option<Error> {
+    if mr.annotations().get(PAUSED).is_some_and(|v| v == "true") {
+        return Some(Error::Paused);
+    }
+    paused_by_policies(&mr.managed().management_policies).then_some(Error::PausedByPolicies)
+}
+
+/// Refuses management policies Crossplane does not support.
+fn check_policies<K: ManagedKind>(mr: &K) -> Result<(), Error> {
+    let policies = &mr.managed().management_policies;
+    if supported_management_policies(policies) {
+        return Ok(());
+    }
+    let listed = serde_json::to_string(policies).unwrap_or_default();
+    Err(Error::UnsupportedPolicies(listed))
 }
 
 /// Reconciles one managed resource of any kind: the entry point handed to
@@ -180,13 +236,22 @@ pub async fn reconcile<K: ManagedKind>(mr: Arc<K>, ctx: Arc<Context>) -> Result<
         }
     })
     .await;
+    let result = match result {
+        Ok(action) => Ok(action),
+        Err(finalizer::Error::ApplyFailed(err) | finalizer::Error::CleanupFailed(err)) => Err(err),
+        Err(err) => Err(Error::Finalizer(Box::new(err))),
+    };
     match result {
         Ok(action) => {
             ctx.failures().remove(&uid);
             Ok(action)
         }
-        Err(finalizer::Error::ApplyFailed(err) | finalizer::Error::CleanupFailed(err)) => Err(err),
-        Err(err) => Err(Error::Finalizer(Box::new(err))),
+        Err(err) if err.is_conflict() => {
+            tracing::debug!(kind = K::NOUN, error = %err, "write conflict; requeueing");
+            ctx.metrics.failed(K::NOUN, "conflict");
+            Ok(Action::requeue(CONFLICT_REQUEUE))
+        }
+        Err(err) => Err(err),
     }
 }
 
@@ -268,16 +333,35 @@ async fn publish_event<K: ManagedKind>(
 async fn apply<K: ManagedKind>(api: &Api<K>, mr: Arc<K>, ctx: &Context) -> Result<Action, Error> {
     let name = mr.name_any();
     let mut status = StatusWriter::<K>::new(&mr);
-    if paused(&*mr) {
+    if let Some(why) = paused(&*mr) {
         status.set(condition(
             SYNCED,
             false,
             reason::RECONCILE_PAUSED,
-            Some(Error::Paused.to_string()),
+            Some(why.to_string()),
         ));
         status.write(api, &name).await?;
         // Removing the annotation is a change to the resource, which wakes
         // the controller again.
+        return Ok(Action::await_change());
+    }
+    if let Err(err) = check_policies(&*mr) {
+        status.set(condition(
+            SYNCED,
+            false,
+            reason::RECONCILE_ERROR,
+            Some(err.to_string()),
+        ));
+        publish_event(
+            ctx,
+            &*mr,
+            EventType::Warning,
+            "CannotUseInvalidManagementPolicy",
+            err.to_string(),
+        )
+        .await;
+        status.write(api, &name).await?;
+        // Only a change of the policies can help.
         return Ok(Action::await_change());
     }
     let poll = ctx.poll_interval(&*mr);
@@ -334,6 +418,7 @@ async fn apply<K: ManagedKind>(api: &Api<K>, mr: Arc<K>, ctx: &Context) -> Resul
                 timing::random_fraction(),
             )))
         }
+        Err(err) if err.is_conflict() => Err(err),
         Err(err) => {
             status.set(condition(
                 SYNCED,
@@ -377,13 +462,14 @@ async fn observe_and_act<K: ManagedKind>(
     let connection = Connection {
         litellm: instance.client,
         owner: owner.clone(),
+        instance_namespace: instance.namespace.clone(),
         refs,
         kube: ctx.client.clone(),
         endpoint: instance.consumer_endpoint.clone(),
     };
     let (mr, id) = ensure_id(api, mr, &connection).await?;
     let external = K::connect(connection);
-    let synced = managed::sync(&*mr, &id, &owner, &external).await?;
+    let synced = managed::sync(&*mr, &id, &owner, &instance.namespace, &external).await?;
     // An object whose id LiteLLM chose (a key the proxy generated) is
     // recorded under it at once. Should this write fail, the kind finds the
     // object again on the next create (keys: by alias).
@@ -465,25 +551,25 @@ async fn record_id<K: ManagedKind>(api: &Api<K>, mr: &K, id: &str) -> Result<Arc
 async fn cleanup<K: ManagedKind>(api: &Api<K>, mr: Arc<K>, ctx: &Context) -> Result<Action, Error> {
     let name = mr.name_any();
     let mut status = StatusWriter::<K>::new(&mr);
-    if paused(&*mr) {
+    if let Some(why) = paused(&*mr) {
         status.set(condition(
             SYNCED,
             false,
             reason::RECONCILE_PAUSED,
-            Some(Error::Paused.to_string()),
+            Some(why.to_string()),
         ));
         status.write(api, &name).await?;
         // An error keeps the finalizer: a paused resource is not deleted.
-        return Err(Error::Paused);
+        return Err(why);
     }
     status.set(condition(READY, false, reason::DELETING, None));
     let result = delete_external(&mr, ctx).await;
     match &result {
-        Ok(Cleanup::Refused(other)) => {
+        Ok(Cleanup::Refused(refusal)) => {
             let note = format!(
-                "released without deleting: the LiteLLM {} belongs to {}",
+                "released without deleting the LiteLLM {}: {}",
                 K::NOUN,
-                other.describe()
+                refusal.explain()
             );
             publish_event(
                 ctx,
@@ -568,10 +654,39 @@ async fn delete_external<K: ManagedKind>(mr: &Arc<K>, ctx: &Context) -> Result<C
     let external = K::connect(Connection {
         litellm: instance.client,
         owner: owner.clone(),
+        instance_namespace: instance.namespace.clone(),
         // Deleting needs no references; they may be gone already.
         refs: Resolved::default(),
         kube: ctx.client.clone(),
         endpoint: instance.consumer_endpoint,
     });
-    Ok(managed::cleanup(&**mr, Some(id), &owner, &external).await?)
+    Ok(managed::cleanup(&**mr, Some(id), &owner, &instance.namespace, &external).await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn api_error(code: u16) -> kube::Error {
+        kube::Error::Api(Box::new(kube::core::Status {
+            code,
+            reason: "Conflict".into(),
+            ..Default::default()
+        }))
+    }
+
+    #[test]
+    fn only_write_conflicts_requeue_silently() {
+        assert!(Error::Kube(api_error(409)).is_conflict());
+        assert!(Error::External(ExternalError::Kube(api_error(409))).is_conflict());
+        assert!(Error::Unresolved(Unresolved::Kube(api_error(409))).is_conflict());
+        let finalizer = finalizer::Error::<Error>::AddFinalizer(api_error(409));
+        assert!(Error::Finalizer(Box::new(finalizer)).is_conflict());
+        let inside = finalizer::Error::ApplyFailed(Error::Kube(api_error(409)));
+        assert!(Error::Finalizer(Box::new(inside)).is_conflict());
+        assert!(!Error::Kube(api_error(404)).is_conflict());
+        assert!(!Error::Kube(api_error(500)).is_conflict());
+        assert!(!Error::Paused.is_conflict());
+        assert!(!Error::UnsupportedPolicies("[]".into()).is_conflict());
+    }
 }

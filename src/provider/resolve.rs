@@ -121,6 +121,9 @@ pub enum Unresolved {
 /// A LiteLLMInstance ready for admin calls.
 #[derive(Debug, Clone)]
 pub struct Instance {
+    /// The instance's namespace: the platform's, from which unmarked
+    /// LiteLLM objects may be adopted (see [`super::ownership::may_manage`]).
+    pub namespace: String,
     /// Where admin calls go: `status.endpoint`.
     pub endpoint: String,
     /// What consumers call, published as `endpoint` in connection Secrets:
@@ -390,6 +393,7 @@ pub async fn instance(
         .get(&endpoint, master_key, ca_pem)
         .map_err(|err| invalid(&err.to_string()))?;
     Ok(Instance {
+        namespace: instance_namespace.to_owned(),
         endpoint,
         consumer_endpoint,
         client,

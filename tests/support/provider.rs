@@ -136,7 +136,72 @@ pub async fn world_with(prefix: &str, setup: Setup) -> Option<World> {
     Some(world)
 }
 
+/// A tenant: a namespace of its own that the world's instance admits, with
+/// the entity controllers running for it until drop.
+pub struct Tenant {
+    pub namespace: String,
+    controllers: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for Tenant {
+    fn drop(&mut self) {
+        self.controllers.abort();
+    }
+}
+
+impl Tenant {
+    pub fn api<K: ManagedKind>(&self, world: &World) -> Api<K> {
+        Api::namespaced(world.kube.clone(), &self.namespace)
+    }
+
+    /// Whether the provider still runs for this tenant (no panic ended it).
+    pub fn controllers_running(&self) -> bool {
+        !self.controllers.is_finished()
+    }
+}
+
 impl World {
+    /// A new tenant namespace admitted by the instance (added to
+    /// `spec.allowedNamespaces.names`), with its own controllers.
+    pub async fn tenant(&self, prefix: &str) -> Tenant {
+        let namespace = k8s::namespace(&self.kube, prefix).await;
+        let instances: Api<LiteLLMInstance> = Api::namespaced(self.kube.clone(), &self.namespace);
+        let current = instances.get(INSTANCE).await.expect("instance");
+        let mut names = current
+            .spec
+            .allowed_namespaces
+            .and_then(|a| a.names)
+            .unwrap_or_default();
+        names.push(namespace.clone());
+        let admit = json!({"spec": {"allowedNamespaces": {"names": names}}});
+        instances
+            .patch(INSTANCE, &PatchParams::default(), &Patch::Merge(&admit))
+            .await
+            .expect("instance admits the tenant");
+        let ctx = Arc::new(context(&self.kube, Metrics::default()));
+        let controllers = tokio::spawn(controllers::run(ctx, Some(namespace.clone())));
+        Tenant {
+            namespace,
+            controllers,
+        }
+    }
+
+    /// A manifest for a tenant: like [`manifest`], pointing at the world's
+    /// instance in the world's namespace.
+    pub fn tenant_manifest<K: ManagedKind>(
+        &self,
+        kind: &str,
+        name: &str,
+        annotations: serde_json::Value,
+        spec: serde_json::Value,
+    ) -> K {
+        let mut object: K = manifest(kind, name, annotations, spec);
+        let mut value = serde_json::to_value(&object).expect("manifest serializes");
+        value["spec"]["instanceRef"]["namespace"] = json!(self.namespace);
+        object = serde_json::from_value(value).expect("valid manifest");
+        object
+    }
+
     /// Runs the LiteLLMInstance controller for the namespace from now on,
     /// probing every second.
     pub fn start_instance_controller(&mut self) {
