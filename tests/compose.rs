@@ -152,6 +152,189 @@ fn each_bad_input_is_fatal_and_names_its_field() {
     }
 }
 
+/// The composition of `spec` under `policy` (with a referenced instance).
+fn compose_under(policy: Value, spec: Value) -> Outcome {
+    let input = json!({
+        "apiVersion": "litellm.fn.crossplane.io/v1beta1",
+        "kind": "Input",
+        "instance": {"reference": {"name": "shared", "namespace": "litellm"}},
+        "fields": {"team": "spec.parameters.team"},
+        "policy": policy
+    });
+    let mut spec = spec;
+    if let Some(team) = spec.as_object_mut().and_then(|s| s.remove("team")) {
+        spec["parameters"] = json!({ "team": team });
+    }
+    compose(&xr(spec), Some(&input), &Fixed::default())
+}
+
+/// `spec.forProvider` of the composed resource `name`.
+fn for_provider(outcome: &Outcome, name: &str) -> Value {
+    match outcome {
+        Outcome::Composed(c) => c.resources[name].resource["spec"]["forProvider"].clone(),
+        Outcome::Fatal(problems) => panic!("fatal: {problems:?}"),
+    }
+}
+
+/// `field: message` of every policy default applied.
+fn defaults(outcome: &Outcome) -> Vec<String> {
+    match outcome {
+        Outcome::Composed(c) => c.defaults.iter().map(ToString::to_string).collect(),
+        Outcome::Fatal(problems) => panic!("fatal: {problems:?}"),
+    }
+}
+
+#[test]
+fn policy_holds_when_fields_are_left_out() {
+    let exact = json!({"allowedModels": ["gpt-4o", "gpt-4o-mini"]});
+    let budgets = json!({"maxBudget": "100", "maxKeyBudget": "30"});
+    // (case, policy, XR spec, resource, field of forProvider, value, default reported)
+    let cases: Vec<(&str, Value, Value, &str, &str, Value, &str)> = vec![
+        (
+            "team without models, exact allowed list",
+            exact.clone(),
+            json!({"team": {"alias": "ml"}}),
+            "team",
+            "models",
+            json!(["gpt-4o", "gpt-4o-mini"]),
+            "spec.parameters.team.models: not set, which LiteLLM reads as every model on the proxy: the policy's allowed models apply: gpt-4o, gpt-4o-mini",
+        ),
+        (
+            "team with an explicit empty list, exact allowed list",
+            exact.clone(),
+            json!({"team": {"models": []}}),
+            "team",
+            "models",
+            json!(["gpt-4o", "gpt-4o-mini"]),
+            "spec.parameters.team.models: empty, which LiteLLM reads as every model on the proxy: the policy's allowed models apply: gpt-4o, gpt-4o-mini",
+        ),
+        (
+            "team without a budget: the ceiling on the team",
+            budgets.clone(),
+            json!({}),
+            "team",
+            "maxBudget",
+            json!("100"),
+            "spec.budget.maxBudget: not set: the policy ceiling 100 applies",
+        ),
+        (
+            "team without a budget: the ceiling on the budget",
+            budgets.clone(),
+            json!({}),
+            "budget",
+            "maxBudget",
+            json!("100"),
+            "spec.budget.maxBudget: not set: the policy ceiling 100 applies",
+        ),
+        (
+            "budget without maxBudget keeps its other limits",
+            budgets.clone(),
+            json!({"budget": {"duration": "30d", "rpmLimit": 60}}),
+            "budget",
+            "maxBudget",
+            json!("100"),
+            "spec.budget.maxBudget: not set: the policy ceiling 100 applies",
+        ),
+        (
+            "key without maxBudget: the key ceiling",
+            budgets.clone(),
+            json!({"budget": {"maxBudget": "80", "duration": "30d"}, "keys": [{"name": "ci"}]}),
+            "key-ci",
+            "maxBudget",
+            json!("30"),
+            "spec.keys[0].maxBudget: not set: 30 applies (the policy ceiling per key)",
+        ),
+        (
+            "key without maxBudget under a smaller team budget",
+            budgets.clone(),
+            json!({"budget": {"maxBudget": "20", "duration": "30d"}, "keys": [{"name": "ci"}]}),
+            "key-ci",
+            "maxBudget",
+            json!("20"),
+            "spec.keys[0].maxBudget: not set: 20 applies (the team budget, below the policy ceiling 30 per key)",
+        ),
+        (
+            "key without maxBudget and without a team budget",
+            json!({"maxKeyBudget": "30"}),
+            json!({"keys": [{"name": "ci", "budgetDuration": "7d"}]}),
+            "key-ci",
+            "maxBudget",
+            json!("30"),
+            "spec.keys[0].maxBudget: not set: 30 applies (the policy ceiling per key)",
+        ),
+        (
+            "a defaulted key still links the team budget",
+            budgets.clone(),
+            json!({"budget": {"maxBudget": "80", "duration": "30d"}, "keys": [{"name": "ci"}]}),
+            "key-ci",
+            "budgetRef",
+            json!({"name": "ml-budget"}),
+            "spec.keys[0].maxBudget: not set: 30 applies (the policy ceiling per key)",
+        ),
+    ];
+    for (what, policy, spec, resource, field, value, reported) in cases {
+        let outcome = compose_under(policy, spec);
+        assert_eq!(
+            for_provider(&outcome, resource)[field],
+            value,
+            "{what}: {resource}.{field}"
+        );
+        assert!(
+            defaults(&outcome).iter().any(|d| d == reported),
+            "{what}: no default {reported:?} in {:?}",
+            defaults(&outcome)
+        );
+    }
+}
+
+#[test]
+fn fields_given_are_kept_and_nothing_is_defaulted() {
+    let policy = json!({"allowedModels": ["gpt-4o", "gpt-4o-mini"], "maxBudget": "100", "maxKeyBudget": "30"});
+    let spec = json!({"team": {"models": ["gpt-4o"]},
+                      "budget": {"maxBudget": "50", "duration": "30d"},
+                      "keys": [{"name": "ci", "maxBudget": "5", "models": []}]});
+    let outcome = compose_under(policy, spec);
+    assert_eq!(for_provider(&outcome, "team")["models"], json!(["gpt-4o"]));
+    assert_eq!(for_provider(&outcome, "team")["maxBudget"], "50");
+    let key = for_provider(&outcome, "key-ci");
+    assert_eq!(key["maxBudget"], "5");
+    // A key's empty list means its team's models in LiteLLM: rendered as given.
+    assert_eq!(key["models"], json!([]));
+    assert_eq!(defaults(&outcome), Vec::<String>::new());
+
+    // Without a policy, nothing is filled in.
+    let outcome = compose_under(json!({}), json!({"keys": [{"name": "ci"}]}));
+    assert!(for_provider(&outcome, "team").get("models").is_none());
+    assert!(for_provider(&outcome, "team").get("maxBudget").is_none());
+    assert!(for_provider(&outcome, "key-ci").get("maxBudget").is_none());
+    assert_eq!(defaults(&outcome), Vec::<String>::new());
+}
+
+#[test]
+fn a_team_without_models_under_a_wildcard_policy_is_fatal() {
+    let policy = json!({"allowedModels": ["gpt-4o", "claude-*"]});
+    for team in [json!({"alias": "ml"}), json!({"models": []})] {
+        let outcome = compose_under(policy.clone(), json!({ "team": team }));
+        let Outcome::Fatal(problems) = outcome else {
+            panic!("composed a team without models under {policy}")
+        };
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].field, "spec.parameters.team.models");
+        assert!(
+            problems[0].message.contains("must list the team's models")
+                && problems[0].message.contains("\"claude-*\""),
+            "{}",
+            problems[0].message
+        );
+    }
+    // Listed models that the wildcard admits compose.
+    let outcome = compose_under(policy, json!({"team": {"models": ["claude-3-5"]}}));
+    assert_eq!(
+        for_provider(&outcome, "team")["models"],
+        json!(["claude-3-5"])
+    );
+}
+
 #[test]
 fn a_cluster_scoped_xr_without_claim_or_namespace_is_fatal() {
     let mut xr = xr(good_spec());

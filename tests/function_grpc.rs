@@ -159,6 +159,65 @@ async fn a_domain_problem_is_a_fatal_result_not_a_grpc_error() {
     );
 }
 
+#[tokio::test]
+async fn policy_defaults_reach_the_wire_as_warning_results() {
+    use function_sdk_rust::resource::struct_to_json;
+    let (port, _stop) = start(args(true, None)).await;
+    let mut client = FunctionRunnerServiceClient::connect(format!("http://127.0.0.1:{port}"))
+        .await
+        .unwrap();
+    let warned = |rsp: &RunFunctionResponse, message: &str| {
+        rsp.results.iter().any(|r| {
+            r.severity == Severity::Warning as i32
+                && r.reason.as_deref() == Some("PolicyDefault")
+                && r.message == message
+        })
+    };
+
+    // The example as shipped: its `notebooks` key sets no maxBudget under
+    // `maxKeyBudget: "100"`, below the team budget of 250.
+    let rsp = client
+        .run_function(example_request())
+        .await
+        .unwrap()
+        .into_inner();
+    let key = &desired_resources(&rsp)["key-notebooks"]["spec"]["forProvider"];
+    assert_eq!(key["maxBudget"], "100");
+    assert_eq!(key["budgetRef"]["name"], "ml-research-budget");
+    assert!(
+        warned(
+            &rsp,
+            "spec.keys[1].maxBudget: not set: 100 applies (the policy ceiling per key)"
+        ),
+        "{:?}",
+        rsp.results
+    );
+
+    // The same XR with the team's models left out, under an allowed list
+    // without wildcards.
+    let mut req = example_request();
+    let composite = req.observed.as_mut().unwrap().composite.as_mut().unwrap();
+    let mut xr = struct_to_json(composite.resource.as_ref().unwrap());
+    xr["spec"]["team"].as_object_mut().unwrap().remove("models");
+    composite.resource = Some(json_to_struct(xr.as_object().unwrap()));
+    let mut input = struct_to_json(req.input.as_ref().unwrap());
+    input["policy"]["allowedModels"] = serde_json::json!(["gpt-4o", "gpt-4o-mini"]);
+    req.input = Some(json_to_struct(input.as_object().unwrap()));
+    let rsp = client.run_function(req).await.unwrap().into_inner();
+    assert_eq!(
+        desired_resources(&rsp)["team"]["spec"]["forProvider"]["models"],
+        serde_json::json!(["gpt-4o", "gpt-4o-mini"])
+    );
+    assert!(
+        warned(
+            &rsp,
+            "spec.team.models: not set, which LiteLLM reads as every model on the proxy: the policy's allowed models apply: gpt-4o, gpt-4o-mini"
+        ),
+        "{:?}",
+        rsp.results
+    );
+}
+
 /// A CA, a server certificate for localhost, and a client certificate.
 struct Pki {
     ca: String,

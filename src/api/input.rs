@@ -143,14 +143,18 @@ impl Default for FieldPaths {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Policy {
     /// Models a team, key or model entry may name. An entry ending in `*`
-    /// admits every name with that prefix.
+    /// admits every name with that prefix. A team without models (or with
+    /// an empty list, which LiteLLM reads as every model) gets this list
+    /// when every entry is an exact name; with a `*` entry it must list them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allowed_models: Option<Vec<String>>,
-    /// Ceiling of the team budget in USD; with it set a budget is required.
+    /// Ceiling of the team budget in USD; an XR without `maxBudget` in its
+    /// budget (or without a budget) gets the ceiling.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "super::common::money_schema")]
     pub max_budget: Option<String>,
-    /// Ceiling of each key's budget in USD.
+    /// Ceiling of each key's budget in USD; a key without `maxBudget` gets
+    /// it, or the team budget when that is lower.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "super::common::money_schema")]
     pub max_key_budget: Option<String>,

@@ -222,9 +222,7 @@ pub fn desired(target: &Target, request: &XrRequest) -> BTreeMap<String, Value> 
             json!({ "name": target.object_name(names::TEAM) }),
         );
         // A key without limits of its own inherits the team budget's.
-        let has_own_limits =
-            key.max_budget.is_some() || key.tpm_limit.is_some() || key.rpm_limit.is_some();
-        if request.budget.is_some() && !has_own_limits {
+        if request.budget.is_some() && !key.has_own_limits() {
             p.insert(
                 "budgetRef".into(),
                 json!({ "name": target.object_name(names::BUDGET) }),

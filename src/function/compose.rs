@@ -83,6 +83,9 @@ pub struct Composition {
     pub connection_details: BTreeMap<String, Vec<u8>>,
     /// Odd but workable parts of the request.
     pub warnings: Vec<Problem>,
+    /// Policy defaults applied to fields the XR left out, each naming the
+    /// field and the value rendered.
+    pub defaults: Vec<Problem>,
     /// Resources to fetch for the next call.
     pub requirements: Vec<Requirement>,
     pub ttl: Duration,
@@ -251,10 +254,14 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
     let request = parse_request(xr, &input)
         .map_err(|p| problems.extend(p))
         .ok();
-    let findings = request
-        .as_ref()
-        .map(|r| validate::check(r, &input.fields, &input.policy))
-        .unwrap_or_default();
+    // The request as rendered: with the policy's defaults applied.
+    let (request, findings) = match request {
+        Some(r) => {
+            let (r, findings) = validate::review(r, &input.fields, &input.policy);
+            (Some(r), findings)
+        }
+        None => (None, validate::Findings::default()),
+    };
     problems.extend(findings.fatal);
     let (Some(namespace), Some(request), true) = (namespace, request, problems.is_empty()) else {
         return Outcome::Fatal(problems);
@@ -309,6 +316,7 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
         xr_status,
         connection_details,
         warnings: findings.warnings,
+        defaults: findings.defaults,
         requirements,
         ttl,
     })

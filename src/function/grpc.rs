@@ -139,6 +139,13 @@ fn apply(rsp: &mut wire::Response, c: Composition) {
     let composite = desired.composite.get_or_insert_default();
     merge_status(composite, c.xr_status);
     composite.connection_details.extend(c.connection_details);
+    for default in &c.defaults {
+        rsp.results.push(result(
+            Severity::Warning,
+            default.to_string(),
+            "PolicyDefault",
+        ));
+    }
     for warning in &c.warnings {
         rsp.results.push(result(
             Severity::Warning,

@@ -73,6 +73,22 @@ pub struct KeyRequest {
     pub rpm_limit: Option<u32>,
     pub max_parallel_requests: Option<u32>,
     pub metadata: Option<BTreeMap<String, Value>>,
+    /// Whether `max_budget` is the policy's default rather than the XR's
+    /// (see `validate::review`). Never read from the XR.
+    #[serde(skip)]
+    pub max_budget_from_policy: bool,
+}
+
+impl KeyRequest {
+    /// Whether the XR gives the key limits of its own. A key without them
+    /// links the team budget; a `maxBudget` the policy filled in does not
+    /// count, so such a key keeps the link (and the budget's reset cycle and
+    /// rate limits), with its own `max_budget` taking precedence in LiteLLM.
+    pub fn has_own_limits(&self) -> bool {
+        (self.max_budget.is_some() && !self.max_budget_from_policy)
+            || self.tpm_limit.is_some()
+            || self.rpm_limit.is_some()
+    }
 }
 
 /// One requested model deployment.
@@ -164,6 +180,14 @@ mod tests {
         let b = read::<BudgetRequest>(&xr, "spec.budget").unwrap().unwrap();
         assert_eq!(b.max_budget.unwrap().0, Money::parse("25.50").unwrap());
         assert_eq!(b.soft_budget.unwrap().0.to_string(), "20");
+    }
+
+    #[test]
+    fn an_xr_cannot_mark_its_own_key_budget_as_the_policys() {
+        let xr = json!({"spec": {"keys": [{"name": "a", "maxBudgetFromPolicy": true}]}});
+        let err = read::<Vec<KeyRequest>>(&xr, "spec.keys").unwrap_err();
+        assert_eq!(err.field, "spec.keys[0].maxBudgetFromPolicy");
+        assert!(err.message.contains("unknown field"), "{}", err.message);
     }
 
     #[test]

@@ -8,13 +8,16 @@ use crate::api::input::{FieldPaths, Policy};
 use crate::api::money::Money;
 
 use super::error::Problem;
-use super::request::XrRequest;
+use super::request::{Amount, XrRequest};
 
 /// What the checks found.
 #[derive(Debug, Default, PartialEq)]
 pub struct Findings {
     pub fatal: Vec<Problem>,
     pub warnings: Vec<Problem>,
+    /// Policy defaults applied to fields the XR left out: the field and the
+    /// value rendered in its place.
+    pub defaults: Vec<Problem>,
 }
 
 /// A LiteLLM duration: a positive count of `s`, `m`, `h`, `d` or `mo`.
@@ -61,8 +64,145 @@ fn policy_amount(value: &Option<String>, field: &str, findings: &mut Findings) -
     }
 }
 
-/// Checks `request` against the value rules and `policy`.
-pub fn check(request: &XrRequest, paths: &FieldPaths, policy: &Policy) -> Findings {
+/// The request as it will be rendered, and what was found on the way: the
+/// policy's defaults fill in what the XR leaves out (each one reported),
+/// then the value rules and the policy are checked on the result.
+pub fn review(
+    mut request: XrRequest,
+    paths: &FieldPaths,
+    policy: &Policy,
+) -> (XrRequest, Findings) {
+    let mut findings = Findings::default();
+    apply_policy_defaults(&mut request, paths, policy, &mut findings);
+    let checked = check(&request, paths, policy);
+    findings.fatal.extend(checked.fatal);
+    findings.warnings.extend(checked.warnings);
+    (request, findings)
+}
+
+/// Fills in what the XR leaves out where the policy limits it, so that
+/// absence never means "every model" or "unlimited": LiteLLM gives a team
+/// without `models` (or with an empty list) every model on the proxy, and an
+/// entity without `max_budget` no spend limit. Each default applied is
+/// reported with the field and the value; where a default would be a guess
+/// (a wildcard in the allowed models), the field is required instead.
+///
+/// Keys need no model default: a key without `models`, or with an empty
+/// list, may use its team's models, and every key rendered here belongs to
+/// the XR's team, whose models are defaulted. An explicit empty list is
+/// rendered as given (it is enforced, where an absent list is left alone).
+///
+/// A broken policy amount applies no default; `check` reports it.
+fn apply_policy_defaults(
+    request: &mut XrRequest,
+    paths: &FieldPaths,
+    policy: &Policy,
+    findings: &mut Findings,
+) {
+    if let Some(allowed) = &policy.allowed_models {
+        let models = &request.team.models;
+        if models.as_ref().is_none_or(Vec::is_empty) {
+            let field = format!("{}.models", paths.team);
+            let left_out = if models.is_some() {
+                "empty, which LiteLLM reads as every model on the proxy"
+            } else {
+                "not set, which LiteLLM reads as every model on the proxy"
+            };
+            if allowed.is_empty() {
+                findings.fatal.push(Problem::new(
+                    field,
+                    format!("{left_out}, and policy.allowedModels is empty: no team can be rendered under it"),
+                ));
+            } else if let Some(wildcard) = allowed.iter().find(|entry| entry.ends_with('*')) {
+                findings.fatal.push(Problem::new(
+                    field,
+                    format!(
+                        "must list the team's models: {left_out}, and the policy admits the wildcard {wildcard:?}, so its allowed models cannot stand in for them"
+                    ),
+                ));
+            } else {
+                let mut defaulted: Vec<String> = Vec::with_capacity(allowed.len());
+                for model in allowed {
+                    if !defaulted.contains(model) {
+                        defaulted.push(model.clone());
+                    }
+                }
+                findings.defaults.push(Problem::new(
+                    field,
+                    format!(
+                        "{left_out}: the policy's allowed models apply: {}",
+                        defaulted.join(", ")
+                    ),
+                ));
+                request.team.models = Some(defaulted);
+            }
+        }
+    }
+
+    let amount = |value: &Option<String>| value.as_deref().and_then(|v| Money::parse(v).ok());
+    if let Some(ceiling) = amount(&policy.max_budget) {
+        let budget = request.budget.get_or_insert_with(Default::default);
+        if budget.max_budget.is_none() {
+            budget.max_budget = Some(Amount(ceiling));
+            findings.defaults.push(Problem::new(
+                format!("{}.maxBudget", paths.budget),
+                format!("not set: the policy ceiling {ceiling} applies"),
+            ));
+        }
+    }
+
+    if let Some(ceiling) = amount(&policy.max_key_budget) {
+        let team = request
+            .budget
+            .as_ref()
+            .and_then(|b| b.max_budget.as_ref())
+            .map(|a| a.0);
+        let team_resets = request
+            .budget
+            .as_ref()
+            .is_some_and(|b| b.duration.is_some());
+        // The smaller of the key ceiling and the team budget. A key without
+        // limits of its own links the team budget, and LiteLLM (1.108.7)
+        // fills a key's unset max_budget from the budget it links: before
+        // this default such a key was limited by the team budget alone. The
+        // smaller value keeps that limit and caps it at the ceiling, so what
+        // is rendered is what binds the key; a team budget above the ceiling
+        // would otherwise hand the key more than the policy allows. The
+        // team's own limit still applies on top in LiteLLM.
+        let (value, source) = match team {
+            Some(team) if team < ceiling => (
+                team,
+                format!("the team budget, below the policy ceiling {ceiling} per key"),
+            ),
+            _ => (ceiling, "the policy ceiling per key".to_string()),
+        };
+        for (i, key) in request.keys.iter_mut().enumerate() {
+            if key.max_budget.is_some() {
+                continue;
+            }
+            key.max_budget = Some(Amount(value));
+            key.max_budget_from_policy = true;
+            // A key's spend resets with its own budgetDuration, or with the
+            // budget it links (LiteLLM's reset job resets the keys a budget
+            // gates); keys without limits of their own link the team budget.
+            let resets = key.budget_duration.is_some()
+                || (request.budget.is_some() && !key.has_own_limits() && team_resets);
+            let never = if resets {
+                ""
+            } else {
+                "; without budgetDuration the key's spend never resets"
+            };
+            findings.defaults.push(Problem::new(
+                format!("{}[{i}].maxBudget", paths.keys),
+                format!("not set: {value} applies ({source}){never}"),
+            ));
+        }
+    }
+}
+
+/// Checks `request` against the value rules and `policy`. Run on a request
+/// whose policy defaults are applied (`review`).
+fn check(request: &XrRequest, paths: &FieldPaths, policy: &Policy) -> Findings {
     let mut findings = Findings::default();
     let max_budget = policy_amount(&policy.max_budget, "input.policy.maxBudget", &mut findings);
     let max_key_budget = policy_amount(
@@ -127,17 +267,13 @@ pub fn check(request: &XrRequest, paths: &FieldPaths, policy: &Policy) -> Findin
             }
         }
     }
-    if let Some(ceiling) = max_budget {
-        match team_budget {
-            None => findings.fatal.push(Problem::new(
-                format!("{}.maxBudget", paths.budget),
-                format!("is required by policy (ceiling {ceiling})"),
-            )),
-            Some(b) if b > ceiling => findings.fatal.push(Problem::new(
+    // Without a budget of its own the team has the ceiling by now.
+    if let (Some(ceiling), Some(b)) = (max_budget, team_budget) {
+        if b > ceiling {
+            findings.fatal.push(Problem::new(
                 format!("{}.maxBudget", paths.budget),
                 format!("{b} exceeds the policy ceiling {ceiling}"),
-            )),
-            Some(_) => {}
+            ));
         }
     }
 
@@ -423,6 +559,168 @@ mod tests {
                 "spec.keys[0].models[0]",
                 "spec.keys[0].maxBudget"
             ]
+        );
+    }
+
+    fn defaulted(f: &Findings) -> Vec<&str> {
+        f.defaults.iter().map(|p| p.field.as_str()).collect()
+    }
+
+    #[test]
+    fn a_team_without_models_gets_an_exact_allowed_list() {
+        let policy = Policy {
+            allowed_models: Some(vec!["gpt-4o".into(), "o1".into(), "gpt-4o".into()]),
+            ..Default::default()
+        };
+        for models in [None, Some(vec![])] {
+            let request = XrRequest {
+                team: TeamRequest {
+                    models,
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            let (rendered, findings) = review(request, &FieldPaths::default(), &policy);
+            assert!(findings.fatal.is_empty(), "{:?}", findings.fatal);
+            assert_eq!(
+                rendered.team.models,
+                Some(vec!["gpt-4o".to_string(), "o1".to_string()])
+            );
+            assert_eq!(defaulted(&findings), vec!["spec.team.models"]);
+            assert!(findings.defaults[0].message.ends_with("apply: gpt-4o, o1"));
+        }
+    }
+
+    #[test]
+    fn a_team_without_models_under_a_wildcard_or_empty_policy_is_fatal() {
+        let paths = FieldPaths {
+            team: "spec.parameters.team".into(),
+            ..Default::default()
+        };
+        for (allowed, says) in [
+            (
+                vec!["gpt-4o".to_string(), "claude-*".to_string()],
+                "\"claude-*\"",
+            ),
+            (vec![], "policy.allowedModels is empty"),
+        ] {
+            for models in [None, Some(vec![])] {
+                let request = XrRequest {
+                    team: TeamRequest {
+                        models,
+                        ..Default::default()
+                    },
+                    ..Default::default()
+                };
+                let policy = Policy {
+                    allowed_models: Some(allowed.clone()),
+                    ..Default::default()
+                };
+                let (rendered, findings) = review(request.clone(), &paths, &policy);
+                assert_eq!(fields(&findings), vec!["spec.parameters.team.models"]);
+                assert!(
+                    findings.fatal[0].message.contains(says),
+                    "{:?}",
+                    findings.fatal
+                );
+                assert_eq!(rendered.team.models, request.team.models);
+            }
+        }
+    }
+
+    #[test]
+    fn a_team_without_a_budget_gets_the_ceiling() {
+        let policy = Policy {
+            max_budget: Some("500".into()),
+            ..Default::default()
+        };
+        let (rendered, findings) = review(XrRequest::default(), &FieldPaths::default(), &policy);
+        assert!(findings.fatal.is_empty(), "{:?}", findings.fatal);
+        assert_eq!(rendered.budget.unwrap().max_budget, amount("500"));
+        assert_eq!(defaulted(&findings), vec!["spec.budget.maxBudget"]);
+        assert!(findings.defaults[0].message.contains("ceiling 500"));
+        // The rendered budget never resets: the usual warning says so.
+        let warned: Vec<&str> = findings.warnings.iter().map(|p| p.field.as_str()).collect();
+        assert_eq!(warned, vec!["spec.budget.duration"]);
+
+        let request = XrRequest {
+            budget: Some(BudgetRequest {
+                duration: Some("30d".into()),
+                tpm_limit: Some(1000),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        let (rendered, findings) = review(request, &FieldPaths::default(), &policy);
+        let budget = rendered.budget.unwrap();
+        assert_eq!(budget.max_budget, amount("500"));
+        assert_eq!(budget.tpm_limit, Some(1000));
+        assert_eq!(defaulted(&findings), vec!["spec.budget.maxBudget"]);
+        assert!(findings.warnings.is_empty(), "{:?}", findings.warnings);
+    }
+
+    #[test]
+    fn a_key_without_a_budget_gets_the_ceiling_or_the_smaller_team_budget() {
+        let policy = Policy {
+            max_key_budget: Some("50".into()),
+            ..Default::default()
+        };
+        let request = |team: &str| XrRequest {
+            budget: Some(BudgetRequest {
+                max_budget: amount(team),
+                duration: Some("30d".into()),
+                ..Default::default()
+            }),
+            keys: vec![
+                key("open"),
+                KeyRequest {
+                    max_budget: amount("5"),
+                    ..key("own")
+                },
+                KeyRequest {
+                    tpm_limit: Some(10),
+                    ..key("rated")
+                },
+            ],
+            ..Default::default()
+        };
+        let (rendered, findings) = review(request("200"), &FieldPaths::default(), &policy);
+        assert!(findings.fatal.is_empty(), "{:?}", findings.fatal);
+        let budgets: Vec<_> = rendered.keys.iter().map(|k| k.max_budget.clone()).collect();
+        assert_eq!(budgets, vec![amount("50"), amount("5"), amount("50")]);
+        assert!(rendered.keys[0].max_budget_from_policy && !rendered.keys[0].has_own_limits());
+        assert!(!rendered.keys[1].max_budget_from_policy && rendered.keys[1].has_own_limits());
+        assert_eq!(
+            defaulted(&findings),
+            vec!["spec.keys[0].maxBudget", "spec.keys[2].maxBudget"]
+        );
+        assert!(findings.defaults[0]
+            .message
+            .ends_with("50 applies (the policy ceiling per key)"));
+        assert!(findings.defaults[1].message.contains("never resets"));
+        assert!(findings.warnings.is_empty(), "{:?}", findings.warnings);
+
+        let (rendered, findings) = review(request("20"), &FieldPaths::default(), &policy);
+        assert_eq!(rendered.keys[0].max_budget, amount("20"));
+        assert!(findings.defaults[0].message.contains("the team budget"));
+    }
+
+    #[test]
+    fn a_broken_policy_amount_applies_no_default() {
+        let policy = Policy {
+            max_budget: Some("lots".into()),
+            max_key_budget: Some("-1".into()),
+            ..Default::default()
+        };
+        let request = XrRequest {
+            keys: vec![key("ci")],
+            ..Default::default()
+        };
+        let (rendered, findings) = review(request.clone(), &FieldPaths::default(), &policy);
+        assert_eq!(rendered, request);
+        assert_eq!(
+            fields(&findings),
+            vec!["input.policy.maxBudget", "input.policy.maxKeyBudget"]
         );
     }
 
