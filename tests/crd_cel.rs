@@ -125,9 +125,56 @@ fn bad_instances_are_rejected_with_the_rules_message_and_every_rule_is_exercised
         assert_eq!(matching.len(), 1, "{what}: {errors:?}");
         exercised.insert(matching[0].rule.clone());
     }
+    exercised.extend(key_transition_rules_reject_changes());
     assert_eq!(
         exercised,
         all_rules(),
         "a CEL rule of the generated CRDs has no rejecting test case"
     );
+}
+
+fn key(for_provider: Value) -> Value {
+    json!({
+        "apiVersion": "litellm.m.crossplane.io/v1alpha1",
+        "kind": "LiteLLMVirtualKey",
+        "metadata": {"name": "ci", "namespace": "default"},
+        "spec": {"instanceRef": {"name": "litellm"}, "forProvider": for_provider},
+    })
+}
+
+/// `forProvider.duration` stays as created: changing, adding and removing it
+/// are refused; other changes pass. Returns the rules that rejected.
+fn key_transition_rules_reject_changes() -> BTreeSet<String> {
+    let schema = schema_of("LiteLLMVirtualKey");
+    let message = litellm_crossplane::api::key::DURATION_IMMUTABLE;
+    let mut exercised = BTreeSet::new();
+    for (what, old, new) in [
+        (
+            "changed",
+            json!({"duration": "30d"}),
+            json!({"duration": "60d"}),
+        ),
+        ("added", json!({}), json!({"duration": "30d"})),
+        ("removed", json!({"duration": "30d"}), json!({})),
+    ] {
+        let errors = kube_cel::validate(&schema, &key(new), Some(&key(old)))
+            .err()
+            .unwrap_or_else(|| panic!("duration {what}: accepted"));
+        let matching: Vec<_> = errors.iter().filter(|e| e.message == message).collect();
+        assert_eq!(matching.len(), 1, "duration {what}: {errors:?}");
+        exercised.insert(matching[0].rule.clone());
+    }
+    for (what, old, new) in [
+        (
+            "other fields",
+            json!({"duration": "30d", "maxBudget": "1"}),
+            json!({"duration": "30d", "maxBudget": "2"}),
+        ),
+        ("never set", json!({}), json!({"keyAlias": "x"})),
+    ] {
+        let result = kube_cel::validate(&schema, &key(new), Some(&key(old)));
+        assert!(result.is_ok(), "{what}: {result:?}");
+    }
+    assert!(kube_cel::validate(&schema, &key(json!({"duration": "30d"})), None).is_ok());
+    exercised
 }

@@ -183,3 +183,38 @@ async fn the_api_server_accepts_the_examples_and_rejects_bad_objects() {
         assert!(err.contains(message), "{what}: {err}");
     }
 }
+
+#[tokio::test]
+async fn the_api_server_keeps_a_keys_duration_as_created() {
+    let Some(client) = k8s::client().await else {
+        return;
+    };
+    k8s::install_crds(&client).await;
+    let ns = k8s::namespace(&client, "crds-immutable").await;
+    let key = json!({"apiVersion": "litellm.m.crossplane.io/v1alpha1", "kind": "LiteLLMVirtualKey",
+                     "metadata": {"name": "ci"},
+                     "spec": {"instanceRef": {"name": "x"}, "forProvider": {"duration": "30d", "maxBudget": "1"}}});
+    create(&client, &ns, key).await.unwrap();
+    let keys = api_for(&client, &ns, "LiteLLMVirtualKey");
+    let patch = |for_provider: Value| {
+        let keys = keys.clone();
+        async move {
+            keys.patch(
+                "ci",
+                &kube::api::PatchParams::default(),
+                &kube::api::Patch::Merge(&json!({"spec": {"forProvider": for_provider}})),
+            )
+            .await
+        }
+    };
+    for change in [json!({"duration": "60d"}), json!({"duration": null})] {
+        let err = patch(change.clone()).await.unwrap_err().to_string();
+        assert!(
+            err.contains(litellm_crossplane::api::key::DURATION_IMMUTABLE),
+            "{change}: {err}"
+        );
+    }
+    patch(json!({"maxBudget": "2"}))
+        .await
+        .expect("other fields still change");
+}

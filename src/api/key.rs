@@ -1,11 +1,16 @@
 //! `LiteLLMVirtualKey`: a LiteLLM virtual key (`/key/*`). The secret itself
 //! only ever lives in the connection Secret.
 
-use kube::CustomResource;
+use kube::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::common::{FreeForm, LocalRef, ManagedFields, ManagedStatus};
+
+/// Message of the rule that keeps `forProvider.duration` as created.
+pub const DURATION_IMMUTABLE: &str = "forProvider.duration cannot change after creation: LiteLLM \
+     turned it into a fixed expiry (status.atProvider.expires); to get a key with a new lifetime, \
+     delete and re-create this resource (its Secret gets the new key)";
 
 /// A LiteLLM virtual key. Its secret is chosen by the provider and written to
 /// `writeConnectionSecretToRef` (default `<name>-key`) before LiteLLM sees it.
@@ -35,7 +40,10 @@ pub struct LiteLLMVirtualKeySpec {
 }
 
 /// The desired state of a LiteLLM virtual key.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[x_kube(
+    validation = Rule::new("(has(self.duration) ? self.duration : '') == (has(oldSelf.duration) ? oldSelf.duration : '')").message(DURATION_IMMUTABLE)
+)]
 #[serde(rename_all = "camelCase")]
 pub struct KeyParameters {
     /// `key_alias`, unique across all keys of the proxy.

@@ -145,10 +145,18 @@ impl External<LiteLLMBudget> for BudgetExternal {
         Ok(Creation::default())
     }
 
-    async fn update(&self, mr: &LiteLLMBudget, id: &str) -> Result<(), ExternalError> {
-        self.client
-            .budget_update(&request(id, &mr.spec.for_provider))
-            .await?;
+    async fn update(
+        &self,
+        mr: &LiteLLMBudget,
+        id: &str,
+        drift: &Diff,
+    ) -> Result<(), ExternalError> {
+        let mut settings = request(id, &mr.spec.for_provider);
+        // Sending it restarts the budget period: only when it drifted.
+        if !drift.has("budgetDuration") {
+            settings.budget_duration = None;
+        }
+        self.client.budget_update(&settings).await?;
         Ok(())
     }
 

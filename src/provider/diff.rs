@@ -82,6 +82,11 @@ impl Diff {
         self.0.is_empty()
     }
 
+    /// Whether `name` differs.
+    pub fn has(&self, name: &str) -> bool {
+        self.fields().contains(&name)
+    }
+
     pub fn fields(&self) -> &[&'static str] {
         &self.0
     }

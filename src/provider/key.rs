@@ -63,6 +63,24 @@ pub fn request(params: &KeyParameters, refs: &Resolved, owner: &Owner) -> KeyReq
     }
 }
 
+/// What an update sends: [`request`] without `duration`, which LiteLLM would
+/// turn into a new `expires` counted from now (the CRD makes `duration`
+/// immutable), and without `budget_duration` unless it drifted, since
+/// LiteLLM restarts the budget period whenever it is sent.
+pub fn update_request(
+    params: &KeyParameters,
+    refs: &Resolved,
+    owner: &Owner,
+    drift: &Diff,
+) -> KeyRequest {
+    let mut settings = request(params, refs, owner);
+    settings.duration = None;
+    if !drift.has("budgetDuration") {
+        settings.budget_duration = None;
+    }
+    settings
+}
+
 /// `duration` is not compared: LiteLLM turns it into an absolute `expires`
 /// at creation, so there is nothing to compare it with afterwards.
 pub fn diff(params: &KeyParameters, refs: &Resolved, live: &KeyInfo, owner: &Owner) -> Diff {
@@ -424,10 +442,18 @@ impl External<LiteLLMVirtualKey> for KeyExternal {
         }
     }
 
-    async fn update(&self, mr: &LiteLLMVirtualKey, id: &str) -> Result<(), ExternalError> {
+    async fn update(
+        &self,
+        mr: &LiteLLMVirtualKey,
+        id: &str,
+        drift: &Diff,
+    ) -> Result<(), ExternalError> {
         self.check_membership(&mr.spec.for_provider).await?;
         self.client
-            .key_update(id, &request(&mr.spec.for_provider, &self.refs, &self.owner))
+            .key_update(
+                id,
+                &update_request(&mr.spec.for_provider, &self.refs, &self.owner, drift),
+            )
             .await?;
         Ok(())
     }
@@ -532,6 +558,32 @@ mod tests {
             body.get("key").is_none(),
             "the secret is sent by key_generate only"
         );
+    }
+
+    #[test]
+    fn updates_resend_neither_duration_nor_an_unchanged_budget_duration() {
+        let params = KeyParameters {
+            duration: Some("30d".into()),
+            budget_duration: Some("1mo".into()),
+            max_budget: Some("5".into()),
+            ..KeyParameters::default()
+        };
+        let mut drift = Diff::new();
+        drift.field("maxBudget", Some(&5), Some(&6));
+        let body =
+            serde_json::to_value(update_request(&params, &Resolved::default(), &me(), &drift))
+                .unwrap();
+        assert!(body.get("duration").is_none(), "{body}");
+        assert!(body.get("budget_duration").is_none(), "{body}");
+        assert_eq!(body["max_budget"], 5.0);
+        drift.field("budgetDuration", Some("1mo"), Some("1d"));
+        let body =
+            serde_json::to_value(update_request(&params, &Resolved::default(), &me(), &drift))
+                .unwrap();
+        assert_eq!(body["budget_duration"], "1mo");
+        assert!(body.get("duration").is_none());
+        let created = serde_json::to_value(request(&params, &Resolved::default(), &me())).unwrap();
+        assert_eq!(created["duration"], "30d", "creation sends it");
     }
 
     #[test]

@@ -103,7 +103,15 @@ pub trait External<K: ManagedKind>: Send + Sync {
         id: &str,
     ) -> impl Future<Output = Result<Creation, ExternalError>> + Send;
     /// Writes `forProvider` (and the ownership marker) to the object.
-    fn update(&self, mr: &K, id: &str) -> impl Future<Output = Result<(), ExternalError>> + Send;
+    /// `drift` is what observe found different: fields whose writing has
+    /// side effects in LiteLLM (a `budget_duration` restarts the budget
+    /// period) are sent only when they drifted.
+    fn update(
+        &self,
+        mr: &K,
+        id: &str,
+        drift: &Diff,
+    ) -> impl Future<Output = Result<(), ExternalError>> + Send;
     /// Deletes the object; an object already gone is success.
     fn delete(&self, id: &str) -> impl Future<Output = Result<(), ExternalError>> + Send;
 }
@@ -250,7 +258,7 @@ pub async fn sync<K: ManagedKind, E: External<K>>(
     synced.outcome = if observation.up_to_date() {
         Outcome::UpToDate
     } else if policy_allows(policies, ManagementPolicy::Update) {
-        external.update(mr, id).await?;
+        external.update(mr, id, &observation.drift).await?;
         Outcome::Updated(observation.drift.clone())
     } else {
         Outcome::DriftReported(observation.drift.clone())
@@ -417,7 +425,7 @@ mod tests {
             }
             Ok(self.creation.clone())
         }
-        async fn update(&self, _: &LiteLLMTeam, id: &str) -> Result<(), ExternalError> {
+        async fn update(&self, _: &LiteLLMTeam, id: &str, _: &Diff) -> Result<(), ExternalError> {
             self.log(format!("update {id}"));
             Ok(())
         }

@@ -183,7 +183,7 @@ impl External<LiteLLMModel> for ModelExternal {
         Ok(Creation::default())
     }
 
-    async fn update(&self, mr: &LiteLLMModel, id: &str) -> Result<(), ExternalError> {
+    async fn update(&self, mr: &LiteLLMModel, id: &str, _: &Diff) -> Result<(), ExternalError> {
         self.client
             .model_update(&request(id, &mr.spec.for_provider, &self.refs, &self.owner))
             .await?;

@@ -147,10 +147,13 @@ impl External<LiteLLMTeam> for TeamExternal {
         Ok(Creation::default())
     }
 
-    async fn update(&self, mr: &LiteLLMTeam, id: &str) -> Result<(), ExternalError> {
-        self.client
-            .team_update(&request(id, &mr.spec.for_provider, &self.owner))
-            .await?;
+    async fn update(&self, mr: &LiteLLMTeam, id: &str, drift: &Diff) -> Result<(), ExternalError> {
+        let mut settings = request(id, &mr.spec.for_provider, &self.owner);
+        // Sending it restarts the budget period: only when it drifted.
+        if !drift.has("budgetDuration") {
+            settings.budget_duration = None;
+        }
+        self.client.team_update(&settings).await?;
         Ok(())
     }
 
