@@ -19,148 +19,14 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service, ServiceAccount};
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, PostParams};
-use kube::{Client, Resource};
-use litellm_crossplane::api::common::{find_condition, Condition};
-use litellm_crossplane::api::instance::LiteLLMInstance;
-use litellm_crossplane::provider::instance::{condition_type, controller, reason, InstanceOptions};
+use litellm_crossplane::provider::instance::{condition_type, reason};
 use serde_json::{json, Value};
-use support::{harness, k8s};
-
-/// A namespace with the controller running for it; the controller stops
-/// when this is dropped.
-struct Running {
-    client: Client,
-    namespace: String,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-/// Short intervals so a test sees several reconciliation rounds in seconds.
-fn options(namespace: &str) -> InstanceOptions {
-    InstanceOptions {
-        namespace: Some(namespace.to_string()),
-        ready_interval: Duration::from_secs(1),
-        not_ready_interval: Duration::from_secs(1),
-        probe_timeout: Duration::from_secs(2),
-    }
-}
-
-/// The API server with the CRDs and a fresh namespace, or `None` (skipped).
-async fn namespace(prefix: &str) -> Option<(Client, String)> {
-    let client = k8s::client().await?;
-    k8s::install_crds(&client).await;
-    let namespace = k8s::namespace(&client, prefix).await;
-    Some((client, namespace))
-}
-
-async fn start(prefix: &str) -> Option<Running> {
-    let (client, namespace) = namespace(prefix).await?;
-    let task = tokio::spawn(controller(client.clone(), options(&namespace)));
-    Some(Running {
-        client,
-        namespace,
-        task,
-    })
-}
+use support::harness;
+use support::instance::{condition, namespace, reason_of, secret_string, start};
 
 /// The real proxy's URL, or `None` (skipped).
 fn proxy_url() -> Option<String> {
     harness::litellm().map(|(url, _)| url)
-}
-
-impl Running {
-    fn instances(&self) -> Api<LiteLLMInstance> {
-        Api::namespaced(self.client.clone(), &self.namespace)
-    }
-
-    async fn create(&self, name: &str, spec: Value) -> LiteLLMInstance {
-        let instance: LiteLLMInstance = serde_json::from_value(json!({
-            "apiVersion": "litellm.m.crossplane.io/v1alpha1",
-            "kind": "LiteLLMInstance",
-            "metadata": {"name": name},
-            "spec": spec,
-        }))
-        .unwrap();
-        self.instances()
-            .create(&PostParams::default(), &instance)
-            .await
-            .expect("instance created")
-    }
-
-    /// Waits until `done` holds for the instance, up to 30 s.
-    async fn wait_for(
-        &self,
-        name: &str,
-        done: impl Fn(&LiteLLMInstance) -> bool,
-    ) -> LiteLLMInstance {
-        let mut last = None;
-        for _ in 0..300 {
-            let instance = self.instances().get(name).await.expect("instance readable");
-            if done(&instance) {
-                return instance;
-            }
-            last = Some(instance);
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!(
-            "condition not reached; last seen: {:#?}",
-            last.and_then(|i| i.status)
-        );
-    }
-
-    /// Waits until the controller has reported on the current generation.
-    async fn observed(&self, name: &str) -> LiteLLMInstance {
-        self.wait_for(name, |i| {
-            let status = i.status.as_ref();
-            status.is_some_and(|s| {
-                s.observed_generation.is_some() && s.observed_generation == i.metadata.generation
-            })
-        })
-        .await
-    }
-
-    async fn names<K>(&self) -> Vec<String>
-    where
-        K: Resource<Scope = k8s_openapi::NamespaceResourceScope>
-            + Clone
-            + serde::de::DeserializeOwned
-            + std::fmt::Debug,
-        K::DynamicType: Default,
-    {
-        Api::<K>::namespaced(self.client.clone(), &self.namespace)
-            .list(&ListParams::default())
-            .await
-            .expect("list")
-            .items
-            .iter()
-            .map(|o| o.meta().name.clone().unwrap_or_default())
-            .collect()
-    }
-
-    /// No workload object of any kind exists in the namespace but `allowed`.
-    async fn assert_only_workload_objects(&self, allowed: &[&str]) {
-        let allowed: Vec<String> = allowed.iter().map(|s| s.to_string()).collect();
-        assert_eq!(self.names::<Deployment>().await, allowed, "Deployments");
-        assert_eq!(self.names::<Service>().await, allowed, "Services");
-        assert_eq!(self.names::<ConfigMap>().await, allowed, "ConfigMaps");
-        assert!(
-            self.names::<Secret>().await.is_empty(),
-            "no Secret may be created"
-        );
-        assert!(
-            self.names::<Job>().await.is_empty(),
-            "no migration Job may be created"
-        );
-    }
-}
-
-fn condition<'a>(instance: &'a LiteLLMInstance, type_: &str) -> Option<&'a Condition> {
-    find_condition(&instance.status.as_ref()?.conditions, type_)
 }
 
 /// An attached instance's spec; the master key Secret deliberately does not
@@ -434,86 +300,6 @@ async fn a_configured_migration_is_reported_ignored_and_no_job_is_created() {
     run.assert_only_workload_objects(&[]).await;
 }
 
-impl Running {
-    fn api<K>(&self) -> Api<K>
-    where
-        K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>,
-    {
-        Api::namespaced(self.client.clone(), &self.namespace)
-    }
-
-    /// Every object of kind `K` in the namespace, as stored.
-    async fn snapshot<K>(&self) -> Value
-    where
-        K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
-            + Clone
-            + serde::de::DeserializeOwned
-            + serde::Serialize
-            + std::fmt::Debug,
-    {
-        let list = self
-            .api::<K>()
-            .list(&ListParams::default())
-            .await
-            .expect("list");
-        serde_json::to_value(list.items).unwrap()
-    }
-
-    /// Every workload kind, as stored.
-    async fn snapshot_all(&self) -> Vec<Value> {
-        vec![
-            self.snapshot::<Deployment>().await,
-            self.snapshot::<Service>().await,
-            self.snapshot::<ConfigMap>().await,
-            self.snapshot::<ServiceAccount>().await,
-            self.snapshot::<Secret>().await,
-            self.snapshot::<Job>().await,
-        ]
-    }
-
-    async fn create_object<K>(&self, object: Value) -> K
-    where
-        K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
-            + Clone
-            + serde::de::DeserializeOwned
-            + serde::Serialize
-            + std::fmt::Debug,
-    {
-        let object: K = serde_json::from_value(object).unwrap();
-        self.api::<K>()
-            .create(&PostParams::default(), &object)
-            .await
-            .expect("object created")
-    }
-
-    /// Waits until the named object of kind `K` exists, up to 30 s.
-    async fn wait_for_object<K>(&self, name: &str) -> K
-    where
-        K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
-            + Clone
-            + serde::de::DeserializeOwned
-            + std::fmt::Debug,
-    {
-        for _ in 0..300 {
-            if let Some(object) = self.api::<K>().get_opt(name).await.unwrap() {
-                return object;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("{name} was not created");
-    }
-}
-
-fn reason_of(instance: &LiteLLMInstance, type_: &str) -> (String, String) {
-    let condition = condition(instance, type_)
-        .unwrap_or_else(|| panic!("no {type_} in {:#?}", instance.status));
-    (condition.status.clone(), condition.reason.clone())
-}
-
-fn secret_string(secret: &Secret, key: &str) -> String {
-    String::from_utf8(secret.data.as_ref().unwrap()[key].0.clone()).unwrap()
-}
-
 /// Decodes a percent-encoded URL component (the builder never emits `+`).
 fn decode(component: &str) -> String {
     url::form_urlencoded::parse(format!("v={component}").as_bytes())
@@ -574,7 +360,8 @@ async fn a_managed_instance_provisions_its_workload_and_reports_it() {
     );
     assert!(condition(&instance, condition_type::WORKLOAD_CONFLICT).is_none());
 
-    // Every object exists, owned by the instance and labelled.
+    // Every object exists and is labelled; all but the generated keys are
+    // owned by the instance, the keys name it instead (they outlive it).
     let job_name = "gw-migrate-";
     let jobs = run.api::<Job>().list(&ListParams::default()).await.unwrap();
     assert_eq!(jobs.items.len(), 1);
@@ -593,12 +380,21 @@ async fn a_managed_instance_provisions_its_workload_and_reports_it() {
     ];
     for object in &objects {
         let metadata = &object["metadata"];
-        assert_eq!(
-            metadata["ownerReferences"][0]["uid"],
-            uid.as_str(),
-            "{object}"
-        );
-        assert_eq!(metadata["ownerReferences"][0]["controller"], true);
+        if ["gw-master-key", "gw-salt-key"].contains(&metadata["name"].as_str().unwrap()) {
+            assert!(metadata.get("ownerReferences").is_none(), "{object}");
+            assert_eq!(
+                metadata["annotations"]["litellm.crossplane.io/generated-for"],
+                format!("{}/gw", run.namespace),
+                "{object}"
+            );
+        } else {
+            assert_eq!(
+                metadata["ownerReferences"][0]["uid"],
+                uid.as_str(),
+                "{object}"
+            );
+            assert_eq!(metadata["ownerReferences"][0]["controller"], true);
+        }
         assert_eq!(metadata["labels"]["app.kubernetes.io/name"], "litellm");
         assert_eq!(metadata["labels"]["app.kubernetes.io/instance"], "gw");
         assert_eq!(

@@ -355,4 +355,52 @@ pub struct LiteLLMInstanceStatus {
     /// The `metadata.generation` this status describes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_generation: Option<i64>,
+    /// The keys the provider generated for a provisioned proxy, recorded the
+    /// first time each was generated (or found, marked as generated for this
+    /// instance) and kept from then on, also while `workload.managed` is
+    /// false. A record means "this instance has run with that key": a
+    /// missing `<name>-salt-key` or `<name>-master-key` Secret is then
+    /// reported (`SaltKeyMissing`, `MasterKeyMissing`) and never replaced by
+    /// a new key, and the Deployment is left unchanged (no pod roll) until
+    /// the Secret is restored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generated_keys: Option<GeneratedKeys>,
+}
+
+/// Records of the generated master key and salt key (see
+/// `status.generatedKeys`). Never a key value.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct GeneratedKeys {
+    /// `<name>-master-key`. Its value may be changed on purpose (a
+    /// rotation: the pods roll), so only its existence is guarded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub master_key: Option<GeneratedKeyRecord>,
+    /// `<name>-salt-key`, with the fingerprint of the value the proxy has
+    /// run with: a different value would make every credential stored in
+    /// the database unreadable, so it is reported, not used. To accept a
+    /// new value on purpose, remove this record (`kubectl patch
+    /// litellminstance <name> --subresource=status --type=json -p
+    /// '[{"op":"remove","path":"/status/generatedKeys/saltKey"}]'`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub salt_key: Option<GeneratedKeyRecord>,
+}
+
+/// One generated key the instance has run with.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct GeneratedKeyRecord {
+    /// The Secret holding the key, in the instance's namespace.
+    #[schemars(length(max = 253))]
+    pub secret_name: String,
+    /// When the key was first recorded (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 64))]
+    pub recorded_at: Option<String>,
+    /// Salt key only: `sha256:` and the first 16 hex digits of a
+    /// domain-separated SHA-256 of the value. It identifies the value
+    /// without revealing it (the generated key has 192 random bits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 64))]
+    pub fingerprint: Option<String>,
 }

@@ -2,5 +2,6 @@
 
 pub mod fault_proxy;
 pub mod harness;
+pub mod instance;
 pub mod k8s;
 pub mod provider;

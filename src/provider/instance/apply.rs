@@ -10,32 +10,58 @@
 //! never written. Replace (not server-side apply) makes the build the whole
 //! truth: a field the build stops setting disappears, and an unchanged
 //! object is a no-op on the API server (no new resourceVersion).
+//!
+//! The generated master-key and salt-key Secrets are the exception: they
+//! carry no owner reference, so they outlive the instance, and are marked
+//! by the `litellm.crossplane.io/generated-for` annotation instead, which is
+//! how an instance deleted and re-created under the same name (a GitOps
+//! prune) finds and reuses them. A same-named Secret without the marker is
+//! never adopted. Once the instance has run with a key (recorded in
+//! `status.generatedKeys`, or an owned Deployment reads the Secret), a
+//! missing or altered key is reported and never regenerated, and the
+//! Deployment is left as it is, so no pod rolls onto a missing key.
+//!
+//! Upgrade from releases that gave the generated Secrets a controller owner
+//! reference instead of the annotation: that reference (with this
+//! instance's uid) counts as the marker too, and the first reconciliation
+//! after the upgrade rewrites the Secret's metadata only (annotation in,
+//! this instance's owner reference out; data untouched), with the
+//! resourceVersion of the GET as precondition. From then on the garbage
+//! collector leaves the Secret in place when the instance is deleted. The
+//! rewrite gives the Secret a new resourceVersion, which changes the
+//! pod-template secrets hash: the proxy pods roll once, with the same keys.
+//! An instance deleted before its provider was upgraded took its Secrets
+//! with it; nothing can bring those back.
 
 use std::fmt::Debug;
 
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Pod, Secret};
 use k8s_openapi::NamespaceResourceScope;
-use kube::api::{Api, ListParams, PostParams};
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
 use kube::{Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::api::instance::LiteLLMInstance;
+use crate::api::instance::{GeneratedKeyRecord, LiteLLMInstance};
 use crate::litellm::{generate_key, Secret as SecretValue};
 
-use super::build::{self, DatabaseSource};
+use super::build::{self, DatabaseSource, GeneratedKey, KeyLoss, KeyPlan, Marker};
 use super::controller::FIELD_MANAGER;
 use super::database::database_url;
-use super::status::{DatabaseState, JobState, PodHealth, WorkloadObservation};
+use super::status::{
+    holds_deployment, key_record, DatabaseState, JobState, KeyObservation, KeyState, PodHealth,
+    WorkloadObservation,
+};
 use super::Error;
 
 /// What may happen to an object the instance owns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Policy {
-    /// Created once, never rewritten: generated keys (a new value would
-    /// lock clients out or make stored credentials unreadable) and Jobs
-    /// (whose pod template is immutable; a new image gets a new Job).
+    /// Created once, never rewritten: Jobs (whose pod template is
+    /// immutable; a new image gets a new Job). The generated keys have
+    /// their own, stricter path ([`Applier::generated_key`]).
     CreateOnly,
     /// Kept equal to the build.
     Reconcile,
@@ -106,6 +132,189 @@ impl Applier<'_> {
         }
         Ok(result)
     }
+
+    /// The object as it stands, without writing it: `None` when absent, or
+    /// when it is not owned (then recorded as a conflict).
+    async fn observe<K>(&mut self, name: &str) -> Result<Option<K>, Error>
+    where
+        K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
+            + Clone
+            + DeserializeOwned
+            + Debug,
+    {
+        let api: Api<K> = Api::namespaced(self.client.clone(), self.namespace);
+        let existing = api.get_opt(name).await.map_err(|source| Error::Workload {
+            kind: K::kind(&()).into_owned(),
+            name: name.to_string(),
+            source,
+        })?;
+        match existing {
+            Some(object) if !self.owns(&object) => {
+                self.conflicts.push(format!("{} {name}", K::kind(&())));
+                Ok(None)
+            }
+            other => Ok(other),
+        }
+    }
+
+    fn owns(&self, object: &impl Resource) -> bool {
+        object
+            .owner_references()
+            .iter()
+            .any(|owner| owner.uid == self.owner_uid)
+    }
+
+    /// Makes sure `instance`'s generated `key` exists, without ever drawing
+    /// a new value for a key the instance has run with, and reports it.
+    async fn generated_key(
+        &mut self,
+        instance: &LiteLLMInstance,
+        key: GeneratedKey,
+        evidence: &mut Evidence<'_>,
+    ) -> Result<KeyState, Error> {
+        let name = key.secret_name(instance);
+        let failed = |source| Error::Workload {
+            kind: "Secret".to_string(),
+            name: name.clone(),
+            source,
+        };
+        let secrets: Api<Secret> = Api::namespaced(self.client.clone(), self.namespace);
+        let existing = secrets.get_opt(&name).await.map_err(failed)?;
+        let cached = key_record(instance.status.as_ref(), key).cloned();
+        // Absent or unmarked, with nothing recorded in the cached object:
+        // before a key is drawn (or a foreign Secret is called a conflict
+        // rather than a loss), make sure the instance really has not run
+        // with it.
+        let unproven = cached.is_none()
+            && existing
+                .as_ref()
+                .is_none_or(|s| build::marker(instance, &s.metadata) == Marker::Foreign);
+        let (record, has_run) = if unproven {
+            let record = evidence.record(key).await?;
+            let has_run = record.is_some() || evidence.deployment_reads(&name).await?;
+            (record, has_run)
+        } else {
+            let has_run = cached.is_some();
+            (cached, has_run)
+        };
+        let recorded_fingerprint = record.and_then(|r| r.fingerprint);
+        let plan = build::plan_generated_key(
+            instance,
+            key,
+            existing.as_ref(),
+            has_run,
+            recorded_fingerprint.as_deref(),
+        );
+        Ok(match plan {
+            KeyPlan::Generate => {
+                let value = generate_key();
+                let fingerprint = build::key_fingerprint(value.expose().as_bytes());
+                let secret = build::generated_key_secret(instance, &key.selector(instance), &value);
+                let post = PostParams {
+                    field_manager: Some(FIELD_MANAGER.to_string()),
+                    ..PostParams::default()
+                };
+                match secrets.create(&post, &secret).await {
+                    Ok(_) => KeyState::Intact { fingerprint },
+                    // Someone created it since the GET: not ours (this
+                    // round), so leave it; the next round looks again.
+                    Err(kube::Error::Api(status)) if status.code == 409 => {
+                        self.conflicts.push(format!("Secret {name}"));
+                        KeyState::NotOwned
+                    }
+                    Err(source) => return Err(failed(source)),
+                }
+            }
+            KeyPlan::Keep { fingerprint } => KeyState::Intact { fingerprint },
+            KeyPlan::Migrate { fingerprint, patch } => {
+                let params = PatchParams {
+                    field_manager: Some(FIELD_MANAGER.to_string()),
+                    ..PatchParams::default()
+                };
+                secrets
+                    .patch(&name, &params, &Patch::Merge(&patch))
+                    .await
+                    .map_err(failed)?;
+                KeyState::Intact { fingerprint }
+            }
+            KeyPlan::NotOwned => {
+                self.conflicts.push(format!("Secret {name}"));
+                KeyState::NotOwned
+            }
+            KeyPlan::Lost(loss) => {
+                if loss == KeyLoss::NotMarked {
+                    self.conflicts.push(format!("Secret {name}"));
+                }
+                KeyState::Lost(loss)
+            }
+        })
+    }
+}
+
+/// What proves that an instance has run with a generated key, read from
+/// the API server only when the cached object records nothing (so at most
+/// once per reconciliation, and not at all in the steady state).
+struct Evidence<'a> {
+    client: &'a kube::Client,
+    namespace: &'a str,
+    instance: &'a LiteLLMInstance,
+    /// The instance as the API server has it; the watch cache may not hold
+    /// the status patch of the previous round yet.
+    fresh: Option<Option<LiteLLMInstance>>,
+    /// The Deployment of the instance's name, if this instance owns it.
+    deployment: Option<Option<Deployment>>,
+}
+
+impl Evidence<'_> {
+    /// The record of `key` in the instance's status on the API server.
+    async fn record(&mut self, key: GeneratedKey) -> Result<Option<GeneratedKeyRecord>, Error> {
+        if self.fresh.is_none() {
+            let name = self.instance.name_any();
+            let api: Api<LiteLLMInstance> = Api::namespaced(self.client.clone(), self.namespace);
+            let fresh = api
+                .get_opt(&name)
+                .await
+                .map_err(|source| Error::Workload {
+                    kind: "LiteLLMInstance".to_string(),
+                    name,
+                    source,
+                })?
+                // Re-created since the cache saw it: not this instance.
+                .filter(|fresh| fresh.uid() == self.instance.uid());
+            self.fresh = Some(fresh);
+        }
+        let fresh = self.fresh.as_ref().and_then(Option::as_ref);
+        Ok(fresh.and_then(|f| key_record(f.status.as_ref(), key).cloned()))
+    }
+
+    /// Whether this instance's Deployment reads the Secret `secret`: the
+    /// proxy has run with what was in it.
+    async fn deployment_reads(&mut self, secret: &str) -> Result<bool, Error> {
+        if self.deployment.is_none() {
+            let name = build::names::workload(self.instance);
+            let api: Api<Deployment> = Api::namespaced(self.client.clone(), self.namespace);
+            let uid = self.instance.uid();
+            let deployment = api
+                .get_opt(&name)
+                .await
+                .map_err(|source| Error::Workload {
+                    kind: "Deployment".to_string(),
+                    name,
+                    source,
+                })?
+                .filter(|d| {
+                    d.owner_references()
+                        .iter()
+                        .any(|o| Some(&o.uid) == uid.as_ref())
+                });
+            self.deployment = Some(deployment);
+        }
+        Ok(self
+            .deployment
+            .as_ref()
+            .and_then(Option::as_ref)
+            .is_some_and(|d| build::deployment_reads_secret(d, secret)))
+    }
 }
 
 /// Provisions `instance` (in `namespace`) and observes the result.
@@ -132,22 +341,18 @@ pub async fn provision(
     };
     let secrets: Api<Secret> = Api::namespaced(client.clone(), namespace);
 
-    for (generates, selector) in [
-        (
-            build::generates_master_key(instance),
-            build::master_key_ref(instance),
-        ),
-        (
-            build::generates_salt_key(instance),
-            build::salt_key_ref(instance),
-        ),
-    ] {
-        if generates {
-            applier
-                .ensure(&selector.name, Policy::CreateOnly, || {
-                    build::generated_key_secret(instance, &selector, &generate_key())
-                })
-                .await?;
+    let mut evidence = Evidence {
+        client,
+        namespace,
+        instance,
+        fresh: None,
+        deployment: None,
+    };
+    let mut keys = Vec::new();
+    for key in GeneratedKey::ALL {
+        if key.is_generated(instance) {
+            let state = applier.generated_key(instance, key, &mut evidence).await?;
+            keys.push(KeyObservation { key, state });
         }
     }
 
@@ -198,32 +403,39 @@ pub async fn provision(
         .ensure(&workload, Policy::Reconcile, || build::service(instance))
         .await?;
 
-    let mut versions = Vec::new();
-    for name in build::referenced_secrets(instance) {
-        let version = secrets
-            .get_metadata_opt(&name)
-            .await
-            .map_err(|source| Error::Workload {
-                kind: "Secret".to_string(),
-                name: name.clone(),
-                source,
-            })?
-            .and_then(|meta| meta.metadata.resource_version);
-        versions.push((name, version));
-    }
-    let secrets_hash = build::secrets_hash(&versions);
-    let deployment = applier
-        .ensure(&workload, Policy::Reconcile, || {
-            build::deployment(instance, &secrets_hash)
-        })
-        .await?
-        .map(|deployment| {
-            let status = deployment.status.unwrap_or_default();
-            (
-                status.replicas.unwrap_or(0),
-                status.ready_replicas.unwrap_or(0),
-            )
-        });
+    let deployment = if holds_deployment(&keys) {
+        // A key is missing, altered or someone else's: any change to the
+        // pod template (a new secrets hash above all) would start pods
+        // without it, so the Deployment stays as it is, or absent.
+        applier.observe::<Deployment>(&workload).await?
+    } else {
+        let mut versions = Vec::new();
+        for name in build::referenced_secrets(instance) {
+            let version = secrets
+                .get_metadata_opt(&name)
+                .await
+                .map_err(|source| Error::Workload {
+                    kind: "Secret".to_string(),
+                    name: name.clone(),
+                    source,
+                })?
+                .and_then(|meta| meta.metadata.resource_version);
+            versions.push((name, version));
+        }
+        let secrets_hash = build::secrets_hash(&versions);
+        applier
+            .ensure(&workload, Policy::Reconcile, || {
+                build::deployment(instance, &secrets_hash)
+            })
+            .await?
+    };
+    let deployment = deployment.map(|deployment| {
+        let status = deployment.status.unwrap_or_default();
+        (
+            status.replicas.unwrap_or(0),
+            status.ready_replicas.unwrap_or(0),
+        )
+    });
 
     if let DatabaseState::Migration(_) = database {
         let job = applier
@@ -251,6 +463,7 @@ pub async fn provision(
         deployment,
         pods: pods.items.iter().map(pod_health).collect(),
         database,
+        keys,
     })
 }
 

@@ -2,9 +2,14 @@
 //! workload object of a provisioned proxy from it. No I/O; the apply step
 //! decides which of these objects may be written.
 //!
-//! Every object carries a controller owner reference to the instance (that
-//! reference, not the name, is what makes an object the provider's) and the
-//! labels `app.kubernetes.io/{name,instance,managed-by}`.
+//! Every object carries the labels `app.kubernetes.io/{name,instance,
+//! managed-by}`. Every object but the generated key Secrets carries a
+//! controller owner reference to the instance (that reference, not the name,
+//! is what makes an object the provider's), so it goes with the instance.
+//! The generated master-key and salt-key Secrets carry none: they must
+//! outlive the instance (a new salt key makes every credential stored in
+//! LiteLLM's database unreadable), and an instance re-created under the same
+//! name finds them by the [`GENERATED_FOR_ANNOTATION`] instead.
 
 use std::collections::BTreeMap;
 
@@ -48,6 +53,11 @@ pub const CONFIG_HASH_ANNOTATION: &str = "litellm.crossplane.io/config-hash";
 /// Pod-template annotation: hash of the referenced Secrets' versions, so a
 /// rotated key or password rolls the pods (env from Secrets is read at start).
 pub const SECRETS_HASH_ANNOTATION: &str = "litellm.crossplane.io/secrets-hash";
+/// Annotation of the generated key Secrets: `<namespace>/<name>` of the
+/// instance they were generated for. It marks them as the provider's in
+/// place of an owner reference, which would let the garbage collector
+/// delete them with the instance.
+pub const GENERATED_FOR_ANNOTATION: &str = "litellm.crossplane.io/generated-for";
 
 const CONFIG_DIR: &str = "/etc/litellm";
 const CONTAINER_PORT_NAME: &str = "http";
@@ -325,6 +335,7 @@ fn port(instance: &LiteLLMInstance) -> i32 {
         .unwrap_or(DEFAULT_PORT)
 }
 
+/// Metadata of an object that goes with the instance: owned by it.
 fn metadata(instance: &LiteLLMInstance, name: String, component: Option<&str>) -> ObjectMeta {
     let mut labels = labels(instance);
     if let Some(component) = component {
@@ -353,14 +364,24 @@ fn hash(value: &str) -> String {
 /// A Secret holding one generated key (`<name>-master-key`,
 /// `<name>-salt-key`). Created once and never rewritten: a new master key
 /// locks out every client, a new salt key makes stored credentials
-/// unreadable.
+/// unreadable. No owner reference, so it outlives the instance; the
+/// [`GENERATED_FOR_ANNOTATION`] names the instance instead.
 pub fn generated_key_secret(
     instance: &LiteLLMInstance,
     selector: &SecretKeySelector,
     value: &crate::litellm::Secret,
 ) -> Secret {
     Secret {
-        metadata: metadata(instance, selector.name.clone(), None),
+        metadata: ObjectMeta {
+            name: Some(selector.name.clone()),
+            namespace: instance.namespace(),
+            labels: Some(labels(instance)),
+            annotations: Some(BTreeMap::from([(
+                GENERATED_FOR_ANNOTATION.to_string(),
+                generated_for(instance),
+            )])),
+            ..ObjectMeta::default()
+        },
         data: Some(BTreeMap::from([(
             selector.key.clone(),
             ByteString(value.expose().as_bytes().to_vec()),
@@ -368,6 +389,248 @@ pub fn generated_key_secret(
         type_: Some("Opaque".to_string()),
         ..Secret::default()
     }
+}
+
+/// The [`GENERATED_FOR_ANNOTATION`] value of `instance`'s key Secrets.
+pub fn generated_for(instance: &LiteLLMInstance) -> String {
+    format!(
+        "{}/{}",
+        instance.namespace().unwrap_or_default(),
+        instance.name_any()
+    )
+}
+
+/// One of the keys the provider generates for a provisioned proxy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GeneratedKey {
+    /// `<name>-master-key`, key `LITELLM_MASTER_KEY`.
+    MasterKey,
+    /// `<name>-salt-key`, key `LITELLM_SALT_KEY`.
+    SaltKey,
+}
+
+impl GeneratedKey {
+    pub const ALL: [GeneratedKey; 2] = [GeneratedKey::MasterKey, GeneratedKey::SaltKey];
+
+    /// Whether the provider generates this key for `instance` (no
+    /// `secretRef` given for it).
+    pub fn is_generated(self, instance: &LiteLLMInstance) -> bool {
+        match self {
+            GeneratedKey::MasterKey => generates_master_key(instance),
+            GeneratedKey::SaltKey => generates_salt_key(instance),
+        }
+    }
+
+    /// The generated Secret's name.
+    pub fn secret_name(self, instance: &LiteLLMInstance) -> String {
+        match self {
+            GeneratedKey::MasterKey => names::master_key(instance),
+            GeneratedKey::SaltKey => names::salt_key(instance),
+        }
+    }
+
+    /// The key within the generated Secret.
+    pub fn data_key(self) -> &'static str {
+        match self {
+            GeneratedKey::MasterKey => MASTER_KEY_KEY,
+            GeneratedKey::SaltKey => SALT_KEY_KEY,
+        }
+    }
+
+    /// The selector of the generated Secret's key.
+    pub fn selector(self, instance: &LiteLLMInstance) -> SecretKeySelector {
+        SecretKeySelector {
+            name: self.secret_name(instance),
+            key: self.data_key().to_string(),
+        }
+    }
+
+    /// Whether a changed value is refused. The salt key's is: LiteLLM
+    /// encrypts stored credentials with it. The master key's is not: a
+    /// changed value is a rotation (the pods roll and take the new one, the
+    /// entity controllers read it from the same Secret).
+    pub fn value_is_pinned(self) -> bool {
+        self == GeneratedKey::SaltKey
+    }
+
+    /// `master key`, `salt key`.
+    pub fn label(self) -> &'static str {
+        match self {
+            GeneratedKey::MasterKey => "master key",
+            GeneratedKey::SaltKey => "salt key",
+        }
+    }
+}
+
+/// How a Secret bearing a generated key's name relates to the instance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Marker {
+    /// Carries the [`GENERATED_FOR_ANNOTATION`] naming this instance.
+    /// `legacy_owner` when it also (or only) carries the controller owner
+    /// reference to this instance that releases before the annotation set.
+    Generated { legacy_owner: bool },
+    /// Neither: someone else's Secret, never adopted by its name.
+    Foreign,
+}
+
+/// The [`Marker`] of `meta` for `instance`. An annotation naming another
+/// instance is foreign, even when this instance's owner reference is there
+/// too.
+pub fn marker(instance: &LiteLLMInstance, meta: &ObjectMeta) -> Marker {
+    let annotation = meta
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(GENERATED_FOR_ANNOTATION));
+    let legacy_owner = instance.uid().is_some_and(|uid| {
+        meta.owner_references
+            .iter()
+            .flatten()
+            .any(|owner| owner.uid == uid)
+    });
+    match annotation {
+        Some(value) if *value == generated_for(instance) => Marker::Generated { legacy_owner },
+        Some(_) => Marker::Foreign,
+        None if legacy_owner => Marker::Generated { legacy_owner },
+        None => Marker::Foreign,
+    }
+}
+
+/// Identifies a key value without revealing it: `sha256:` and the first 16
+/// hex digits of SHA-256 over a domain prefix and the value (so it is not
+/// LiteLLM's token of the same string).
+pub fn key_fingerprint(value: &[u8]) -> String {
+    let mut digest = Sha256::new();
+    digest.update(b"litellm-crossplane generated key fingerprint v1\0");
+    digest.update(value);
+    let hex: String = digest
+        .finalize()
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("sha256:{hex}")
+}
+
+/// Why a generated key the instance has run with is not usable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyLoss {
+    /// The Secret does not exist.
+    SecretNotFound,
+    /// The Secret lacks the key, or its value is empty.
+    KeyNotFound,
+    /// The value differs from the recorded fingerprint (salt key only).
+    ValueChanged,
+    /// A Secret of that name exists without the marker: not taken for the
+    /// lost one, whatever it holds.
+    NotMarked,
+}
+
+/// What to do about one generated key, given what the API server holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyPlan {
+    /// The instance has not run with this key and no Secret of the name
+    /// exists: draw a key and create the Secret.
+    Generate,
+    /// This instance's Secret, usable as is.
+    Keep { fingerprint: String },
+    /// This instance's Secret from a release that marked it with an owner
+    /// reference: usable; `patch` (a JSON merge patch, [`marker_migration`])
+    /// gives its metadata the annotation and takes the owner reference out,
+    /// so it outlives the instance from now on.
+    Migrate { fingerprint: String, patch: Value },
+    /// Someone else's Secret, and the instance has not run with this key:
+    /// left alone and reported as a conflict.
+    NotOwned,
+    /// The instance has run with this key and it is not usable: nothing is
+    /// generated or written, the loss is reported.
+    Lost(KeyLoss),
+}
+
+/// The [`KeyPlan`] for `key` of `instance`, given the Secret of its name
+/// (`None` when absent), whether the instance has run with the key, and the
+/// fingerprint recorded for it (compared only when [`GeneratedKey::
+/// value_is_pinned`]).
+///
+/// A marked Secret without a usable value is lost even when nothing
+/// recorded a run: the marker itself says an instance of this name
+/// generated and used it, so drawing a new value into its place would be
+/// the silent regeneration this exists to prevent.
+pub fn plan_generated_key(
+    instance: &LiteLLMInstance,
+    key: GeneratedKey,
+    existing: Option<&Secret>,
+    has_run: bool,
+    recorded_fingerprint: Option<&str>,
+) -> KeyPlan {
+    let Some(secret) = existing else {
+        return if has_run {
+            KeyPlan::Lost(KeyLoss::SecretNotFound)
+        } else {
+            KeyPlan::Generate
+        };
+    };
+    let legacy_owner = match marker(instance, &secret.metadata) {
+        Marker::Foreign if has_run => return KeyPlan::Lost(KeyLoss::NotMarked),
+        Marker::Foreign => return KeyPlan::NotOwned,
+        Marker::Generated { legacy_owner } => legacy_owner,
+    };
+    let value = secret
+        .data
+        .as_ref()
+        .and_then(|data| data.get(key.data_key()))
+        .map(|bytes| bytes.0.as_slice())
+        .filter(|bytes| !bytes.is_empty());
+    let Some(value) = value else {
+        return KeyPlan::Lost(KeyLoss::KeyNotFound);
+    };
+    let fingerprint = key_fingerprint(value);
+    match recorded_fingerprint {
+        Some(recorded) if key.value_is_pinned() && recorded != fingerprint => {
+            KeyPlan::Lost(KeyLoss::ValueChanged)
+        }
+        _ if legacy_owner => KeyPlan::Migrate {
+            fingerprint,
+            patch: marker_migration(instance, secret),
+        },
+        _ => KeyPlan::Keep { fingerprint },
+    }
+}
+
+/// The JSON merge patch that turns a generated Secret marked by an owner
+/// reference into one marked by the annotation: the annotation in, this
+/// instance's owner reference out (others stay), nothing else touched. The
+/// Secret's resourceVersion makes it fail instead of overwriting a change
+/// made since it was read.
+pub fn marker_migration(instance: &LiteLLMInstance, secret: &Secret) -> Value {
+    let uid = instance.uid();
+    let owners: Vec<_> = secret
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .filter(|owner| Some(&owner.uid) != uid.as_ref())
+        .collect();
+    json!({"metadata": {
+        "resourceVersion": secret.metadata.resource_version,
+        "annotations": {GENERATED_FOR_ANNOTATION: generated_for(instance)},
+        "ownerReferences": if owners.is_empty() { Value::Null } else { json!(owners) },
+    }})
+}
+
+/// Whether the proxy container of `deployment` reads an environment
+/// variable from the Secret `secret`: a Deployment that did has run with
+/// the key in it.
+pub fn deployment_reads_secret(deployment: &Deployment, secret: &str) -> bool {
+    deployment
+        .spec
+        .template
+        .spec
+        .as_ref()
+        .into_iter()
+        .flat_map(|pod| pod.containers.iter())
+        .flat_map(|container| container.env.iter().flatten())
+        .filter_map(|env| env.value_from.as_ref()?.secret_key_ref.as_ref())
+        .any(|selector| selector.name == secret)
 }
 
 /// `<name>-database-url`: the URL built from the discrete values, kept in a
@@ -803,16 +1066,10 @@ mod tests {
     }
 
     #[test]
-    fn every_object_is_owned_and_labelled() {
+    fn every_object_but_the_generated_keys_is_owned_and_labelled() {
         let instance = full();
         let key = crate::litellm::Secret::new("sk-test");
         let metas = [
-            meta_of(&generated_key_secret(
-                &instance,
-                &master_key_ref(&instance),
-                &key,
-            ))
-            .clone(),
             meta_of(&database_url_secret(&instance, &key)).clone(),
             meta_of(&config_map(&instance)).clone(),
             meta_of(&service_account(&instance)).clone(),
@@ -1131,5 +1388,329 @@ mod tests {
             ["spec.redis.host \"r/x\" is not a host name or IP address"]
         );
         assert!(validate(&full()).is_empty());
+    }
+
+    fn generated(key: GeneratedKey, value: &str) -> Secret {
+        let instance = full();
+        generated_key_secret(
+            &instance,
+            &key.selector(&instance),
+            &crate::litellm::Secret::new(value),
+        )
+    }
+
+    #[test]
+    fn generated_key_secrets_outlive_the_instance_and_name_it() {
+        let instance = full();
+        for key in GeneratedKey::ALL {
+            let secret = generated(key, "sk-generated");
+            let meta = &secret.metadata;
+            assert_eq!(
+                meta.name.as_deref(),
+                Some(key.secret_name(&instance).as_str())
+            );
+            assert_eq!(meta.namespace.as_deref(), Some("team-a"));
+            assert!(
+                meta.owner_references.is_none(),
+                "a garbage collector would delete it with the instance: {meta:?}"
+            );
+            assert_eq!(
+                meta.annotations.as_ref().unwrap()[GENERATED_FOR_ANNOTATION],
+                "team-a/gw"
+            );
+            assert_eq!(meta.labels.as_ref(), Some(&labels(&instance)));
+            assert_eq!(
+                secret.data.as_ref().unwrap()[key.data_key()].0,
+                b"sk-generated"
+            );
+            assert_eq!(
+                marker(&instance, meta),
+                Marker::Generated {
+                    legacy_owner: false
+                }
+            );
+        }
+        assert_eq!(
+            GeneratedKey::MasterKey.selector(&instance),
+            SecretKeySelector {
+                name: "gw-master-key".into(),
+                key: "LITELLM_MASTER_KEY".into()
+            }
+        );
+        assert_eq!(GeneratedKey::SaltKey.secret_name(&instance), "gw-salt-key");
+        assert_eq!(GeneratedKey::SaltKey.data_key(), "LITELLM_SALT_KEY");
+    }
+
+    #[test]
+    fn only_the_annotation_or_this_instances_owner_reference_marks_a_secret() {
+        let instance = full();
+        let owner = instance.controller_owner_ref(&()).unwrap();
+        let mut stranger = owner.clone();
+        stranger.uid = "uid-of-an-earlier-instance".into();
+        let meta = |annotation: Option<&str>, owners: Vec<_>| ObjectMeta {
+            annotations: annotation.map(|value| {
+                BTreeMap::from([(GENERATED_FOR_ANNOTATION.to_string(), value.to_string())])
+            }),
+            owner_references: (!owners.is_empty()).then_some(owners),
+            ..ObjectMeta::default()
+        };
+        let cases = [
+            (meta(None, vec![]), Marker::Foreign),
+            (
+                meta(Some("team-a/gw"), vec![]),
+                Marker::Generated {
+                    legacy_owner: false,
+                },
+            ),
+            // Releases before the annotation: the owner reference marks it.
+            (
+                meta(None, vec![owner.clone()]),
+                Marker::Generated { legacy_owner: true },
+            ),
+            (
+                meta(Some("team-a/gw"), vec![owner.clone()]),
+                Marker::Generated { legacy_owner: true },
+            ),
+            // Another instance's, or another namespace's same-named one.
+            (meta(Some("team-a/other"), vec![]), Marker::Foreign),
+            (meta(Some("team-b/gw"), vec![]), Marker::Foreign),
+            (meta(Some("gw"), vec![]), Marker::Foreign),
+            (
+                meta(Some("team-a/other"), vec![owner.clone()]),
+                Marker::Foreign,
+            ),
+            (meta(None, vec![stranger]), Marker::Foreign),
+        ];
+        for (meta, want) in cases {
+            assert_eq!(marker(&instance, &meta), want, "{meta:?}");
+        }
+    }
+
+    #[test]
+    fn fingerprints_identify_a_value_without_revealing_it() {
+        let a = key_fingerprint(b"sk-0123456789abcdef0123456789abcdef0123456789abcdef");
+        assert_eq!(
+            a,
+            key_fingerprint(b"sk-0123456789abcdef0123456789abcdef0123456789abcdef")
+        );
+        assert_ne!(
+            a,
+            key_fingerprint(b"sk-0123456789abcdef0123456789abcdef0123456789abcdee")
+        );
+        assert!(
+            a.starts_with("sha256:") && a.len() == "sha256:".len() + 16,
+            "{a}"
+        );
+        assert!(a["sha256:".len()..].chars().all(|c| c.is_ascii_hexdigit()));
+        assert!(!a.contains("0123456789abcdef"));
+        // Not a prefix of LiteLLM's token (sha256 of the key) either.
+        let token = crate::litellm::token_of(&crate::litellm::Secret::new(
+            "sk-0123456789abcdef0123456789abcdef0123456789abcdef",
+        ));
+        assert!(!token.starts_with(&a["sha256:".len()..]));
+    }
+
+    #[test]
+    fn a_key_the_instance_has_run_with_is_never_generated_again() {
+        use KeyLoss::*;
+        let instance = full();
+        let salt = GeneratedKey::SaltKey;
+        let master = GeneratedKey::MasterKey;
+        let ours = generated(salt, "sk-salt");
+        let salt_print = key_fingerprint(b"sk-salt");
+        let mut legacy = ours.clone();
+        legacy.metadata.annotations = None;
+        legacy.metadata.owner_references = Some(vec![instance.controller_owner_ref(&()).unwrap()]);
+        let mut foreign = ours.clone();
+        foreign.metadata.annotations = None;
+        let mut no_key = ours.clone();
+        no_key.data = Some(BTreeMap::new());
+        let mut empty = ours.clone();
+        empty.data = Some(BTreeMap::from([(
+            SALT_KEY_KEY.to_string(),
+            ByteString(vec![]),
+        )]));
+        let changed = generated(salt, "sk-other");
+        let master_secret = generated(master, "sk-master");
+        let mut master_rotated = master_secret.clone();
+        master_rotated.data = Some(BTreeMap::from([(
+            MASTER_KEY_KEY.to_string(),
+            ByteString(b"sk-rotated".to_vec()),
+        )]));
+
+        let keep = |value: &[u8]| KeyPlan::Keep {
+            fingerprint: key_fingerprint(value),
+        };
+        // (case, key, the Secret of its name, has run, recorded fingerprint, plan)
+        type Case<'a> = (
+            &'a str,
+            GeneratedKey,
+            Option<&'a Secret>,
+            bool,
+            Option<&'a str>,
+            KeyPlan,
+        );
+        let cases: Vec<Case> = vec![
+            ("first run", salt, None, false, None, KeyPlan::Generate),
+            (
+                "first run, master",
+                master,
+                None,
+                false,
+                None,
+                KeyPlan::Generate,
+            ),
+            (
+                "found again after a re-create",
+                salt,
+                Some(&ours),
+                false,
+                None,
+                keep(b"sk-salt"),
+            ),
+            (
+                "steady state",
+                salt,
+                Some(&ours),
+                true,
+                Some(&salt_print),
+                keep(b"sk-salt"),
+            ),
+            (
+                "legacy owner reference",
+                salt,
+                Some(&legacy),
+                true,
+                Some(&salt_print),
+                KeyPlan::Migrate {
+                    fingerprint: salt_print.clone(),
+                    patch: marker_migration(&instance, &legacy),
+                },
+            ),
+            (
+                "foreign, never run",
+                salt,
+                Some(&foreign),
+                false,
+                None,
+                KeyPlan::NotOwned,
+            ),
+            // Also when it holds the very value: never adopted by name.
+            (
+                "foreign, after a run",
+                salt,
+                Some(&foreign),
+                true,
+                Some(&salt_print),
+                KeyPlan::Lost(NotMarked),
+            ),
+            (
+                "deleted after a run",
+                salt,
+                None,
+                true,
+                Some(&salt_print),
+                KeyPlan::Lost(SecretNotFound),
+            ),
+            (
+                "deleted after a run, master",
+                master,
+                None,
+                true,
+                None,
+                KeyPlan::Lost(SecretNotFound),
+            ),
+            (
+                "key removed",
+                salt,
+                Some(&no_key),
+                true,
+                Some(&salt_print),
+                KeyPlan::Lost(KeyNotFound),
+            ),
+            (
+                "key emptied",
+                salt,
+                Some(&empty),
+                true,
+                Some(&salt_print),
+                KeyPlan::Lost(KeyNotFound),
+            ),
+            // The marker says some instance of this name used it.
+            (
+                "marked but empty, nothing recorded",
+                salt,
+                Some(&no_key),
+                false,
+                None,
+                KeyPlan::Lost(KeyNotFound),
+            ),
+            (
+                "salt value changed",
+                salt,
+                Some(&changed),
+                true,
+                Some(&salt_print),
+                KeyPlan::Lost(ValueChanged),
+            ),
+            // A master key is rotated by changing its value.
+            (
+                "master value changed",
+                master,
+                Some(&master_rotated),
+                true,
+                Some("sha256:0000000000000000"),
+                keep(b"sk-rotated"),
+            ),
+        ];
+        for (case, key, existing, has_run, recorded, want) in cases {
+            assert_eq!(
+                plan_generated_key(&instance, key, existing, has_run, recorded),
+                want,
+                "{case}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_deployment_reads_the_secrets_it_was_built_with() {
+        let generated_salt = instance(json!({"masterKey": {"autoGenerate": true}}));
+        let built = deployment(&generated_salt, "h");
+        assert!(deployment_reads_secret(&built, "gw-master-key"));
+        assert!(deployment_reads_secret(&built, "gw-salt-key"));
+        assert!(!deployment_reads_secret(&built, "gw-database-url"));
+        // With an existing salt key, the generated one was never read.
+        let built = deployment(&full(), "h");
+        assert!(!deployment_reads_secret(&built, "gw-salt-key"));
+        assert!(deployment_reads_secret(&built, "litellm-secrets"));
+        assert!(!deployment_reads_secret(
+            &Deployment::default(),
+            "gw-master-key"
+        ));
+    }
+
+    #[test]
+    fn the_migration_swaps_the_owner_reference_for_the_annotation_and_nothing_else() {
+        let instance = full();
+        let ours = instance.controller_owner_ref(&()).unwrap();
+        let mut other = ours.clone();
+        other.uid = "uid-of-someone-else".into();
+        other.controller = Some(false);
+        let mut legacy = generated(GeneratedKey::SaltKey, "sk-salt");
+        legacy.metadata.annotations = None;
+        legacy.metadata.resource_version = Some("42".into());
+        legacy.metadata.owner_references = Some(vec![ours.clone()]);
+        assert_eq!(
+            marker_migration(&instance, &legacy),
+            json!({"metadata": {
+                "resourceVersion": "42",
+                "annotations": {GENERATED_FOR_ANNOTATION: "team-a/gw"},
+                "ownerReferences": null,
+            }})
+        );
+        legacy.metadata.owner_references = Some(vec![other.clone(), ours]);
+        let patch = marker_migration(&instance, &legacy);
+        assert_eq!(patch["metadata"]["ownerReferences"], json!([other]));
+        assert!(patch.get("data").is_none() && patch.get("stringData").is_none());
     }
 }

@@ -60,10 +60,12 @@ struct Context {
 }
 
 /// Runs the controller until SIGTERM or Ctrl-C (graceful shutdown: running
-/// reconciliations finish). Needs RBAC for `litellminstances` (list, watch)
-/// and `litellminstances/status` (patch); for provisioning get, create and
-/// update on Secrets, ConfigMaps, ServiceAccounts, Services, Deployments and
-/// Jobs, list and watch on Deployments and Jobs, and list on Pods.
+/// reconciliations finish). Needs RBAC for `litellminstances` (get, list,
+/// watch) and `litellminstances/status` (patch); for provisioning get,
+/// create and update on Secrets, ConfigMaps, ServiceAccounts, Services,
+/// Deployments and Jobs, patch on Secrets (moving generated keys of earlier
+/// releases from an owner reference to the generated-for annotation), list
+/// and watch on Deployments and Jobs, and list on Pods.
 pub async fn run(client: kube::Client, options: InstanceOptions) {
     controller(client, options).await
 }

@@ -6,7 +6,9 @@
 //! ConfigMap, ServiceAccount, Deployment, Service, migration Job) without
 //! I/O, [`provision`] writes the ones the instance owns and observes them,
 //! and [`provisioned_status`] reports the result. A same-named object the
-//! instance does not own is never written, only reported.
+//! instance does not own is never written, only reported. The generated
+//! master and salt keys outlive the instance and are never regenerated once
+//! it has run with them (see the `apply` module and `status.generatedKeys`).
 //!
 //! An attached proxy (`managed: false`) belongs to someone else (a Helm
 //! chart, a GitOps pipeline, plain manifests), so it is only observed: the
@@ -33,9 +35,9 @@ pub use apply::provision;
 pub use controller::{controller, run, InstanceOptions, FIELD_MANAGER};
 pub use probe::probe;
 pub use status::{
-    condition_type, desired_status, endpoint, probe_target, provisioned_status, reason,
-    requeue_after, DatabaseState, JobState, PodHealth, ProbeResult, ProbeTarget,
-    WorkloadObservation,
+    condition_type, desired_status, endpoint, holds_deployment, key_loss_message, key_record,
+    probe_target, provisioned_status, reason, recorded_keys, requeue_after, DatabaseState,
+    JobState, KeyObservation, KeyState, PodHealth, ProbeResult, ProbeTarget, WorkloadObservation,
 };
 
 /// Why a reconciliation of a `LiteLLMInstance` failed. Problems the user can

@@ -7,10 +7,13 @@ use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
 
 use crate::api::common::{Condition, SecretKeySelector};
-use crate::api::instance::{LiteLLMInstance, LiteLLMInstanceStatus, Workload, DEFAULT_PORT};
+use crate::api::instance::{
+    GeneratedKeyRecord, GeneratedKeys, LiteLLMInstance, LiteLLMInstanceStatus, Workload,
+    DEFAULT_PORT,
+};
 use crate::provider::conditions;
 
-use super::build::{self, migration_enabled};
+use super::build::{self, migration_enabled, GeneratedKey, KeyLoss, GENERATED_FOR_ANNOTATION};
 use super::InstanceOptions;
 
 /// Condition types of a `LiteLLMInstance`.
@@ -25,6 +28,12 @@ pub mod condition_type {
     pub const PODS_HEALTHY: &str = "PodsHealthy";
     /// Same-named objects the provider did not take over.
     pub const WORKLOAD_CONFLICT: &str = "WorkloadConflict";
+    /// The generated salt key the proxy has run with is not usable (status
+    /// `True`, present only then). Nothing is regenerated.
+    pub const SALT_KEY_MISSING: &str = "SaltKeyMissing";
+    /// The generated master key the proxy has run with is not usable
+    /// (status `True`, present only then). Nothing is regenerated.
+    pub const MASTER_KEY_MISSING: &str = "MasterKeyMissing";
 }
 
 /// Condition reasons of a `LiteLLMInstance`.
@@ -65,6 +74,21 @@ pub mod reason {
     pub const WORKLOAD_UNMANAGED: &str = "WorkloadUnmanaged";
     /// `WorkloadUnmanaged`: config sections are set but inert.
     pub const CONFIG_SETTINGS_IGNORED: &str = "ConfigSettingsIgnored";
+    /// `Ready=False`: the salt key the proxy has run with is not usable
+    /// (see the `SaltKeyMissing` condition).
+    pub const SALT_KEY_MISSING: &str = "SaltKeyMissing";
+    /// `Ready=False`: the master key the proxy has run with is not usable
+    /// (see the `MasterKeyMissing` condition).
+    pub const MASTER_KEY_MISSING: &str = "MasterKeyMissing";
+    /// `SaltKeyMissing`/`MasterKeyMissing`: the Secret does not exist.
+    pub const SECRET_NOT_FOUND: &str = "SecretNotFound";
+    /// `SaltKeyMissing`/`MasterKeyMissing`: the Secret lacks the key.
+    pub const KEY_NOT_FOUND: &str = "KeyNotFound";
+    /// `SaltKeyMissing`: the value differs from the recorded fingerprint.
+    pub const VALUE_CHANGED: &str = "ValueChanged";
+    /// `SaltKeyMissing`/`MasterKeyMissing`: a Secret of that name exists
+    /// without the generated-for annotation.
+    pub const SECRET_NOT_MARKED: &str = "SecretNotMarked";
 }
 
 /// What the probe found at the endpoint.
@@ -172,10 +196,18 @@ pub fn desired_status(
     // watched any more, so a stale report would mislead.
     conditions.remove(condition_type::PODS_HEALTHY);
     conditions.remove(condition_type::WORKLOAD_CONFLICT);
+    conditions.remove(condition_type::SALT_KEY_MISSING);
+    conditions.remove(condition_type::MASTER_KEY_MISSING);
 
     let spec = &instance.spec;
     let mut status = LiteLLMInstanceStatus {
         observed_generation: generation,
+        // Kept while attached: switching back to provisioning must not
+        // forget that the generated keys were used.
+        generated_keys: instance
+            .status
+            .as_ref()
+            .and_then(|s| s.generated_keys.clone()),
         ..LiteLLMInstanceStatus::default()
     };
 
@@ -265,6 +297,160 @@ pub struct WorkloadObservation {
     /// The proxy pods, selected by the provider's labels.
     pub pods: Vec<PodHealth>,
     pub database: DatabaseState,
+    /// The generated keys (none for a key given by `secretRef`).
+    pub keys: Vec<KeyObservation>,
+}
+
+/// Whether the Deployment is left as it is (not created, not changed):
+/// some generated key is not this instance's or not usable, and a pod
+/// started now would run with a missing or foreign key.
+pub fn holds_deployment(keys: &[KeyObservation]) -> bool {
+    keys.iter()
+        .any(|k| !matches!(k.state, KeyState::Intact { .. }))
+}
+
+/// One generated key as the apply step left it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyObservation {
+    pub key: GeneratedKey,
+    pub state: KeyState,
+}
+
+/// The state of a generated key's Secret.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeyState {
+    /// The instance's Secret holds a value with this fingerprint (just
+    /// generated, found or migrated).
+    Intact { fingerprint: String },
+    /// A same-named Secret that is not the instance's, and the instance
+    /// has not run with this key: left alone (and listed as a conflict).
+    NotOwned,
+    /// The instance has run with this key and it is not usable.
+    Lost(KeyLoss),
+}
+
+/// The record of `key` in `status`, if the instance has run with it.
+pub fn key_record(
+    status: Option<&LiteLLMInstanceStatus>,
+    key: GeneratedKey,
+) -> Option<&GeneratedKeyRecord> {
+    let keys = status?.generated_keys.as_ref()?;
+    match key {
+        GeneratedKey::MasterKey => keys.master_key.as_ref(),
+        GeneratedKey::SaltKey => keys.salt_key.as_ref(),
+    }
+}
+
+/// `status.generatedKeys` after this round: the records of `instance`'s
+/// status, plus one for each intact key not recorded yet (at `now`). A
+/// record is never dropped here; it goes only when someone removes it.
+pub fn recorded_keys(
+    instance: &LiteLLMInstance,
+    keys: &[KeyObservation],
+    now: &str,
+) -> Option<GeneratedKeys> {
+    let mut record = instance
+        .status
+        .as_ref()
+        .and_then(|s| s.generated_keys.clone())
+        .unwrap_or_default();
+    for observed in keys {
+        let KeyState::Intact { fingerprint } = &observed.state else {
+            continue;
+        };
+        let fingerprint = observed.key.value_is_pinned().then(|| fingerprint.clone());
+        let slot = match observed.key {
+            GeneratedKey::MasterKey => &mut record.master_key,
+            GeneratedKey::SaltKey => &mut record.salt_key,
+        };
+        match slot {
+            None => {
+                *slot = Some(GeneratedKeyRecord {
+                    secret_name: observed.key.secret_name(instance),
+                    recorded_at: Some(now.to_string()),
+                    fingerprint,
+                })
+            }
+            // A record without its fingerprint (edited by hand) gets it
+            // back; an intact key never differs from a recorded one.
+            Some(existing) if existing.fingerprint.is_none() => existing.fingerprint = fingerprint,
+            Some(_) => {}
+        }
+    }
+    (record != GeneratedKeys::default()).then_some(record)
+}
+
+/// The condition type reporting a lost `key`.
+fn key_condition_type(key: GeneratedKey) -> &'static str {
+    match key {
+        GeneratedKey::MasterKey => condition_type::MASTER_KEY_MISSING,
+        GeneratedKey::SaltKey => condition_type::SALT_KEY_MISSING,
+    }
+}
+
+fn key_loss_reason(loss: KeyLoss) -> &'static str {
+    match loss {
+        KeyLoss::SecretNotFound => reason::SECRET_NOT_FOUND,
+        KeyLoss::KeyNotFound => reason::KEY_NOT_FOUND,
+        KeyLoss::ValueChanged => reason::VALUE_CHANGED,
+        KeyLoss::NotMarked => reason::SECRET_NOT_MARKED,
+    }
+}
+
+/// What is wrong with a lost key, why nothing is regenerated and what to
+/// do. Names Secrets, keys and the annotation; never a value.
+pub fn key_loss_message(instance: &LiteLLMInstance, key: GeneratedKey, loss: KeyLoss) -> String {
+    let secret = key.secret_name(instance);
+    let data_key = key.data_key();
+    let label = key.label();
+    let marker = format!(
+        "{GENERATED_FOR_ANNOTATION}={}",
+        build::generated_for(instance)
+    );
+    let workload = build::names::workload(instance);
+    let what = match loss {
+        KeyLoss::SecretNotFound => format!(
+            "Secret {secret}, which held the {label} this proxy has run with, does not exist"
+        ),
+        KeyLoss::KeyNotFound => {
+            format!("Secret {secret} has no {data_key}, or an empty one")
+        }
+        KeyLoss::ValueChanged => format!(
+            "the {data_key} in Secret {secret} is not the one this proxy has run with \
+             (fingerprint in status.generatedKeys.saltKey)"
+        ),
+        KeyLoss::NotMarked => format!(
+            "Secret {secret} exists without the annotation {marker}, so it is not taken for the \
+             {label} this proxy has run with"
+        ),
+    };
+    let why = match key {
+        GeneratedKey::SaltKey => {
+            "no new salt key is generated (every credential stored in the proxy's database \
+             would become unreadable)"
+        }
+        GeneratedKey::MasterKey => {
+            "no new master key is generated (it would lock out every client)"
+        }
+    };
+    let todo = match (key, loss) {
+        (_, KeyLoss::NotMarked) => format!(
+            "if it is the {label} restored from a backup, add the annotation; otherwise move it \
+             aside and restore Secret {secret} from a backup"
+        ),
+        (GeneratedKey::SaltKey, KeyLoss::ValueChanged) => format!(
+            "restore the previous {data_key} from a backup, or, if the new value is deliberate, \
+             remove status.generatedKeys.saltKey to accept it"
+        ),
+        (GeneratedKey::SaltKey, _) => {
+            format!("restore Secret {secret} (key {data_key}, annotation {marker}) from a backup")
+        }
+        (GeneratedKey::MasterKey, _) => format!(
+            "restore Secret {secret} (key {data_key}, annotation {marker}) from a backup, or \
+             create it with a new key and that annotation to rotate the master key"
+        ),
+    };
+    format!("{what}: {why} and Deployment {workload} is left unchanged; {todo}")
 }
 
 /// One proxy pod: healthy when running and ready.
@@ -309,8 +495,31 @@ pub fn provisioned_status(
     let mut conditions = Conditions::of(instance, now);
     // Left from a time the instance was attached.
     conditions.remove(condition_type::WORKLOAD_UNMANAGED);
+
+    // Lost keys, the salt key first: its loss is the one that loses data.
+    let mut lost = Vec::new();
+    for key in [GeneratedKey::SaltKey, GeneratedKey::MasterKey] {
+        let loss = observed.keys.iter().find_map(|o| match o.state {
+            KeyState::Lost(loss) if o.key == key => Some(loss),
+            _ => None,
+        });
+        match loss {
+            Some(loss) => {
+                let message = key_loss_message(instance, key, loss);
+                conditions.set(
+                    key_condition_type(key),
+                    true,
+                    key_loss_reason(loss),
+                    message.clone(),
+                );
+                lost.push((key, message));
+            }
+            None => conditions.remove(key_condition_type(key)),
+        }
+    }
+
     let (replicas, ready_replicas) = observed.deployment.unwrap_or((0, 0));
-    let ready = observed.problems.is_empty() && ready_replicas > 0;
+    let ready = observed.problems.is_empty() && lost.is_empty() && ready_replicas > 0;
     let mut status = LiteLLMInstanceStatus {
         ready,
         endpoint: Some(endpoint(instance)),
@@ -319,19 +528,48 @@ pub fn provisioned_status(
         replicas,
         ready_replicas,
         observed_generation: instance.metadata.generation,
+        generated_keys: recorded_keys(instance, &observed.keys, &conditions.now),
         ..LiteLLMInstanceStatus::default()
     };
 
     let name = instance.name_any();
+    let not_owned_keys: Vec<String> = observed
+        .keys
+        .iter()
+        .filter(|k| k.state == KeyState::NotOwned)
+        .map(|k| format!("Secret {}", k.key.secret_name(instance)))
+        .collect();
     let (ready_reason, ready_message) = if !observed.problems.is_empty() {
         (
             reason::INVALID_SPEC,
             format!("nothing is provisioned: {}", observed.problems.join("; ")),
         )
+    } else if let Some((key, _)) = lost.first() {
+        (
+            match key {
+                GeneratedKey::SaltKey => reason::SALT_KEY_MISSING,
+                GeneratedKey::MasterKey => reason::MASTER_KEY_MISSING,
+            },
+            lost.iter()
+                .map(|(_, message)| message.as_str())
+                .collect::<Vec<_>>()
+                .join(". "),
+        )
     } else if ready {
         (
             reason::ALL_RESOURCES_READY,
             format!("{ready_replicas} of {replicas} replicas of Deployment {name} are ready"),
+        )
+    } else if observed.deployment.is_none() && !not_owned_keys.is_empty() {
+        let names: Vec<&str> = not_owned_keys.iter().map(String::as_str).collect();
+        (
+            reason::DEPLOYMENT_NOT_READY,
+            format!(
+                "Deployment {name} is not provisioned while {} {} not this instance's \
+                 (see WorkloadConflict)",
+                english_list(&names),
+                if names.len() == 1 { "is" } else { "are" },
+            ),
         )
     } else if observed.deployment.is_none() {
         (
@@ -1030,5 +1268,286 @@ mod tests {
                 key: "ca.crt".into()
             })
         );
+    }
+
+    fn keys(salt: KeyState, master: KeyState) -> Vec<KeyObservation> {
+        vec![
+            KeyObservation {
+                key: GeneratedKey::MasterKey,
+                state: master,
+            },
+            KeyObservation {
+                key: GeneratedKey::SaltKey,
+                state: salt,
+            },
+        ]
+    }
+
+    fn intact(value: &str) -> KeyState {
+        KeyState::Intact {
+            fingerprint: build::key_fingerprint(value.as_bytes()),
+        }
+    }
+
+    /// A ready Deployment with the given keys.
+    fn with_keys(salt: KeyState, master: KeyState) -> WorkloadObservation {
+        WorkloadObservation {
+            keys: keys(salt, master),
+            ..running(1)
+        }
+    }
+
+    #[test]
+    fn keys_are_recorded_once_and_kept() {
+        let mut instance = managed(json!({}));
+        let first = provisioned_status(
+            &instance,
+            &with_keys(intact("sk-salt"), intact("sk-master")),
+            at(NOW),
+        );
+        let record = first.generated_keys.clone().unwrap();
+        assert_eq!(
+            record.salt_key,
+            Some(GeneratedKeyRecord {
+                secret_name: "gw-salt-key".into(),
+                recorded_at: Some(NOW.into()),
+                fingerprint: Some(build::key_fingerprint(b"sk-salt")),
+            })
+        );
+        // The master key may be rotated: only its use is recorded.
+        assert_eq!(
+            record.master_key,
+            Some(GeneratedKeyRecord {
+                secret_name: "gw-master-key".into(),
+                recorded_at: Some(NOW.into()),
+                fingerprint: None,
+            })
+        );
+        let json = serde_json::to_string(&first).unwrap();
+        assert!(
+            !json.contains("sk-salt") && !json.contains("sk-master"),
+            "{json}"
+        );
+
+        instance.status = Some(first.clone());
+        let later = provisioned_status(
+            &instance,
+            &with_keys(intact("sk-salt"), intact("sk-rotated")),
+            at(LATER),
+        );
+        assert_eq!(later, first, "recorded once; the status settles");
+        let lost = provisioned_status(
+            &instance,
+            &with_keys(KeyState::Lost(KeyLoss::SecretNotFound), intact("sk-master")),
+            at(LATER),
+        );
+        assert_eq!(
+            lost.generated_keys.as_ref(),
+            Some(&record),
+            "a loss keeps the record"
+        );
+        assert_eq!(
+            key_record(Some(&lost), GeneratedKey::SaltKey),
+            record.salt_key.as_ref()
+        );
+
+        // Keys given by secretRef are not observed and not recorded.
+        let none = provisioned_status(&managed(json!({})), &running(1), at(NOW));
+        assert_eq!(none.generated_keys, None);
+        assert_eq!(key_record(Some(&none), GeneratedKey::MasterKey), None);
+    }
+
+    #[test]
+    fn a_lost_salt_key_makes_the_instance_not_ready_and_says_to_restore_it() {
+        let mut instance = managed(json!({}));
+        instance.status = Some(provisioned_status(
+            &instance,
+            &with_keys(intact("sk-salt"), intact("sk-master")),
+            at(NOW),
+        ));
+        let cases = [
+            (
+                KeyLoss::SecretNotFound,
+                reason::SECRET_NOT_FOUND,
+                "Secret gw-salt-key, which held the salt key this proxy has run with, does not exist",
+            ),
+            (
+                KeyLoss::KeyNotFound,
+                reason::KEY_NOT_FOUND,
+                "Secret gw-salt-key has no LITELLM_SALT_KEY, or an empty one",
+            ),
+            (
+                KeyLoss::ValueChanged,
+                reason::VALUE_CHANGED,
+                "the LITELLM_SALT_KEY in Secret gw-salt-key is not the one this proxy has run with",
+            ),
+            (
+                KeyLoss::NotMarked,
+                reason::SECRET_NOT_MARKED,
+                "Secret gw-salt-key exists without the annotation litellm.crossplane.io/generated-for=team-a/gw",
+            ),
+        ];
+        for (loss, want_reason, want_start) in cases {
+            // Replicas still run (with the key they read at start).
+            let status = provisioned_status(
+                &instance,
+                &with_keys(KeyState::Lost(loss), intact("sk-master")),
+                at(LATER),
+            );
+            assert!(!status.ready, "{loss:?}");
+            assert_eq!(
+                reason_of(&status, condition_type::SALT_KEY_MISSING),
+                ("True".into(), want_reason.into()),
+                "{loss:?}"
+            );
+            assert_eq!(
+                reason_of(&status, condition_type::READY),
+                ("False".into(), reason::SALT_KEY_MISSING.into())
+            );
+            let missing = message(&status, condition_type::SALT_KEY_MISSING);
+            assert!(missing.starts_with(want_start), "{missing}");
+            assert!(
+                missing.contains("no new salt key is generated")
+                    && missing.contains("Deployment gw is left unchanged")
+                    && missing.contains("from a backup"),
+                "{missing}"
+            );
+            assert_eq!(message(&status, condition_type::READY), missing);
+            assert!(
+                find_condition(&status.conditions, condition_type::MASTER_KEY_MISSING).is_none()
+            );
+        }
+        let missing = key_loss_message(&instance, GeneratedKey::SaltKey, KeyLoss::SecretNotFound);
+        assert!(
+            missing.ends_with(
+                "restore Secret gw-salt-key (key LITELLM_SALT_KEY, annotation \
+                 litellm.crossplane.io/generated-for=team-a/gw) from a backup"
+            ),
+            "{missing}"
+        );
+        let changed = key_loss_message(&instance, GeneratedKey::SaltKey, KeyLoss::ValueChanged);
+        assert!(
+            changed.contains("remove status.generatedKeys.saltKey"),
+            "{changed}"
+        );
+
+        // Restored: the condition goes, Ready comes back.
+        instance.status = Some(provisioned_status(
+            &instance,
+            &with_keys(KeyState::Lost(KeyLoss::SecretNotFound), intact("sk-master")),
+            at(LATER),
+        ));
+        let restored = provisioned_status(
+            &instance,
+            &with_keys(intact("sk-salt"), intact("sk-master")),
+            at(LATER),
+        );
+        assert!(restored.ready);
+        assert!(find_condition(&restored.conditions, condition_type::SALT_KEY_MISSING).is_none());
+    }
+
+    #[test]
+    fn a_lost_master_key_is_reported_too_and_the_salt_key_comes_first() {
+        let instance = managed(json!({}));
+        let status = provisioned_status(
+            &instance,
+            &with_keys(intact("sk-salt"), KeyState::Lost(KeyLoss::SecretNotFound)),
+            at(NOW),
+        );
+        assert!(!status.ready);
+        assert_eq!(
+            reason_of(&status, condition_type::MASTER_KEY_MISSING),
+            ("True".into(), reason::SECRET_NOT_FOUND.into())
+        );
+        assert_eq!(
+            reason_of(&status, condition_type::READY),
+            ("False".into(), reason::MASTER_KEY_MISSING.into())
+        );
+        let missing = message(&status, condition_type::MASTER_KEY_MISSING);
+        assert!(
+            missing.contains("no new master key is generated")
+                && missing.contains("to rotate the master key"),
+            "{missing}"
+        );
+
+        let both = provisioned_status(
+            &instance,
+            &with_keys(
+                KeyState::Lost(KeyLoss::KeyNotFound),
+                KeyState::Lost(KeyLoss::SecretNotFound),
+            ),
+            at(NOW),
+        );
+        assert_eq!(
+            reason_of(&both, condition_type::READY),
+            ("False".into(), reason::SALT_KEY_MISSING.into())
+        );
+        let ready = message(&both, condition_type::READY);
+        assert!(
+            ready.contains("gw-salt-key") && ready.contains("gw-master-key"),
+            "{ready}"
+        );
+    }
+
+    #[test]
+    fn a_foreign_key_secret_holds_the_deployment_back() {
+        let instance = managed(json!({}));
+        let observed = WorkloadObservation {
+            conflicts: vec!["Secret gw-salt-key".into()],
+            keys: keys(KeyState::NotOwned, intact("sk-master")),
+            deployment: None,
+            ..running(0)
+        };
+        assert!(holds_deployment(&observed.keys));
+        assert!(!holds_deployment(&keys(intact("a"), intact("b"))));
+        assert!(holds_deployment(&keys(
+            intact("a"),
+            KeyState::Lost(KeyLoss::KeyNotFound)
+        )));
+        let status = provisioned_status(&instance, &observed, at(NOW));
+        assert_eq!(
+            reason_of(&status, condition_type::READY),
+            ("False".into(), reason::DEPLOYMENT_NOT_READY.into())
+        );
+        assert_eq!(
+            message(&status, condition_type::READY),
+            "Deployment gw is not provisioned while Secret gw-salt-key is not this instance's \
+             (see WorkloadConflict)"
+        );
+        assert!(find_condition(&status.conditions, condition_type::WORKLOAD_CONFLICT).is_some());
+        // Never run with it: a conflict, not a loss, and nothing recorded
+        // for the salt key.
+        assert!(find_condition(&status.conditions, condition_type::SALT_KEY_MISSING).is_none());
+        let record = status.generated_keys.unwrap();
+        assert!(record.salt_key.is_none() && record.master_key.is_some());
+    }
+
+    #[test]
+    fn attaching_keeps_the_key_records_and_drops_the_key_conditions() {
+        let mut instance = managed(json!({}));
+        instance.status = Some(provisioned_status(
+            &instance,
+            &with_keys(intact("sk-salt"), intact("sk-master")),
+            at(NOW),
+        ));
+        let record = instance.status.as_ref().unwrap().generated_keys.clone();
+        instance.status = Some(provisioned_status(
+            &instance,
+            &with_keys(
+                KeyState::Lost(KeyLoss::SecretNotFound),
+                KeyState::Lost(KeyLoss::SecretNotFound),
+            ),
+            at(NOW),
+        ));
+        let mut attached_instance = attached(json!({}));
+        attached_instance.status = instance.status.clone();
+        let status = desired_status(&attached_instance, reachable(None), at(LATER));
+        assert_eq!(status.generated_keys, record);
+        for gone in [
+            condition_type::SALT_KEY_MISSING,
+            condition_type::MASTER_KEY_MISSING,
+        ] {
+            assert!(find_condition(&status.conditions, gone).is_none(), "{gone}");
+        }
     }
 }

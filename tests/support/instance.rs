@@ -1,0 +1,266 @@
+//! The `LiteLLMInstance` controller run against the real API server harness
+//! for one test: a fresh namespace, the controller scoped to it, and the
+//! reads and waits the instance tests share. The harness runs no
+//! controllers, so tests play the Deployment, Job, kubelet and garbage
+//! collector parts themselves.
+
+#![allow(dead_code)] // each test binary uses a different part of the support code
+
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service, ServiceAccount};
+use kube::api::{Api, ListParams, PostParams};
+use kube::{Client, Resource};
+use litellm_crossplane::api::common::{find_condition, Condition};
+use litellm_crossplane::api::instance::LiteLLMInstance;
+use litellm_crossplane::provider::instance::{controller, InstanceOptions};
+use serde_json::{json, Value};
+
+use super::k8s;
+
+/// A namespace with the controller running for it; the controller stops
+/// when this is dropped (or on [`Running::stop`]).
+pub struct Running {
+    pub client: Client,
+    pub namespace: String,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+/// Short intervals so a test sees several reconciliation rounds in seconds.
+pub fn options(namespace: &str) -> InstanceOptions {
+    InstanceOptions {
+        namespace: Some(namespace.to_string()),
+        ready_interval: Duration::from_secs(1),
+        not_ready_interval: Duration::from_secs(1),
+        probe_timeout: Duration::from_secs(2),
+    }
+}
+
+/// The API server with the CRDs and a fresh namespace, or `None` (skipped).
+pub async fn namespace(prefix: &str) -> Option<(Client, String)> {
+    let client = k8s::client().await?;
+    k8s::install_crds(&client).await;
+    let namespace = k8s::namespace(&client, prefix).await;
+    Some((client, namespace))
+}
+
+/// A fresh namespace with the controller running for it, or `None`
+/// (skipped).
+pub async fn start(prefix: &str) -> Option<Running> {
+    let (client, namespace) = namespace(prefix).await?;
+    let mut run = Running {
+        client,
+        namespace,
+        task: None,
+    };
+    run.resume();
+    Some(run)
+}
+
+/// A fresh namespace without a controller yet ([`Running::resume`] starts
+/// it), or `None` (skipped).
+pub async fn prepare(prefix: &str) -> Option<Running> {
+    let (client, namespace) = namespace(prefix).await?;
+    Some(Running {
+        client,
+        namespace,
+        task: None,
+    })
+}
+
+impl Running {
+    /// Starts the controller (again).
+    pub fn resume(&mut self) {
+        if self.task.is_none() {
+            self.task = Some(tokio::spawn(controller(
+                self.client.clone(),
+                options(&self.namespace),
+            )));
+        }
+    }
+
+    /// Stops the controller, letting a request already on the wire land.
+    pub async fn stop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+            let _ = task.await;
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+
+    pub fn instances(&self) -> Api<LiteLLMInstance> {
+        Api::namespaced(self.client.clone(), &self.namespace)
+    }
+
+    pub fn api<K>(&self) -> Api<K>
+    where
+        K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>,
+    {
+        Api::namespaced(self.client.clone(), &self.namespace)
+    }
+
+    pub async fn create(&self, name: &str, spec: Value) -> LiteLLMInstance {
+        let instance: LiteLLMInstance = serde_json::from_value(json!({
+            "apiVersion": "litellm.m.crossplane.io/v1alpha1",
+            "kind": "LiteLLMInstance",
+            "metadata": {"name": name},
+            "spec": spec,
+        }))
+        .unwrap();
+        self.instances()
+            .create(&PostParams::default(), &instance)
+            .await
+            .expect("instance created")
+    }
+
+    /// Waits until `done` holds for the instance, up to 30 s.
+    pub async fn wait_for(
+        &self,
+        name: &str,
+        done: impl Fn(&LiteLLMInstance) -> bool,
+    ) -> LiteLLMInstance {
+        let mut last = None;
+        for _ in 0..300 {
+            let instance = self.instances().get(name).await.expect("instance readable");
+            if done(&instance) {
+                return instance;
+            }
+            last = Some(instance);
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!(
+            "condition not reached; last seen: {:#?}",
+            last.and_then(|i| i.status)
+        );
+    }
+
+    /// Waits until the controller has reported on the current generation.
+    pub async fn observed(&self, name: &str) -> LiteLLMInstance {
+        self.wait_for(name, |i| {
+            let status = i.status.as_ref();
+            status.is_some_and(|s| {
+                s.observed_generation.is_some() && s.observed_generation == i.metadata.generation
+            })
+        })
+        .await
+    }
+
+    pub async fn names<K>(&self) -> Vec<String>
+    where
+        K: Resource<Scope = k8s_openapi::NamespaceResourceScope>
+            + Clone
+            + serde::de::DeserializeOwned
+            + std::fmt::Debug,
+        K::DynamicType: Default,
+    {
+        Api::<K>::namespaced(self.client.clone(), &self.namespace)
+            .list(&ListParams::default())
+            .await
+            .expect("list")
+            .items
+            .iter()
+            .map(|o| o.meta().name.clone().unwrap_or_default())
+            .collect()
+    }
+
+    /// No workload object of any kind exists in the namespace but `allowed`.
+    pub async fn assert_only_workload_objects(&self, allowed: &[&str]) {
+        let allowed: Vec<String> = allowed.iter().map(|s| s.to_string()).collect();
+        assert_eq!(self.names::<Deployment>().await, allowed, "Deployments");
+        assert_eq!(self.names::<Service>().await, allowed, "Services");
+        assert_eq!(self.names::<ConfigMap>().await, allowed, "ConfigMaps");
+        assert!(
+            self.names::<Secret>().await.is_empty(),
+            "no Secret may be created"
+        );
+        assert!(
+            self.names::<Job>().await.is_empty(),
+            "no migration Job may be created"
+        );
+    }
+
+    /// Every object of kind `K` in the namespace, as stored.
+    pub async fn snapshot<K>(&self) -> Value
+    where
+        K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+            + Clone
+            + serde::de::DeserializeOwned
+            + serde::Serialize
+            + std::fmt::Debug,
+    {
+        let list = self
+            .api::<K>()
+            .list(&ListParams::default())
+            .await
+            .expect("list");
+        serde_json::to_value(list.items).unwrap()
+    }
+
+    /// Every workload kind, as stored.
+    pub async fn snapshot_all(&self) -> Vec<Value> {
+        vec![
+            self.snapshot::<Deployment>().await,
+            self.snapshot::<Service>().await,
+            self.snapshot::<ConfigMap>().await,
+            self.snapshot::<ServiceAccount>().await,
+            self.snapshot::<Secret>().await,
+            self.snapshot::<Job>().await,
+        ]
+    }
+
+    pub async fn create_object<K>(&self, object: Value) -> K
+    where
+        K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+            + Clone
+            + serde::de::DeserializeOwned
+            + serde::Serialize
+            + std::fmt::Debug,
+    {
+        let object: K = serde_json::from_value(object).unwrap();
+        self.api::<K>()
+            .create(&PostParams::default(), &object)
+            .await
+            .expect("object created")
+    }
+
+    /// Waits until the named object of kind `K` exists, up to 30 s.
+    pub async fn wait_for_object<K>(&self, name: &str) -> K
+    where
+        K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
+            + Clone
+            + serde::de::DeserializeOwned
+            + std::fmt::Debug,
+    {
+        for _ in 0..300 {
+            if let Some(object) = self.api::<K>().get_opt(name).await.unwrap() {
+                return object;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("{name} was not created");
+    }
+}
+
+pub fn condition<'a>(instance: &'a LiteLLMInstance, type_: &str) -> Option<&'a Condition> {
+    find_condition(&instance.status.as_ref()?.conditions, type_)
+}
+
+pub fn reason_of(instance: &LiteLLMInstance, type_: &str) -> (String, String) {
+    let condition = condition(instance, type_)
+        .unwrap_or_else(|| panic!("no {type_} in {:#?}", instance.status));
+    (condition.status.clone(), condition.reason.clone())
+}
+
+pub fn secret_string(secret: &Secret, key: &str) -> String {
+    String::from_utf8(secret.data.as_ref().unwrap()[key].0.clone()).unwrap()
+}
