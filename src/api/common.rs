@@ -147,6 +147,36 @@ pub fn duration_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     })
 }
 
+/// A fixed interval: a positive count of seconds, minutes, hours or days
+/// (no months, whose length varies).
+pub const INTERVAL_PATTERN: &str = r"^[1-9][0-9]{0,5}(s|m|h|d)$";
+
+/// Schema for an interval such as `30d` or `12h`.
+pub fn interval_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "pattern": INTERVAL_PATTERN
+    })
+}
+
+/// Seconds of an interval of [`INTERVAL_PATTERN`]; `None` for anything else.
+pub fn interval_seconds(text: &str) -> Option<u64> {
+    let unit_at = text.find(|c: char| !c.is_ascii_digit())?;
+    let (count, unit) = text.split_at(unit_at);
+    if count.is_empty() || count.starts_with('0') || count.len() > 6 {
+        return None;
+    }
+    let count: u64 = count.parse().ok()?;
+    let seconds = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86400,
+        _ => return None,
+    };
+    Some(count * seconds)
+}
+
 /// The combinations of management policies crossplane-runtime's managed
 /// reconciler supports (`defaultSupportedManagementPolicies` in
 /// crossplane-runtime v2 `pkg/reconciler/managed/policies.go`); any other
@@ -247,6 +277,16 @@ mod tests {
         let observe = [ManagementPolicy::Observe];
         assert!(policy_allows(&observe, ManagementPolicy::Observe));
         assert!(!policy_allows(&observe, ManagementPolicy::Create));
+    }
+
+    #[test]
+    fn intervals() {
+        assert_eq!(interval_seconds("30d"), Some(30 * 86400));
+        assert_eq!(interval_seconds("12h"), Some(43200));
+        assert_eq!(interval_seconds("999999d"), Some(999_999 * 86400));
+        for bad in ["", "d", "0d", "1mo", "1w", "1000000d", "-1d", "1.5h", "01h"] {
+            assert_eq!(interval_seconds(bad), None, "{bad}");
+        }
     }
 
     #[test]

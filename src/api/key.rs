@@ -95,6 +95,27 @@ pub struct KeyParameters {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "super::common::optional_free_form_schema")]
     pub metadata: Option<FreeForm>,
+    /// Replace the key on a schedule. On demand, annotate the resource with
+    /// `litellm.crossplane.io/rotate-requested-at: <RFC 3339 time>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rotation: Option<KeyRotation>,
+}
+
+/// When and how a key is replaced. A rotation writes a new secret to the
+/// connection Secret first, creates a LiteLLM key with it (same alias, team,
+/// limits, metadata), and deletes the old key after the grace period.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct KeyRotation {
+    /// Age of the current key at which it is replaced: `30d`, `12h`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::interval_schema")]
+    pub every: Option<String>,
+    /// How long the old key keeps working after a rotation, so consumers
+    /// can pick up the new one: `1h`, `1d`. Default: none (revoked at once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::interval_schema")]
+    pub grace_period: Option<String>,
 }
 
 /// A LiteLLM key as the admin API reports it. Holds the token (the sha256
@@ -121,4 +142,10 @@ pub struct KeyObservation {
     pub budget_reset_at: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
+    /// When the current key replaced an earlier one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_rotation_time: Option<String>,
+    /// When `forProvider.rotation.every` replaces the current key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_rotation_time: Option<String>,
 }

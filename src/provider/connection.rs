@@ -104,6 +104,38 @@ pub async fn publish<K: ManagedKind>(
     Ok(())
 }
 
+/// Sets `key` to `value` and removes the keys `remove` in one write (a
+/// merge patch with `null`), so the Secret never holds neither value.
+pub async fn replace_value<K: ManagedKind>(
+    client: &kube::Client,
+    mr: &K,
+    name: &str,
+    key: &str,
+    value: &Secret,
+    remove: &[&str],
+) -> Result<(), ExternalError> {
+    let api: Api<KubeSecret> = Api::namespaced(client.clone(), &mr.namespace().unwrap_or_default());
+    // Ownership is checked as for every write.
+    if read(client, mr, name).await?.is_none() {
+        return Err(ExternalError::Invalid(format!(
+            "connection Secret {name} disappeared during a key rotation"
+        )));
+    }
+    let mut data = serde_json::Map::new();
+    for gone in remove {
+        data.insert((*gone).to_owned(), serde_json::Value::Null);
+    }
+    data.insert(
+        key.to_owned(),
+        serde_json::to_value(ByteString(value.expose().as_bytes().to_vec()))
+            .map_err(|e| ExternalError::Invalid(e.to_string()))?,
+    );
+    let patch = serde_json::json!({ "data": data });
+    api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,18 +15,28 @@
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, Patch, PatchParams};
 use kube::ResourceExt;
 
-use crate::api::common::{ManagedFields, ManagedStatus};
+use crate::api::common::{
+    interval_seconds, Condition, ManagedFields, ManagedStatus, EXTERNAL_NAME,
+};
 use crate::api::key::{KeyObservation, KeyParameters, LiteLLMVirtualKey};
 use crate::litellm::{self, generate_key, token_of, KeyInfo, KeyRequest, Secret};
 
 use super::conditions::condition;
 use super::connection;
 use super::diff::{self, money_f64, money_string, user_metadata, Diff};
-use super::managed::{Connection, Creation, External, ExternalError, ManagedKind, Observation};
+use super::managed::{
+    Connection, Creation, External, ExternalError, Maintained, ManagedKind, Observation,
+};
 use super::ownership::{default_id, may_use, metadata_with_marker, owner_of_id, Owner};
 use super::resolve::{Reference, Resolved};
+use super::rotation::{
+    self, Why, KEY_REPLACED, LAST_ROTATION, PENDING_KEY, PENDING_REASON, RETIRE_AFTER,
+    RETIRING_TOKEN, ROTATE_REQUESTED_AT,
+};
 
 /// Data key of the secret in the connection Secret.
 pub const SECRET_KEY: &str = "key";
@@ -150,8 +160,15 @@ pub fn late_init(params: &KeyParameters, live: &KeyInfo) -> Option<KeyParameters
     changed.contains(&true).then_some(filled)
 }
 
-pub fn at_provider(live: &KeyInfo) -> KeyObservation {
+/// What status shows of the live key, with the rotation times the resource
+/// records.
+pub fn at_provider(live: &KeyInfo, mr: &LiteLLMVirtualKey) -> KeyObservation {
+    let last_rotation = mr.annotations().get(LAST_ROTATION).cloned();
+    let born = rotation::key_born(last_rotation.as_deref(), live.created_at.as_deref());
+    let every = rotation_every(&mr.spec.for_provider);
     KeyObservation {
+        last_rotation_time: last_rotation,
+        next_rotation_time: rotation::next_rotation(born, every).map(rotation::format_time),
         token: Some(live.token.clone()),
         key_alias: live.key_alias.clone(),
         key_name: live.key_name.clone(),
@@ -234,6 +251,37 @@ fn generated_by_proxy(token: String, alias: &str) -> Creation {
     }
 }
 
+/// `forProvider.rotation.every` in seconds.
+fn rotation_every(params: &KeyParameters) -> Option<u64> {
+    params
+        .rotation
+        .as_ref()?
+        .every
+        .as_deref()
+        .and_then(interval_seconds)
+}
+
+/// `forProvider.rotation.gracePeriod` in seconds; none by default.
+fn grace_seconds(params: &KeyParameters) -> u64 {
+    params
+        .rotation
+        .as_ref()
+        .and_then(|r| r.grace_period.as_deref())
+        .and_then(interval_seconds)
+        .unwrap_or(0)
+}
+
+/// The retiring predecessor recorded on the resource, if any.
+fn retiring(mr: &LiteLLMVirtualKey) -> Option<(String, Timestamp)> {
+    let token = mr.annotations().get(RETIRING_TOKEN)?.clone();
+    let after = mr
+        .annotations()
+        .get(RETIRE_AFTER)
+        .and_then(|t| rotation::parse_time(t))
+        .unwrap_or(Timestamp::UNIX_EPOCH);
+    Some((token, after))
+}
+
 /// `/key/*` for one reconciliation.
 pub struct KeyExternal {
     client: litellm::Client,
@@ -244,6 +292,185 @@ pub struct KeyExternal {
 }
 
 impl KeyExternal {
+    /// Fails as [`ExternalError::stale`] when the resource's external name
+    /// in the API server is no longer `id`: a reconciliation that started
+    /// from a cached copy older than the provider's own last rotation must
+    /// not act on it. Costs one read, only on the paths that write a key.
+    async fn ensure_fresh(
+        &self,
+        mr: &LiteLLMVirtualKey,
+        id: &str,
+    ) -> Result<LiteLLMVirtualKey, ExternalError> {
+        let api: Api<LiteLLMVirtualKey> =
+            Api::namespaced(self.kube.clone(), &mr.namespace().unwrap_or_default());
+        let fresh = api.get(&mr.name_any()).await?;
+        if fresh.annotations().get(EXTERNAL_NAME).map(String::as_str) != Some(id) {
+            return Err(ExternalError::stale("the key's external name"));
+        }
+        Ok(fresh)
+    }
+
+    /// Patches the resource's annotations (`None` removes one) with
+    /// optimistic concurrency: a concurrent change makes this fail, and the
+    /// journal in the Secret lets the next reconciliation resume.
+    async fn annotate(
+        &self,
+        mr: &LiteLLMVirtualKey,
+        annotations: serde_json::Value,
+    ) -> Result<LiteLLMVirtualKey, ExternalError> {
+        let api: Api<LiteLLMVirtualKey> =
+            Api::namespaced(self.kube.clone(), &mr.namespace().unwrap_or_default());
+        let patch = serde_json::json!({
+            "metadata": {"resourceVersion": mr.resource_version(), "annotations": annotations}
+        });
+        Ok(api
+            .patch(
+                &mr.name_any(),
+                &PatchParams::default(),
+                &Patch::Merge(&patch),
+            )
+            .await?)
+    }
+
+    /// Deletes the retiring predecessor and forgets it.
+    async fn retire(
+        &self,
+        mr: &LiteLLMVirtualKey,
+        token: &str,
+    ) -> Result<LiteLLMVirtualKey, ExternalError> {
+        self.client.key_delete(token).await?;
+        self.annotate(
+            mr,
+            serde_json::json!({RETIRING_TOKEN: null, RETIRE_AFTER: null}),
+        )
+        .await
+    }
+
+    /// Steps 1 to 5 of a rotation (see [`rotation`]), resuming wherever an
+    /// earlier attempt stopped. Returns the resource as rewritten.
+    async fn rotate(
+        &self,
+        mr: &LiteLLMVirtualKey,
+        id: &str,
+        pending: Option<Secret>,
+        why: &Why,
+        now: Timestamp,
+    ) -> Result<(LiteLLMVirtualKey, Condition), ExternalError> {
+        let params = &mr.spec.for_provider;
+        let name = secret_name(mr);
+        // 1. The new secret is stored before LiteLLM sees it.
+        let new_key = match pending {
+            Some(key) => key,
+            None => {
+                let key = generate_key();
+                let data = BTreeMap::from([
+                    (PENDING_KEY.to_owned(), key.clone()),
+                    (PENDING_REASON.to_owned(), Secret::new(why.journal())),
+                ]);
+                connection::publish(&self.kube, mr, &name, &data).await?;
+                key
+            }
+        };
+        let new_token = token_of(&new_key);
+        let mut mr = mr.clone();
+        if new_token != id {
+            // 2. The new key, unless an earlier attempt created it.
+            if self.client.key_info(&new_token).await?.is_none() {
+                if let Some(alias) = &params.key_alias {
+                    let old = self.client.key_info(id).await?;
+                    if old.is_some_and(|o| o.key_alias.as_ref() == Some(alias)) {
+                        let aside = KeyRequest {
+                            key_alias: Some(rotation::retired_alias(alias, id)),
+                            ..KeyRequest::default()
+                        };
+                        self.client.key_update(id, &aside).await?;
+                    }
+                }
+                self.check_membership(params).await?;
+                let settings = request(params, &self.refs, &self.owner);
+                match self.client.key_generate(Some(&new_key), &settings).await {
+                    Ok(_) => {}
+                    Err(litellm::Error::Forbidden { .. }) => {
+                        return Err(ExternalError::Invalid(
+                            "the proxy refuses caller-chosen keys \
+                             (general_settings.disable_custom_api_keys), so the key cannot be \
+                             replaced write-first; allow custom keys on the proxy to rotate"
+                                .into(),
+                        ))
+                    }
+                    Err(err) => return Err(err.into()),
+                }
+            }
+            // 3. The journal: new id, the predecessor and its deadline.
+            let grace = match why {
+                Why::Lost(_) => 0,
+                _ => grace_seconds(params),
+            };
+            mr = self
+                .annotate(
+                    &mr,
+                    serde_json::json!({
+                        EXTERNAL_NAME: new_token,
+                        LAST_ROTATION: rotation::format_time(now),
+                        RETIRING_TOKEN: id,
+                        RETIRE_AFTER: rotation::format_time(rotation::after(now, grace)),
+                    }),
+                )
+                .await?;
+        }
+        // 4. The Secret's key becomes the new one.
+        connection::replace_value(
+            &self.kube,
+            &mr,
+            &name,
+            SECRET_KEY,
+            &new_key,
+            &[PENDING_KEY, PENDING_REASON],
+        )
+        .await?;
+        // 5. A predecessor without grace goes at once.
+        let mut message = match why {
+            Why::Lost(how) => format!(
+                "{how}: a new key was written to Secret {name} and created in LiteLLM, and the \
+                 unreachable key was revoked"
+            ),
+            Why::Requested => format!("rotated as requested by {ROTATE_REQUESTED_AT}"),
+            Why::Scheduled => "rotated by forProvider.rotation.every".to_owned(),
+            Why::Interrupted => "an interrupted rotation was completed".to_owned(),
+        };
+        if let Some((token, after)) = retiring(&mr) {
+            if after <= now {
+                // The new key is in place: a failure here only delays the
+                // revocation, which the journal makes the next
+                // reconciliation finish.
+                match self.retire(&mr, &token).await {
+                    Ok(rewritten) => mr = rewritten,
+                    Err(err) => {
+                        tracing::warn!(
+                            namespace = %mr.namespace().unwrap_or_default(),
+                            name = %mr.name_any(),
+                            error = %err,
+                            "revoking the replaced key failed; retrying"
+                        );
+                        message.push_str("; the previous key is being revoked");
+                    }
+                }
+            } else {
+                message.push_str(&format!(
+                    "; the previous key works until {}",
+                    rotation::format_time(after)
+                ));
+            }
+        }
+        let replaced = condition(
+            KEY_REPLACED,
+            true,
+            why.reason(),
+            Some(format!("{message} ({})", rotation::format_time(now))),
+        );
+        Ok((mr, replaced))
+    }
+
     /// Refuses to put the key into a team or budget its namespace may not
     /// use (SPEC section 8): raw `teamId`/`budgetId` are checked exactly
     /// like references, since either can name any id on the proxy. Runs
@@ -373,7 +600,7 @@ impl External<LiteLLMVirtualKey> for KeyExternal {
             owner: Owner::from_metadata(live.metadata.as_ref()),
             drift: diff(params, &self.refs, &live, &self.owner),
             late_init: late_init(params, &live),
-            at_provider: Some(at_provider(&live)),
+            at_provider: Some(at_provider(&live, mr)),
             connection_details: BTreeMap::new(),
         })
     }
@@ -409,6 +636,11 @@ impl External<LiteLLMVirtualKey> for KeyExternal {
                 self.client.key_delete(&token).await?;
             }
             AliasHolder::Nobody | AliasHolder::Other => {}
+        }
+        if stored.as_ref().is_none_or(|key| token_of(key) != id) {
+            // Perhaps only this copy of the resource is old: a rotation
+            // has recorded another id since.
+            self.ensure_fresh(mr, id).await?;
         }
         let key = stored.filter(|key| token_of(key) == id).ok_or_else(|| {
             ExternalError::Invalid(format!(
@@ -460,6 +692,134 @@ impl External<LiteLLMVirtualKey> for KeyExternal {
 
     async fn delete(&self, id: &str) -> Result<(), ExternalError> {
         self.client.key_delete(id).await?;
+        Ok(())
+    }
+
+    /// Replaces a key lost from its Secret, resumes an interrupted
+    /// rotation, rotates when asked or due, and retires predecessors whose
+    /// grace period is over. The steady state reads the Secret and writes
+    /// nothing.
+    async fn maintain(
+        &self,
+        mr: &LiteLLMVirtualKey,
+        id: &str,
+        at_provider: Option<&KeyObservation>,
+    ) -> Result<Maintained<LiteLLMVirtualKey>, ExternalError> {
+        let name = secret_name(mr);
+        let secret = connection::read(&self.kube, mr, &name).await?;
+        let stored = secret
+            .as_ref()
+            .and_then(|s| connection::value(s, SECRET_KEY));
+        let pending = secret
+            .as_ref()
+            .and_then(|s| connection::value(s, PENDING_KEY));
+        let now = Timestamp::now();
+        // Without a time from LiteLLM, the resource's own creation stands
+        // in for the first key's.
+        let born = rotation::key_born(
+            mr.annotations().get(LAST_ROTATION).map(String::as_str),
+            at_provider.and_then(|a| a.created_at.as_deref()),
+        )
+        .or_else(|| mr.metadata.creation_timestamp.as_ref().map(|t| t.0));
+        let facts = rotation::Facts {
+            id,
+            secret_name: &name,
+            secret_exists: secret.is_some(),
+            stored_token: stored.as_ref().map(token_of),
+            pending: pending.is_some(),
+            requested_at: mr
+                .annotations()
+                .get(ROTATE_REQUESTED_AT)
+                .map(String::as_str),
+            born,
+            every: rotation_every(&mr.spec.for_provider),
+            now,
+        };
+        let why = match rotation::decide(&facts).map_err(ExternalError::Invalid)? {
+            // A resumed rotation keeps the reason it started with.
+            Some(Why::Interrupted) => Some(
+                secret
+                    .as_ref()
+                    .and_then(|s| connection::value(s, PENDING_REASON))
+                    .map(|journal| Why::from_journal(journal.expose()))
+                    .unwrap_or(Why::Interrupted),
+            ),
+            other => other,
+        };
+        let mut maintained = Maintained::default();
+        // Writes go from the resource as the API server has it, never from
+        // an older cached copy.
+        let mut current = match why {
+            Some(_) => self.ensure_fresh(mr, id).await?,
+            None => mr.clone(),
+        };
+        // A rotation that has recorded its new id keeps its predecessor's
+        // grace period; any other rotation first retires an earlier
+        // predecessor, so that no more than one is ever tracked.
+        let finishing = pending.as_ref().is_some_and(|p| token_of(p) == id);
+        if let Some((token, after)) = retiring(&current) {
+            if after <= now || (why.is_some() && !finishing) {
+                current = self.retire(&current, &token).await?;
+                maintained.mr = Some(current.clone());
+            } else {
+                maintained.requeue_after = Some(
+                    std::time::Duration::try_from(after.duration_since(now))
+                        .unwrap_or_default()
+                        .max(std::time::Duration::from_secs(1)),
+                );
+            }
+        }
+        let Some(why) = why else {
+            return Ok(maintained);
+        };
+        let lost = matches!(why, Why::Lost(_));
+        match self.rotate(&current, id, pending, &why, now).await {
+            Ok((rewritten, replaced)) => {
+                tracing::info!(
+                    namespace = %mr.namespace().unwrap_or_default(),
+                    name = %mr.name_any(),
+                    reason = why.reason(),
+                    "replaced the key"
+                );
+                maintained.event = Some((
+                    "RotatedExternalResource",
+                    replaced.message.clone().unwrap_or_default(),
+                ));
+                maintained.conditions.push(replaced);
+                // Back soon, so status shows the new key, and again when
+                // a grace period ends.
+                maintained.requeue_after = Some(std::time::Duration::from_secs(1));
+                maintained.mr = Some(rewritten);
+                Ok(maintained)
+            }
+            // Without its key in the Secret the resource is not usable.
+            Err(err) if lost => Err(ExternalError::Unavailable {
+                ready_message: match &why {
+                    Why::Lost(how) => format!("{how}; replacing the key failed"),
+                    _ => unreachable!("lost"),
+                },
+                source: Box::new(err),
+            }),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// The retiring predecessor and a pending key whose rotation never
+    /// completed: both are this resource's and would be tracked by nobody
+    /// once it is gone.
+    async fn delete_related(&self, mr: &LiteLLMVirtualKey) -> Result<(), ExternalError> {
+        if let Some((token, _)) = retiring(mr) {
+            self.client.key_delete(&token).await?;
+        }
+        let current = mr.annotations().get(EXTERNAL_NAME);
+        if let Some(secret) = connection::read(&self.kube, mr, &secret_name(mr)).await? {
+            if let Some(pending) = connection::value(&secret, PENDING_KEY) {
+                let token = token_of(&pending);
+                if Some(&token) != current {
+                    self.client.key_delete(&token).await?;
+                }
+            }
+        }
         Ok(())
     }
 }
@@ -632,7 +992,14 @@ mod tests {
             filled.metadata, None,
             "the marker alone is not user metadata"
         );
-        let observed = at_provider(&live());
+        let key = LiteLLMVirtualKey::new(
+            "ci",
+            LiteLLMVirtualKeySpec {
+                managed: ManagedFields::default(),
+                for_provider: KeyParameters::default(),
+            },
+        );
+        let observed = at_provider(&live(), &key);
         assert_eq!(observed.token.as_deref(), Some("abc"));
         assert_eq!(observed.team_id.as_deref(), Some("ns.web"));
     }

@@ -38,9 +38,31 @@ pub enum ExternalError {
     /// The resource asks for something that cannot be done as it stands.
     #[error("{0}")]
     Invalid(String),
+    /// The object is not usable until the failed step succeeds (a key whose
+    /// Secret lost it, and whose replacement failed): `Ready` is `False`
+    /// with `ready_message`, besides `Synced=False` with the cause.
+    #[error("{ready_message}: {source}")]
+    Unavailable {
+        ready_message: String,
+        #[source]
+        source: Box<ExternalError>,
+    },
 }
 
 impl ExternalError {
+    /// The resource as read is older than what the provider wrote since
+    /// (the watch cache lags behind the provider's own writes): acting on it
+    /// could undo them. Reported as a write conflict, which requeues
+    /// silently and reads again.
+    pub fn stale(what: &str) -> Self {
+        ExternalError::Kube(kube::Error::Api(Box::new(kube::core::Status {
+            code: 409,
+            reason: "Conflict".into(),
+            message: format!("{what} changed since it was read"),
+            ..Default::default()
+        })))
+    }
+
     /// Whether waiting may fix it (short backoff) rather than a change of
     /// the resource (retry at the poll interval).
     pub fn is_retryable(&self) -> bool {
@@ -48,6 +70,7 @@ impl ExternalError {
             ExternalError::LiteLLM(err) => err.is_retryable(),
             ExternalError::Kube(_) => true,
             ExternalError::Invalid(_) => false,
+            ExternalError::Unavailable { source, .. } => source.is_retryable(),
         }
     }
 }
@@ -114,6 +137,49 @@ pub trait External<K: ManagedKind>: Send + Sync {
     ) -> impl Future<Output = Result<(), ExternalError>> + Send;
     /// Deletes the object; an object already gone is success.
     fn delete(&self, id: &str) -> impl Future<Output = Result<(), ExternalError>> + Send;
+
+    /// Kind-specific upkeep of an object that exists and is this
+    /// resource's, after observe/update: a key replaces a secret that was
+    /// lost from its Secret, or rotates. Kinds without any keep the default.
+    fn maintain(
+        &self,
+        _mr: &K,
+        _id: &str,
+        _at_provider: Option<&K::AtProvider>,
+    ) -> impl Future<Output = Result<Maintained<K>, ExternalError>> + Send {
+        async { Ok(Maintained::default()) }
+    }
+
+    /// Deletes what the kind keeps beside the object itself (a key's
+    /// retiring predecessor), before the object is deleted.
+    fn delete_related(&self, _mr: &K) -> impl Future<Output = Result<(), ExternalError>> + Send {
+        async { Ok(()) }
+    }
+}
+
+/// What [`External::maintain`] did.
+#[derive(Debug, Clone)]
+pub struct Maintained<K> {
+    /// The resource as the kind rewrote it (a new external name), to
+    /// continue with.
+    pub mr: Option<K>,
+    /// Kind conditions to set.
+    pub conditions: Vec<Condition>,
+    /// Look again no later than this (a grace period ending).
+    pub requeue_after: Option<std::time::Duration>,
+    /// A Normal event to record (reason, note).
+    pub event: Option<(&'static str, String)>,
+}
+
+impl<K> Default for Maintained<K> {
+    fn default() -> Self {
+        Self {
+            mr: None,
+            conditions: Vec::new(),
+            requeue_after: None,
+            event: None,
+        }
+    }
 }
 
 /// Everything an [`External`] needs, resolved by the reconciler.
@@ -314,6 +380,7 @@ pub async fn cleanup<K: ManagedKind, E: External<K>>(
     {
         return Ok(Cleanup::Refused(refusal));
     }
+    external.delete_related(mr).await?;
     external.delete(id).await?;
     Ok(Cleanup::Deleted)
 }

@@ -22,5 +22,6 @@ pub mod model;
 pub mod ownership;
 pub mod reconciler;
 pub mod resolve;
+pub mod rotation;
 pub mod team;
 pub mod timing;

@@ -24,7 +24,9 @@ use crate::litellm::Secret;
 
 use super::conditions::{self, condition, reason, READY, SYNCED};
 use super::connection;
-use super::managed::{self, Cleanup, Connection, Creation, ExternalError, ManagedKind, Outcome};
+use super::managed::{
+    self, Cleanup, Connection, Creation, External, ExternalError, Maintained, ManagedKind, Outcome,
+};
 use super::metrics::Metrics;
 use super::ownership::Owner;
 use super::resolve::{self, ClientCache, Resolved, Unresolved, DEFAULT_LITELLM_TIMEOUT};
@@ -160,6 +162,7 @@ impl Error {
             Error::External(ExternalError::LiteLLM(_)) => "litellm",
             Error::External(ExternalError::Kube(_)) => "kubernetes",
             Error::External(ExternalError::Invalid(_)) => "invalid",
+            Error::External(ExternalError::Unavailable { .. }) => "unavailable",
             Error::Paused | Error::PausedByPolicies => "paused",
             Error::UnsupportedPolicies(_) => "invalid",
             Error::Blocked(_) => "blocked",
@@ -366,10 +369,16 @@ async fn apply<K: ManagedKind>(api: &Api<K>, mr: Arc<K>, ctx: &Context) -> Resul
     }
     let poll = ctx.poll_interval(&*mr);
     match observe_and_act(api, mr.clone(), ctx).await {
-        Ok((mr, id, synced)) => {
+        Ok((mr, id, synced, maintained)) => {
             let [ready, synced_condition] = managed::conditions(K::NOUN, &id, &synced.outcome);
             status.set(ready);
             status.set(synced_condition);
+            for kind_condition in &maintained.conditions {
+                status.set(kind_condition.clone());
+            }
+            if let Some((reason, note)) = &maintained.event {
+                publish_event(ctx, &*mr, EventType::Normal, reason, note.clone()).await;
+            }
             if synced.at_provider.is_some() {
                 status.new.at_provider = synced.at_provider.clone();
             }
@@ -413,13 +422,21 @@ async fn apply<K: ManagedKind>(api: &Api<K>, mr: Arc<K>, ctx: &Context) -> Resul
                 Outcome::UpToDate | Outcome::DriftReported(_) => {}
             }
             status.write(api, &name).await?;
-            Ok(Action::requeue(timing::jittered(
-                poll,
-                timing::random_fraction(),
-            )))
+            let next = timing::jittered(poll, timing::random_fraction());
+            Ok(Action::requeue(
+                maintained.requeue_after.map_or(next, |soon| soon.min(next)),
+            ))
         }
         Err(err) if err.is_conflict() => Err(err),
         Err(err) => {
+            if let Error::External(ExternalError::Unavailable { ready_message, .. }) = &err {
+                status.set(condition(
+                    READY,
+                    false,
+                    reason::UNAVAILABLE,
+                    Some(ready_message.clone()),
+                ));
+            }
             status.set(condition(
                 SYNCED,
                 false,
@@ -446,7 +463,7 @@ async fn observe_and_act<K: ManagedKind>(
     api: &Api<K>,
     mr: Arc<K>,
     ctx: &Context,
-) -> Result<(Arc<K>, String, managed::Synced<K>), Error> {
+) -> Result<(Arc<K>, String, managed::Synced<K>, Maintained<K>), Error> {
     let namespace = mr.namespace().unwrap_or_default();
     // Before anything is created, so a missing reference can never leave a
     // half-configured object behind.
@@ -479,6 +496,27 @@ async fn observe_and_act<K: ManagedKind>(
         }) => (record_id(api, &mr, chosen).await?, chosen.clone()),
         _ => (mr, id),
     };
+    // Upkeep of an object that exists and is this resource's: a key whose
+    // Secret lost it, or whose rotation is due.
+    let maintained = match &synced.outcome {
+        Outcome::Updated(_) | Outcome::UpToDate | Outcome::DriftReported(_) => {
+            external
+                .maintain(&*mr, &id, synced.at_provider.as_ref())
+                .await?
+        }
+        _ => Maintained::default(),
+    };
+    let (mr, id) = match &maintained.mr {
+        Some(rewritten) => (
+            Arc::new(rewritten.clone()),
+            rewritten
+                .annotations()
+                .get(EXTERNAL_NAME)
+                .cloned()
+                .unwrap_or(id),
+        ),
+        None => (mr, id),
+    };
     let mr = match &synced.late_init {
         Some(late) if *late != *mr.for_provider() => {
             let patch = json!({
@@ -506,7 +544,7 @@ async fn observe_and_act<K: ManagedKind>(
         data.insert("endpoint".into(), Secret::new(instance.consumer_endpoint));
         connection::publish(&ctx.client, &*mr, &secret_name, &data).await?;
     }
-    Ok((mr, id, synced))
+    Ok((mr, id, synced, maintained))
 }
 
 /// The external name, chosen and recorded (with optimistic concurrency, so a

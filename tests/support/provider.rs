@@ -31,7 +31,8 @@ pub const INSTANCE: &str = "proxy";
 /// Every resource polls this often, so drift is corrected (and failures
 /// retried: the backoff is capped at the poll interval) within seconds.
 pub const POLL: &str = "1s";
-pub const WAIT: Duration = Duration::from_secs(30);
+/// Generous: CI runs the suites in parallel on 2 cores beside the proxy.
+pub const WAIT: Duration = Duration::from_secs(60);
 
 /// How a world differs from the default one.
 #[derive(Default)]
@@ -93,6 +94,13 @@ pub async fn world(prefix: &str) -> Option<World> {
 
 /// A world, or `None` (test skipped) when a harness is not running.
 pub async fn world_with(prefix: &str, setup: Setup) -> Option<World> {
+    // `TEST_LOG=debug` shows the provider's logs for a failing test.
+    if let Ok(filter) = std::env::var("TEST_LOG") {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_test_writer()
+            .try_init();
+    }
     let kube = k8s::client().await?;
     let Some((url, master_key)) = harness::litellm() else {
         assert!(!k8s::harness_required(), "LITELLM_URL is not set");
