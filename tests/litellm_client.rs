@@ -12,6 +12,7 @@ use std::time::Duration;
 use litellm_crossplane::litellm::{
     generate_key, token_of, BudgetRequest, Client, ClientConfig, Error, KeyRequest,
     ModelMetaRequest, ModelParamsRequest, ModelRequest, RegenerateRequest, Secret, TeamRequest,
+    MAX_RESPONSE_BODY,
 };
 use serde_json::{json, Map, Value};
 use support::harness;
@@ -685,4 +686,395 @@ async fn observer_sees_every_request() {
         [("GET /team/info", 404), ("GET /health/liveliness", 200)]
     );
     assert!(seen.iter().all(|(_, _, elapsed)| *elapsed > Duration::ZERO));
+}
+
+// The response body limit. The real proxy never answers more than a few
+// kilobytes, so over-long and endless bodies come from a fake proxy here;
+// a large answer under the limit comes from the real one too.
+
+/// How [`FakeProxy`] answers every request.
+#[derive(Clone)]
+enum Answer {
+    /// This body, with its `content-length`.
+    Sized(Arc<Vec<u8>>),
+    /// This body, chunked: no length is announced.
+    Chunked(Arc<Vec<u8>>),
+    /// A `content-length` of this many bytes, then filler until the client
+    /// goes away.
+    Announced(u64),
+    /// A chunked body that never ends.
+    Endless,
+}
+
+/// A loopback HTTP/1.1 server that answers every request with one
+/// [`Answer`] and reports, per connection, how many body bytes it managed
+/// to write before the body ended or the client went away.
+struct FakeProxy {
+    url: String,
+    written: tokio::sync::mpsc::UnboundedReceiver<u64>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for FakeProxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl FakeProxy {
+    async fn start(answer: Answer) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let (report, written) = tokio::sync::mpsc::unbounded_channel();
+        let task = tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let (answer, report) = (answer.clone(), report.clone());
+                tokio::spawn(async move {
+                    let _ = report.send(serve_fake(stream, answer).await);
+                });
+            }
+        });
+        Self { url, written, task }
+    }
+
+    /// The body bytes written on the next connection that ended, or a
+    /// failure when none ends within `within` (the client kept it open).
+    async fn next_connection_ended(&mut self, within: Duration) -> u64 {
+        tokio::time::timeout(within, self.written.recv())
+            .await
+            .expect("the client closed the connection")
+            .expect("the fake proxy runs")
+    }
+
+    fn client(&self) -> Client {
+        client(&self.url, "sk-fake-master-0000")
+    }
+}
+
+/// Reads one request (head, and a body by `content-length`), answers it and
+/// returns how many body bytes were written.
+async fn serve_fake(stream: tokio::net::TcpStream, answer: Answer) -> u64 {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+    let mut reader = BufReader::new(stream);
+    let mut length = 0usize;
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line).await.unwrap_or(0) == 0 {
+            return 0;
+        }
+        let header = line.trim_end();
+        if header.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = header.split_once(':') {
+            if name.eq_ignore_ascii_case("content-length") {
+                length = value.trim().parse().unwrap_or(0);
+            }
+        }
+    }
+    let mut request_body = vec![0; length];
+    if reader.read_exact(&mut request_body).await.is_err() {
+        return 0;
+    }
+    let mut stream = reader.into_inner();
+    let head = |framing: String| {
+        format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n{framing}\r\nconnection: close\r\n\r\n"
+        )
+    };
+    let filler = vec![b'x'; 64 * 1024];
+    let mut written = 0u64;
+    match answer {
+        Answer::Sized(body) => {
+            let head = head(format!("content-length: {}", body.len()));
+            if stream.write_all(head.as_bytes()).await.is_ok()
+                && stream.write_all(&body).await.is_ok()
+            {
+                written = body.len() as u64;
+            }
+        }
+        Answer::Chunked(body) => {
+            if stream
+                .write_all(head("transfer-encoding: chunked".into()).as_bytes())
+                .await
+                .is_err()
+            {
+                return 0;
+            }
+            for chunk in body.chunks(filler.len()) {
+                let size = format!("{:x}\r\n", chunk.len());
+                if stream.write_all(size.as_bytes()).await.is_err()
+                    || stream.write_all(chunk).await.is_err()
+                    || stream.write_all(b"\r\n").await.is_err()
+                {
+                    return written;
+                }
+                written += chunk.len() as u64;
+            }
+            let _ = stream.write_all(b"0\r\n\r\n").await;
+        }
+        Answer::Announced(length) => {
+            let head = head(format!("content-length: {length}"));
+            if stream.write_all(head.as_bytes()).await.is_err() {
+                return 0;
+            }
+            while written < length {
+                let n = filler.len().min((length - written) as usize);
+                if stream.write_all(&filler[..n]).await.is_err() {
+                    break;
+                }
+                written += n as u64;
+            }
+        }
+        Answer::Endless => {
+            if stream
+                .write_all(head("transfer-encoding: chunked".into()).as_bytes())
+                .await
+                .is_err()
+            {
+                return 0;
+            }
+            let size = format!("{:x}\r\n", filler.len());
+            loop {
+                if stream.write_all(size.as_bytes()).await.is_err()
+                    || stream.write_all(&filler).await.is_err()
+                    || stream.write_all(b"\r\n").await.is_err()
+                {
+                    break;
+                }
+                written += filler.len() as u64;
+            }
+        }
+    }
+    let _ = stream.shutdown().await;
+    written
+}
+
+/// A `/team/info` answer of exactly `size` bytes (padded in its metadata).
+fn team_info_body(size: usize) -> Vec<u8> {
+    let frame = |pad: &str| {
+        json!({"team_id": "t", "team_info": {"team_id": "t", "metadata": {"pad": pad}}})
+            .to_string()
+            .into_bytes()
+    };
+    let overhead = frame("").len();
+    let body = frame(&"p".repeat(size - overhead));
+    assert_eq!(body.len(), size);
+    body
+}
+
+fn assert_too_large(err: &Error, op: &str) {
+    assert!(
+        matches!(err, Error::ResponseTooLarge { op: o, limit } if *o == op && *limit == MAX_RESPONSE_BODY),
+        "{err:?}"
+    );
+    assert!(!err.is_retryable(), "{err}");
+    let text = err.to_string();
+    assert!(
+        text.contains(op) && text.contains(&format!("{MAX_RESPONSE_BODY} bytes")),
+        "{text}"
+    );
+    // Nothing of the body: neither its padding nor its JSON.
+    assert!(
+        !text.contains("xxx") && !text.contains("ppp") && !text.contains("team_info"),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn an_endless_body_is_cut_at_the_limit_and_not_retried() {
+    let mut fake = FakeProxy::start(Answer::Endless).await;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = Arc::clone(&seen);
+    let litellm = fake.client().with_observer(Arc::new(move |op, status, _| {
+        record.lock().unwrap().push((op, status));
+    }));
+    let started = std::time::Instant::now();
+    let err = litellm.team_info("t").await.unwrap_err();
+    // Cut at the limit, not ended by the 30 s request timeout.
+    assert!(started.elapsed() < Duration::from_secs(10), "{err}");
+    assert_too_large(&err, "GET /team/info");
+    assert_eq!(*seen.lock().unwrap(), [("GET /team/info", 200)]);
+    // The client hung up: the server's writes failed soon after the limit
+    // (what it wrote beyond is what the loopback socket buffers took).
+    let written = fake.next_connection_ended(Duration::from_secs(10)).await;
+    assert!(
+        written >= MAX_RESPONSE_BODY as u64 && written < 64 * MAX_RESPONSE_BODY as u64,
+        "{written} bytes written"
+    );
+}
+
+#[tokio::test]
+async fn a_length_announced_over_the_limit_is_refused_before_the_body_is_read() {
+    let announced = MAX_RESPONSE_BODY as u64 + 1;
+    let mut fake = FakeProxy::start(Answer::Announced(announced)).await;
+    let request = TeamRequest {
+        team_id: "t".into(),
+        ..TeamRequest::default()
+    };
+    let err = fake.client().team_new(&request).await.unwrap_err();
+    assert_too_large(&err, "POST /team/new");
+    fake.next_connection_ended(Duration::from_secs(10)).await;
+
+    // A huge announced length, as a misbehaving proxy might send.
+    let mut fake = FakeProxy::start(Answer::Announced(u64::MAX / 2)).await;
+    let err = fake.client().team_info("t").await.unwrap_err();
+    assert_too_large(&err, "GET /team/info");
+    let written = fake.next_connection_ended(Duration::from_secs(10)).await;
+    assert!(written < 64 * MAX_RESPONSE_BODY as u64, "{written}");
+}
+
+#[tokio::test]
+async fn a_body_of_exactly_the_limit_is_read_whole_and_one_byte_more_is_refused() {
+    let at_limit = Arc::new(team_info_body(MAX_RESPONSE_BODY));
+    let over = Arc::new(team_info_body(MAX_RESPONSE_BODY + 1));
+    for answer in [Answer::Sized(at_limit.clone()), Answer::Chunked(at_limit)] {
+        let fake = FakeProxy::start(answer).await;
+        let team = fake.client().team_info("t").await.unwrap().expect("team");
+        let pad = &team.metadata.expect("metadata")["pad"];
+        assert!(pad
+            .as_str()
+            .is_some_and(|p| p.len() > MAX_RESPONSE_BODY - 100));
+    }
+    for answer in [Answer::Sized(over.clone()), Answer::Chunked(over)] {
+        let fake = FakeProxy::start(answer).await;
+        let Err(err) = fake.client().team_info("t").await else {
+            panic!("a body one byte over the limit was read");
+        };
+        assert_too_large(&err, "GET /team/info");
+    }
+}
+
+#[tokio::test]
+async fn a_large_answer_under_the_limit_from_the_real_proxy_is_read_whole() {
+    let litellm = client_or_skip!();
+    let team_id = unique("ct-large");
+    // About 900 KiB of metadata, which /team/info answers in full.
+    let pad = "large-".repeat(150_000);
+    let request = TeamRequest {
+        team_id: team_id.clone(),
+        metadata: Some(map(json!({"pad": pad}))),
+        ..TeamRequest::default()
+    };
+    litellm.team_new(&request).await.expect("team_new");
+    let info = litellm.team_info(&team_id).await.unwrap().expect("team");
+    assert_eq!(info.metadata, Some(map(json!({"pad": pad}))));
+    assert!(litellm.team_delete(&team_id).await.unwrap());
+}
+
+/// The largest values the CRDs admit reach LiteLLM and come back unchanged:
+/// no float on the way turns them into a neighbour.
+#[tokio::test]
+async fn values_at_the_crd_maxima_reach_litellm_unchanged() {
+    use litellm_crossplane::api::common::bounds::{MAX_PARALLEL_REQUESTS, MAX_RATE_LIMIT};
+    let litellm = client_or_skip!();
+    // 2^53 - 1 is odd, so a round trip through a float that loses its last
+    // bit would show.
+    assert_eq!(MAX_RATE_LIMIT % 2, 1);
+
+    let team_id = unique("ct-max-team");
+    let team = TeamRequest {
+        team_id: team_id.clone(),
+        tpm_limit: Some(MAX_RATE_LIMIT),
+        rpm_limit: Some(MAX_RATE_LIMIT),
+        ..TeamRequest::default()
+    };
+    litellm.team_new(&team).await.expect("team_new");
+    let info = litellm.team_info(&team_id).await.unwrap().expect("team");
+    assert_eq!(
+        (info.tpm_limit, info.rpm_limit),
+        (Some(MAX_RATE_LIMIT), Some(MAX_RATE_LIMIT))
+    );
+    assert!(litellm.team_delete(&team_id).await.unwrap());
+
+    let budget_id = unique("ct-max-budget");
+    let budget = BudgetRequest {
+        budget_id: budget_id.clone(),
+        tpm_limit: Some(MAX_RATE_LIMIT),
+        rpm_limit: Some(MAX_RATE_LIMIT),
+        max_parallel_requests: Some(MAX_PARALLEL_REQUESTS),
+        ..BudgetRequest::default()
+    };
+    litellm.budget_new(&budget).await.expect("budget_new");
+    let info = litellm
+        .budget_info(&budget_id)
+        .await
+        .unwrap()
+        .expect("budget");
+    assert_eq!(
+        (info.tpm_limit, info.rpm_limit, info.max_parallel_requests),
+        (
+            Some(MAX_RATE_LIMIT),
+            Some(MAX_RATE_LIMIT),
+            Some(MAX_PARALLEL_REQUESTS)
+        )
+    );
+    assert!(litellm.budget_delete(&budget_id).await.unwrap());
+
+    let key = generate_key();
+    let settings = KeyRequest {
+        key_alias: Some(unique("ct-max-key")),
+        tpm_limit: Some(MAX_RATE_LIMIT),
+        rpm_limit: Some(MAX_RATE_LIMIT),
+        max_parallel_requests: Some(MAX_PARALLEL_REQUESTS),
+        ..KeyRequest::default()
+    };
+    litellm
+        .key_generate(Some(&key), &settings)
+        .await
+        .expect("key_generate");
+    let info = litellm.key_info(key.expose()).await.unwrap().expect("key");
+    assert_eq!(
+        (info.tpm_limit, info.rpm_limit, info.max_parallel_requests),
+        (
+            Some(MAX_RATE_LIMIT),
+            Some(MAX_RATE_LIMIT),
+            Some(MAX_PARALLEL_REQUESTS)
+        )
+    );
+    assert!(litellm.key_delete(key.expose()).await.unwrap());
+
+    let model_id = unique("ct-max-model");
+    let model = ModelRequest {
+        model_name: unique("ct-max-model-name"),
+        litellm_params: ModelParamsRequest {
+            model: "openai/gpt-4o".into(),
+            api_base: Some("http://127.0.0.1:9".into()),
+            tpm: Some(MAX_RATE_LIMIT),
+            rpm: Some(MAX_RATE_LIMIT),
+            ..ModelParamsRequest::default()
+        },
+        model_info: ModelMetaRequest {
+            id: model_id.clone(),
+            extra: Map::new(),
+        },
+    };
+    litellm.model_new(&model).await.expect("model_new");
+    let info = litellm.model_info(&model_id).await.unwrap().expect("model");
+    assert_eq!(
+        (info.litellm_params.tpm, info.litellm_params.rpm),
+        (Some(MAX_RATE_LIMIT), Some(MAX_RATE_LIMIT))
+    );
+    assert!(litellm.model_delete(&model_id).await.unwrap());
+}
+
+/// One past `maxParallelRequests`' bound is what LiteLLM cannot store: it
+/// answers HTTP 500, which the client would take for a passing fault and
+/// retry forever. The CRD bound keeps such a value from ever being sent.
+#[tokio::test]
+async fn one_past_the_parallel_requests_bound_is_a_server_error_in_litellm() {
+    use litellm_crossplane::api::common::bounds::MAX_PARALLEL_REQUESTS;
+    let litellm = client_or_skip!();
+    let budget_id = unique("ct-over-budget");
+    let budget = BudgetRequest {
+        budget_id: budget_id.clone(),
+        max_parallel_requests: Some(MAX_PARALLEL_REQUESTS + 1),
+        ..BudgetRequest::default()
+    };
+    let err = litellm.budget_new(&budget).await.unwrap_err();
+    assert!(err.is_retryable(), "{err}");
+    // The proxy closes the connection after the 500: ask on a new one.
+    let litellm = client_or_skip!();
+    assert_eq!(litellm.budget_info(&budget_id).await.unwrap(), None);
 }

@@ -50,15 +50,15 @@ pub struct BudgetParameters {
     pub budget_duration: Option<String>,
     /// Tokens per minute.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = super::common::bounds::MAX_RATE_LIMIT))]
     pub tpm_limit: Option<i64>,
     /// Requests per minute.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = super::common::bounds::MAX_RATE_LIMIT))]
     pub rpm_limit: Option<i64>,
     /// Parallel requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = super::common::bounds::MAX_PARALLEL_REQUESTS))]
     pub max_parallel_requests: Option<i64>,
 }
 

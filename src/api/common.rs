@@ -13,16 +13,98 @@ pub const PAUSED: &str = "crossplane.io/paused";
 /// Annotation overriding the poll interval (a Go-style duration: `30s`, `5m`).
 pub const POLL_INTERVAL: &str = "crossplane.io/poll-interval";
 
+/// The bounds of the CRD fields, so that one object cannot hurt everyone.
+///
+/// kube-rs decodes a whole list (and so the watch of a kind, for every
+/// namespace) or nothing: one object the API server accepted but the Rust
+/// types cannot hold stops the provider for all of them. So every integer
+/// field has a minimum and a maximum its Rust type holds, every string that
+/// becomes a name or an id a maximum length, and every list and free-form
+/// map a maximum size, and the API server refuses the rest with a message
+/// naming the field. Integer maxima are at most 2^53 - 1: the API server
+/// keeps a CRD's `maximum` as a float64, which holds no larger integer
+/// exactly.
+pub mod bounds {
+    /// Tokens or requests per minute (`tpmLimit`, `rpmLimit`, a model's
+    /// `tpm`, `rpm`): 2^53 - 1, JavaScript's `Number.MAX_SAFE_INTEGER`.
+    /// LiteLLM stores these as BIGINT (team, key, budget) or JSON (model),
+    /// and the largest integer every JSON reader (LiteLLM's admin UI too)
+    /// reads exactly is still far beyond any real rate.
+    pub const MAX_RATE_LIMIT: i64 = (1 << 53) - 1;
+    /// `maxParallelRequests`: LiteLLM stores it as a PostgreSQL INTEGER,
+    /// and LiteLLM 1.108.7 answers a larger value with HTTP 500 (which
+    /// would be retried forever).
+    pub const MAX_PARALLEL_REQUESTS: i64 = i32::MAX as i64;
+    /// Replicas of a provisioned proxy. Every replica holds its own
+    /// connection pool to the one database, which gives out long before a
+    /// thousand replicas.
+    pub const MAX_REPLICAS: i32 = 1000;
+    /// Replica counts the provider reports in status (a Deployment's are
+    /// int32).
+    pub const MAX_STATUS_REPLICAS: i32 = i32::MAX;
+    /// `observedGeneration` in status: a `metadata.generation`, counting one
+    /// per spec change.
+    pub const MAX_GENERATION: i64 = (1 << 53) - 1;
+
+    /// Names of Kubernetes objects (DNS subdomains), keys of a Secret and
+    /// DNS host names.
+    pub const MAX_NAME_LENGTH: u32 = 253;
+    /// Namespace names (DNS labels) and PostgreSQL identifiers.
+    pub const MAX_LABEL_LENGTH: u32 = 63;
+    /// `teamAlias`, `keyAlias`: LiteLLM sets no limit; the function's
+    /// default key alias `<namespace>/<composite>/<key>` takes up to 571.
+    pub const MAX_ALIAS_LENGTH: u32 = 1024;
+    /// Raw LiteLLM ids (`teamId`, `budgetId`): a UUID, or an id the provider
+    /// chose (`<cluster>/<namespace>/<name>`, up to about 360).
+    pub const MAX_ID_LENGTH: u32 = 512;
+    /// A public model name (`modelName`).
+    pub const MAX_MODEL_NAME_LENGTH: u32 = 256;
+    /// An entry of a `models` list: a public model name, possibly behind a
+    /// namespace (`<namespace>/<model name>`).
+    pub const MAX_MODEL_REF_LENGTH: u32 = MAX_LABEL_LENGTH + 1 + MAX_MODEL_NAME_LENGTH;
+    /// The upstream model (`litellmParams.model`), such as
+    /// `bedrock/arn:aws:bedrock:...`.
+    pub const MAX_UPSTREAM_MODEL_LENGTH: u32 = 512;
+    /// URLs (endpoints, `apiBase`).
+    pub const MAX_URL_LENGTH: u32 = 2048;
+    /// Short words: an API version, a pull policy, a Service type.
+    pub const MAX_WORD_LENGTH: u32 = 64;
+    /// An image repository, registry included (the distribution spec's
+    /// limit for a name).
+    pub const MAX_IMAGE_REPOSITORY_LENGTH: u32 = 255;
+    /// An image tag (the distribution spec's limit).
+    pub const MAX_IMAGE_TAG_LENGTH: u32 = 128;
+
+    /// Entries of a `models` list.
+    pub const MAX_MODELS: u32 = 1024;
+    /// Namespaces named in `allowedNamespaces.names` (a label selector
+    /// admits more).
+    pub const MAX_NAMESPACES: u32 = 1024;
+    /// Management policies: there are six, so a longer list only repeats.
+    pub const MAX_MANAGEMENT_POLICIES: u32 = 6;
+
+    /// Top-level fields of LiteLLM `metadata` (LiteLLM reads about twenty
+    /// well-known ones).
+    pub const MAX_METADATA_PROPERTIES: u32 = 64;
+    /// Top-level fields of a model's `modelInfo`.
+    pub const MAX_MODEL_INFO_PROPERTIES: u32 = 128;
+    /// Top-level fields of one proxy-config section of the instance
+    /// (`litellmSettings` alone has over a hundred settings).
+    pub const MAX_CONFIG_PROPERTIES: u32 = 256;
+}
+
 /// A reference to the `LiteLLMInstance` an entity is reconciled against.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, Eq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct InstanceRef {
     /// Name of the LiteLLMInstance.
+    #[schemars(length(max = bounds::MAX_NAME_LENGTH))]
     pub name: String,
     /// Namespace of the LiteLLMInstance; defaults to the resource's own. A
     /// reference into another namespace is honoured only when that instance's
     /// `spec.allowedNamespaces` admits this namespace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = bounds::MAX_LABEL_LENGTH))]
     pub namespace: Option<String>,
 }
 
@@ -31,6 +113,7 @@ pub struct InstanceRef {
 #[serde(rename_all = "camelCase")]
 pub struct LocalRef {
     /// Name of the referenced resource.
+    #[schemars(length(max = bounds::MAX_NAME_LENGTH))]
     pub name: String,
 }
 
@@ -39,8 +122,10 @@ pub struct LocalRef {
 #[serde(rename_all = "camelCase")]
 pub struct SecretKeySelector {
     /// Name of the Secret.
+    #[schemars(length(max = bounds::MAX_NAME_LENGTH))]
     pub name: String,
     /// Key within the Secret.
+    #[schemars(length(max = bounds::MAX_NAME_LENGTH))]
     pub key: String,
 }
 
@@ -49,6 +134,7 @@ pub struct SecretKeySelector {
 #[serde(rename_all = "camelCase")]
 pub struct ConnectionSecretRef {
     /// Name of the Secret, in the resource's namespace.
+    #[schemars(length(max = bounds::MAX_NAME_LENGTH))]
     pub name: String,
 }
 
@@ -104,6 +190,7 @@ pub struct Condition {
     pub last_transition_time: Option<String>,
     /// The `metadata.generation` the condition was computed for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = bounds::MAX_GENERATION))]
     pub observed_generation: Option<i64>,
 }
 
@@ -116,7 +203,9 @@ pub fn find_condition<'a>(conditions: &'a [Condition], type_: &str) -> Option<&'
 /// LiteLLM `metadata` and for config sections passed through verbatim.
 pub type FreeForm = BTreeMap<String, serde_json::Value>;
 
-/// Schema for a free-form object whose fields the API server must keep.
+/// Schema for a free-form object whose fields the API server must keep,
+/// unbounded: only for the function's `Input`, which no watch reads. The
+/// managed kinds use the bounded schemas below.
 pub fn free_form_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({
         "type": "object",
@@ -124,11 +213,44 @@ pub fn free_form_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     })
 }
 
-/// Schema for an optional free-form object.
+/// Schema for an optional unbounded free-form object (see
+/// [`free_form_schema`]).
 pub fn optional_free_form_schema(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
     let mut s = free_form_schema(g);
     s.insert("nullable".into(), true.into());
     s
+}
+
+/// Schema for an optional free-form object whose fields the API server must
+/// keep, with at most `max_properties` top-level fields.
+///
+/// Measured on Kubernetes 1.36: the API server compiles no CEL rule on such
+/// an object (it is a message type with no fields to CEL, so `size()` does
+/// not apply, and it cannot be a map of untyped values), so `maxProperties`
+/// is the bound; the size of the values is bounded only by the API server's
+/// object size limit.
+fn optional_free_form(max_properties: u32) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "nullable": true,
+        "maxProperties": max_properties,
+        "x-kubernetes-preserve-unknown-fields": true
+    })
+}
+
+/// Schema for optional LiteLLM `metadata`.
+pub fn metadata_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    optional_free_form(bounds::MAX_METADATA_PROPERTIES)
+}
+
+/// Schema for an optional model `modelInfo`.
+pub fn model_info_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    optional_free_form(bounds::MAX_MODEL_INFO_PROPERTIES)
+}
+
+/// Schema for an optional proxy-config section of the instance.
+pub fn config_section_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    optional_free_form(bounds::MAX_CONFIG_PROPERTIES)
 }
 
 /// Schema for money: a decimal string such as `"25.50"`, compared numerically.
@@ -222,11 +344,22 @@ pub fn paused_by_policies(policies: &[ManagementPolicy]) -> bool {
     policies.is_empty()
 }
 
-/// A non-negative decimal amount with at most six decimal places.
-pub const MONEY_PATTERN: &str = r"^(0|[1-9][0-9]{0,11})(\.[0-9]{1,6})?$";
+/// A non-negative decimal amount with at most six decimal places, below a
+/// billion dollars.
+///
+/// LiteLLM takes and reports amounts as floats. With at most nine digits
+/// before the point an amount has at most 15 significant digits (under
+/// 2^53 micro-dollars), so it survives the float on the wire exactly; with
+/// more, a value such as `999999999999.999999` comes back as `1e12` and
+/// would be "corrected" at every poll, forever.
+pub const MONEY_PATTERN: &str = r"^(0|[1-9][0-9]{0,8})(\.[0-9]{1,6})?$";
 /// A LiteLLM budget/expiry duration: a positive count of seconds, minutes,
-/// hours, days or months.
-pub const DURATION_PATTERN: &str = r"^[1-9][0-9]{0,5}(s|m|h|d|mo)$";
+/// hours or days (up to six digits), or of months (up to four digits).
+///
+/// LiteLLM adds a duration to the current date, and a date past the year
+/// 9999 fails there with HTTP 500 (a key's `999999mo` on 1.108.7), which
+/// would be retried forever; 999999 days and 9999 months stay well before.
+pub const DURATION_PATTERN: &str = r"^([1-9][0-9]{0,5}(s|m|h|d)|[1-9][0-9]{0,3}mo)$";
 
 /// The fields every entity kind's spec shares (Crossplane's managed-resource
 /// shape), flattened into each kind's spec.
@@ -238,6 +371,7 @@ pub struct ManagedFields {
     /// What the provider may do with the LiteLLM object. `["*"]` by default;
     /// `["Observe"]` imports an existing object without touching it.
     #[serde(default = "default_management_policies")]
+    #[schemars(length(max = bounds::MAX_MANAGEMENT_POLICIES))]
     pub management_policies: Vec<ManagementPolicy>,
     /// Secret (same namespace) to write connection details to.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -79,55 +79,55 @@ pub struct LiteLLMInstanceSpec {
 #[serde(rename_all = "camelCase")]
 pub struct ConfigSections {
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    #[schemars(schema_with = "super::common::config_section_schema")]
     pub sso: Option<FreeForm>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    #[schemars(schema_with = "super::common::config_section_schema")]
     pub scim: Option<FreeForm>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    #[schemars(schema_with = "super::common::config_section_schema")]
     pub jwt_auth: Option<FreeForm>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    #[schemars(schema_with = "super::common::config_section_schema")]
     pub oauth2_auth: Option<FreeForm>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    #[schemars(schema_with = "super::common::config_section_schema")]
     pub rbac: Option<FreeForm>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    #[schemars(schema_with = "super::common::config_section_schema")]
     pub security: Option<FreeForm>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    #[schemars(schema_with = "super::common::config_section_schema")]
     pub logging: Option<FreeForm>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[serde(rename = "adminUI")]
-    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    #[schemars(schema_with = "super::common::config_section_schema")]
     pub admin_ui: Option<FreeForm>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    #[schemars(schema_with = "super::common::config_section_schema")]
     pub caching: Option<FreeForm>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    #[schemars(schema_with = "super::common::config_section_schema")]
     pub router_settings: Option<FreeForm>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    #[schemars(schema_with = "super::common::config_section_schema")]
     pub callbacks: Option<FreeForm>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    #[schemars(schema_with = "super::common::config_section_schema")]
     pub pass_through_endpoints: Option<FreeForm>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    #[schemars(schema_with = "super::common::config_section_schema")]
     pub secret_manager: Option<FreeForm>,
     /// Secret key holding the LiteLLM enterprise license.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub license_secret_ref: Option<SecretKeySelector>,
     /// `litellm_settings` of the proxy config.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    #[schemars(schema_with = "super::common::config_section_schema")]
     pub litellm_settings: Option<FreeForm>,
     /// `general_settings` of the proxy config.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    #[schemars(schema_with = "super::common::config_section_schema")]
     pub general_settings: Option<FreeForm>,
 }
 
@@ -176,16 +176,16 @@ pub struct Workload {
     /// Admin API URL of an attached proxy (only with `managed: false`).
     /// Defaults to `http://<name>.<namespace>.svc:<service.port>`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(regex(pattern = r"^https?://[^\s/?#]+"))]
+    #[schemars(regex(pattern = r"^https?://[^\s/?#]+"), length(max = super::common::bounds::MAX_URL_LENGTH))]
     pub endpoint: Option<String>,
     /// URL consumers should call for LLM traffic, when it differs from the
     /// admin endpoint (LiteLLM's component chart: gateway :4000, backend :4001).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(regex(pattern = r"^https?://[^\s/?#]+"))]
+    #[schemars(regex(pattern = r"^https?://[^\s/?#]+"), length(max = super::common::bounds::MAX_URL_LENGTH))]
     pub gateway_endpoint: Option<String>,
     /// Replicas of a provisioned proxy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = super::common::bounds::MAX_REPLICAS))]
     pub replicas: Option<i32>,
     /// Container resources of a provisioned proxy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -226,12 +226,15 @@ pub struct SaltKey {
 pub struct Image {
     /// Repository; `ghcr.io/berriai/litellm` by default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = super::common::bounds::MAX_IMAGE_REPOSITORY_LENGTH))]
     pub repository: Option<String>,
     /// Tag; also reported as `status.version` of a provisioned proxy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = super::common::bounds::MAX_IMAGE_TAG_LENGTH))]
     pub tag: Option<String>,
     /// `Always`, `IfNotPresent` or `Never`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = super::common::bounds::MAX_WORD_LENGTH))]
     pub pull_policy: Option<String>,
 }
 
@@ -246,6 +249,7 @@ pub struct ServiceSpec {
     /// Service type; `ClusterIP` by default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[serde(rename = "type")]
+    #[schemars(length(max = super::common::bounds::MAX_WORD_LENGTH))]
     pub type_: Option<String>,
     /// Use `https` in the endpoint formula.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -258,12 +262,14 @@ pub struct ServiceSpec {
 #[serde(rename_all = "camelCase")]
 pub struct Database {
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = super::common::bounds::MAX_NAME_LENGTH))]
     pub host: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 65535))]
     pub port: Option<i32>,
     /// Database name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = super::common::bounds::MAX_LABEL_LENGTH))]
     pub name: Option<String>,
     /// Secret with the username and password.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -280,12 +286,15 @@ pub struct Database {
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct CredentialsSecretRef {
+    #[schemars(length(max = super::common::bounds::MAX_NAME_LENGTH))]
     pub name: String,
     /// Key of the username; `username` by default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = super::common::bounds::MAX_NAME_LENGTH))]
     pub username_key: Option<String>,
     /// Key of the password; `password` by default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = super::common::bounds::MAX_NAME_LENGTH))]
     pub password_key: Option<String>,
 }
 
@@ -301,6 +310,7 @@ pub struct Migration {
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct Redis {
+    #[schemars(length(max = super::common::bounds::MAX_NAME_LENGTH))]
     pub host: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 65535))]
@@ -324,6 +334,10 @@ pub struct Tls {
 pub struct AllowedNamespaces {
     /// Namespaces admitted by name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(
+        length(max = super::common::bounds::MAX_NAMESPACES),
+        inner(length(max = super::common::bounds::MAX_LABEL_LENGTH))
+    )]
     pub names: Option<Vec<String>>,
     /// Namespaces admitted by label.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -347,13 +361,16 @@ pub struct LiteLLMInstanceStatus {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
     #[serde(default)]
+    #[schemars(range(min = 0, max = super::common::bounds::MAX_STATUS_REPLICAS))]
     pub replicas: i32,
     #[serde(default)]
+    #[schemars(range(min = 0, max = super::common::bounds::MAX_STATUS_REPLICAS))]
     pub ready_replicas: i32,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conditions: Vec<Condition>,
     /// The `metadata.generation` this status describes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = super::common::bounds::MAX_GENERATION))]
     pub observed_generation: Option<i64>,
     /// The keys the provider generated for a provisioned proxy, recorded the
     /// first time each was generated (or found, marked as generated for this

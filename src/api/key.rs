@@ -48,21 +48,28 @@ pub struct LiteLLMVirtualKeySpec {
 pub struct KeyParameters {
     /// `key_alias`, unique across all keys of the proxy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = super::common::bounds::MAX_ALIAS_LENGTH))]
     pub key_alias: Option<String>,
     /// The LiteLLMTeam (same namespace) the key belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub team_ref: Option<LocalRef>,
     /// A LiteLLM team id, when the team is not managed here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = super::common::bounds::MAX_ID_LENGTH))]
     pub team_id: Option<String>,
     /// The LiteLLMBudget (same namespace) whose limits apply to the key.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_ref: Option<LocalRef>,
     /// A LiteLLM budget id, when the budget is not managed here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = super::common::bounds::MAX_ID_LENGTH))]
     pub budget_id: Option<String>,
     /// Models the key may use; empty means the team's models.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(
+        length(max = super::common::bounds::MAX_MODELS),
+        inner(length(max = super::common::bounds::MAX_MODEL_REF_LENGTH))
+    )]
     pub models: Option<Vec<String>>,
     /// Spend limit in USD, a decimal string such as `"10"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -78,22 +85,22 @@ pub struct KeyParameters {
     pub duration: Option<String>,
     /// Tokens per minute.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = super::common::bounds::MAX_RATE_LIMIT))]
     pub tpm_limit: Option<i64>,
     /// Requests per minute.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = super::common::bounds::MAX_RATE_LIMIT))]
     pub rpm_limit: Option<i64>,
     /// Parallel requests.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = super::common::bounds::MAX_PARALLEL_REQUESTS))]
     pub max_parallel_requests: Option<i64>,
     /// Whether the key is blocked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocked: Option<bool>,
     /// Free-form metadata. The provider adds its ownership marker beside it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    #[schemars(schema_with = "super::common::metadata_schema")]
     pub metadata: Option<FreeForm>,
     /// Replace the key on a schedule. On demand, annotate the resource with
     /// `litellm.crossplane.io/rotate-requested-at: <RFC 3339 time>`.

@@ -38,13 +38,13 @@ pub struct LiteLLMModelSpec {
 #[serde(rename_all = "camelCase")]
 pub struct ModelParameters {
     /// The public model name clients ask for (`model_name`).
-    #[schemars(length(min = 1))]
+    #[schemars(length(min = 1, max = super::common::bounds::MAX_MODEL_NAME_LENGTH))]
     pub model_name: String,
     /// How the router calls the upstream model.
     pub litellm_params: LiteLLMParams,
     /// Extra `model_info` fields (mode, base model, ...), passed through.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    #[schemars(schema_with = "super::common::model_info_schema")]
     pub model_info: Option<FreeForm>,
 }
 
@@ -53,13 +53,15 @@ pub struct ModelParameters {
 #[serde(rename_all = "camelCase")]
 pub struct LiteLLMParams {
     /// Upstream model, such as `openai/gpt-4o`.
-    #[schemars(length(min = 1))]
+    #[schemars(length(min = 1, max = super::common::bounds::MAX_UPSTREAM_MODEL_LENGTH))]
     pub model: String,
     /// Upstream base URL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = super::common::bounds::MAX_URL_LENGTH))]
     pub api_base: Option<String>,
     /// Upstream API version (Azure).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = super::common::bounds::MAX_WORD_LENGTH))]
     pub api_version: Option<String>,
     /// Secret key holding the upstream API key. Read by the provider and sent
     /// to LiteLLM; never copied into status.
@@ -67,11 +69,11 @@ pub struct LiteLLMParams {
     pub api_key_secret_ref: Option<SecretKeySelector>,
     /// Tokens per minute for this deployment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = super::common::bounds::MAX_RATE_LIMIT))]
     pub tpm: Option<i64>,
     /// Requests per minute for this deployment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = super::common::bounds::MAX_RATE_LIMIT))]
     pub rpm: Option<i64>,
 }
 

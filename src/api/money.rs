@@ -88,6 +88,36 @@ mod tests {
         }
     }
 
+    /// Every amount up to the largest `MONEY_PATTERN` admits comes back
+    /// from the float wire (and the shortest JSON spelling of the float,
+    /// which LiteLLM parses back) as the same amount, so none is drift
+    /// forever. The API server test (`tests/provider_bounds.rs`) shows the
+    /// pattern admits this largest amount and refuses the next dollar.
+    #[test]
+    fn every_amount_the_crds_admit_survives_the_float_wire() {
+        let round_trip = |m: Money| {
+            let json = serde_json::to_string(&m.as_f64()).unwrap();
+            Money::from_f64(serde_json::from_str(&json).unwrap())
+        };
+        let max = Money::parse("999999999.999999").unwrap();
+        // The edges and a spread of the amounts in between.
+        let mut micros: u64 = 1;
+        while micros <= max.0 {
+            for m in [
+                micros,
+                micros - 1,
+                max.0 - micros + 1,
+                micros.wrapping_mul(7_919) % max.0,
+            ] {
+                assert_eq!(round_trip(Money(m)), Some(Money(m)), "{}", Money(m));
+            }
+            micros = micros * 3 + 1;
+        }
+        // What the pattern admitted before (twelve digits) does not survive.
+        let too_precise = Money::parse("999999999999.999999").unwrap();
+        assert_ne!(round_trip(too_precise), Some(too_precise));
+    }
+
     #[test]
     fn float_round_trip_has_no_drift() {
         let m = Money::from_f64(0.1 + 0.2).unwrap();

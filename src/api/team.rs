@@ -38,9 +38,14 @@ pub struct LiteLLMTeamSpec {
 pub struct TeamParameters {
     /// Display name (`team_alias`). Not unique in LiteLLM.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = super::common::bounds::MAX_ALIAS_LENGTH))]
     pub team_alias: Option<String>,
     /// Models the team may use; empty means all models.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(
+        length(max = super::common::bounds::MAX_MODELS),
+        inner(length(max = super::common::bounds::MAX_MODEL_REF_LENGTH))
+    )]
     pub models: Option<Vec<String>>,
     /// Spend limit in USD, a decimal string such as `"25.50"`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -52,18 +57,18 @@ pub struct TeamParameters {
     pub budget_duration: Option<String>,
     /// Tokens per minute.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = super::common::bounds::MAX_RATE_LIMIT))]
     pub tpm_limit: Option<i64>,
     /// Requests per minute.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0))]
+    #[schemars(range(min = 0, max = super::common::bounds::MAX_RATE_LIMIT))]
     pub rpm_limit: Option<i64>,
     /// Whether the team is blocked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocked: Option<bool>,
     /// Free-form metadata. The provider adds its ownership marker beside it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::common::optional_free_form_schema")]
+    #[schemars(schema_with = "super::common::metadata_schema")]
     pub metadata: Option<FreeForm>,
 }
 

@@ -12,6 +12,16 @@ use url::Url;
 
 use super::{Error, Secret};
 
+/// The most of a response body the client reads: 1 MiB. The admin API's
+/// answers are a few kilobytes (a model with LiteLLM's cost map for it, the
+/// largest, was 8 KiB on 1.108.7); they grow past that only with what was
+/// written into an object (a team's metadata, its keys), so a longer one
+/// comes from such an object or from a proxy (or something in between)
+/// that misbehaves, and reading it whole would let one proxy take the
+/// provider's memory. The body is read as it arrives and reading stops at
+/// the limit ([`Error::ResponseTooLarge`]).
+pub const MAX_RESPONSE_BODY: usize = 1024 * 1024;
+
 /// Called after every request with the operation (`"POST /team/new"`), the
 /// HTTP status (0 when no response arrived) and the elapsed time, so the
 /// provider can export latency metrics without this layer knowing about them.
@@ -257,8 +267,9 @@ impl Client {
         url
     }
 
-    /// The single request path: send, read the whole body, trace, observe.
-    /// Only transport failures are errors here; statuses are for the caller.
+    /// The single request path: send, read the body (at most
+    /// [`MAX_RESPONSE_BODY`]), trace, observe. Only transport failures and
+    /// over-long bodies are errors here; statuses are for the caller.
     pub(super) async fn send<B: Serialize + ?Sized>(
         &self,
         endpoint: &Endpoint,
@@ -283,14 +294,16 @@ impl Client {
         let (status, outcome) = match request.send().await {
             Ok(response) => {
                 let status = response.status();
-                let body = response.bytes().await.map(|body| Reply {
-                    op: endpoint.name,
-                    status,
-                    body: body.to_vec(),
-                });
+                let body = read_body(endpoint.name, response, MAX_RESPONSE_BODY)
+                    .await
+                    .map(|body| Reply {
+                        op: endpoint.name,
+                        status,
+                        body,
+                    });
                 (status.as_u16(), body)
             }
-            Err(err) => (0, Err(err)),
+            Err(err) => (0, Err(Error::transport(endpoint.name, err))),
         };
         let elapsed = started.elapsed();
 
@@ -304,8 +317,37 @@ impl Client {
         if let Some(observer) = &self.observer {
             observer(endpoint.name, status, elapsed);
         }
-        outcome.map_err(|err| Error::transport(endpoint.name, err))
+        outcome
     }
+}
+
+/// Reads the body of `response` as it arrives, keeping at most `limit`
+/// bytes: an announced length over the limit is refused before a byte is
+/// read, and a body that grows past it (chunked, or without a length) is
+/// dropped at the chunk that crosses the limit, which also closes the
+/// connection instead of reading the rest.
+async fn read_body(
+    op: &'static str,
+    mut response: reqwest::Response,
+    limit: usize,
+) -> Result<Vec<u8>, Error> {
+    let too_large = || Error::ResponseTooLarge { op, limit };
+    let announced = response.content_length();
+    if announced.is_some_and(|length| length > limit as u64) {
+        return Err(too_large());
+    }
+    let mut body = Vec::with_capacity(announced.map_or(0, |length| length as usize));
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(|err| Error::transport(op, err))?
+    {
+        if chunk.len() > limit - body.len() {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }
 
 #[cfg(test)]

@@ -53,6 +53,17 @@ pub enum Error {
     #[error("{op}: unexpected response: {detail}")]
     Decode { op: &'static str, detail: String },
 
+    /// The response body is longer than the client reads
+    /// ([`MAX_RESPONSE_BODY`](super::MAX_RESPONSE_BODY)); reading stopped at
+    /// the limit and nothing of it is quoted.
+    ///
+    /// Not retryable: the length of an answer is a property of what the
+    /// proxy (or something between) answers to this request, not of a
+    /// passing moment, and retrying at once would fetch up to the limit again
+    /// each time; the caller tries again at its next poll.
+    #[error("{op}: response body larger than the limit of {limit} bytes, not read further")]
+    ResponseTooLarge { op: &'static str, limit: usize },
+
     /// The client could not be built from its configuration.
     #[error("invalid LiteLLM client configuration: {0}")]
     Config(String),
@@ -233,6 +244,19 @@ mod tests {
         assert_eq!(detail.chars().count(), MAX_DETAIL_CHARS + 3);
         assert_eq!(body_detail(b""), "(empty body)");
         assert_eq!(body_detail(&[0xff, b'o', b'k']), "\u{fffd}ok");
+    }
+
+    #[test]
+    fn an_over_long_body_names_the_operation_and_the_limit_and_is_not_retried() {
+        let err = Error::ResponseTooLarge {
+            op: "GET /team/info",
+            limit: 1024 * 1024,
+        };
+        assert_eq!(
+            err.to_string(),
+            "GET /team/info: response body larger than the limit of 1048576 bytes, not read further"
+        );
+        assert!(!err.is_retryable());
     }
 
     #[test]

@@ -16,7 +16,7 @@ mod teams;
 use serde::{Deserialize, Deserializer};
 
 pub use budgets::{BudgetInfo, BudgetRequest};
-pub use client::{Client, ClientConfig, Observer};
+pub use client::{Client, ClientConfig, Observer, MAX_RESPONSE_BODY};
 pub use error::Error;
 pub use health::Readiness;
 pub use keys::{KeyGenerated, KeyInfo, KeyRequest, RegenerateRequest};

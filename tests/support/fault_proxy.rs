@@ -34,6 +34,9 @@ pub enum Fault {
     /// forward it and close without answering: the write lands after the
     /// client gave up, possibly after its retry.
     Stall(Duration),
+    /// Answer 200 with a chunked body that never ends (until the client
+    /// goes away), without forwarding.
+    EndlessBody,
 }
 
 /// A fault armed for the next `remaining` requests of one route.
@@ -277,6 +280,27 @@ async fn respond(
     stream.shutdown().await
 }
 
+/// Writes a 200 answer whose chunked JSON-looking body never ends; returns
+/// when the client stops reading and closes the connection.
+async fn endless_body(stream: &mut TcpStream) -> std::io::Result<()> {
+    let head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\
+                transfer-encoding: chunked\r\nconnection: close\r\n\r\n";
+    stream.write_all(head.as_bytes()).await?;
+    let opening = br#"{"padding":""#;
+    stream
+        .write_all(format!("{:x}\r\n", opening.len()).as_bytes())
+        .await?;
+    stream.write_all(opening).await?;
+    stream.write_all(b"\r\n").await?;
+    let filler = vec![b'x'; 64 * 1024];
+    let size = format!("{:x}\r\n", filler.len());
+    loop {
+        stream.write_all(size.as_bytes()).await?;
+        stream.write_all(&filler).await?;
+        stream.write_all(b"\r\n").await?;
+    }
+}
+
 struct Forwarder {
     upstream: String,
     http: reqwest::Client,
@@ -325,6 +349,10 @@ impl Forwarder {
             // The upstream's answer is discarded: the client gets none.
             Some(Fault::DropResponse) => {
                 let _ = self.forward(&route, request).await;
+                return;
+            }
+            Some(Fault::EndlessBody) => {
+                let _ = endless_body(&mut stream).await;
                 return;
             }
             Some(Fault::Stall(delay)) => {
