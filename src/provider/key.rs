@@ -286,6 +286,7 @@ fn retiring(mr: &LiteLLMVirtualKey) -> Option<(String, Timestamp)> {
 pub struct KeyExternal {
     client: litellm::Client,
     kube: kube::Client,
+    scrubber: super::scrub::Scrubber,
     owner: Owner,
     instance_namespace: String,
     refs: Resolved,
@@ -363,6 +364,7 @@ impl KeyExternal {
             Some(key) => key,
             None => {
                 let key = generate_key();
+                self.scrubber.remember(&key);
                 let data = BTreeMap::from([
                     (PENDING_KEY.to_owned(), key.clone()),
                     (PENDING_REASON.to_owned(), Secret::new(why.journal())),
@@ -560,6 +562,7 @@ impl ManagedKind for LiteLLMVirtualKey {
             Some(key) => key,
             None => {
                 let key = generate_key();
+                connection.scrubber.remember(&key);
                 let data = BTreeMap::from([
                     (SECRET_KEY.to_owned(), key.clone()),
                     (
@@ -571,6 +574,7 @@ impl ManagedKind for LiteLLMVirtualKey {
                 key
             }
         };
+        connection.scrubber.remember(&key);
         Ok(token_of(&key))
     }
 
@@ -578,6 +582,7 @@ impl ManagedKind for LiteLLMVirtualKey {
         KeyExternal {
             client: connection.litellm,
             kube: connection.kube,
+            scrubber: connection.scrubber,
             owner: connection.owner,
             instance_namespace: connection.instance_namespace,
             refs: connection.refs,
@@ -617,6 +622,7 @@ impl External<LiteLLMVirtualKey> for KeyExternal {
         let stored = connection::read(&self.kube, mr, &name)
             .await?
             .and_then(|secret| connection::value(&secret, SECRET_KEY));
+        stored.iter().for_each(|k| self.scrubber.remember(k));
         let stored_token = stored.as_ref().map(token_of);
         let alias = alias(mr);
         let live = match self.client.key_list_by_alias(&alias).await?.first() {
@@ -663,6 +669,7 @@ impl External<LiteLLMVirtualKey> for KeyExternal {
                     ..settings
                 };
                 let generated = self.client.key_generate(None, &settings).await?;
+                self.scrubber.remember(&generated.key);
                 // Before anything else: this response is the only copy of the
                 // secret. Should the write fail, the key is found by its alias
                 // as lost on the next create.
@@ -713,6 +720,10 @@ impl External<LiteLLMVirtualKey> for KeyExternal {
         let pending = secret
             .as_ref()
             .and_then(|s| connection::value(s, PENDING_KEY));
+        stored
+            .iter()
+            .chain(&pending)
+            .for_each(|k| self.scrubber.remember(k));
         let now = Timestamp::now();
         // Without a time from LiteLLM, the resource's own creation stands
         // in for the first key's.

@@ -188,6 +188,8 @@ pub struct Connection {
     pub owner: Owner,
     /// The namespace of the resource's LiteLLMInstance: the platform's.
     pub instance_namespace: String,
+    /// Remembers every secret value the kind reads, for error text.
+    pub scrubber: super::scrub::Scrubber,
     pub refs: Resolved,
     pub kube: kube::Client,
     /// What consumers call (the instance's gateway, else its admin

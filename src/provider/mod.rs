@@ -23,5 +23,6 @@ pub mod ownership;
 pub mod reconciler;
 pub mod resolve;
 pub mod rotation;
+pub mod scrub;
 pub mod team;
 pub mod timing;

@@ -30,6 +30,7 @@ use super::managed::{
 use super::metrics::Metrics;
 use super::ownership::Owner;
 use super::resolve::{self, ClientCache, Resolved, Unresolved, DEFAULT_LITELLM_TIMEOUT};
+use super::scrub::Scrubber;
 use super::timing;
 
 /// Finalizer of every managed resource: it stays until LiteLLM confirms the
@@ -149,6 +150,13 @@ pub enum Error {
     Blocked(String),
     #[error("finalizer: {0}")]
     Finalizer(#[source] Box<finalizer::Error<Error>>),
+    /// An error as reported: its text scrubbed of every secret value read
+    /// during the reconciliation (see [`Scrubber`]).
+    #[error("{message}")]
+    Reported {
+        reason: &'static str,
+        message: String,
+    },
 }
 
 impl Error {
@@ -164,6 +172,7 @@ impl Error {
             Error::External(ExternalError::Invalid(_)) => "invalid",
             Error::External(ExternalError::Unavailable { .. }) => "unavailable",
             Error::Paused | Error::PausedByPolicies => "paused",
+            Error::Reported { reason, .. } => reason,
             Error::UnsupportedPolicies(_) => "invalid",
             Error::Blocked(_) => "blocked",
         }
@@ -232,10 +241,11 @@ pub async fn reconcile<K: ManagedKind>(mr: Arc<K>, ctx: Arc<Context>) -> Result<
     ctx.metrics.reconciled(K::NOUN);
     let api: Api<K> = Api::namespaced(ctx.client.clone(), &mr.namespace().unwrap_or_default());
     let uid = mr.meta().uid.clone().unwrap_or_default();
+    let scrubber = Scrubber::default();
     let result = finalizer(&api, FINALIZER, mr, |event| async {
         match event {
-            Event::Apply(mr) => apply(&api, mr, &ctx).await,
-            Event::Cleanup(mr) => cleanup(&api, mr, &ctx).await,
+            Event::Apply(mr) => apply(&api, mr, &ctx, &scrubber).await,
+            Event::Cleanup(mr) => cleanup(&api, mr, &ctx, &scrubber).await,
         }
     })
     .await;
@@ -254,7 +264,11 @@ pub async fn reconcile<K: ManagedKind>(mr: Arc<K>, ctx: Arc<Context>) -> Result<
             ctx.metrics.failed(K::NOUN, "conflict");
             Ok(Action::requeue(CONFLICT_REQUEUE))
         }
-        Err(err) => Err(err),
+        // What the error policy logs is scrubbed too.
+        Err(err) => Err(Error::Reported {
+            reason: err.reason(),
+            message: scrubber.scrub(&err.to_string()),
+        }),
     }
 }
 
@@ -333,7 +347,12 @@ async fn publish_event<K: ManagedKind>(
     }
 }
 
-async fn apply<K: ManagedKind>(api: &Api<K>, mr: Arc<K>, ctx: &Context) -> Result<Action, Error> {
+async fn apply<K: ManagedKind>(
+    api: &Api<K>,
+    mr: Arc<K>,
+    ctx: &Context,
+    scrubber: &Scrubber,
+) -> Result<Action, Error> {
     let name = mr.name_any();
     let mut status = StatusWriter::<K>::new(&mr);
     if let Some(why) = paused(&*mr) {
@@ -368,7 +387,7 @@ async fn apply<K: ManagedKind>(api: &Api<K>, mr: Arc<K>, ctx: &Context) -> Resul
         return Ok(Action::await_change());
     }
     let poll = ctx.poll_interval(&*mr);
-    match observe_and_act(api, mr.clone(), ctx).await {
+    match observe_and_act(api, mr.clone(), ctx, scrubber).await {
         Ok((mr, id, synced, maintained)) => {
             let [ready, synced_condition] = managed::conditions(K::NOUN, &id, &synced.outcome);
             status.set(ready);
@@ -434,23 +453,17 @@ async fn apply<K: ManagedKind>(api: &Api<K>, mr: Arc<K>, ctx: &Context) -> Resul
                     READY,
                     false,
                     reason::UNAVAILABLE,
-                    Some(ready_message.clone()),
+                    Some(scrubber.scrub(ready_message)),
                 ));
             }
+            let message = scrubber.scrub(&err.to_string());
             status.set(condition(
                 SYNCED,
                 false,
                 reason::RECONCILE_ERROR,
-                Some(err.to_string()),
+                Some(message.clone()),
             ));
-            publish_event(
-                ctx,
-                &*mr,
-                EventType::Warning,
-                "ReconcileError",
-                err.to_string(),
-            )
-            .await;
+            publish_event(ctx, &*mr, EventType::Warning, "ReconcileError", message).await;
             status.write(api, &name).await?;
             Err(err)
         }
@@ -463,11 +476,13 @@ async fn observe_and_act<K: ManagedKind>(
     api: &Api<K>,
     mr: Arc<K>,
     ctx: &Context,
+    scrubber: &Scrubber,
 ) -> Result<(Arc<K>, String, managed::Synced<K>, Maintained<K>), Error> {
     let namespace = mr.namespace().unwrap_or_default();
     // Before anything is created, so a missing reference can never leave a
     // half-configured object behind.
     let refs = resolve::references(&ctx.client, &namespace, &mr.references()).await?;
+    refs.secret_values().for_each(|s| scrubber.remember(s));
     let instance = resolve::instance(
         &ctx.client,
         &ctx.clients,
@@ -475,11 +490,13 @@ async fn observe_and_act<K: ManagedKind>(
         &mr.managed().instance_ref,
     )
     .await?;
+    scrubber.remember(&instance.master_key);
     let owner = ctx.owner(&*mr);
     let connection = Connection {
         litellm: instance.client,
         owner: owner.clone(),
         instance_namespace: instance.namespace.clone(),
+        scrubber: scrubber.clone(),
         refs,
         kube: ctx.client.clone(),
         endpoint: instance.consumer_endpoint.clone(),
@@ -586,7 +603,12 @@ async fn record_id<K: ManagedKind>(api: &Api<K>, mr: &K, id: &str) -> Result<Arc
     Ok(Arc::new(mr))
 }
 
-async fn cleanup<K: ManagedKind>(api: &Api<K>, mr: Arc<K>, ctx: &Context) -> Result<Action, Error> {
+async fn cleanup<K: ManagedKind>(
+    api: &Api<K>,
+    mr: Arc<K>,
+    ctx: &Context,
+    scrubber: &Scrubber,
+) -> Result<Action, Error> {
     let name = mr.name_any();
     let mut status = StatusWriter::<K>::new(&mr);
     if let Some(why) = paused(&*mr) {
@@ -601,7 +623,7 @@ async fn cleanup<K: ManagedKind>(api: &Api<K>, mr: Arc<K>, ctx: &Context) -> Res
         return Err(why);
     }
     status.set(condition(READY, false, reason::DELETING, None));
-    let result = delete_external(&mr, ctx).await;
+    let result = delete_external(&mr, ctx, scrubber).await;
     match &result {
         Ok(Cleanup::Refused(refusal)) => {
             let note = format!(
@@ -636,7 +658,7 @@ async fn cleanup<K: ManagedKind>(api: &Api<K>, mr: Arc<K>, ctx: &Context) -> Res
                 SYNCED,
                 false,
                 reason::RECONCILE_ERROR,
-                Some(err.to_string()),
+                Some(scrubber.scrub(&err.to_string())),
             ));
         }
     }
@@ -648,7 +670,11 @@ async fn cleanup<K: ManagedKind>(api: &Api<K>, mr: Arc<K>, ctx: &Context) -> Res
     result.map(|_| Action::await_change())
 }
 
-async fn delete_external<K: ManagedKind>(mr: &Arc<K>, ctx: &Context) -> Result<Cleanup, Error> {
+async fn delete_external<K: ManagedKind>(
+    mr: &Arc<K>,
+    ctx: &Context,
+    scrubber: &Scrubber,
+) -> Result<Cleanup, Error> {
     let id = mr
         .annotations()
         .get(EXTERNAL_NAME)
@@ -688,11 +714,13 @@ async fn delete_external<K: ManagedKind>(mr: &Arc<K>, ctx: &Context) -> Result<C
         }
         Err(err) => return Err(err.into()),
     };
+    scrubber.remember(&instance.master_key);
     let owner = ctx.owner(&**mr);
     let external = K::connect(Connection {
         litellm: instance.client,
         owner: owner.clone(),
         instance_namespace: instance.namespace.clone(),
+        scrubber: scrubber.clone(),
         // Deleting needs no references; they may be gone already.
         refs: Resolved::default(),
         kube: ctx.client.clone(),

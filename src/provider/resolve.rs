@@ -53,6 +53,11 @@ impl Resolved {
         self.secrets.get(field)
     }
 
+    /// Every resolved secret value, for scrubbing.
+    pub fn secret_values(&self) -> impl Iterator<Item = &Secret> {
+        self.secrets.values()
+    }
+
     pub fn with_id(mut self, field: &'static str, id: impl Into<String>) -> Self {
         self.ids.insert(field, id.into());
         self
@@ -126,6 +131,8 @@ pub struct Instance {
     pub namespace: String,
     /// Where admin calls go: `status.endpoint`.
     pub endpoint: String,
+    /// The master key, for scrubbing error text; the client holds it too.
+    pub master_key: Secret,
     /// What consumers call, published as `endpoint` in connection Secrets:
     /// `status.gatewayEndpoint` when the proxy splits LLM traffic off (the
     /// component chart's gateway), else the admin endpoint.
@@ -390,10 +397,11 @@ pub async fn instance(
         None => None,
     };
     let client = cache
-        .get(&endpoint, master_key, ca_pem)
+        .get(&endpoint, master_key.clone(), ca_pem)
         .map_err(|err| invalid(&err.to_string()))?;
     Ok(Instance {
         namespace: instance_namespace.to_owned(),
+        master_key,
         endpoint,
         consumer_endpoint,
         client,
