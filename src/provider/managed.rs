@@ -122,6 +122,9 @@ pub struct Connection {
     pub owner: Owner,
     /// The namespace of the resource's LiteLLMInstance: the platform's.
     pub instance_namespace: String,
+    /// Whether the resource's namespace may publish public model names (see
+    /// `spec.publicModelNamespaces` of the instance).
+    pub public_models: bool,
     pub refs: Resolved,
     pub kube: kube::Client,
     /// What consumers call (the instance's gateway, else its admin

@@ -463,6 +463,7 @@ async fn observe_and_act<K: ManagedKind>(
         litellm: instance.client,
         owner: owner.clone(),
         instance_namespace: instance.namespace.clone(),
+        public_models: instance.public_models,
         refs,
         kube: ctx.client.clone(),
         endpoint: instance.consumer_endpoint.clone(),
@@ -655,6 +656,7 @@ async fn delete_external<K: ManagedKind>(mr: &Arc<K>, ctx: &Context) -> Result<C
         litellm: instance.client,
         owner: owner.clone(),
         instance_namespace: instance.namespace.clone(),
+        public_models: instance.public_models,
         // Deleting needs no references; they may be gone already.
         refs: Resolved::default(),
         kube: ctx.client.clone(),
