@@ -24,6 +24,8 @@
 
 use std::collections::BTreeMap;
 
+use kube::api::Api;
+use kube::ResourceExt;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -356,11 +358,44 @@ pub struct ModelExternal {
     refs: Resolved,
     /// Whether the model's namespace may publish public names.
     public: bool,
+    kube: kube::Client,
 }
 
 impl ModelExternal {
     fn model_name(&self, params: &ModelParameters) -> String {
         public_model_name(&self.owner.namespace, &params.model_name, self.public)
+    }
+
+    /// The fingerprint recorded in `status.atProvider` as last written,
+    /// compared with `current`. The resource handed to a reconciliation
+    /// comes from the controller's cache, which may not have seen the status
+    /// the previous reconciliation wrote yet (a create records the
+    /// fingerprint, and the reconciliation right after it can start from
+    /// the cached object of before): when the cached fingerprint differs, it
+    /// is read again from the API server, so only a real change of the
+    /// Secret is drift. The steady state reads nothing more.
+    async fn stored_fingerprint(
+        &self,
+        mr: &LiteLLMModel,
+        current: Option<&str>,
+    ) -> Result<Option<String>, ExternalError> {
+        let of = |model: &LiteLLMModel| {
+            model
+                .status
+                .as_ref()
+                .and_then(|s| s.at_provider.as_ref())
+                .and_then(|a| a.api_key_fingerprint.clone())
+        };
+        let cached = of(mr);
+        if current.is_none() || cached.as_deref() == current {
+            return Ok(cached);
+        }
+        let api: Api<LiteLLMModel> =
+            Api::namespaced(self.kube.clone(), &mr.namespace().unwrap_or_default());
+        Ok(api
+            .get_opt(&mr.name_any())
+            .await?
+            .and_then(|fresh| of(&fresh)))
     }
 
     /// The create/update body for `params`, or why a tenant's model may not
@@ -414,6 +449,7 @@ impl ManagedKind for LiteLLMModel {
             owner: connection.owner,
             refs: connection.refs,
             public: connection.public_models,
+            kube: connection.kube,
         }
     }
 }
@@ -427,11 +463,7 @@ impl External<LiteLLMModel> for ModelExternal {
         let params = &mr.spec.for_provider;
         let policies = &mr.spec.managed.management_policies;
         let current = self.refs.secret(API_KEY_REF).map(api_key_fingerprint);
-        let stored = mr
-            .status
-            .as_ref()
-            .and_then(|s| s.at_provider.as_ref())
-            .and_then(|a| a.api_key_fingerprint.clone());
+        let stored = self.stored_fingerprint(mr, current.as_deref()).await?;
         // Whether `managed::sync` writes after this observation decides
         // which fingerprint to report; see `recorded_fingerprint`.
         let Some(live) = self.client.model_info(id).await? else {
