@@ -67,6 +67,15 @@ pub struct LiteLLMInstanceSpec {
     /// Namespaces whose entities may reference this instance, besides its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allowed_namespaces: Option<AllowedNamespaces>,
+    /// Namespaces whose `LiteLLMModel`s may publish public model names, by
+    /// name or label selector (shaped like `allowedNamespaces`; the
+    /// instance's own namespace always may). Public names belong to the
+    /// platform: a model from any other namespace is published as
+    /// `<namespace>/<modelName>`, needs `litellmParams.apiKeySecretRef` and
+    /// may not name the proxy's environment (`os.environ/...`). A granted
+    /// namespace must also be admitted by `allowedNamespaces`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub public_model_namespaces: Option<AllowedNamespaces>,
     /// Proxy-config sections. Rendered into the config of a provisioned
     /// proxy; inert (and reported so) for an attached one.
     #[serde(flatten)]

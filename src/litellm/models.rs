@@ -49,6 +49,11 @@ pub struct ModelParamsRequest {
     pub rpm: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tpm: Option<i64>,
+    /// Further `litellm_params` fields: per-deployment pricing
+    /// (`input_cost_per_token`, ...), which LiteLLM keeps here and not in
+    /// `model_info`. Never a credential.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `model_info` of a request.
@@ -79,6 +84,11 @@ pub struct ModelParams {
     pub api_version: Option<String>,
     pub rpm: Option<i64>,
     pub tpm: Option<i64>,
+    /// Every other field: per-deployment pricing as sent (integers come
+    /// back as floats: `1` as `1.0`), LiteLLM's own defaults
+    /// (`use_in_pass_through`, ...) and whatever else was stored.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
 }
 
 /// `model_info` as reported.
@@ -92,8 +102,9 @@ pub struct ModelMeta {
     /// Every other field: the free-form ones stored with the model (returned
     /// as sent, nested values included) merged with LiteLLM's cost map for
     /// the model (about 190 fields, most `null`). Pricing fields such as
-    /// `input_cost_per_token` are not stored from `model_info` at all, so
-    /// these show the cost map's values.
+    /// `input_cost_per_token` are dropped when sent in `model_info` (1.108.7):
+    /// these show the cost map's values, or the deployment's own price when
+    /// one was sent in `litellm_params`.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }

@@ -78,6 +78,14 @@ impl Diff {
         }
     }
 
+    /// Records `name` as differing (once), for comparisons the other
+    /// methods do not cover.
+    pub fn mark(&mut self, name: &'static str) {
+        if !self.has(name) {
+            self.0.push(name);
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

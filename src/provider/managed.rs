@@ -190,6 +190,9 @@ pub struct Connection {
     pub instance_namespace: String,
     /// Remembers every secret value the kind reads, for error text.
     pub scrubber: super::scrub::Scrubber,
+    /// Whether the resource's namespace may publish public model names (see
+    /// `spec.publicModelNamespaces` of the instance).
+    pub public_models: bool,
     pub refs: Resolved,
     pub kube: kube::Client,
     /// What consumers call (the instance's gateway, else its admin

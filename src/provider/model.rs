@@ -3,14 +3,35 @@
 //! Models have no `metadata`, so the ownership marker goes into `model_info`
 //! next to the user's `modelInfo` fields; LiteLLM stores and returns both as
 //! sent (an update merges `model_info`, so the marker survives it anyway).
+//!
+//! Public model names belong to the platform. LiteLLM routes every
+//! deployment of one `model_name` as a group, so a tenant's deployment named
+//! `gpt-4o` would take part of everybody's `gpt-4o` traffic. Only models of
+//! the instance's namespace and of the namespaces its
+//! `spec.publicModelNamespaces` grants publish `forProvider.modelName` as
+//! is; any other model is published as `<namespace>/<modelName>` (LiteLLM
+//! accepts `/` in names; a team or key reaches it only when its `models`
+//! list names it, or lists no models at all). Team-only models
+//! (`model_info.team_id`) would fit better but answer 403 on the
+//! open-source proxy (enterprise licence), so they are not used. Such a
+//! model must bring its own upstream key (`apiKeySecretRef`) and may not
+//! name the proxy's environment (`os.environ/...`): either would let it call
+//! upstreams with the proxy's own credentials.
+//!
+//! LiteLLM never returns an api key. The fingerprint of the key last written
+//! is kept in `status.atProvider.apiKeyFingerprint`, so a rotated Secret is
+//! drift and is written again (see [`recorded_fingerprint`]).
 
 use std::collections::BTreeMap;
 
+use kube::api::Api;
+use kube::ResourceExt;
 use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
 
-use crate::api::common::{ManagedFields, ManagedStatus};
+use crate::api::common::{policy_allows, ManagedFields, ManagedStatus, ManagementPolicy};
 use crate::api::model::{LiteLLMModel, ModelObservation, ModelParameters};
-use crate::litellm::{self, ModelInfo, ModelMetaRequest, ModelParamsRequest, ModelRequest};
+use crate::litellm::{self, ModelInfo, ModelMetaRequest, ModelParamsRequest, ModelRequest, Secret};
 
 use super::diff::{self, Diff};
 use super::managed::{Connection, Creation, External, ExternalError, ManagedKind, Observation};
@@ -19,21 +40,215 @@ use super::resolve::{Reference, Resolved};
 
 const API_KEY_REF: &str = "litellmParams.apiKeySecretRef";
 
-/// The `model_info` fields besides `id` that the provider sends: the user's
-/// `modelInfo` and the marker. A user `id` would clash with ours, so it is
-/// dropped.
-fn model_info_fields(params: &ModelParameters, owner: &Owner) -> Map<String, Value> {
-    let mut fields = metadata_with_marker(params.model_info.as_ref(), owner);
-    fields.remove("id");
-    fields
+/// The prefix by which LiteLLM reads a `litellm_params` value from the
+/// proxy's environment (`os.environ/OPENAI_API_KEY`): measured on 1.108.7,
+/// an `api_key` of `os.environ/LITELLM_MASTER_KEY` sends the proxy's master
+/// key upstream.
+const ENVIRONMENT_PREFIX: &str = "os.environ/";
+
+/// A `model_info` field LiteLLM computes itself (which pricing fields are
+/// overridden) and drops when sent: neither sent nor compared.
+const PRICING_OVERRIDES: &str = "pricing_overrides";
+
+/// `model_info` fields whose names look like rates but which LiteLLM keeps
+/// in `model_info` (provisioned-throughput billing).
+const MODEL_INFO_COST_FIELDS: &[&str] = &["cost_per_ptu_per_hour"];
+
+/// Whether LiteLLM keeps `key` as a per-deployment price in `litellm_params`
+/// rather than in `model_info`. LiteLLM 1.108.7 drops such fields from
+/// `model_info` on create and update (its `/v2/model/info` then shows the
+/// cost map's value there) and stores them when they come in
+/// `litellm_params`. They are its declared rates (every one has `cost` in
+/// its name: `input_cost_per_token`, `cache_read_input_token_cost`,
+/// `cost_per_second`, ...), `tiered_pricing`, the regional uplift
+/// multipliers, and any `*_above_<N>[k]_tokens[_batches]` rate. The unit
+/// tests check this rule against every field 1.108.7 declares.
+pub fn is_pricing_key(key: &str) -> bool {
+    let rate = key.contains("cost_per_") || key.ends_with("_cost") || key.contains("_cost_");
+    (rate && !MODEL_INFO_COST_FIELDS.contains(&key))
+        || key == "tiered_pricing"
+        || (key.starts_with("regional_") && key.contains("_uplift_multiplier"))
+        || is_above_threshold_rate(key)
 }
 
-/// Create/update body: every set field, the api key from its Secret, and
-/// `model_info` with the marker.
-pub fn request(id: &str, params: &ModelParameters, refs: &Resolved, owner: &Owner) -> ModelRequest {
+/// `..._above_<digits>[k]_tokens[_batches]`.
+fn is_above_threshold_rate(key: &str) -> bool {
+    let key = key.strip_suffix("_batches").unwrap_or(key);
+    let Some(key) = key.strip_suffix("_tokens") else {
+        return false;
+    };
+    let Some((_, threshold)) = key.rsplit_once("_above_") else {
+        return false;
+    };
+    let digits = threshold.strip_suffix('k').unwrap_or(threshold);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The user's `modelInfo` split by where LiteLLM keeps each field:
+/// `(model_info, litellm_params pricing)`. `id` (ours) and
+/// `pricing_overrides` (LiteLLM's) are in neither.
+fn split_model_info(params: &ModelParameters) -> (Map<String, Value>, Map<String, Value>) {
+    let mut info = Map::new();
+    let mut pricing = Map::new();
+    for (key, value) in params.model_info.iter().flatten() {
+        if key == "id" || key == PRICING_OVERRIDES {
+            continue;
+        }
+        let target = if is_pricing_key(key) {
+            &mut pricing
+        } else {
+            &mut info
+        };
+        target.insert(key.clone(), value.clone());
+    }
+    (info, pricing)
+}
+
+/// The `model_info` fields besides `id` that the provider sends: the user's
+/// non-pricing `modelInfo` and the marker. A user `id` would clash with
+/// ours, so it is dropped.
+fn model_info_fields(params: &ModelParameters, owner: &Owner) -> Map<String, Value> {
+    let (info, _) = split_model_info(params);
+    metadata_with_marker(Some(&info.into_iter().collect()), owner)
+}
+
+/// The name LiteLLM serves a model of `namespace` under: `model_name` when
+/// the namespace may publish public names (`public`), else
+/// `<namespace>/<model_name>`, which no other namespace can produce
+/// (namespaces hold no `/`). A name already in the namespace is not
+/// prefixed twice.
+pub fn public_model_name(namespace: &str, model_name: &str, public: bool) -> String {
+    let prefix = format!("{namespace}/");
+    if public || model_name.starts_with(&prefix) {
+        model_name.to_owned()
+    } else {
+        format!("{prefix}{model_name}")
+    }
+}
+
+/// Identifies an upstream api key without revealing it: `sha256:` and the
+/// first 16 hex digits of SHA-256 over a domain prefix and the value.
+pub fn api_key_fingerprint(key: &Secret) -> String {
+    let mut digest = Sha256::new();
+    digest.update(b"litellm-crossplane model api key fingerprint v1\0");
+    digest.update(key.expose().as_bytes());
+    let hex: String = digest
+        .finalize()
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("sha256:{hex}")
+}
+
+/// The fingerprint `observe` reports for `status.atProvider`, which the
+/// reconciler records only when the reconciliation succeeds: `current`
+/// (of the Secret as resolved now) when this reconciliation writes the
+/// model (`writes`: a create, or an update of drift, each sending that very
+/// key), else the one `stored` in status. So a failed or lost write records
+/// nothing (the next poll sees the same difference and writes again), and
+/// drift that the policies do not let the provider correct keeps being
+/// reported. Without `apiKeySecretRef` the provider manages no key: `None`.
+pub fn recorded_fingerprint(
+    stored: Option<&str>,
+    current: Option<&str>,
+    writes: bool,
+) -> Option<String> {
+    match current {
+        None => None,
+        Some(current) if writes => Some(current.to_owned()),
+        Some(_) => stored.map(str::to_owned),
+    }
+}
+
+/// Whether `value` makes LiteLLM read the proxy's environment. LiteLLM
+/// checks the exact prefix; leading blanks and case are forgiven here, to
+/// refuse rather than guess.
+fn names_environment(value: &str) -> bool {
+    value
+        .trim_start()
+        .get(..ENVIRONMENT_PREFIX.len())
+        .is_some_and(|prefix| prefix.eq_ignore_ascii_case(ENVIRONMENT_PREFIX))
+}
+
+fn json_names_environment(value: &Value) -> bool {
+    match value {
+        Value::String(text) => names_environment(text),
+        Value::Array(items) => items.iter().any(json_names_environment),
+        Value::Object(map) => map.values().any(json_names_environment),
+        _ => false,
+    }
+}
+
+/// Why a model from a namespace that may not publish public names (a
+/// tenant's) must not be written, naming the field and never a value.
+/// Such a model would otherwise reach the proxy's own credentials: with no
+/// `apiKeySecretRef` LiteLLM calls the upstream with the provider keys in
+/// its environment, and any `litellm_params` value `os.environ/<VAR>` is
+/// replaced by that variable of the proxy.
+pub fn tenant_refusal(params: &ModelParameters, api_key: Option<&Secret>) -> Option<String> {
+    const WHERE: &str =
+        "outside the LiteLLMInstance's namespace and its spec.publicModelNamespaces";
+    let environment = |field: &str| {
+        format!(
+            "{field}: a value of the form {ENVIRONMENT_PREFIX}... makes LiteLLM read an \
+             environment variable of the proxy, which a model {WHERE} may not do"
+        )
+    };
     let p = &params.litellm_params;
+    if p.api_key_secret_ref.is_none() {
+        return Some(format!(
+            "{API_KEY_REF} is required for a model {WHERE}: without it LiteLLM would call the \
+             upstream with the proxy's own provider credentials"
+        ));
+    }
+    if api_key.is_some_and(|key| names_environment(key.expose())) {
+        return Some(format!(
+            "{API_KEY_REF}: the Secret's value has the form {ENVIRONMENT_PREFIX}..., which makes \
+             LiteLLM read an environment variable of the proxy; a model {WHERE} may not do that"
+        ));
+    }
+    let texts = [
+        ("litellmParams.model", Some(&p.model)),
+        ("litellmParams.apiBase", p.api_base.as_ref()),
+        ("litellmParams.apiVersion", p.api_version.as_ref()),
+    ];
+    for (field, value) in texts {
+        if value.is_some_and(|v| names_environment(v)) {
+            return Some(environment(field));
+        }
+    }
+    let (info, pricing) = split_model_info(params);
+    if let Some(key) = pricing
+        .iter()
+        .find_map(|(key, value)| json_names_environment(value).then_some(key))
+    {
+        return Some(environment(&format!("modelInfo.{key}")));
+    }
+    if info.contains_key("team_id") {
+        return Some(format!(
+            "modelInfo.team_id: a model {WHERE} cannot be made a team model; it is published \
+             as <namespace>/<modelName> instead"
+        ));
+    }
+    None
+}
+
+/// Create/update body: every set field, the api key from its Secret, the
+/// pricing of `modelInfo` in `litellm_params`, and the rest of `modelInfo`
+/// with the marker in `model_info`. `model_name` is the name to serve (see
+/// [`public_model_name`]).
+pub fn request(
+    id: &str,
+    params: &ModelParameters,
+    model_name: &str,
+    refs: &Resolved,
+    owner: &Owner,
+) -> ModelRequest {
+    let p = &params.litellm_params;
+    let (_, pricing) = split_model_info(params);
     ModelRequest {
-        model_name: params.model_name.clone(),
+        model_name: model_name.to_owned(),
         litellm_params: ModelParamsRequest {
             model: p.model.clone(),
             api_base: p.api_base.clone(),
@@ -41,6 +256,7 @@ pub fn request(id: &str, params: &ModelParameters, refs: &Resolved, owner: &Owne
             api_key: refs.secret(API_KEY_REF).cloned(),
             rpm: p.rpm,
             tpm: p.tpm,
+            extra: pricing,
         },
         model_info: ModelMetaRequest {
             id: id.to_owned(),
@@ -49,20 +265,36 @@ pub fn request(id: &str, params: &ModelParameters, refs: &Resolved, owner: &Owne
     }
 }
 
-/// The api key is never returned by LiteLLM, so it cannot drift visibly.
-/// `modelInfo` is compared key by key, marker included: the cost map LiteLLM
-/// merges into the live `model_info` is not drift. LiteLLM 1.108.7 does not
-/// store pricing fields (`input_cost_per_token`, ...) sent in `model_info`,
-/// so one set in `modelInfo` is reported as drift on every poll: it never
-/// takes effect there.
-pub fn diff(params: &ModelParameters, live: &ModelInfo, owner: &Owner) -> Diff {
+/// JSON equality with numbers compared by value: LiteLLM returns the
+/// price `1` as `1.0`.
+fn same_json(want: &Value, have: &Value) -> bool {
+    match (want, have) {
+        (Value::Number(a), Value::Number(b)) => a.as_f64() == b.as_f64(),
+        (Value::Array(a), Value::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same_json(a, b))
+        }
+        (Value::Object(a), Value::Object(b)) => {
+            a.len() == b.len()
+                && a.iter()
+                    .all(|(key, a)| b.get(key).is_some_and(|b| same_json(a, b)))
+        }
+        _ => want == have,
+    }
+}
+
+/// The api key is never returned by LiteLLM; its fingerprint is compared in
+/// `observe`. `modelName` is compared with the name to serve. `modelInfo`
+/// is compared key by key, marker included, each key where LiteLLM keeps
+/// it: pricing in `litellm_params` (numerically), the rest in `model_info`,
+/// where the cost map LiteLLM merges in is not drift.
+pub fn diff(params: &ModelParameters, model_name: &str, live: &ModelInfo, owner: &Owner) -> Diff {
     let p = &params.litellm_params;
     let l = &live.litellm_params;
     let mut diff = Diff::new();
     diff.field(
         "modelName",
-        Some(&params.model_name),
-        Some(&live.model_name),
+        Some(model_name),
+        Some(live.model_name.as_str()),
     );
     diff.field("litellmParams.model", Some(&p.model), l.model.as_ref());
     diff.field(
@@ -82,6 +314,13 @@ pub fn diff(params: &ModelParameters, live: &ModelInfo, owner: &Owner) -> Diff {
         &model_info_fields(params, owner),
         Some(&live.model_info.extra),
     );
+    let (_, pricing) = split_model_info(params);
+    let priced = pricing
+        .iter()
+        .all(|(key, want)| l.extra.get(key).is_some_and(|have| same_json(want, have)));
+    if !priced {
+        diff.mark("modelInfo");
+    }
     diff
 }
 
@@ -100,13 +339,15 @@ pub fn late_init(params: &ModelParameters, live: &ModelInfo) -> Option<ModelPara
     changed.contains(&true).then_some(filled)
 }
 
-pub fn at_provider(live: &ModelInfo) -> ModelObservation {
+pub fn at_provider(live: &ModelInfo, api_key_fingerprint: Option<String>) -> ModelObservation {
     ModelObservation {
         model_id: Some(live.model_info.id.clone()),
         model_name: Some(live.model_name.clone()),
+        public_model_name: Some(live.model_name.clone()),
         model: live.litellm_params.model.clone(),
         api_base: live.litellm_params.api_base.clone(),
         created_at: None,
+        api_key_fingerprint,
     }
 }
 
@@ -115,6 +356,64 @@ pub struct ModelExternal {
     client: litellm::Client,
     owner: Owner,
     refs: Resolved,
+    /// Whether the model's namespace may publish public names.
+    public: bool,
+    kube: kube::Client,
+}
+
+impl ModelExternal {
+    fn model_name(&self, params: &ModelParameters) -> String {
+        public_model_name(&self.owner.namespace, &params.model_name, self.public)
+    }
+
+    /// The fingerprint recorded in `status.atProvider` as last written,
+    /// compared with `current`. The resource handed to a reconciliation
+    /// comes from the controller's cache, which may not have seen the status
+    /// the previous reconciliation wrote yet (a create records the
+    /// fingerprint, and the reconciliation right after it can start from
+    /// the cached object of before): when the cached fingerprint differs, it
+    /// is read again from the API server, so only a real change of the
+    /// Secret is drift. The steady state reads nothing more.
+    async fn stored_fingerprint(
+        &self,
+        mr: &LiteLLMModel,
+        current: Option<&str>,
+    ) -> Result<Option<String>, ExternalError> {
+        let of = |model: &LiteLLMModel| {
+            model
+                .status
+                .as_ref()
+                .and_then(|s| s.at_provider.as_ref())
+                .and_then(|a| a.api_key_fingerprint.clone())
+        };
+        let cached = of(mr);
+        if current.is_none() || cached.as_deref() == current {
+            return Ok(cached);
+        }
+        let api: Api<LiteLLMModel> =
+            Api::namespaced(self.kube.clone(), &mr.namespace().unwrap_or_default());
+        Ok(api
+            .get_opt(&mr.name_any())
+            .await?
+            .and_then(|fresh| of(&fresh)))
+    }
+
+    /// The create/update body for `params`, or why a tenant's model may not
+    /// be written as it stands (before anything is sent).
+    fn request(&self, id: &str, params: &ModelParameters) -> Result<ModelRequest, ExternalError> {
+        if !self.public {
+            if let Some(why) = tenant_refusal(params, self.refs.secret(API_KEY_REF)) {
+                return Err(ExternalError::Invalid(why));
+            }
+        }
+        Ok(request(
+            id,
+            params,
+            &self.model_name(params),
+            &self.refs,
+            &self.owner,
+        ))
+    }
 }
 
 impl ManagedKind for LiteLLMModel {
@@ -149,6 +448,8 @@ impl ManagedKind for LiteLLMModel {
             client: connection.litellm,
             owner: connection.owner,
             refs: connection.refs,
+            public: connection.public_models,
+            kube: connection.kube,
         }
     }
 }
@@ -159,16 +460,39 @@ impl External<LiteLLMModel> for ModelExternal {
         mr: &LiteLLMModel,
         id: &str,
     ) -> Result<Observation<LiteLLMModel>, ExternalError> {
-        let Some(live) = self.client.model_info(id).await? else {
-            return Ok(Observation::absent());
-        };
         let params = &mr.spec.for_provider;
+        let policies = &mr.spec.managed.management_policies;
+        let current = self.refs.secret(API_KEY_REF).map(api_key_fingerprint);
+        let stored = self.stored_fingerprint(mr, current.as_deref()).await?;
+        // Whether `managed::sync` writes after this observation decides
+        // which fingerprint to report; see `recorded_fingerprint`.
+        let Some(live) = self.client.model_info(id).await? else {
+            let mut absent = Observation::absent();
+            if policy_allows(policies, ManagementPolicy::Create) {
+                // Recorded only once the create succeeded.
+                absent.at_provider = Some(ModelObservation {
+                    model_id: Some(id.to_owned()),
+                    public_model_name: Some(self.model_name(params)),
+                    api_key_fingerprint: recorded_fingerprint(
+                        stored.as_deref(),
+                        current.as_deref(),
+                        true,
+                    ),
+                    ..ModelObservation::default()
+                });
+            }
+            return Ok(absent);
+        };
+        let mut drift = diff(params, &self.model_name(params), &live, &self.owner);
+        drift.field(API_KEY_REF, current.as_ref(), stored.as_ref());
+        let writes = !drift.is_empty() && policy_allows(policies, ManagementPolicy::Update);
+        let fingerprint = recorded_fingerprint(stored.as_deref(), current.as_deref(), writes);
         Ok(Observation {
             exists: true,
             owner: Owner::from_metadata(Some(&live.model_info.extra)),
-            drift: diff(params, &live, &self.owner),
             late_init: late_init(params, &live),
-            at_provider: Some(at_provider(&live)),
+            at_provider: Some(at_provider(&live, fingerprint)),
+            drift,
             connection_details: BTreeMap::from([
                 ("modelId".to_owned(), live.model_info.id),
                 ("modelName".to_owned(), live.model_name),
@@ -177,16 +501,14 @@ impl External<LiteLLMModel> for ModelExternal {
     }
 
     async fn create(&self, mr: &LiteLLMModel, id: &str) -> Result<Creation, ExternalError> {
-        self.client
-            .model_new(&request(id, &mr.spec.for_provider, &self.refs, &self.owner))
-            .await?;
+        let request = self.request(id, &mr.spec.for_provider)?;
+        self.client.model_new(&request).await?;
         Ok(Creation::default())
     }
 
     async fn update(&self, mr: &LiteLLMModel, id: &str, _: &Diff) -> Result<(), ExternalError> {
-        self.client
-            .model_update(&request(id, &mr.spec.for_provider, &self.refs, &self.owner))
-            .await?;
+        let request = self.request(id, &mr.spec.for_provider)?;
+        self.client.model_update(&request).await?;
         Ok(())
     }
 
@@ -201,7 +523,7 @@ mod tests {
     use super::*;
     use crate::api::common::SecretKeySelector;
     use crate::api::model::LiteLLMParams;
-    use crate::litellm::{ModelMeta, ModelParams, Secret};
+    use crate::litellm::{ModelMeta, ModelParams};
     use crate::provider::ownership::MARKER_KEY;
     use serde_json::json;
 
@@ -253,6 +575,7 @@ mod tests {
                     MARKER_KEY: me().marker(),
                     // From LiteLLM's cost map, not from the user.
                     "max_tokens": 16384,
+                    "input_cost_per_token": 2.5e-06,
                     "input_cost_per_token_flex": null,
                 })
                 .as_object()
@@ -262,16 +585,23 @@ mod tests {
         }
     }
 
+    fn with_info(info: Value) -> ModelParameters {
+        ModelParameters {
+            model_info: Some(serde_json::from_value(info).unwrap()),
+            ..params()
+        }
+    }
+
     #[test]
     fn diff_table() {
-        assert!(diff(&params(), &live(), &me()).is_empty());
+        assert!(diff(&params(), "gpt", &live(), &me()).is_empty());
         let mut changed = params();
         changed.model_name = "gpt-2".into();
         changed.litellm_params.model = "openai/gpt-5".into();
         changed.litellm_params.api_version = Some("v1".into());
         changed.litellm_params.rpm = Some(11);
         assert_eq!(
-            diff(&changed, &live(), &me()).fields(),
+            diff(&changed, "gpt-2", &live(), &me()).fields(),
             [
                 "modelName",
                 "litellmParams.model",
@@ -279,14 +609,46 @@ mod tests {
                 "litellmParams.rpm"
             ]
         );
+        // A tenant's model is compared with the name it is published under.
+        assert_eq!(
+            diff(&params(), "ns/gpt", &live(), &me()).fields(),
+            ["modelName"]
+        );
+    }
+
+    #[test]
+    fn public_names_belong_to_the_platform() {
+        let cases = [
+            ("platform or granted namespace", "gpt-4o", true, "gpt-4o"),
+            ("granted, any name", "team-b/gpt-4o", true, "team-b/gpt-4o"),
+            ("tenant", "gpt-4o", false, "team-a/gpt-4o"),
+            (
+                "tenant, already namespaced",
+                "team-a/gpt-4o",
+                false,
+                "team-a/gpt-4o",
+            ),
+            (
+                "tenant naming another tenant's space",
+                "team-b/gpt-4o",
+                false,
+                "team-a/team-b/gpt-4o",
+            ),
+            (
+                "tenant, a prefix that is not its namespace",
+                "team-ab/x",
+                false,
+                "team-a/team-ab/x",
+            ),
+            ("tenant, a wildcard", "*", false, "team-a/*"),
+        ];
+        for (case, name, public, want) in cases {
+            assert_eq!(public_model_name("team-a", name, public), want, "{case}");
+        }
     }
 
     #[test]
     fn model_info_drifts_only_in_keys_the_user_set_and_the_marker() {
-        let with_info = |info: Value| ModelParameters {
-            model_info: Some(serde_json::from_value(info).unwrap()),
-            ..params()
-        };
         let cases = [
             (
                 "a cost-map value the user did not set",
@@ -311,13 +673,249 @@ mod tests {
             ("a nested user value", json!({"tags": {"a": [1]}}), true),
         ];
         for (name, info, differs) in cases {
-            let fields = diff(&with_info(info), &live(), &me());
+            let fields = diff(&with_info(info), "gpt", &live(), &me());
             let want: &[&str] = if differs { &["modelInfo"] } else { &[] };
             assert_eq!(fields.fields(), want, "{name}");
         }
         let mut unmarked = live();
         unmarked.model_info.extra.remove(MARKER_KEY);
-        assert_eq!(diff(&params(), &unmarked, &me()).fields(), ["modelInfo"]);
+        assert_eq!(
+            diff(&params(), "gpt", &unmarked, &me()).fields(),
+            ["modelInfo"]
+        );
+    }
+
+    /// The fields LiteLLM 1.108.7 declares, read from the running proxy:
+    /// the pricing ones it drops from `model_info`, and the others.
+    #[test]
+    fn pricing_keys_are_those_litellm_keeps_in_litellm_params() {
+        let fields: Value = serde_json::from_str(include_str!(
+            "../../tests/fixtures/litellm-1.108.7-model-fields.json"
+        ))
+        .unwrap();
+        let names =
+            |kind: &str| -> Vec<String> { serde_json::from_value(fields[kind].clone()).unwrap() };
+        let (pricing, model_info) = (names("pricing"), names("model_info"));
+        assert!(pricing.len() > 100 && model_info.len() > 50);
+        for key in &pricing {
+            assert!(is_pricing_key(key), "{key} is a price");
+        }
+        for key in &model_info {
+            assert!(!is_pricing_key(key), "{key} stays in model_info");
+        }
+        // Undeclared rates of the threshold shape are dropped too; the
+        // user's own keys are not prices.
+        for (key, price) in [
+            ("input_cost_per_token_above_64k_tokens", true),
+            ("foo_above_32k_tokens_batches", true),
+            ("foo_above_k_tokens", false),
+            ("context_above_tokens", false),
+            ("cost_center", false),
+            ("team", false),
+            ("mode", false),
+        ] {
+            assert_eq!(is_pricing_key(key), price, "{key}");
+        }
+    }
+
+    #[test]
+    fn pricing_is_sent_and_compared_in_litellm_params() {
+        let info = json!({
+            "mode": "chat",
+            "input_cost_per_token": 0.000123,
+            "output_cost_per_second": 1,
+            "tiered_pricing": [{"range": [0, 1000], "input_cost_per_token": 0.1}],
+            "pricing_overrides": ["input_cost_per_token"],
+        });
+        let priced = with_info(info);
+        let body =
+            serde_json::to_value(request("ns.m", &priced, "gpt", &Resolved::default(), &me()))
+                .unwrap();
+        assert_eq!(body["litellm_params"]["input_cost_per_token"], 0.000123);
+        assert_eq!(body["litellm_params"]["output_cost_per_second"], 1);
+        assert_eq!(
+            body["litellm_params"]["tiered_pricing"][0]["range"][1],
+            1000
+        );
+        assert_eq!(body["model_info"]["mode"], "chat");
+        for key in [
+            "input_cost_per_token",
+            "tiered_pricing",
+            "pricing_overrides",
+        ] {
+            assert!(body["model_info"].get(key).is_none(), "{key}");
+            assert!(
+                key != "pricing_overrides" || body["litellm_params"].get(key).is_none(),
+                "LiteLLM computes it"
+            );
+        }
+
+        // Live as LiteLLM 1.108.7 reports it: prices in litellm_params
+        // (integers as floats), model_info with the cost map's or our value
+        // and its own pricing_overrides list.
+        let mut stored = live();
+        stored.litellm_params.extra = json!({
+            "input_cost_per_token": 0.000123,
+            "output_cost_per_second": 1.0,
+            "tiered_pricing": [{"range": [0.0, 1000.0], "input_cost_per_token": 0.1}],
+            "use_in_pass_through": false,
+        })
+        .as_object()
+        .unwrap()
+        .clone();
+        stored.model_info.extra.insert(
+            "pricing_overrides".into(),
+            json!(["output_cost_per_second"]),
+        );
+        assert!(diff(&priced, "gpt", &stored, &me()).is_empty());
+
+        let mut repriced = stored.clone();
+        repriced
+            .litellm_params
+            .extra
+            .insert("input_cost_per_token".into(), json!(0.0002));
+        assert_eq!(
+            diff(&priced, "gpt", &repriced, &me()).fields(),
+            ["modelInfo"]
+        );
+        let mut dropped = stored.clone();
+        dropped.litellm_params.extra.remove("tiered_pricing");
+        assert_eq!(
+            diff(&priced, "gpt", &dropped, &me()).fields(),
+            ["modelInfo"]
+        );
+        // Both kinds of modelInfo drift name the field once.
+        let mut both = repriced.clone();
+        both.model_info
+            .extra
+            .insert("mode".into(), json!("embedding"));
+        assert_eq!(diff(&priced, "gpt", &both, &me()).fields(), ["modelInfo"]);
+    }
+
+    #[test]
+    fn tenant_models_need_their_own_key_and_never_the_proxys_environment() {
+        let key = |value: &str| Some(Secret::new(value));
+        let no_ref = ModelParameters {
+            litellm_params: LiteLLMParams {
+                api_key_secret_ref: None,
+                ..params().litellm_params
+            },
+            ..params()
+        };
+        let with_base = |base: &str| ModelParameters {
+            litellm_params: LiteLLMParams {
+                api_base: Some(base.into()),
+                ..params().litellm_params
+            },
+            ..params()
+        };
+        let cases: [(&str, ModelParameters, Option<Secret>, Option<&str>); 10] = [
+            ("own key", params(), key("sk-upstream"), None),
+            (
+                "a key that only mentions the prefix later",
+                params(),
+                key("sk-os.environ/x"),
+                None,
+            ),
+            ("no apiKeySecretRef", no_ref, None, Some(API_KEY_REF)),
+            (
+                "the proxy's environment as key",
+                params(),
+                key("os.environ/OPENAI_API_KEY"),
+                Some(API_KEY_REF),
+            ),
+            (
+                "case and blanks do not hide it",
+                params(),
+                key("  OS.Environ/OPENAI_API_KEY"),
+                Some(API_KEY_REF),
+            ),
+            (
+                "apiBase from the environment",
+                with_base("os.environ/INTERNAL_URL"),
+                key("sk-upstream"),
+                Some("litellmParams.apiBase"),
+            ),
+            (
+                "a price from the environment",
+                with_info(json!({"input_cost_per_token": "os.environ/OPENAI_API_KEY"})),
+                key("sk-upstream"),
+                Some("modelInfo.input_cost_per_token"),
+            ),
+            (
+                "nested in a price table",
+                with_info(json!({"tiered_pricing": [{"note": "os.environ/X"}]})),
+                key("sk-upstream"),
+                Some("modelInfo.tiered_pricing"),
+            ),
+            (
+                "a team model",
+                with_info(json!({"team_id": "someone-elses-team"})),
+                key("sk-upstream"),
+                Some("modelInfo.team_id"),
+            ),
+            (
+                "model_info text is not read from the environment",
+                with_info(json!({"description": "os.environ/X"})),
+                key("sk-upstream"),
+                None,
+            ),
+        ];
+        for (case, params, api_key, field) in cases {
+            let refusal = tenant_refusal(&params, api_key.as_ref());
+            match (field, refusal) {
+                (None, None) => {}
+                (Some(field), Some(message)) => {
+                    assert!(message.starts_with(field), "{case}: {message}");
+                    for value in ["OPENAI_API_KEY", "INTERNAL_URL", "sk-upstream", "someone"] {
+                        assert!(!message.contains(value), "{case}: {message}");
+                    }
+                }
+                (want, got) => panic!("{case}: want {want:?}, got {got:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn fingerprints_identify_a_key_without_revealing_it() {
+        let a = api_key_fingerprint(&Secret::new("sk-upstream-1"));
+        assert_eq!(a, api_key_fingerprint(&Secret::new("sk-upstream-1")));
+        assert_ne!(a, api_key_fingerprint(&Secret::new("sk-upstream-2")));
+        assert!(a.starts_with("sha256:") && a.len() == 7 + 16, "{a}");
+        assert!(!a.contains("upstream"));
+        // Not the plain SHA-256 of the key (nor LiteLLM's token of it).
+        let plain: String = Sha256::digest(b"sk-upstream-1")
+            .iter()
+            .take(8)
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_ne!(a, format!("sha256:{plain}"));
+    }
+
+    #[test]
+    fn the_recorded_fingerprint_is_of_what_this_reconciliation_writes() {
+        // (case, stored, current, writes, recorded)
+        let cases = [
+            ("steady state", Some("a"), Some("a"), false, Some("a")),
+            ("rotated and written", Some("a"), Some("b"), true, Some("b")),
+            (
+                "rotated, no Update policy",
+                Some("a"),
+                Some("b"),
+                false,
+                Some("a"),
+            ),
+            ("first write", None, Some("b"), true, Some("b")),
+            ("imported, never written", None, Some("b"), false, None),
+            ("no key managed", Some("a"), None, true, None),
+        ];
+        for (case, stored, current, writes, want) in cases {
+            assert_eq!(
+                recorded_fingerprint(stored, current, writes).as_deref(),
+                want,
+                "{case}"
+            );
+        }
     }
 
     #[test]
@@ -331,18 +929,23 @@ mod tests {
             uid: "u2".into(),
             ..me()
         };
-        assert_eq!(diff(&params(), &live(), &recreated).fields(), ["modelInfo"]);
+        assert_eq!(
+            diff(&params(), "gpt", &live(), &recreated).fields(),
+            ["modelInfo"]
+        );
     }
 
     #[test]
     fn request_sends_the_key_model_info_and_marker_but_never_a_user_id() {
         let refs = Resolved::default().with_secret(API_KEY_REF, Secret::new("sk-upstream"));
-        let body = serde_json::to_value(request("ns.m", &params(), &refs, &me())).unwrap();
+        let body =
+            serde_json::to_value(request("ns.m", &params(), "ns/gpt", &refs, &me())).unwrap();
+        assert_eq!(body["model_name"], "ns/gpt");
         assert_eq!(body["litellm_params"]["api_key"], "sk-upstream");
         assert_eq!(body["model_info"]["id"], "ns.m");
         assert_eq!(body["model_info"]["mode"], "chat");
         assert_eq!(body["model_info"][MARKER_KEY]["namespace"], "ns");
-        let debug = format!("{:?}", request("ns.m", &params(), &refs, &me()));
+        let debug = format!("{:?}", request("ns.m", &params(), "gpt", &refs, &me()));
         assert!(!debug.contains("sk-upstream"), "{debug}");
     }
 
@@ -365,6 +968,9 @@ mod tests {
         let filled = late_init(&params(), &live()).unwrap();
         assert_eq!(filled.litellm_params.api_base.as_deref(), Some("http://up"));
         assert_eq!(late_init(&filled, &live()), None);
-        assert_eq!(at_provider(&live()).model_id.as_deref(), Some("ns.m"));
+        let observed = at_provider(&live(), Some("sha256:00".into()));
+        assert_eq!(observed.model_id.as_deref(), Some("ns.m"));
+        assert_eq!(observed.public_model_name.as_deref(), Some("gpt"));
+        assert_eq!(observed.api_key_fingerprint.as_deref(), Some("sha256:00"));
     }
 }

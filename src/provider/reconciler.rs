@@ -497,6 +497,7 @@ async fn observe_and_act<K: ManagedKind>(
         owner: owner.clone(),
         instance_namespace: instance.namespace.clone(),
         scrubber: scrubber.clone(),
+        public_models: instance.public_models,
         refs,
         kube: ctx.client.clone(),
         endpoint: instance.consumer_endpoint.clone(),
@@ -721,6 +722,7 @@ async fn delete_external<K: ManagedKind>(
         owner: owner.clone(),
         instance_namespace: instance.namespace.clone(),
         scrubber: scrubber.clone(),
+        public_models: instance.public_models,
         // Deleting needs no references; they may be gone already.
         refs: Resolved::default(),
         kube: ctx.client.clone(),

@@ -138,6 +138,9 @@ pub struct Instance {
     /// component chart's gateway), else the admin endpoint.
     pub consumer_endpoint: String,
     pub client: litellm::Client,
+    /// Whether the resource's namespace may publish public model names: the
+    /// instance's own, or one `spec.publicModelNamespaces` grants.
+    pub public_models: bool,
 }
 
 /// `(admin, consumer)` endpoints of an instance whose status says it is
@@ -347,6 +350,7 @@ pub async fn instance(
             name: name.to_owned(),
         });
     };
+    let mut public_models = instance_namespace == namespace;
     if instance_namespace != namespace {
         let labels = Api::<Namespace>::all(client.clone())
             .get_opt(namespace)
@@ -365,6 +369,12 @@ pub async fn instance(
                 requester: namespace.to_owned(),
             });
         }
+        public_models = admits(
+            instance.spec.public_model_namespaces.as_ref(),
+            instance_namespace,
+            namespace,
+            &labels,
+        );
     }
     let invalid = |problem: &str| Unresolved::InstanceInvalid {
         namespace: instance_namespace.to_owned(),
@@ -405,6 +415,7 @@ pub async fn instance(
         endpoint,
         consumer_endpoint,
         client,
+        public_models,
     })
 }
 
