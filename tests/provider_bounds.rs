@@ -959,7 +959,10 @@ async fn refusals(kinds: &Kinds<'_>, run: &str) -> Vec<String> {
 fn unbounded(path: &str, schema: &Value, in_spec: bool, out: &mut Vec<String>) {
     // Kubernetes' own types, as Kubernetes defines them (and typed, so they
     // always decode).
-    if path.ends_with(".workload.resources") || path.ends_with(".allowedNamespaces.selector") {
+    if path.ends_with(".workload.resources")
+        || path.ends_with(".allowedNamespaces.selector")
+        || path.ends_with(".publicModelNamespaces.selector")
+    {
         return;
     }
     let has = |field: &str| schema.get(field).is_some();

@@ -298,3 +298,74 @@ async fn deletion_waits_while_the_proxy_is_gone_and_completes_when_it_returns() 
     assert_eq!(proxy.forwarded("POST", "/team/delete"), 1);
     assert!(world.team_ids_with_alias(&alias).await.is_empty());
 }
+
+#[tokio::test]
+async fn a_proxy_that_echoes_a_secret_never_gets_it_into_status_or_events() {
+    let Some((world, proxy)) = faulty_world("pf-echo", None).await else {
+        return;
+    };
+    // A provider credential of no recognizable shape (not `sk-...`): only
+    // scrubbing by value can keep it out.
+    let credential = format!("plain-upstream-credential-{}", k8s::unique_suffix());
+    let secrets: Api<KubeSecret> = Api::namespaced(world.kube.clone(), &world.namespace);
+    let secret = serde_json::from_value(json!({
+        "metadata": {"name": "upstream"},
+        "stringData": {"apiKey": credential},
+    }))
+    .unwrap();
+    secrets
+        .create(&kube::api::PostParams::default(), &secret)
+        .await
+        .unwrap();
+    proxy.arm("POST", "/model/new", Fault::EchoBody(400), 1000);
+    let model = manifest::<litellm_crossplane::api::LiteLLMModel>(
+        "LiteLLMModel",
+        "echo",
+        json!({}),
+        json!({"forProvider": {
+            "modelName": format!("echo-{}", k8s::unique_suffix()),
+            "litellmParams": {"model": "openai/gpt-4o", "apiBase": "http://127.0.0.1:9",
+                              "apiKeySecretRef": {"name": "upstream", "key": "apiKey"}}
+        }}),
+    );
+    let models = world.create(&model).await;
+    let failed = wait_for(&models, "echo", "Synced=False", |m| {
+        condition(m, "Synced").is_some_and(|c| {
+            c.status == "False"
+                && c.message
+                    .as_deref()
+                    .is_some_and(|t| t.contains("cannot handle"))
+        })
+    })
+    .await;
+    let status = serde_json::to_string(&failed.status).unwrap();
+    assert!(
+        status.contains("<redacted>"),
+        "the echo reached status, scrubbed: {status}"
+    );
+    assert!(
+        !status.contains(&credential),
+        "the credential reached status: {status}"
+    );
+    let events: Api<k8s_openapi::api::core::v1::Event> =
+        Api::namespaced(world.kube.clone(), &world.namespace);
+    let listed = events.list(&Default::default()).await.unwrap();
+    let notes: Vec<String> = listed
+        .items
+        .iter()
+        .filter_map(|e| e.message.clone())
+        .collect();
+    assert!(
+        notes.iter().any(|n| n.contains("cannot handle")),
+        "{notes:?}"
+    );
+    assert!(
+        notes.iter().all(|n| !n.contains(&credential)),
+        "the credential reached an event"
+    );
+    models
+        .delete("echo", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_gone(&models, "echo").await;
+}

@@ -27,7 +27,6 @@ use std::collections::BTreeMap;
 use kube::api::Api;
 use kube::ResourceExt;
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 
 use crate::api::common::{policy_allows, ManagedFields, ManagedStatus, ManagementPolicy};
 use crate::api::model::{LiteLLMModel, ModelObservation, ModelParameters};
@@ -129,16 +128,10 @@ pub fn public_model_name(namespace: &str, model_name: &str, public: bool) -> Str
 /// Identifies an upstream api key without revealing it: `sha256:` and the
 /// first 16 hex digits of SHA-256 over a domain prefix and the value.
 pub fn api_key_fingerprint(key: &Secret) -> String {
-    let mut digest = Sha256::new();
-    digest.update(b"litellm-crossplane model api key fingerprint v1\0");
-    digest.update(key.expose().as_bytes());
-    let hex: String = digest
-        .finalize()
-        .iter()
-        .take(8)
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    format!("sha256:{hex}")
+    super::scrub::fingerprint(
+        "litellm-crossplane model api key fingerprint v1",
+        key.expose().as_bytes(),
+    )
 }
 
 /// The fingerprint `observe` reports for `status.atProvider`, which the
@@ -526,6 +519,7 @@ mod tests {
     use crate::litellm::{ModelMeta, ModelParams};
     use crate::provider::ownership::MARKER_KEY;
     use serde_json::json;
+    use sha2::{Digest, Sha256};
 
     fn me() -> Owner {
         Owner {

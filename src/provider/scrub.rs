@@ -49,6 +49,25 @@ impl Scrubber {
     }
 }
 
+/// Identifies a secret value without revealing it: `sha256:` and the first
+/// 16 hex digits of SHA-256 over `domain`, a NUL and the value. The domain
+/// keeps fingerprints of different uses apart (and apart from LiteLLM's
+/// token, the plain SHA-256 of a key).
+pub fn fingerprint(domain: &str, value: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut digest = Sha256::new();
+    digest.update(domain.as_bytes());
+    digest.update(b"\0");
+    digest.update(value);
+    let hex: String = digest
+        .finalize()
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("sha256:{hex}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,6 +88,15 @@ mod tests {
         );
         assert_eq!(scrubbed.matches(REDACTED).count(), 2);
         assert_eq!(format!("{scrubber:?}"), "Scrubber(<redacted>)");
+    }
+
+    #[test]
+    fn fingerprints_are_short_domain_separated_and_stable() {
+        let a = fingerprint("one", b"value");
+        assert_eq!(a, fingerprint("one", b"value"));
+        assert_ne!(a, fingerprint("two", b"value"));
+        assert!(a.starts_with("sha256:") && a.len() == 7 + 16, "{a}");
+        assert!(!a.contains("value"));
     }
 
     #[test]

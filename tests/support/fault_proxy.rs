@@ -37,6 +37,10 @@ pub enum Fault {
     /// Answer 200 with a chunked body that never ends (until the client
     /// goes away), without forwarding.
     EndlessBody,
+    /// Answer this status (a 4xx) with the request's own body as the error
+    /// text, without forwarding: a proxy that echoes what it was sent,
+    /// secrets included.
+    EchoBody(u16),
 }
 
 /// A fault armed for the next `remaining` requests of one route.
@@ -353,6 +357,14 @@ impl Forwarder {
             }
             Some(Fault::EndlessBody) => {
                 let _ = endless_body(&mut stream).await;
+                return;
+            }
+            Some(Fault::EchoBody(code)) => {
+                let status = StatusCode::from_u16(code).expect("a valid status code");
+                let echoed = String::from_utf8_lossy(&request.body).into_owned();
+                let body = serde_json::json!({"detail": format!("cannot handle {echoed}")});
+                let json = [("content-type".to_owned(), "application/json".to_owned())];
+                let _ = respond(&mut stream, status, &json, body.to_string().as_bytes()).await;
                 return;
             }
             Some(Fault::Stall(delay)) => {

@@ -499,16 +499,7 @@ pub fn marker(instance: &LiteLLMInstance, meta: &ObjectMeta) -> Marker {
 /// hex digits of SHA-256 over a domain prefix and the value (so it is not
 /// LiteLLM's token of the same string).
 pub fn key_fingerprint(value: &[u8]) -> String {
-    let mut digest = Sha256::new();
-    digest.update(b"litellm-crossplane generated key fingerprint v1\0");
-    digest.update(value);
-    let hex: String = digest
-        .finalize()
-        .iter()
-        .take(8)
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    format!("sha256:{hex}")
+    crate::provider::scrub::fingerprint("litellm-crossplane generated key fingerprint v1", value)
 }
 
 /// Why a generated key the instance has run with is not usable.
