@@ -172,7 +172,7 @@ async fn a_salt_key_lost_after_the_first_run_is_reported_never_regenerated_and_n
     let salt_value = secret_string(&salt, "LITELLM_SALT_KEY");
     let master = run.api::<Secret>().get("gw-master-key").await.unwrap();
     let master_value = secret_string(&master, "LITELLM_MASTER_KEY");
-    let deployment = run.api::<Deployment>().get("gw").await.unwrap();
+    let deployment = settled_deployment(&run, "gw").await;
 
     // Deleted by mistake.
     run.api::<Secret>()
@@ -243,7 +243,11 @@ async fn a_salt_key_lost_after_the_first_run_is_reported_never_regenerated_and_n
         })
         .await;
     assert!(condition(&instance, condition_type::WORKLOAD_CONFLICT).is_none());
-    let restored = run.api::<Deployment>().get("gw").await.unwrap();
+    // A restored Secret is a new object: the pods roll once onto it (its
+    // version is part of the pod template's hash), possibly after the
+    // instance reads ready again. The Deployment as it settles is the
+    // baseline for "no roll" below.
+    let restored = settled_deployment(&run, "gw").await;
 
     // A different value is not the key the stored credentials need.
     run.api::<Secret>()
@@ -301,7 +305,8 @@ async fn a_master_key_lost_after_the_first_run_is_reported_and_never_regenerated
     run.create("gw", generated()).await;
     run.wait_for_object::<Deployment>("gw").await;
     run.observed("gw").await;
-    let deployment = run.api::<Deployment>().get("gw").await.unwrap();
+    // The baseline is the Deployment once the provider is done with it.
+    let deployment = settled_deployment(&run, "gw").await;
 
     run.api::<Secret>()
         .delete("gw-master-key", &DeleteParams::default())
@@ -618,4 +623,18 @@ async fn keys_generated_by_an_earlier_release_are_kept_and_outlive_the_instance_
     assert_eq!(secret_string(&salt, "LITELLM_SALT_KEY"), salt_value);
     let instance = run.observed("gw").await;
     assert!(condition(&instance, condition_type::WORKLOAD_CONFLICT).is_none());
+}
+
+/// The Deployment `name` once it has not changed for three seconds.
+async fn settled_deployment(run: &Running, name: &str) -> Deployment {
+    let mut last = run.api::<Deployment>().get(name).await.unwrap();
+    for _ in 0..30 {
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let now = run.api::<Deployment>().get(name).await.unwrap();
+        if now.metadata.resource_version == last.metadata.resource_version {
+            return now;
+        }
+        last = now;
+    }
+    panic!("Deployment {name} kept changing for 90 s");
 }
