@@ -164,8 +164,9 @@ async fn a_requested_rotation_keeps_the_old_key_for_its_grace_period() {
     )
     .await;
     let before = keys.get("ci").await.unwrap();
-    // The key must be older than the request, written in whole seconds.
-    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    // The key must be older than the request, written in whole seconds
+    // (and LiteLLM's clock is read by another process).
+    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
     let requested = json!({"metadata": {"annotations": {
         ROTATE_REQUESTED_AT: format!("{:.0}", k8s_openapi::jiff::Timestamp::now())
     }}});

@@ -746,6 +746,15 @@ impl External<LiteLLMVirtualKey> for KeyExternal {
             every: rotation_every(&mr.spec.for_provider),
             now,
         };
+        tracing::debug!(
+            namespace = %mr.namespace().unwrap_or_default(),
+            name = %mr.name_any(),
+            born = ?facts.born,
+            requested = ?facts.requested_at,
+            every = ?facts.every,
+            pending = facts.pending,
+            "deciding on rotation"
+        );
         let why = match rotation::decide(&facts).map_err(ExternalError::Invalid)? {
             // A resumed rotation keeps the reason it started with.
             Some(Why::Interrupted) => Some(
