@@ -316,10 +316,27 @@ impl<K: ManagedKind> StatusWriter<K> {
     }
 
     async fn write(self, api: &Api<K>, name: &str) -> Result<(), kube::Error> {
+        self.write_if_current(api, name, None).await
+    }
+
+    /// Writes with `resource_version` as precondition when given: a status
+    /// built from a cached copy older than the last status write would
+    /// replace its conditions wholesale (dropping a kind condition such as
+    /// `KeyReplaced`); the precondition turns that into a conflict, which
+    /// requeues silently and reads again.
+    async fn write_if_current(
+        self,
+        api: &Api<K>,
+        name: &str,
+        resource_version: Option<String>,
+    ) -> Result<(), kube::Error> {
         if self.new == self.old {
             return Ok(());
         }
-        let patch = json!({ "status": self.new });
+        let patch = match resource_version {
+            Some(rv) => json!({ "metadata": {"resourceVersion": rv}, "status": self.new }),
+            None => json!({ "status": self.new }),
+        };
         api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
             .await?;
         Ok(())
@@ -440,7 +457,9 @@ async fn apply<K: ManagedKind>(
                 }
                 Outcome::UpToDate | Outcome::DriftReported(_) => {}
             }
-            status.write(api, &name).await?;
+            status
+                .write_if_current(api, &name, mr.resource_version())
+                .await?;
             let next = timing::jittered(poll, timing::random_fraction());
             Ok(Action::requeue(
                 maintained.requeue_after.map_or(next, |soon| soon.min(next)),
