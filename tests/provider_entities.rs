@@ -516,8 +516,10 @@ async fn steady_state_is_one_read_per_poll_and_no_write() {
     let (operation, reads) = &grown[0];
     assert_eq!(operation, "GET /team/info");
     // Every poll is one read; how many polls fit in four seconds of a 1 s
-    // interval depends on how busy the machine is, so count them.
-    assert_eq!(*reads, polls, "{reads} reads in {polls} polls");
+    // interval depends on how busy the machine is, so count them. A poll
+    // counted as it starts at either edge of the window may have its read
+    // on the other side: one off at most.
+    assert!(reads.abs_diff(polls) <= 1, "{reads} reads in {polls} polls");
     assert!(
         (2..=5).contains(reads),
         "{reads} reads in 4 s at a 1 s poll interval"
