@@ -335,21 +335,7 @@ impl PrivateCrds {
             names.push(name);
         }
         for name in &names {
-            for _ in 0..100 {
-                let established = crds
-                    .get(name)
-                    .await
-                    .expect("CRD readable")
-                    .status
-                    .and_then(|s| s.conditions)
-                    .unwrap_or_default()
-                    .iter()
-                    .any(|c| c.type_ == "Established" && c.status == "True");
-                if established {
-                    break;
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-            }
+            k8s::wait_established(&crds, name).await;
         }
         // Discovery of new CRDs lags their Established condition a little.
         tokio::time::sleep(std::time::Duration::from_millis(500)).await;

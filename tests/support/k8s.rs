@@ -46,22 +46,27 @@ pub async fn install_crds(client: &Client) {
         crds.patch(&name, &params, &Patch::Apply(&crd))
             .await
             .expect("CRD applies");
-        for _ in 0..100 {
-            let current = crds.get(&name).await.expect("CRD readable");
-            let established = current
-                .status
-                .and_then(|s| s.conditions)
-                .unwrap_or_default()
-                .iter()
-                .any(|c| c.type_ == "Established" && c.status == "True");
-            if established {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        wait_established(&crds, &name).await;
     }
     // Discovery of new CRDs lags their Established condition a little.
     tokio::time::sleep(Duration::from_millis(500)).await;
+}
+
+/// Waits (up to 10 s) until the CRD `name` is `Established`.
+pub async fn wait_established(crds: &Api<CustomResourceDefinition>, name: &str) {
+    for _ in 0..100 {
+        let current = crds.get(name).await.expect("CRD readable");
+        let established = current
+            .status
+            .and_then(|s| s.conditions)
+            .unwrap_or_default()
+            .iter()
+            .any(|c| c.type_ == "Established" && c.status == "True");
+        if established {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// Creates a namespace with a unique name for one test.
