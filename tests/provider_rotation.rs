@@ -277,3 +277,53 @@ async fn an_interrupted_rotation_resumes_from_its_journal() {
     wait_gone(&keys, "ci").await;
     assert_revoked(&world, &second, "the replaced key to be revoked").await;
 }
+
+#[tokio::test]
+async fn a_retiring_token_written_by_hand_never_deletes_another_owners_key() {
+    let Some(world) = world("pr-forge").await else {
+        return;
+    };
+    // Another owner's key, marked for a resource of another namespace.
+    let victim = generate_key();
+    let marker = json!({"cluster": support::provider::CLUSTER, "namespace": "someone-else",
+                        "name": "victim", "uid": "u"});
+    let settings = litellm_crossplane::litellm::KeyRequest {
+        metadata: Some(
+            json!({"crossplane_owner": marker})
+                .as_object()
+                .unwrap()
+                .clone(),
+        ),
+        ..Default::default()
+    };
+    world
+        .litellm
+        .key_generate(Some(&victim), &settings)
+        .await
+        .unwrap();
+    let (keys, _) = ready_key(&world, "ci", json!({"maxBudget": "1"})).await;
+    let forged = json!({"metadata": {"annotations": {
+        RETIRING_TOKEN: token_of(&victim),
+        "litellm.crossplane.io/retire-after": "2000-01-01T00:00:00Z",
+    }}});
+    keys.patch("ci", &PatchParams::default(), &Patch::Merge(&forged))
+        .await
+        .unwrap();
+    // The provider forgets the forged entry without deleting the key.
+    wait_for(&keys, "ci", "the forged entry dropped", |k| {
+        !k.annotations().contains_key(RETIRING_TOKEN)
+    })
+    .await;
+    keys.delete("ci", &DeleteParams::default()).await.unwrap();
+    wait_gone(&keys, "ci").await;
+    assert!(
+        world
+            .litellm
+            .key_info(&token_of(&victim))
+            .await
+            .unwrap()
+            .is_some(),
+        "another owner's key was deleted"
+    );
+    world.litellm.key_delete(&token_of(&victim)).await.unwrap();
+}

@@ -339,12 +339,34 @@ impl KeyExternal {
         mr: &LiteLLMVirtualKey,
         token: &str,
     ) -> Result<LiteLLMVirtualKey, ExternalError> {
-        self.client.key_delete(token).await?;
+        self.delete_own(token).await?;
         self.annotate(
             mr,
             serde_json::json!({RETIRING_TOKEN: null, RETIRE_AFTER: null}),
         )
         .await
+    }
+
+    /// Deletes the key `token` only if it is this resource's: the
+    /// annotations and the Secret that name retiring and pending keys are
+    /// the tenant's to edit, so a token written there by hand must not
+    /// reach another owner's key (SPEC section 8).
+    async fn delete_own(&self, token: &str) -> Result<(), ExternalError> {
+        let Some(live) = self.client.key_info(token).await? else {
+            return Ok(());
+        };
+        if Owner::from_metadata(live.metadata.as_ref())
+            .is_some_and(|o| o.same_resource(&self.owner))
+        {
+            self.client.key_delete(token).await?;
+        } else {
+            tracing::warn!(
+                namespace = %self.owner.namespace,
+                name = %self.owner.name,
+                "not deleting a retiring or pending key that is not this resource's"
+            );
+        }
+        Ok(())
     }
 
     /// Steps 1 to 5 of a rotation (see [`rotation`]), resuming wherever an
@@ -829,14 +851,14 @@ impl External<LiteLLMVirtualKey> for KeyExternal {
     /// once it is gone.
     async fn delete_related(&self, mr: &LiteLLMVirtualKey) -> Result<(), ExternalError> {
         if let Some((token, _)) = retiring(mr) {
-            self.client.key_delete(&token).await?;
+            self.delete_own(&token).await?;
         }
         let current = mr.annotations().get(EXTERNAL_NAME);
         if let Some(secret) = connection::read(&self.kube, mr, &secret_name(mr)).await? {
             if let Some(pending) = connection::value(&secret, PENDING_KEY) {
                 let token = token_of(&pending);
                 if Some(&token) != current {
-                    self.client.key_delete(&token).await?;
+                    self.delete_own(&token).await?;
                 }
             }
         }
