@@ -97,9 +97,11 @@ async fn assert_no_key_in_instance(run: &Running, name: &str, values: &[&str]) {
     }
 }
 
-/// Deletes an instance and plays the garbage collector: every object whose
+/// Deletes an instance (its controller running: the instance's finalizer
+/// waits for it) and then plays the garbage collector: every object whose
 /// owner reference names the deleted instance's uid goes, everything else
-/// stays. Returns the names of the deleted dependents, as `Kind/name`.
+/// stays. Returns what the deletion took, controller and collector
+/// together, as `Kind/name`: the owned objects of before that are gone.
 async fn delete_instance_and_collect_garbage(run: &Running, name: &str) -> Vec<String> {
     let uid = run
         .instances()
@@ -109,11 +111,13 @@ async fn delete_instance_and_collect_garbage(run: &Running, name: &str) -> Vec<S
         .metadata
         .uid
         .unwrap();
+    let before = owned_objects(run, &uid).await;
+    assert!(!before.is_empty(), "the instance owns its workload");
     run.instances()
         .delete(name, &DeleteParams::default())
         .await
         .expect("instance deleted");
-    for _ in 0..100 {
+    for _ in 0..200 {
         if run.instances().get_opt(name).await.unwrap().is_none() {
             break;
         }
@@ -121,7 +125,54 @@ async fn delete_instance_and_collect_garbage(run: &Running, name: &str) -> Vec<S
     }
     assert!(run.instances().get_opt(name).await.unwrap().is_none());
 
-    async fn collect<K>(run: &Running, uid: &str, deleted: &mut Vec<String>)
+    for (kind, object_name) in owned_objects(run, &uid).await {
+        let params = DeleteParams::background();
+        let deleted = match kind.as_str() {
+            "Deployment" => run
+                .api::<Deployment>()
+                .delete(&object_name, &params)
+                .await
+                .map(|_| ()),
+            "Service" => run
+                .api::<Service>()
+                .delete(&object_name, &params)
+                .await
+                .map(|_| ()),
+            "ConfigMap" => run
+                .api::<ConfigMap>()
+                .delete(&object_name, &params)
+                .await
+                .map(|_| ()),
+            "ServiceAccount" => run
+                .api::<ServiceAccount>()
+                .delete(&object_name, &params)
+                .await
+                .map(|_| ()),
+            "Secret" => run
+                .api::<Secret>()
+                .delete(&object_name, &params)
+                .await
+                .map(|_| ()),
+            "Job" => run
+                .api::<Job>()
+                .delete(&object_name, &params)
+                .await
+                .map(|_| ()),
+            other => panic!("unexpected kind {other}"),
+        };
+        deleted.expect("dependent deleted");
+    }
+    let after = owned_objects(run, &uid).await;
+    assert!(after.is_empty(), "{after:?}");
+    before
+        .into_iter()
+        .map(|(kind, object_name)| format!("{kind}/{object_name}"))
+        .collect()
+}
+
+/// The objects of the run's namespace with an owner reference to `uid`.
+async fn owned_objects(run: &Running, uid: &str) -> Vec<(String, String)> {
+    async fn collect<K>(run: &Running, uid: &str, found: &mut Vec<(String, String)>)
     where
         K: Resource<Scope = k8s_openapi::NamespaceResourceScope, DynamicType = ()>
             + Clone
@@ -137,22 +188,21 @@ async fn delete_instance_and_collect_garbage(run: &Running, name: &str) -> Vec<S
                 .flatten()
                 .any(|owner| owner.uid == uid);
             if owned {
-                let object_name = object.meta().name.clone().unwrap();
-                api.delete(&object_name, &DeleteParams::background())
-                    .await
-                    .expect("dependent deleted");
-                deleted.push(format!("{}/{object_name}", K::kind(&())));
+                found.push((
+                    K::kind(&()).into_owned(),
+                    object.meta().name.clone().unwrap(),
+                ));
             }
         }
     }
-    let mut deleted = Vec::new();
-    collect::<Deployment>(run, &uid, &mut deleted).await;
-    collect::<Service>(run, &uid, &mut deleted).await;
-    collect::<ConfigMap>(run, &uid, &mut deleted).await;
-    collect::<ServiceAccount>(run, &uid, &mut deleted).await;
-    collect::<Secret>(run, &uid, &mut deleted).await;
-    collect::<Job>(run, &uid, &mut deleted).await;
-    deleted
+    let mut found = Vec::new();
+    collect::<Deployment>(run, uid, &mut found).await;
+    collect::<Service>(run, uid, &mut found).await;
+    collect::<ConfigMap>(run, uid, &mut found).await;
+    collect::<ServiceAccount>(run, uid, &mut found).await;
+    collect::<Secret>(run, uid, &mut found).await;
+    collect::<Job>(run, uid, &mut found).await;
+    found
 }
 
 #[tokio::test]
@@ -380,8 +430,7 @@ async fn an_instance_pruned_and_recreated_under_its_name_reuses_its_keys() {
     let master = run.api::<Secret>().get("gw-master-key").await.unwrap();
     let salt = run.api::<Secret>().get("gw-salt-key").await.unwrap();
 
-    // A GitOps prune with the provider down, then the garbage collector.
-    run.stop().await;
+    // A GitOps prune, then the garbage collector.
     let deleted = delete_instance_and_collect_garbage(&run, "gw").await;
     for dependent in ["Deployment/gw", "Service/gw", "ConfigMap/gw"] {
         assert!(
@@ -612,7 +661,6 @@ async fn keys_generated_by_an_earlier_release_are_kept_and_outlive_the_instance_
     assert_no_key_in_instance(&run, "gw", &[master_value, salt_value]).await;
 
     // And so they survive a prune like any generated key now.
-    run.stop().await;
     let deleted = delete_instance_and_collect_garbage(&run, "gw").await;
     assert!(!deleted.iter().any(|d| d.ends_with("-key")), "{deleted:?}");
     run.resume();

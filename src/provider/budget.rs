@@ -12,8 +12,10 @@ use std::collections::BTreeMap;
 
 use crate::api::budget::{BudgetObservation, BudgetParameters, LiteLLMBudget};
 use crate::api::common::{ManagedFields, ManagedStatus};
+use crate::api::LiteLLMVirtualKey;
 use crate::litellm::{self, BudgetInfo, BudgetRequest};
 
+use super::dependents::{self, Dependents, Joins};
 use super::diff::{self, money_f64, money_string, Diff};
 use super::managed::{Connection, Creation, External, ExternalError, ManagedKind, Observation};
 use super::ownership;
@@ -96,6 +98,12 @@ impl ManagedKind for LiteLLMBudget {
     type AtProvider = BudgetObservation;
     type External = BudgetExternal;
     const NOUN: &'static str = "budget";
+
+    /// Keys of its namespace that join it: LiteLLM would delete them with
+    /// the budget, under resources that still hold them.
+    async fn dependents(&self, client: &kube::Client, id: &str) -> Result<Dependents, kube::Error> {
+        dependents::joining::<LiteLLMVirtualKey, _>(client, self, id, Joins::Budget).await
+    }
 
     fn managed(&self) -> &ManagedFields {
         &self.spec.managed

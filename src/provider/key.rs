@@ -20,13 +20,14 @@ use kube::api::{Api, Patch, PatchParams};
 use kube::ResourceExt;
 
 use crate::api::common::{
-    interval_seconds, Condition, ManagedFields, ManagedStatus, EXTERNAL_NAME,
+    interval_seconds, Condition, LocalRef, ManagedFields, ManagedStatus, EXTERNAL_NAME,
 };
 use crate::api::key::{KeyObservation, KeyParameters, LiteLLMVirtualKey};
 use crate::litellm::{self, generate_key, token_of, KeyInfo, KeyRequest, Secret};
 
 use super::conditions::condition;
 use super::connection;
+use super::dependents::{Join, Joins};
 use super::diff::{self, money_f64, money_string, user_metadata, Diff};
 use super::managed::{
     Connection, Creation, External, ExternalError, Maintained, ManagedKind, Observation,
@@ -568,6 +569,21 @@ impl ManagedKind for LiteLLMVirtualKey {
         team.into_iter().chain(budget).collect()
     }
 
+    fn joins(&self) -> Vec<Join> {
+        let params = &self.spec.for_provider;
+        let join = |what, resource: &Option<LocalRef>, id: &Option<String>| {
+            (resource.is_some() || id.is_some()).then(|| Join {
+                what,
+                resource: resource.as_ref().map(|r| r.name.clone()),
+                id: id.clone(),
+            })
+        };
+        join(Joins::Team, &params.team_ref, &params.team_id)
+            .into_iter()
+            .chain(join(Joins::Budget, &params.budget_ref, &params.budget_id))
+            .collect()
+    }
+
     fn connection_secret_name(&self) -> Option<String> {
         Some(secret_name(self))
     }
@@ -869,7 +885,7 @@ impl External<LiteLLMVirtualKey> for KeyExternal {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::common::{ConnectionSecretRef, InstanceRef, LocalRef};
+    use crate::api::common::{ConnectionSecretRef, InstanceRef};
     use crate::api::key::LiteLLMVirtualKeySpec;
 
     fn me() -> Owner {

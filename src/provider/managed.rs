@@ -229,6 +229,22 @@ pub trait ManagedKind:
         Vec::new()
     }
 
+    /// The teams and budgets this resource's LiteLLM object joins (see
+    /// [`super::dependents`]).
+    fn joins(&self) -> Vec<super::dependents::Join> {
+        Vec::new()
+    }
+
+    /// The resources whose LiteLLM objects join this one's (whose external
+    /// name is `id`): its deletion waits for them.
+    fn dependents(
+        &self,
+        _client: &kube::Client,
+        _id: &str,
+    ) -> impl Future<Output = Result<super::dependents::Dependents, kube::Error>> + Send {
+        async { Ok(super::dependents::Dependents::default()) }
+    }
+
     /// The connection Secret, if the resource has one.
     fn connection_secret_name(&self) -> Option<String> {
         self.managed()

@@ -11,6 +11,7 @@ pub mod budget;
 pub mod conditions;
 pub mod connection;
 pub mod controllers;
+pub mod dependents;
 pub mod diff;
 pub mod http;
 pub mod instance;

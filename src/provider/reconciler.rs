@@ -24,6 +24,7 @@ use crate::litellm::Secret;
 
 use super::conditions::{self, condition, reason, READY, SYNCED};
 use super::connection;
+use super::dependents;
 use super::managed::{
     self, Cleanup, Connection, Creation, External, ExternalError, Maintained, ManagedKind, Outcome,
 };
@@ -148,6 +149,10 @@ pub enum Error {
     /// Deletion cannot proceed without the user's decision.
     #[error("{0}")]
     Blocked(String),
+    /// Deletion waits for the resources that use the object (see
+    /// [`dependents`]); looked at again every [`dependents::RECHECK`].
+    #[error("{0}")]
+    Waiting(String),
     #[error("finalizer: {0}")]
     Finalizer(#[source] Box<finalizer::Error<Error>>),
     /// An error as reported: its text scrubbed of every secret value read
@@ -175,6 +180,7 @@ impl Error {
             Error::Reported { reason, .. } => reason,
             Error::UnsupportedPolicies(_) => "invalid",
             Error::Blocked(_) => "blocked",
+            Error::Waiting(_) => WAITING,
         }
     }
 }
@@ -203,6 +209,9 @@ impl Error {
         }
     }
 }
+
+/// Metric label and reason of a deletion that waits for its dependents.
+const WAITING: &str = "waiting";
 
 /// Delay before the retry of a reconciliation that lost a write race.
 const CONFLICT_REQUEUE: Duration = Duration::from_millis(200);
@@ -275,6 +284,11 @@ pub async fn reconcile<K: ManagedKind>(mr: Arc<K>, ctx: Arc<Context>) -> Result<
 /// Retry after a failure: exponential backoff per resource, capped at its
 /// poll interval.
 pub fn error_policy<K: ManagedKind>(mr: Arc<K>, err: &Error, ctx: Arc<Context>) -> Action {
+    if err.reason() == WAITING {
+        // Not a failure: the order of deletion at work.
+        tracing::debug!(kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(), name = %mr.name_any(), "{err}");
+        return Action::requeue(dependents::RECHECK);
+    }
     ctx.metrics.failed(K::NOUN, err.reason());
     tracing::warn!(kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(), name = %mr.name_any(), error = %err, "reconciliation failed");
     let uid = mr.meta().uid.clone().unwrap_or_default();
@@ -507,6 +521,7 @@ async fn observe_and_act<K: ManagedKind>(
         &ctx.clients,
         &namespace,
         &mr.managed().instance_ref,
+        resolve::Purpose::Manage,
     )
     .await?;
     scrubber.remember(&instance.master_key);
@@ -673,6 +688,9 @@ async fn cleanup<K: ManagedKind>(
         Ok(Cleanup::Deleted | Cleanup::Gone) => {
             tracing::info!(kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(), %name, "deleted");
         }
+        Err(Error::Waiting(why)) => {
+            status.set(condition(READY, false, reason::DELETING, Some(why.clone())));
+        }
         Err(err) => {
             status.set(condition(
                 SYNCED,
@@ -706,12 +724,21 @@ async fn delete_external<K: ManagedKind>(
         Ok(id) => id,
         Err(released) => return Ok(released),
     };
+    // Resources whose objects join this one go first; LiteLLM would take
+    // them along (a team's keys) or refuse.
+    let waiting_for = mr.dependents(&ctx.client, id).await?;
+    if !waiting_for.is_empty() {
+        return Err(Error::Waiting(
+            waiting_for.describe(&mr.namespace().unwrap_or_default()),
+        ));
+    }
     let namespace = mr.namespace().unwrap_or_default();
     let instance = match resolve::instance(
         &ctx.client,
         &ctx.clients,
         &namespace,
         &mr.managed().instance_ref,
+        resolve::Purpose::Delete,
     )
     .await
     {

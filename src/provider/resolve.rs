@@ -113,6 +113,13 @@ pub enum Unresolved {
     },
     #[error("LiteLLMInstance {namespace}/{name} is not ready")]
     InstanceNotReady { namespace: String, name: String },
+    /// The instance is being deleted: it waits for its dependents to be
+    /// deleted, and nothing new is made or changed in its proxy meanwhile.
+    #[error(
+        "LiteLLMInstance {namespace}/{name} is being deleted: nothing is created or changed in \
+         its proxy any more, and its deletion waits for this resource to be deleted"
+    )]
+    InstanceDeleting { namespace: String, name: String },
     #[error("LiteLLMInstance {namespace}/{name}: {problem}")]
     InstanceInvalid {
         namespace: String,
@@ -332,6 +339,16 @@ pub async fn secret_value(
         })
 }
 
+/// What the instance is resolved for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// Observe, create, update: refused once the instance is being deleted.
+    Manage,
+    /// Delete the resource's LiteLLM object: allowed while the instance is
+    /// being deleted (its deletion waits for exactly that).
+    Delete,
+}
+
 /// Resolves `spec.instanceRef` of a resource in `namespace`: admitted,
 /// ready, with an endpoint and a master key (read in the instance's own
 /// namespace, so it never leaves it).
@@ -340,6 +357,7 @@ pub async fn instance(
     cache: &ClientCache,
     namespace: &str,
     reference: &InstanceRef,
+    purpose: Purpose,
 ) -> Result<Instance, Unresolved> {
     let instance_namespace = reference.namespace.as_deref().unwrap_or(namespace);
     let name = reference.name.as_str();
@@ -375,6 +393,12 @@ pub async fn instance(
             namespace,
             &labels,
         );
+    }
+    if purpose == Purpose::Manage && instance.metadata.deletion_timestamp.is_some() {
+        return Err(Unresolved::InstanceDeleting {
+            namespace: instance_namespace.to_owned(),
+            name: name.to_owned(),
+        });
     }
     let invalid = |problem: &str| Unresolved::InstanceInvalid {
         namespace: instance_namespace.to_owned(),

@@ -4,8 +4,10 @@ use std::collections::BTreeMap;
 
 use crate::api::common::{ManagedFields, ManagedStatus};
 use crate::api::team::{LiteLLMTeam, TeamObservation, TeamParameters};
+use crate::api::LiteLLMVirtualKey;
 use crate::litellm::{self, TeamInfo, TeamRequest};
 
+use super::dependents::{self, Dependents, Joins};
 use super::diff::{self, money_f64, money_string, user_metadata, Diff};
 use super::managed::{Connection, Creation, External, ExternalError, ManagedKind, Observation};
 use super::ownership::{metadata_with_marker, Owner};
@@ -102,6 +104,12 @@ impl ManagedKind for LiteLLMTeam {
     type AtProvider = TeamObservation;
     type External = TeamExternal;
     const NOUN: &'static str = "team";
+
+    /// Keys of its namespace that join it: LiteLLM would delete them with
+    /// the team, under resources that still hold them.
+    async fn dependents(&self, client: &kube::Client, id: &str) -> Result<Dependents, kube::Error> {
+        dependents::joining::<LiteLLMVirtualKey, _>(client, self, id, Joins::Team).await
+    }
 
     fn managed(&self) -> &ManagedFields {
         &self.spec.managed

@@ -37,9 +37,9 @@ use std::fmt::Debug;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{Pod, Secret};
+use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service, ServiceAccount};
 use k8s_openapi::NamespaceResourceScope;
-use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::{Resource, ResourceExt};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -540,5 +540,98 @@ fn pod_health(pod: &Pod) -> PodHealth {
     PodHealth {
         name: pod.name_any(),
         healthy: running && ready,
+    }
+}
+
+/// Deletes the workload objects `instance` owns (its controller owner
+/// reference carries the instance's uid), after its dependents are gone:
+/// Deployment, Service, ConfigMap, ServiceAccount, migration Jobs and the
+/// database URL Secret, found by the instance's labels. The generated
+/// master and salt keys are never deleted: they outlive the instance (see
+/// the module documentation). Returns what was deleted, as `Kind name`.
+pub async fn teardown(
+    client: &kube::Client,
+    namespace: &str,
+    instance: &LiteLLMInstance,
+) -> Result<Vec<String>, Error> {
+    let Some(uid) = instance.uid() else {
+        return Ok(Vec::new());
+    };
+    let keep = [
+        build::names::master_key(instance),
+        build::names::salt_key(instance),
+    ];
+    let mut deleted = Vec::new();
+    let scope = DeleteScope {
+        client,
+        namespace,
+        selector: build::labels(instance)
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(","),
+        uid: &uid,
+        keep: &keep,
+    };
+    scope.delete_owned::<Deployment>(&mut deleted).await?;
+    scope.delete_owned::<Job>(&mut deleted).await?;
+    scope.delete_owned::<Service>(&mut deleted).await?;
+    scope.delete_owned::<ConfigMap>(&mut deleted).await?;
+    scope.delete_owned::<ServiceAccount>(&mut deleted).await?;
+    scope.delete_owned::<Secret>(&mut deleted).await?;
+    Ok(deleted)
+}
+
+struct DeleteScope<'a> {
+    client: &'a kube::Client,
+    namespace: &'a str,
+    selector: String,
+    uid: &'a str,
+    keep: &'a [String],
+}
+
+impl DeleteScope<'_> {
+    async fn delete_owned<K>(&self, deleted: &mut Vec<String>) -> Result<(), Error>
+    where
+        K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
+            + Clone
+            + DeserializeOwned
+            + Debug,
+    {
+        let kind = K::kind(&()).into_owned();
+        let failed = |name: &str, source| Error::Workload {
+            kind: kind.clone(),
+            name: name.to_string(),
+            source,
+        };
+        let api: Api<K> = Api::namespaced(self.client.clone(), self.namespace);
+        let listed = api
+            .list(&ListParams::default().labels(&self.selector))
+            .await
+            .map_err(|source| failed(&self.selector, source))?;
+        for object in listed {
+            let name = object.name_any();
+            let owned = object
+                .owner_references()
+                .iter()
+                .any(|owner| owner.uid == self.uid);
+            if !owned || self.keep.contains(&name) {
+                continue;
+            }
+            // Only this object, with this uid: never a same-named successor.
+            let params = DeleteParams {
+                preconditions: object.uid().map(|uid| Preconditions {
+                    uid: Some(uid),
+                    resource_version: None,
+                }),
+                ..DeleteParams::background()
+            };
+            match api.delete(&name, &params).await {
+                Ok(_) => deleted.push(format!("{kind} {name}")),
+                Err(kube::Error::Api(status)) if status.code == 404 || status.code == 409 => {}
+                Err(source) => return Err(failed(&name, source)),
+            }
+        }
+        Ok(())
     }
 }

@@ -11,6 +11,7 @@ use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::{Action, Controller};
+use kube::runtime::finalizer::{self, finalizer, Event};
 use kube::runtime::watcher;
 use kube::ResourceExt;
 use serde_json::json;
@@ -20,9 +21,11 @@ use crate::api::common::SecretKeySelector;
 use crate::api::instance::{LiteLLMInstance, Workload};
 use crate::api::API_VERSION;
 
+use crate::provider::{conditions, dependents};
+
 use super::{
-    desired_status, probe, probe_target, provision, provisioned_status, requeue_after, Error,
-    ProbeResult,
+    condition_type, desired_status, probe, probe_target, provision, provisioned_status, reason,
+    requeue_after, teardown, Error, ProbeResult,
 };
 
 /// Field manager of the status patches and of the workload objects.
@@ -61,11 +64,13 @@ struct Context {
 
 /// Runs the controller until SIGTERM or Ctrl-C (graceful shutdown: running
 /// reconciliations finish). Needs RBAC for `litellminstances` (get, list,
-/// watch) and `litellminstances/status` (patch); for provisioning get,
-/// create and update on Secrets, ConfigMaps, ServiceAccounts, Services,
-/// Deployments and Jobs, patch on Secrets (moving generated keys of earlier
-/// releases from an owner reference to the generated-for annotation), list
-/// and watch on Deployments and Jobs, and list on Pods.
+/// watch, patch: the finalizer) and `litellminstances/status` (patch); list
+/// on the four managed kinds (deletion order); for provisioning get,
+/// create, update, list and delete on Secrets, ConfigMaps, ServiceAccounts,
+/// Services, Deployments and Jobs, patch on Secrets (moving generated keys
+/// of earlier releases from an owner reference to the generated-for
+/// annotation), watch on Deployments and Jobs, list on Pods, and get on
+/// Namespaces (labels for `allowedNamespaces`).
 pub async fn run(client: kube::Client, options: InstanceOptions) {
     controller(client, options).await
 }
@@ -108,26 +113,69 @@ pub fn controller(client: kube::Client, options: InstanceOptions) -> impl Future
     }
 }
 
+/// Finalizer of every `LiteLLMInstance`: the instance stays until no managed
+/// resource uses it any more, and a provisioned proxy's workload is deleted
+/// only after that.
+pub const FINALIZER: &str = "litellm.crossplane.io/instance";
+
 async fn reconcile(instance: Arc<LiteLLMInstance>, context: Arc<Context>) -> Result<Action, Error> {
     let name = instance.name_any();
     let namespace = instance
         .namespace()
         .ok_or_else(|| Error::MissingNamespace { name: name.clone() })?;
+    let api: Api<LiteLLMInstance> = Api::namespaced(context.client.clone(), &namespace);
+    finalizer(&api, FINALIZER, instance, |event| async {
+        match event {
+            Event::Apply(instance) => apply(&instance, &context, &namespace, None).await,
+            Event::Cleanup(instance) => cleanup(&instance, &context, &namespace).await,
+        }
+    })
+    .await
+    .map_err(|err| match err {
+        finalizer::Error::ApplyFailed(err) | finalizer::Error::CleanupFailed(err) => err,
+        other => Error::Finalizer(Box::new(other)),
+    })
+}
 
-    let desired = if Workload::is_managed(instance.spec.workload.as_ref()) {
-        let observed = provision(&context.client, &namespace, &instance).await?;
-        provisioned_status(&instance, &observed, Timestamp::now())
+/// Provisions or probes, and writes the status; with `deleting`, a
+/// condition saying what the deletion waits for.
+async fn apply(
+    instance: &LiteLLMInstance,
+    context: &Context,
+    namespace: &str,
+    deleting: Option<String>,
+) -> Result<Action, Error> {
+    let name = instance.name_any();
+    let mut desired = if Workload::is_managed(instance.spec.workload.as_ref()) {
+        let observed = provision(&context.client, namespace, instance).await?;
+        provisioned_status(instance, &observed, Timestamp::now())
     } else {
         // Only the spec decides the path: switching to `managed: false`
         // stops all workload writes at once and leaves the objects alone.
-        let probed = match probe_target(&instance) {
+        let probed = match probe_target(instance) {
             None => None,
-            Some(target) => Some(probe_attached(&context, &namespace, &target).await?),
+            Some(target) => Some(probe_attached(context, namespace, &target).await?),
         };
-        desired_status(&instance, probed, Timestamp::now())
+        desired_status(instance, probed, Timestamp::now())
     };
+    if let Some(why) = deleting {
+        // Not `Ready`: the proxy stays usable, so that the dependents can
+        // delete their objects in it.
+        let mut condition = conditions::condition(
+            condition_type::DELETING,
+            true,
+            reason::WAITING_FOR_DEPENDENTS,
+            Some(why),
+        );
+        condition.observed_generation = instance.metadata.generation;
+        conditions::set(
+            &mut desired.conditions,
+            condition,
+            &format!("{:.0}", Timestamp::now()),
+        );
+    }
     if instance.status.as_ref() != Some(&desired) {
-        let api: Api<LiteLLMInstance> = Api::namespaced(context.client.clone(), &namespace);
+        let api: Api<LiteLLMInstance> = Api::namespaced(context.client.clone(), namespace);
         let patch = json!({
             "apiVersion": API_VERSION,
             "kind": "LiteLLMInstance",
@@ -142,7 +190,7 @@ async fn reconcile(instance: Arc<LiteLLMInstance>, context: Arc<Context>) -> Res
         )
         .await
         .map_err(|source| Error::PatchStatus {
-            namespace: namespace.clone(),
+            namespace: namespace.to_string(),
             name: name.clone(),
             source,
         })?;
@@ -153,6 +201,35 @@ async fn reconcile(instance: Arc<LiteLLMInstance>, context: Arc<Context>) -> Res
         );
     }
     Ok(Action::requeue(requeue_after(&desired, &context.options)))
+}
+
+/// Deletion: first every managed resource that uses the instance (they
+/// delete their LiteLLM objects through its proxy, which keeps running and
+/// being reported meanwhile), then the workload of a provisioned proxy,
+/// then the finalizer. The generated keys stay.
+async fn cleanup(
+    instance: &LiteLLMInstance,
+    context: &Context,
+    namespace: &str,
+) -> Result<Action, Error> {
+    let dependents = dependents::of_instance(
+        &context.client,
+        instance,
+        context.options.namespace.as_deref(),
+    )
+    .await
+    .map_err(Error::ListDependents)?;
+    if !dependents.is_empty() {
+        let why = dependents.describe(namespace);
+        apply(instance, context, namespace, Some(why.clone())).await?;
+        // An error keeps the finalizer.
+        return Err(Error::InUse(why));
+    }
+    if Workload::is_managed(instance.spec.workload.as_ref()) {
+        let deleted = teardown(&context.client, namespace, instance).await?;
+        tracing::info!(%namespace, name = %instance.name_any(), ?deleted, "LiteLLMInstance workload deleted");
+    }
+    Ok(Action::await_change())
 }
 
 /// Probes an attached proxy, with the CA of `spec.tls.caSecretRef`; a CA
@@ -178,6 +255,10 @@ async fn probe_attached(
 }
 
 fn error_policy(instance: Arc<LiteLLMInstance>, err: &Error, context: Arc<Context>) -> Action {
+    if let Error::InUse(why) = err {
+        tracing::debug!(instance = %instance.name_any(), "deletion {why}");
+        return Action::requeue(dependents::RECHECK);
+    }
     tracing::warn!(instance = %instance.name_any(), error = %err, "LiteLLMInstance not reconciled");
     Action::requeue(context.options.not_ready_interval)
 }

@@ -31,7 +31,7 @@ pub mod database;
 mod probe;
 mod status;
 
-pub use apply::provision;
+pub use apply::{provision, teardown};
 pub use controller::{controller, run, InstanceOptions, FIELD_MANAGER};
 pub use probe::probe;
 pub use status::{
@@ -83,6 +83,20 @@ pub enum Error {
         #[source]
         source: kube::Error,
     },
+
+    /// Deletion waits for the managed resources that use the instance
+    /// (the text counts them by kind); looked at again every
+    /// [`crate::provider::dependents::RECHECK`].
+    #[error("{0}")]
+    InUse(String),
+
+    /// Listing the managed resources that reference the instance failed.
+    #[error("listing the managed resources that use the instance: {0}")]
+    ListDependents(#[source] kube::Error),
+
+    /// Adding or removing the instance's finalizer failed.
+    #[error("finalizer of LiteLLMInstance: {0}")]
+    Finalizer(#[source] Box<kube::runtime::finalizer::Error<Error>>),
 
     /// The status patch was refused or did not arrive.
     #[error("patching the status of LiteLLMInstance {namespace}/{name}: {source}")]

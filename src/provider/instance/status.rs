@@ -34,10 +34,16 @@ pub mod condition_type {
     /// The generated master key the proxy has run with is not usable
     /// (status `True`, present only then). Nothing is regenerated.
     pub const MASTER_KEY_MISSING: &str = "MasterKeyMissing";
+    /// The instance is being deleted and waits for the managed resources
+    /// that use it (status `True`, present only then).
+    pub const DELETING: &str = "Deleting";
 }
 
 /// Condition reasons of a `LiteLLMInstance`.
 pub mod reason {
+    /// `Deleting=True`: managed resources still use the instance; the
+    /// message counts them by kind.
+    pub const WAITING_FOR_DEPENDENTS: &str = "WaitingForDependents";
     /// `Ready=True`: `GET /health/liveliness` answered 200.
     pub const PROXY_REACHABLE: &str = "ProxyReachable";
     /// `Ready=False`: no 200 from `GET /health/liveliness`.

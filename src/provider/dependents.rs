@@ -1,0 +1,275 @@
+//! Deletion order: an object is deleted only after the resources that use
+//! it. A `LiteLLMInstance` waits for every managed resource that references
+//! it (they need its proxy to delete their LiteLLM objects), a team or
+//! budget for the keys that join it (LiteLLM deletes a team's keys with the
+//! team, which would take keys from resources that still hold them).
+//!
+//! Only resources that can act on the object count: those in namespaces the
+//! instance admits, and for teams and budgets those in their own namespace
+//! (a key may only join a team or budget of its own namespace). A tenant
+//! cannot hold up another's deletion by pointing at its objects.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, ListParams};
+use kube::ResourceExt;
+
+use crate::api::instance::LiteLLMInstance;
+use crate::api::{LiteLLMBudget, LiteLLMModel, LiteLLMTeam, LiteLLMVirtualKey};
+
+use super::managed::ManagedKind;
+use super::resolve::admits;
+
+/// How often a deletion that waits for its dependents looks again.
+pub const RECHECK: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// The kinds of object a resource can join.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Joins {
+    Team,
+    Budget,
+}
+
+/// One object a resource's LiteLLM object joins: by reference to a
+/// resource of its namespace, or by raw id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Join {
+    pub what: Joins,
+    /// The name of the resource of the same namespace it references.
+    pub resource: Option<String>,
+    /// The raw LiteLLM id it names.
+    pub id: Option<String>,
+}
+
+impl Join {
+    /// Whether this join names the resource `name` whose external name is
+    /// `id`.
+    pub fn names(&self, what: Joins, name: &str, id: &str) -> bool {
+        self.what == what
+            && (self.resource.as_deref() == Some(name) || self.id.as_deref() == Some(id))
+    }
+}
+
+/// The resources a deletion waits for, by kind.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Dependents {
+    /// `namespace/name` of each dependent, by kind.
+    by_kind: BTreeMap<String, Vec<(String, String)>>,
+}
+
+/// How many dependents a message names one by one.
+const NAMED: usize = 10;
+
+impl Dependents {
+    pub fn is_empty(&self) -> bool {
+        self.by_kind.values().all(Vec::is_empty)
+    }
+
+    pub fn len(&self) -> usize {
+        self.by_kind.values().map(Vec::len).sum()
+    }
+
+    fn add(&mut self, kind: impl Into<String>, namespace: String, name: String) {
+        self.by_kind
+            .entry(kind.into())
+            .or_default()
+            .push((namespace, name));
+    }
+
+    /// Counts by kind, then (up to ten) the names of the dependents in
+    /// `visible`, the namespace of the object whose status shows the text:
+    /// resources of other namespaces are counted, never named.
+    pub fn describe(&self, visible: &str) -> String {
+        let counts: Vec<String> = self
+            .by_kind
+            .iter()
+            .filter(|(_, items)| !items.is_empty())
+            .map(|(kind, items)| format!("{} {kind}", items.len()))
+            .collect();
+        let mut named: Vec<String> = self
+            .by_kind
+            .iter()
+            .flat_map(|(kind, items)| {
+                items
+                    .iter()
+                    .filter(|(namespace, _)| namespace == visible)
+                    .map(move |(_, name)| format!("{kind} {name}"))
+            })
+            .collect();
+        named.sort();
+        let elsewhere = self.len() - named.len();
+        let mut text = format!(
+            "waiting for {} managed resource{} that use{} it to be deleted first: {}",
+            self.len(),
+            if self.len() == 1 { "" } else { "s" },
+            if self.len() == 1 { "s" } else { "" },
+            counts.join(", ")
+        );
+        if !named.is_empty() {
+            let more = named.len().saturating_sub(NAMED);
+            named.truncate(NAMED);
+            text.push_str(&format!(" ({}", named.join(", ")));
+            if more > 0 {
+                text.push_str(&format!(" and {more} more"));
+            }
+            if elsewhere > 0 {
+                text.push_str(&format!("; {elsewhere} in other namespaces"));
+            }
+            text.push(')');
+        } else if elsewhere > 0 {
+            text.push_str(" (in other namespaces)");
+        }
+        text
+    }
+}
+
+/// The resources of kind `U` in the namespace of `mr` (whose external name
+/// is `id`) that join it as `what`.
+pub async fn joining<U, K>(
+    client: &kube::Client,
+    mr: &K,
+    id: &str,
+    what: Joins,
+) -> Result<Dependents, kube::Error>
+where
+    U: ManagedKind,
+    K: ManagedKind,
+{
+    let namespace = mr.namespace().unwrap_or_default();
+    let name = mr.name_any();
+    let users: Api<U> = Api::namespaced(client.clone(), &namespace);
+    let mut dependents = Dependents::default();
+    for user in users.list(&ListParams::default()).await? {
+        if user.joins().iter().any(|join| join.names(what, &name, id)) {
+            dependents.add(U::kind(&()), namespace.clone(), user.name_any());
+        }
+    }
+    Ok(dependents)
+}
+
+/// The managed resources of every kind that reference `instance` and may
+/// use it (its own namespace and those its `spec.allowedNamespaces`
+/// admits), over all namespaces or only `scope`.
+pub async fn of_instance(
+    client: &kube::Client,
+    instance: &LiteLLMInstance,
+    scope: Option<&str>,
+) -> Result<Dependents, kube::Error> {
+    let mut found = Vec::new();
+    referencing::<LiteLLMTeam>(client, instance, scope, &mut found).await?;
+    referencing::<LiteLLMVirtualKey>(client, instance, scope, &mut found).await?;
+    referencing::<LiteLLMBudget>(client, instance, scope, &mut found).await?;
+    referencing::<LiteLLMModel>(client, instance, scope, &mut found).await?;
+    let home = instance.namespace().unwrap_or_default();
+    let mut labels: BTreeMap<String, Option<BTreeMap<String, String>>> = BTreeMap::new();
+    let mut dependents = Dependents::default();
+    for (kind, namespace, name) in found {
+        if namespace != home {
+            if !labels.contains_key(&namespace) {
+                let ns = Api::<Namespace>::all(client.clone())
+                    .get_opt(&namespace)
+                    .await?
+                    .map(|ns| ns.labels().clone());
+                labels.insert(namespace.clone(), ns);
+            }
+            let admitted = labels[&namespace].as_ref().is_some_and(|labels| {
+                admits(
+                    instance.spec.allowed_namespaces.as_ref(),
+                    &home,
+                    &namespace,
+                    labels,
+                )
+            });
+            if !admitted {
+                continue;
+            }
+        }
+        dependents.add(kind, namespace, name);
+    }
+    Ok(dependents)
+}
+
+async fn referencing<K: ManagedKind>(
+    client: &kube::Client,
+    instance: &LiteLLMInstance,
+    scope: Option<&str>,
+    found: &mut Vec<(String, String, String)>,
+) -> Result<(), kube::Error> {
+    let home = instance.namespace().unwrap_or_default();
+    let target = instance.name_any();
+    let api: Api<K> = match scope {
+        Some(namespace) => Api::namespaced(client.clone(), namespace),
+        None => Api::all(client.clone()),
+    };
+    for mr in api.list(&ListParams::default()).await? {
+        let namespace = mr.namespace().unwrap_or_default();
+        let reference = &mr.managed().instance_ref;
+        let instance_namespace = reference.namespace.as_deref().unwrap_or(&namespace);
+        if instance_namespace == home && reference.name == target {
+            found.push((K::kind(&()).into_owned(), namespace, mr.name_any()));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_join_names_a_resource_by_reference_or_by_id() {
+        let by_ref = Join {
+            what: Joins::Team,
+            resource: Some("web".into()),
+            id: None,
+        };
+        assert!(by_ref.names(Joins::Team, "web", "ns.web"));
+        assert!(!by_ref.names(Joins::Budget, "web", "ns.web"));
+        assert!(!by_ref.names(Joins::Team, "api", "ns.api"));
+        let by_id = Join {
+            what: Joins::Budget,
+            resource: None,
+            id: Some("c/ns/b".into()),
+        };
+        assert!(by_id.names(Joins::Budget, "anything", "c/ns/b"));
+        assert!(!by_id.names(Joins::Budget, "b", "c/ns/other"));
+    }
+
+    #[test]
+    fn the_description_counts_by_kind_and_names_only_the_visible_namespace() {
+        let mut dependents = Dependents::default();
+        assert!(dependents.is_empty());
+        dependents.add("LiteLLMVirtualKey", "platform".into(), "k1".into());
+        dependents.add("LiteLLMVirtualKey", "tenant-a".into(), "secret-name".into());
+        dependents.add("LiteLLMTeam", "platform".into(), "web".into());
+        let text = dependents.describe("platform");
+        assert_eq!(
+            text,
+            "waiting for 3 managed resources that use it to be deleted first: 1 LiteLLMTeam, \
+             2 LiteLLMVirtualKey (LiteLLMTeam web, LiteLLMVirtualKey k1; 1 in other namespaces)"
+        );
+        assert!(!text.contains("tenant-a") && !text.contains("secret-name"));
+        let text = dependents.describe("elsewhere");
+        assert!(text.ends_with("(in other namespaces)"), "{text}");
+        assert!(!text.contains("k1"));
+    }
+
+    #[test]
+    fn one_dependent_is_named_in_the_singular_and_many_are_capped() {
+        let mut one = Dependents::default();
+        one.add("LiteLLMVirtualKey", "ns".into(), "k".into());
+        assert_eq!(
+            one.describe("ns"),
+            "waiting for 1 managed resource that uses it to be deleted first: \
+             1 LiteLLMVirtualKey (LiteLLMVirtualKey k)"
+        );
+        let mut many = Dependents::default();
+        for i in 0..15 {
+            many.add("LiteLLMVirtualKey", "ns".into(), format!("k{i:02}"));
+        }
+        let text = many.describe("ns");
+        assert!(text.contains("k09 and 5 more)"), "{text}");
+        assert!(!text.contains("k10"), "{text}");
+    }
+}

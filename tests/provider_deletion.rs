@@ -1,0 +1,312 @@
+//! Deletion order against the real API server and the real LiteLLM proxy:
+//! an instance waits for every managed resource that uses it (they delete
+//! their LiteLLM objects through its proxy first), a provisioned instance
+//! deletes its workload only after that, and a team waits for the keys
+//! that join it (LiteLLM would delete them with the team, under resources
+//! that still hold them).
+
+mod support;
+
+use std::time::Duration;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{ConfigMap, Secret, Service, ServiceAccount};
+use kube::api::{Api, DeleteParams, PostParams};
+use kube::ResourceExt;
+use litellm_crossplane::api::common::{find_condition, EXTERNAL_NAME};
+use litellm_crossplane::api::{LiteLLMInstance, LiteLLMTeam, LiteLLMVirtualKey};
+use litellm_crossplane::provider::dependents;
+use litellm_crossplane::provider::instance::{condition_type, reason};
+use serde_json::json;
+use support::k8s;
+use support::provider::{
+    condition, eventually, is, manifest, wait_for, wait_gone, world_with, Setup, World, INSTANCE,
+};
+
+fn team(name: &str) -> LiteLLMTeam {
+    manifest(
+        "LiteLLMTeam",
+        name,
+        json!({}),
+        json!({"forProvider": {"teamAlias": name}}),
+    )
+}
+
+fn key(name: &str, team_link: serde_json::Value) -> LiteLLMVirtualKey {
+    manifest(
+        "LiteLLMVirtualKey",
+        name,
+        json!({}),
+        json!({"forProvider": team_link}),
+    )
+}
+
+async fn ready<K: litellm_crossplane::provider::managed::ManagedKind>(
+    api: &Api<K>,
+    name: &str,
+) -> K {
+    wait_for(api, name, &format!("{name} Ready"), |o| {
+        is(o, "Ready", "True") && is(o, "Synced", "True")
+    })
+    .await
+}
+
+/// The instance's `Deleting` condition message, once it has one.
+async fn deleting_message(world: &World) -> String {
+    let instances: Api<LiteLLMInstance> = Api::namespaced(world.kube.clone(), &world.namespace);
+    eventually(
+        "the instance to say what its deletion waits for",
+        || async {
+            let instance = instances.get(INSTANCE).await.unwrap();
+            let status = instance.status?;
+            let deleting = find_condition(&status.conditions, condition_type::DELETING)?;
+            assert_eq!(deleting.reason, reason::WAITING_FOR_DEPENDENTS);
+            deleting.message.clone()
+        },
+    )
+    .await
+}
+
+#[tokio::test]
+async fn an_instance_waits_for_its_dependents_which_delete_their_objects_in_litellm_first() {
+    let setup = Setup {
+        instance_controller: true,
+        ..Setup::default()
+    };
+    let Some(world) = world_with("del-instance", setup).await else {
+        return;
+    };
+    let teams = world.create(&team("web")).await;
+    let keys = world
+        .create(&key("ci", json!({"teamRef": {"name": "web"}})))
+        .await;
+    let team_id = ready(&teams, "web").await.annotations()[EXTERNAL_NAME].clone();
+    let token = ready(&keys, "ci").await.annotations()[EXTERNAL_NAME].clone();
+
+    // The instance goes first, as a prune or a careless delete does it.
+    let instances: Api<LiteLLMInstance> = Api::namespaced(world.kube.clone(), &world.namespace);
+    instances
+        .delete(INSTANCE, &DeleteParams::default())
+        .await
+        .unwrap();
+    let message = deleting_message(&world).await;
+    assert!(
+        message.contains("waiting for 2 managed resources")
+            && message.contains("1 LiteLLMTeam")
+            && message.contains("1 LiteLLMVirtualKey")
+            && message.contains("LiteLLMVirtualKey ci"),
+        "{message}"
+    );
+    // Nothing new is done in a proxy on its way out, and nothing is lost.
+    let key_now = wait_for(&keys, "ci", "the key to see its instance going", |k| {
+        condition(k, "Synced")
+            .and_then(|c| c.message)
+            .is_some_and(|m| m.contains("is being deleted"))
+    })
+    .await;
+    assert_eq!(key_now.annotations()[EXTERNAL_NAME], token);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(instances.get_opt(INSTANCE).await.unwrap().is_some());
+    assert!(world.litellm.key_info(&token).await.unwrap().is_some());
+    assert!(world.team_info(&team_id).await.is_some());
+
+    // The dependents go, through the proxy of the instance being deleted.
+    keys.delete("ci", &DeleteParams::default()).await.unwrap();
+    teams.delete("web", &DeleteParams::default()).await.unwrap();
+    wait_gone(&keys, "ci").await;
+    wait_gone(&teams, "web").await;
+    assert!(world.litellm.key_info(&token).await.unwrap().is_none());
+    assert!(world.team_info(&team_id).await.is_none());
+    eventually("the instance to be released", || async {
+        instances
+            .get_opt(INSTANCE)
+            .await
+            .unwrap()
+            .is_none()
+            .then_some(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_team_waits_for_the_keys_that_join_it_and_no_key_is_lost_or_recreated() {
+    let Some(world) = world_with("del-team", Setup::default()).await else {
+        return;
+    };
+    let teams = world.create(&team("web")).await;
+    let team_id = ready(&teams, "web").await.annotations()[EXTERNAL_NAME].clone();
+    let keys = world
+        .create(&key("by-ref", json!({"teamRef": {"name": "web"}})))
+        .await;
+    world
+        .create(&key("by-id", json!({"teamId": team_id})))
+        .await;
+    let by_ref = ready(&keys, "by-ref").await.annotations()[EXTERNAL_NAME].clone();
+    let by_id = ready(&keys, "by-id").await.annotations()[EXTERNAL_NAME].clone();
+
+    teams.delete("web", &DeleteParams::default()).await.unwrap();
+    let waiting = wait_for(&teams, "web", "the team to wait for its keys", |t| {
+        condition(t, "Ready").is_some_and(|c| {
+            c.reason == "Deleting" && c.message.is_some_and(|m| m.contains("2 LiteLLMVirtualKey"))
+        })
+    })
+    .await;
+    let message = condition(&waiting, "Ready").unwrap().message.unwrap();
+    assert!(
+        message.contains("LiteLLMVirtualKey by-id") && message.contains("LiteLLMVirtualKey by-ref"),
+        "{message}"
+    );
+    // Meanwhile the team and both keys live on, unchanged: LiteLLM has not
+    // taken the keys with the team, and nothing was re-created.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(world.team_info(&team_id).await.is_some());
+    for (name, token) in [("by-ref", &by_ref), ("by-id", &by_id)] {
+        assert!(world.litellm.key_info(token).await.unwrap().is_some());
+        let now = keys.get(name).await.unwrap();
+        assert_eq!(&now.annotations()[EXTERNAL_NAME], token, "{name}");
+        assert!(is(&now, "Ready", "True"), "{name}");
+    }
+
+    // One key goes: the team still waits for the other.
+    keys.delete("by-ref", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_gone(&keys, "by-ref").await;
+    wait_for(&teams, "web", "the team to wait for one key", |t| {
+        condition(t, "Ready")
+            .and_then(|c| c.message)
+            .is_some_and(|m| m.contains("1 managed resource that uses it"))
+    })
+    .await;
+    assert!(world.litellm.key_info(&by_ref).await.unwrap().is_none());
+    assert!(world.team_info(&team_id).await.is_some());
+
+    keys.delete("by-id", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_gone(&keys, "by-id").await;
+    wait_gone(&teams, "web").await;
+    assert!(world.litellm.key_info(&by_id).await.unwrap().is_none());
+    assert!(world.team_info(&team_id).await.is_none());
+}
+
+#[tokio::test]
+async fn a_provisioned_instance_deletes_its_workload_after_its_dependents_and_keeps_its_keys() {
+    let Some(mut run) = support::instance::prepare("del-workload").await else {
+        return;
+    };
+    run.resume();
+    run.create("gw", json!({"masterKey": {"autoGenerate": true}}))
+        .await;
+    run.wait_for_object::<Deployment>("gw").await;
+    run.observed("gw").await;
+    // A dependent (no entity controller runs here: only its reference
+    // counts).
+    let teams: Api<LiteLLMTeam> = Api::namespaced(run.client.clone(), &run.namespace);
+    let mut dependent = team("web");
+    dependent.spec.managed.instance_ref.name = "gw".into();
+    teams
+        .create(&PostParams::default(), &dependent)
+        .await
+        .unwrap();
+
+    run.instances()
+        .delete("gw", &DeleteParams::default())
+        .await
+        .unwrap();
+    let waiting = run
+        .wait_for("gw", |i| {
+            i.status
+                .as_ref()
+                .is_some_and(|s| find_condition(&s.conditions, condition_type::DELETING).is_some())
+        })
+        .await;
+    let status = waiting.status.unwrap();
+    let deleting = find_condition(&status.conditions, condition_type::DELETING).unwrap();
+    assert!(
+        deleting
+            .message
+            .as_deref()
+            .is_some_and(|m| m.contains("1 LiteLLMTeam (LiteLLMTeam web)")),
+        "{deleting:?}"
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(
+        run.api::<Deployment>()
+            .get_opt("gw")
+            .await
+            .unwrap()
+            .is_some(),
+        "the proxy runs while resources may still need it"
+    );
+
+    teams.delete("web", &DeleteParams::default()).await.unwrap();
+    for _ in 0..200 {
+        if run.instances().get_opt("gw").await.unwrap().is_none() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(run.instances().get_opt("gw").await.unwrap().is_none());
+    // The provider deleted the workload itself (this API server has no
+    // garbage collector) and left the generated keys.
+    assert!(run.names::<Deployment>().await.is_empty());
+    assert!(run.names::<Service>().await.is_empty());
+    assert!(run.names::<ConfigMap>().await.is_empty());
+    assert!(run.names::<ServiceAccount>().await.is_empty());
+    let mut secrets = run.names::<Secret>().await;
+    secrets.sort();
+    assert_eq!(secrets, ["gw-master-key", "gw-salt-key"]);
+}
+
+#[tokio::test]
+async fn only_resources_of_admitted_namespaces_hold_up_an_instance() {
+    let Some(world) = world_with("del-admit", Setup::default()).await else {
+        return;
+    };
+    let tenant = world.tenant("del-admitted").await;
+    let outsider = k8s::namespace(&world.kube, "del-outsider").await;
+    let key_spec = || {
+        world.tenant_manifest::<LiteLLMVirtualKey>(
+            "LiteLLMVirtualKey",
+            "paused",
+            json!({"crossplane.io/paused": "true"}),
+            json!({"forProvider": {}}),
+        )
+    };
+    tenant
+        .api::<LiteLLMVirtualKey>(&world)
+        .create(&PostParams::default(), &key_spec())
+        .await
+        .unwrap();
+    // A namespace the instance does not admit cannot keep it alive.
+    Api::<LiteLLMVirtualKey>::namespaced(world.kube.clone(), &outsider)
+        .create(&PostParams::default(), &key_spec())
+        .await
+        .unwrap();
+    // Another instance's resources do not count either.
+    let mut elsewhere = team("other");
+    elsewhere.spec.managed.instance_ref.name = "another".into();
+    world.create(&elsewhere).await;
+    world.create(&team("web")).await;
+
+    let instances: Api<LiteLLMInstance> = Api::namespaced(world.kube.clone(), &world.namespace);
+    let instance = instances.get(INSTANCE).await.unwrap();
+    let found = dependents::of_instance(&world.kube, &instance, None)
+        .await
+        .unwrap();
+    assert_eq!(found.len(), 2, "{found:?}");
+    let message = found.describe(&world.namespace);
+    assert!(
+        message.contains(
+            "1 LiteLLMTeam, 1 LiteLLMVirtualKey (LiteLLMTeam web; 1 in other namespaces)"
+        ),
+        "{message}"
+    );
+    assert!(!message.contains(&tenant.namespace), "{message}");
+    // Scoped to the instance's namespace, as a namespaced provider sees it.
+    let scoped = dependents::of_instance(&world.kube, &instance, Some(&world.namespace))
+        .await
+        .unwrap();
+    assert_eq!(scoped.len(), 1, "{scoped:?}");
+}
