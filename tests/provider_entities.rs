@@ -416,6 +416,8 @@ async fn an_instance_in_another_namespace_must_admit_the_resource() {
     let tenant = tokio::spawn(controllers::run(ctx, Some(other.clone())));
     let mut team = team_manifest("web", "Web");
     team.spec.managed.instance_ref.namespace = Some(world.namespace.clone());
+    // Outside the instance's namespace a team lists its models.
+    team.spec.for_provider.models = Some(vec!["gpt-4o".into()]);
     let teams: Api<LiteLLMTeam> = Api::namespaced(world.kube.clone(), &other);
     teams.create(&PostParams::default(), &team).await.unwrap();
     let refused = wait_for(&teams, "web", "Synced=False", |t| is(t, "Synced", "False")).await;

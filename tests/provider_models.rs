@@ -25,7 +25,7 @@ use k8s_openapi::api::events::v1::Event;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::ResourceExt;
 use litellm_crossplane::api::common::EXTERNAL_NAME;
-use litellm_crossplane::api::{LiteLLMInstance, LiteLLMModel};
+use litellm_crossplane::api::{LiteLLMInstance, LiteLLMModel, LiteLLMTeam, LiteLLMVirtualKey};
 use litellm_crossplane::provider::controllers;
 use litellm_crossplane::provider::metrics::Metrics;
 use serde_json::{json, Value};
@@ -136,6 +136,19 @@ async fn chat(world: &World, model_name: &str) -> u16 {
     reqwest::Client::new()
         .post(format!("{}/chat/completions", world.url))
         .bearer_auth(&world.master_key)
+        .json(&json!({"model": model_name, "messages": [{"role": "user", "content": "hi"}]}))
+        .send()
+        .await
+        .expect("chat completion sent")
+        .status()
+        .as_u16()
+}
+
+/// A chat completion for `model_name` with the key `key`: the status.
+async fn chat_as(world: &World, key: &str, model_name: &str) -> u16 {
+    reqwest::Client::new()
+        .post(format!("{}/chat/completions", world.url))
+        .bearer_auth(key)
         .json(&json!({"model": model_name, "messages": [{"role": "user", "content": "hi"}]}))
         .send()
         .await
@@ -504,7 +517,7 @@ async fn a_tenant_model_without_its_own_api_key_is_refused() {
 }
 
 #[tokio::test]
-async fn a_tenant_secret_naming_the_proxys_environment_is_refused() {
+async fn a_secret_naming_the_proxys_environment_is_refused_in_every_namespace() {
     let Some(world) = world("pm-environ").await else {
         return;
     };
@@ -536,6 +549,33 @@ async fn a_tenant_secret_naming_the_proxys_environment_is_refused() {
     assert!(events.contains("apiKeySecretRef"), "{events}");
     assert!(hidden(&events), "{events}");
     delete(&models, "borrower").await;
+
+    // The platform's own namespace too: a Secret holds a key, never a
+    // pointer into the proxy's environment.
+    let platform = world.api::<LiteLLMModel>();
+    key_secret(&world, &world.namespace, "borrowed", ENVIRON).await;
+    let model: LiteLLMModel = manifest(
+        "LiteLLMModel",
+        "platform-borrower",
+        json!({}),
+        chat_model(
+            &format!("platform-borrower-{}", k8s::unique_suffix()),
+            "http://127.0.0.1:9",
+            Some("borrowed"),
+        ),
+    );
+    platform
+        .create(&PostParams::default(), &model)
+        .await
+        .unwrap();
+    let (model, message) = refused(&platform, "platform-borrower").await;
+    assert!(
+        message.starts_with("litellmParams.apiKeySecretRef:") && message.contains("environment"),
+        "{message}"
+    );
+    assert!(live_model(&world, &id_of(&model)).await.is_none());
+    assert!(hidden(&status_json(&model).to_string()));
+    delete(&platform, "platform-borrower").await;
 
     // A working model whose Secret turns into an environment reference
     // keeps the key LiteLLM has, and its status keeps that key's
@@ -725,4 +765,125 @@ async fn pricing_in_model_info_reaches_litellm_without_permanent_drift() {
         .await;
     delete(&models, "priced").await;
     assert!(live_model(&world, &id).await.is_none());
+}
+
+/// LiteLLM gives a team or key without `models` every model of the proxy,
+/// and a `models` entry may name any model: so outside the platform's
+/// namespace a team or key lists public names and its own namespace's
+/// models only, and another tenant's private model stays out of reach.
+#[tokio::test]
+async fn a_tenants_team_or_key_reaches_no_other_namespaces_model() {
+    let Some(world) = world("pm-reach").await else {
+        return;
+    };
+    let _crds = CrdGuard::start(&world.kube);
+    let owner = world.tenant("pm-reach-owner").await;
+    let other = world.tenant("pm-reach-other").await;
+    let upstream = Upstream::start().await;
+    key_secret(&world, &owner.namespace, "own-key", "sk-owner-upstream").await;
+    let private: LiteLLMModel = world.tenant_manifest(
+        "LiteLLMModel",
+        "private",
+        json!({}),
+        chat_model("private", upstream.url(), Some("own-key")),
+    );
+    let models = owner.api::<LiteLLMModel>(&world);
+    models
+        .create(&PostParams::default(), &private)
+        .await
+        .unwrap();
+    ready(&models, "private").await;
+    let private_name = format!("{}/private", owner.namespace);
+
+    let teams = other.api::<LiteLLMTeam>(&world);
+    let keys = other.api::<LiteLLMVirtualKey>(&world);
+    // A team without models, keys naming the other namespace's model, a
+    // wildcard, all-proxy-models: each refused before anything is written.
+    let team: LiteLLMTeam =
+        world.tenant_manifest("LiteLLMTeam", "all", json!({}), json!({"forProvider": {}}));
+    teams.create(&PostParams::default(), &team).await.unwrap();
+    let refused_team = wait_for(&teams, "all", "the team refused", |t| {
+        condition(t, "Synced")
+            .and_then(|c| c.message)
+            .is_some_and(|m| m.starts_with("forProvider.models: "))
+    })
+    .await;
+    let team_id = refused_team.annotations()[EXTERNAL_NAME].clone();
+    assert!(world.team_info(&team_id).await.is_none());
+    for (name, listed) in [
+        ("named", json!([private_name])),
+        ("wildcard", json!(["*"])),
+        ("everything", json!(["all-proxy-models"])),
+        ("empty", json!([])),
+    ] {
+        let key: LiteLLMVirtualKey = world.tenant_manifest(
+            "LiteLLMVirtualKey",
+            name,
+            json!({}),
+            json!({"forProvider": {"models": listed}}),
+        );
+        keys.create(&PostParams::default(), &key).await.unwrap();
+        let refused = wait_for(&keys, name, "the key refused", |k| {
+            condition(k, "Synced")
+                .and_then(|c| c.message)
+                .is_some_and(|m| m.starts_with("forProvider.models: "))
+        })
+        .await;
+        let token = refused.annotations()[EXTERNAL_NAME].clone();
+        assert!(
+            world.litellm.key_info(&token).await.unwrap().is_none(),
+            "{name}"
+        );
+    }
+
+    // A key with public names works, and the other tenant's model is out of
+    // its reach: LiteLLM refuses, the upstream sees nothing.
+    let key: LiteLLMVirtualKey = world.tenant_manifest(
+        "LiteLLMVirtualKey",
+        "public",
+        json!({}),
+        json!({"forProvider": {"models": ["some-public-model"]}}),
+    );
+    keys.create(&PostParams::default(), &key).await.unwrap();
+    wait_for(&keys, "public", "the key Ready", |k| is(k, "Ready", "True")).await;
+    let secrets: Api<KubeSecret> = Api::namespaced(world.kube.clone(), &other.namespace);
+    let data = secrets.get("public-key").await.unwrap().data.unwrap();
+    let secret = String::from_utf8(data["key"].0.clone()).unwrap();
+    let status = chat_as(&world, &secret, &private_name).await;
+    assert!(status == 401 || status == 403, "{status}");
+    assert!(upstream.seen().is_empty());
+    // The owner's own key reaches it.
+    let mine: LiteLLMVirtualKey = world.tenant_manifest(
+        "LiteLLMVirtualKey",
+        "mine",
+        json!({}),
+        json!({"forProvider": {"models": [private_name]}}),
+    );
+    let owner_keys = owner.api::<LiteLLMVirtualKey>(&world);
+    owner_keys
+        .create(&PostParams::default(), &mine)
+        .await
+        .unwrap();
+    wait_for(&owner_keys, "mine", "the owner's key Ready", |k| {
+        is(k, "Ready", "True")
+    })
+    .await;
+    let owner_secrets: Api<KubeSecret> = Api::namespaced(world.kube.clone(), &owner.namespace);
+    let data = owner_secrets.get("mine-key").await.unwrap().data.unwrap();
+    let secret = String::from_utf8(data["key"].0.clone()).unwrap();
+    assert_eq!(chat_as(&world, &secret, &private_name).await, 200);
+    assert_eq!(upstream.seen(), ["Bearer sk-owner-upstream"]);
+
+    for name in ["named", "wildcard", "everything", "empty", "public"] {
+        keys.delete(name, &DeleteParams::default()).await.unwrap();
+        wait_gone(&keys, name).await;
+    }
+    teams.delete("all", &DeleteParams::default()).await.unwrap();
+    wait_gone(&teams, "all").await;
+    owner_keys
+        .delete("mine", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_gone(&owner_keys, "mine").await;
+    delete(&models, "private").await;
 }

@@ -170,7 +170,11 @@ async fn a_key_cannot_join_another_tenants_team_or_budget_by_raw_id() {
     let keys = tenant.api::<LiteLLMVirtualKey>(&world);
     for (name, for_provider, what) in [
         ("in-team", json!({"teamId": team_id}), "team"),
-        ("on-budget", json!({"budgetId": budget_id}), "budget"),
+        (
+            "on-budget",
+            json!({"budgetId": budget_id, "models": ["gpt-4o"]}),
+            "budget",
+        ),
     ] {
         let key: LiteLLMVirtualKey = world.tenant_manifest(
             "LiteLLMVirtualKey",
@@ -273,7 +277,7 @@ async fn no_poll_interval_crashes_the_provider() {
             "LiteLLMTeam",
             name,
             json!({"crossplane.io/poll-interval": interval}),
-            json!({"forProvider": {"teamAlias": name}}),
+            json!({"forProvider": {"teamAlias": name, "models": ["gpt-4o"]}}),
         );
         let mut team = team;
         team.annotations_mut()
@@ -291,7 +295,7 @@ async fn no_poll_interval_crashes_the_provider() {
         "LiteLLMTeam",
         "after",
         json!({}),
-        json!({"forProvider": {"teamAlias": "after"}}),
+        json!({"forProvider": {"teamAlias": "after", "models": ["gpt-4o"]}}),
     );
     teams.create(&PostParams::default(), &after).await.unwrap();
     wait_for(&teams, "after", "Ready", |t| is(t, "Ready", "True")).await;

@@ -14,9 +14,10 @@ use crate::api::{LiteLLMBudget, LiteLLMModel, LiteLLMTeam, LiteLLMVirtualKey};
 
 use super::connection::{MANAGED_BY, MANAGED_BY_LABEL};
 use super::managed::ManagedKind;
-use super::reconciler::{error_policy, reconcile, Context};
+use super::reconciler::{error_policy_tolerant, reconcile_tolerant, Context};
+use super::tolerant::Tolerant;
 
-fn api<K: ManagedKind>(client: &kube::Client, namespace: Option<&str>) -> Api<K> {
+fn api<K: ManagedKind>(client: &kube::Client, namespace: Option<&str>) -> Api<Tolerant<K>> {
     match namespace {
         Some(namespace) => Api::namespaced(client.clone(), namespace),
         None => Api::all(client.clone()),
@@ -24,10 +25,12 @@ fn api<K: ManagedKind>(client: &kube::Client, namespace: Option<&str>) -> Api<K>
 }
 
 /// Runs one controller until shutdown, logging each outcome.
-async fn drive<K: ManagedKind + Debug>(controller: Controller<K>, ctx: Arc<Context>) {
-    let results = controller
-        .shutdown_on_signal()
-        .run(reconcile::<K>, error_policy::<K>, ctx);
+async fn drive<K: ManagedKind + Debug>(controller: Controller<Tolerant<K>>, ctx: Arc<Context>) {
+    let results = controller.shutdown_on_signal().run(
+        reconcile_tolerant::<K>,
+        error_policy_tolerant::<K>,
+        ctx,
+    );
     tokio::pin!(results);
     while let Some(result) = results.next().await {
         match result {
@@ -39,7 +42,12 @@ async fn drive<K: ManagedKind + Debug>(controller: Controller<K>, ctx: Arc<Conte
     }
 }
 
-fn plain<K: ManagedKind + Debug>(client: &kube::Client, namespace: Option<&str>) -> Controller<K> {
+/// A controller over [`Tolerant`] objects: one object kube-rs cannot read
+/// does not stop the kind's list and watch for every other.
+fn plain<K: ManagedKind + Debug>(
+    client: &kube::Client,
+    namespace: Option<&str>,
+) -> Controller<Tolerant<K>> {
     Controller::new(api::<K>(client, namespace), watcher::Config::default())
 }
 

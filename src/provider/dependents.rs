@@ -20,6 +20,7 @@ use crate::api::{LiteLLMBudget, LiteLLMModel, LiteLLMTeam, LiteLLMVirtualKey};
 
 use super::managed::ManagedKind;
 use super::resolve::admits;
+use super::tolerant::Tolerant;
 
 /// How often a deletion that waits for its dependents looks again.
 pub const RECHECK: std::time::Duration = std::time::Duration::from_secs(3);
@@ -138,9 +139,12 @@ where
 {
     let namespace = mr.namespace().unwrap_or_default();
     let name = mr.name_any();
-    let users: Api<U> = Api::namespaced(client.clone(), &namespace);
+    let users: Api<Tolerant<U>> = Api::namespaced(client.clone(), &namespace);
     let mut dependents = Dependents::default();
     for user in users.list(&ListParams::default()).await? {
+        // An unreadable key says nothing about what it joins; it reports
+        // itself, and nothing is done in LiteLLM for it.
+        let Tolerant::Ok(user) = user else { continue };
         if user.joins().iter().any(|join| join.names(what, &name, id)) {
             dependents.add(U::kind(&()), namespace.clone(), user.name_any());
         }
@@ -198,13 +202,18 @@ async fn referencing<K: ManagedKind>(
 ) -> Result<(), kube::Error> {
     let home = instance.namespace().unwrap_or_default();
     let target = instance.name_any();
-    let api: Api<K> = match scope {
+    let api: Api<Tolerant<K>> = match scope {
         Some(namespace) => Api::namespaced(client.clone(), namespace),
         None => Api::all(client.clone()),
     };
     for mr in api.list(&ListParams::default()).await? {
         let namespace = mr.namespace().unwrap_or_default();
-        let reference = &mr.managed().instance_ref;
+        // An unreadable resource counts by the reference that could be read.
+        let reference = match &mr {
+            Tolerant::Ok(mr) => Some(&mr.managed().instance_ref),
+            Tolerant::Unreadable(unreadable) => unreadable.instance_ref.as_ref(),
+        };
+        let Some(reference) = reference else { continue };
         let instance_namespace = reference.namespace.as_deref().unwrap_or(&namespace);
         if instance_namespace == home && reference.name == target {
             found.push((K::kind(&()).into_owned(), namespace, mr.name_any()));

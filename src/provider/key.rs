@@ -32,7 +32,9 @@ use super::diff::{self, money_f64, money_string, user_metadata, Diff};
 use super::managed::{
     Connection, Creation, External, ExternalError, Maintained, ManagedKind, Observation,
 };
-use super::ownership::{default_id, may_use, metadata_with_marker, owner_of_id, Owner};
+use super::ownership::{
+    default_id, may_list_models, may_use, metadata_with_marker, owner_of_id, Owner,
+};
 use super::resolve::{Reference, Resolved};
 use super::rotation::{
     self, Why, KEY_REPLACED, LAST_ROTATION, PENDING_KEY, PENDING_REASON, RETIRE_AFTER,
@@ -509,6 +511,13 @@ impl KeyExternal {
             ))
         };
         let (cluster, namespace) = (&self.owner.cluster, &self.owner.namespace);
+        may_list_models(
+            params.models.as_deref(),
+            team_id(params, &self.refs).is_some(),
+            namespace,
+            &self.instance_namespace,
+        )
+        .map_err(ExternalError::Invalid)?;
         if let Some(team) = team_id(params, &self.refs) {
             // A team that does not exist yet could be created later by
             // someone else under this id; the key waits for it instead.

@@ -27,3 +27,4 @@ pub mod rotation;
 pub mod scrub;
 pub mod team;
 pub mod timing;
+pub mod tolerant;

@@ -173,6 +173,21 @@ fn json_names_environment(value: &Value) -> bool {
     }
 }
 
+/// Why the value of `apiKeySecretRef` must not be sent, from any
+/// namespace: `os.environ/...` makes LiteLLM read that variable of the
+/// proxy. Names the field, never the value.
+pub fn secret_refusal(api_key: Option<&Secret>) -> Option<String> {
+    api_key
+        .is_some_and(|key| names_environment(key.expose()))
+        .then(|| {
+            format!(
+                "{API_KEY_REF}: the Secret's value has the form {ENVIRONMENT_PREFIX}..., which \
+                 makes LiteLLM read an environment variable of the proxy; a Secret must hold the \
+                 key itself (leave apiKeySecretRef out to use the proxy's own credentials)"
+            )
+        })
+}
+
 /// Why a model from a namespace that may not publish public names (a
 /// tenant's) must not be written, naming the field and never a value.
 /// Such a model would otherwise reach the proxy's own credentials: with no
@@ -195,11 +210,8 @@ pub fn tenant_refusal(params: &ModelParameters, api_key: Option<&Secret>) -> Opt
              upstream with the proxy's own provider credentials"
         ));
     }
-    if api_key.is_some_and(|key| names_environment(key.expose())) {
-        return Some(format!(
-            "{API_KEY_REF}: the Secret's value has the form {ENVIRONMENT_PREFIX}..., which makes \
-             LiteLLM read an environment variable of the proxy; a model {WHERE} may not do that"
-        ));
+    if let Some(why) = secret_refusal(api_key) {
+        return Some(why);
     }
     let texts = [
         ("litellmParams.model", Some(&p.model)),
@@ -394,6 +406,12 @@ impl ModelExternal {
     /// The create/update body for `params`, or why a tenant's model may not
     /// be written as it stands (before anything is sent).
     fn request(&self, id: &str, params: &ModelParameters) -> Result<ModelRequest, ExternalError> {
+        // From any namespace: a Secret is for a key, not for a pointer into
+        // the proxy's environment (a model that should use the proxy's
+        // credentials leaves `apiKeySecretRef` out).
+        if let Some(why) = secret_refusal(self.refs.secret(API_KEY_REF)) {
+            return Err(ExternalError::Invalid(why));
+        }
         if !self.public {
             if let Some(why) = tenant_refusal(params, self.refs.secret(API_KEY_REF)) {
                 return Err(ExternalError::Invalid(why));

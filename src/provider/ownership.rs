@@ -129,6 +129,52 @@ pub fn may_use(
     }
 }
 
+/// LiteLLM's `models` value that grants every model of the proxy.
+const ALL_PROXY_MODELS: &str = "all-proxy-models";
+
+/// Which models a team or key of `namespace` may be given. In the
+/// instance's namespace (the platform's): any. Elsewhere the `models` list
+/// may name public models (names without `/`) and the namespace's own
+/// models (`<namespace>/<name>`, see [`super::model::public_model_name`]),
+/// nothing that reaches another namespace's: not another `<namespace>/`
+/// name, not a wildcard (LiteLLM matches `*` against every model name),
+/// not `all-proxy-models`, and not an empty list, which LiteLLM reads as
+/// every model of the proxy, unless `inherits` (a key in a team: LiteLLM
+/// then applies the team's list, which this same rule bounds). `Err` names
+/// the field and the entry the user wrote, never another tenant.
+pub fn may_list_models(
+    models: Option<&[String]>,
+    inherits: bool,
+    namespace: &str,
+    instance_namespace: &str,
+) -> Result<(), String> {
+    if namespace == instance_namespace {
+        return Ok(());
+    }
+    let own = format!("{namespace}/");
+    let models = models.unwrap_or_default();
+    if models.is_empty() && !inherits {
+        return Err(format!(
+            "forProvider.models: a team or key outside the LiteLLMInstance's namespace must list \
+             its models: LiteLLM gives one without models every model of the proxy, other \
+             namespaces' models included"
+        ));
+    }
+    for entry in models {
+        if entry.starts_with(&own) {
+            continue;
+        }
+        if entry.contains('/') || entry.contains('*') || entry == ALL_PROXY_MODELS {
+            return Err(format!(
+                "forProvider.models: {entry:?} may reach models of other namespaces; outside the \
+                 LiteLLMInstance's namespace list public model names (without '/' or '*') and \
+                 this namespace's own models ({own}<name>)"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// What to send as LiteLLM `metadata`: the user's metadata plus the marker.
 /// LiteLLM replaces `metadata` wholesale on update, so the marker must go out
 /// with every write or it would be lost.
@@ -178,6 +224,41 @@ pub fn default_id(namespace: &str, name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn outside_the_platform_namespace_models_are_public_names_or_the_namespaces_own() {
+        let list = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        let check = |names: &[&str], inherits: bool, namespace: &str| {
+            may_list_models(Some(&list(names)), inherits, namespace, "platform")
+        };
+        // The platform's namespace: anything, empty included.
+        assert!(check(&[], false, "platform").is_ok());
+        assert!(check(&["team-b/gpt", "*"], false, "platform").is_ok());
+        // A tenant: public names and its own.
+        assert!(check(&["gpt-4o", "team-a/mine", "team-a/x/y"], false, "team-a").is_ok());
+        assert!(
+            check(&[], true, "team-a").is_ok(),
+            "a key inherits its team's list"
+        );
+        assert!(may_list_models(None, true, "team-a", "platform").is_ok());
+        for refused in [
+            &[][..],
+            &["team-b/gpt"],
+            &["gpt-4o", "team-ab/x"],
+            &["*"],
+            &["gpt-*"],
+            &["all-proxy-models"],
+        ] {
+            let err = check(refused, false, "team-a").unwrap_err();
+            assert!(err.starts_with("forProvider.models: "), "{err}");
+        }
+        assert!(may_list_models(None, false, "team-a", "platform").is_err());
+        let err = check(&["team-b/gpt"], true, "team-a").unwrap_err();
+        assert!(
+            err.contains("\"team-b/gpt\"") && err.contains("team-a/<name>"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn only_own_objects_and_unmarked_ones_from_the_instance_namespace_are_managed() {

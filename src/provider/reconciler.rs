@@ -33,6 +33,7 @@ use super::ownership::Owner;
 use super::resolve::{self, ClientCache, Resolved, Unresolved, DEFAULT_LITELLM_TIMEOUT};
 use super::scrub::Scrubber;
 use super::timing;
+use super::tolerant::{self, Tolerant};
 
 /// Finalizer of every managed resource: it stays until LiteLLM confirms the
 /// object is gone (or the resource is released on purpose).
@@ -60,6 +61,8 @@ pub struct Context {
     clients: ClientCache,
     /// Consecutive failures by resource uid, for the retry backoff.
     failures: Mutex<HashMap<String, u32>>,
+    /// Unreadable resources reported, by uid.
+    unreadable: tolerant::Reports,
 }
 
 impl Context {
@@ -77,6 +80,7 @@ impl Context {
             default_poll_interval: DEFAULT_POLL_INTERVAL,
             poll_bounds: timing::PollBounds::default(),
             failures: Mutex::new(HashMap::new()),
+            unreadable: tolerant::Reports::default(),
         }
     }
 
@@ -281,6 +285,73 @@ pub async fn reconcile<K: ManagedKind>(mr: Arc<K>, ctx: Arc<Context>) -> Result<
     }
 }
 
+/// [`reconcile`] for an object of a list or watch that kube-rs could not
+/// have read (see [`tolerant`]): a readable one is reconciled, an
+/// unreadable one is reported on itself (`Synced=False` and `Ready=False`
+/// with the reason, and a `CannotReadResource` event the first time) and
+/// otherwise left alone until it changes.
+pub async fn reconcile_tolerant<K: ManagedKind>(
+    object: Arc<Tolerant<K>>,
+    ctx: Arc<Context>,
+) -> Result<Action, Error> {
+    let unreadable = match &*object {
+        Tolerant::Ok(mr) => {
+            if let Some(uid) = mr.meta().uid.as_deref() {
+                ctx.unreadable.forget(uid);
+            }
+            return reconcile(mr.clone(), ctx).await;
+        }
+        Tolerant::Unreadable(unreadable) => unreadable,
+    };
+    ctx.metrics.reconciled(K::NOUN);
+    ctx.metrics.failed(K::NOUN, "unreadable");
+    let namespace = unreadable.metadata.namespace.clone().unwrap_or_default();
+    let name = unreadable.metadata.name.clone().unwrap_or_default();
+    let uid = unreadable.metadata.uid.clone().unwrap_or_default();
+    let now = format!("{:.0}", Timestamp::now());
+    let (since, first) = ctx.unreadable.since(&uid, &now);
+    let message = unreadable.message();
+    tracing::warn!(kind = K::NOUN, %namespace, %name, error = %unreadable.error, "cannot read the resource");
+    let mut conditions = Vec::new();
+    for (type_, reason) in [
+        (READY, reason::UNAVAILABLE),
+        (SYNCED, reason::RECONCILE_ERROR),
+    ] {
+        let mut c = condition(type_, false, reason, Some(message.clone()));
+        c.last_transition_time = Some(since.clone());
+        c.observed_generation = unreadable.metadata.generation;
+        conditions.push(c);
+    }
+    let api: Api<Tolerant<K>> = Api::namespaced(ctx.client.clone(), &namespace);
+    tolerant::write_status(&api, unreadable, json!({ "conditions": conditions })).await?;
+    if first {
+        publish_event(
+            &ctx,
+            &*object,
+            EventType::Warning,
+            "CannotReadResource",
+            message,
+        )
+        .await;
+    }
+    Ok(Action::await_change())
+}
+
+/// [`error_policy`] for [`reconcile_tolerant`].
+pub fn error_policy_tolerant<K: ManagedKind>(
+    object: Arc<Tolerant<K>>,
+    err: &Error,
+    ctx: Arc<Context>,
+) -> Action {
+    match &*object {
+        Tolerant::Ok(mr) => error_policy(mr.clone(), err, ctx),
+        Tolerant::Unreadable(_) => {
+            tracing::warn!(kind = K::NOUN, error = %err, "reporting an unreadable resource failed");
+            Action::requeue(ctx.default_poll_interval)
+        }
+    }
+}
+
 /// Retry after a failure: exponential backoff per resource, capped at its
 /// poll interval.
 pub fn error_policy<K: ManagedKind>(mr: Arc<K>, err: &Error, ctx: Arc<Context>) -> Action {
@@ -357,7 +428,7 @@ impl<K: ManagedKind> StatusWriter<K> {
     }
 }
 
-async fn publish_event<K: ManagedKind>(
+async fn publish_event<K: kube::Resource<DynamicType = ()>>(
     ctx: &Context,
     mr: &K,
     type_: EventType,
@@ -575,14 +646,29 @@ async fn observe_and_act<K: ManagedKind>(
                 "metadata": { "resourceVersion": mr.resource_version() },
                 "spec": { "forProvider": late },
             });
-            Arc::new(
-                api.patch(
+            match api
+                .patch(
                     &mr.name_any(),
                     &PatchParams::default(),
                     &Patch::Merge(&patch),
                 )
-                .await?,
-            )
+                .await
+            {
+                Ok(patched) => Arc::new(patched),
+                // A live value outside the CRD's bounds (a budget set in
+                // the UI beyond what the schema admits): the API server
+                // refuses the spec, so nothing is late-initialized rather
+                // than failing every poll. The object is managed as is.
+                Err(kube::Error::Api(status)) if status.code == 422 => {
+                    tracing::info!(
+                        kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(),
+                        name = %mr.name_any(), reason = %scrubber.scrub(&status.message),
+                        "late initialization refused by the API server; left out"
+                    );
+                    mr
+                }
+                Err(err) => return Err(err.into()),
+            }
         }
         _ => mr,
     };

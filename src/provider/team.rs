@@ -10,7 +10,7 @@ use crate::litellm::{self, TeamInfo, TeamRequest};
 use super::dependents::{self, Dependents, Joins};
 use super::diff::{self, money_f64, money_string, user_metadata, Diff};
 use super::managed::{Connection, Creation, External, ExternalError, ManagedKind, Observation};
-use super::ownership::{metadata_with_marker, Owner};
+use super::ownership::{may_list_models, metadata_with_marker, Owner};
 
 /// What is sent on create and on every update: all fields the user set, and
 /// the metadata with the marker (LiteLLM replaces metadata wholesale).
@@ -97,6 +97,21 @@ pub fn at_provider(live: &TeamInfo) -> TeamObservation {
 pub struct TeamExternal {
     client: litellm::Client,
     owner: Owner,
+    instance_namespace: String,
+}
+
+impl TeamExternal {
+    /// The team's `models` must not reach other namespaces' models (see
+    /// [`may_list_models`]); checked before every write.
+    fn check_models(&self, params: &TeamParameters) -> Result<(), ExternalError> {
+        may_list_models(
+            params.models.as_deref(),
+            false,
+            &self.owner.namespace,
+            &self.instance_namespace,
+        )
+        .map_err(ExternalError::Invalid)
+    }
 }
 
 impl ManagedKind for LiteLLMTeam {
@@ -124,6 +139,7 @@ impl ManagedKind for LiteLLMTeam {
         TeamExternal {
             client: connection.litellm,
             owner: connection.owner,
+            instance_namespace: connection.instance_namespace,
         }
     }
 }
@@ -149,6 +165,7 @@ impl External<LiteLLMTeam> for TeamExternal {
     }
 
     async fn create(&self, mr: &LiteLLMTeam, id: &str) -> Result<Creation, ExternalError> {
+        self.check_models(&mr.spec.for_provider)?;
         self.client
             .team_new(&request(id, &mr.spec.for_provider, &self.owner))
             .await?;
@@ -156,6 +173,7 @@ impl External<LiteLLMTeam> for TeamExternal {
     }
 
     async fn update(&self, mr: &LiteLLMTeam, id: &str, drift: &Diff) -> Result<(), ExternalError> {
+        self.check_models(&mr.spec.for_provider)?;
         let mut settings = request(id, &mr.spec.for_provider, &self.owner);
         // Sending it restarts the budget period: only when it drifted.
         if !drift.has("budgetDuration") {

@@ -21,6 +21,7 @@ use crate::api::common::SecretKeySelector;
 use crate::api::instance::{LiteLLMInstance, Workload};
 use crate::api::API_VERSION;
 
+use crate::provider::tolerant::{self, Tolerant};
 use crate::provider::{conditions, dependents};
 
 use super::{
@@ -60,6 +61,8 @@ impl Default for InstanceOptions {
 struct Context {
     client: kube::Client,
     options: InstanceOptions,
+    /// Unreadable instances reported, by uid.
+    unreadable: tolerant::Reports,
 }
 
 /// Runs the controller until SIGTERM or Ctrl-C (graceful shutdown: running
@@ -86,10 +89,16 @@ pub fn controller(client: kube::Client, options: InstanceOptions) -> impl Future
             None => Api::all(client.clone()),
         }
     }
-    let api: Api<LiteLLMInstance> = scoped(&client, &options.namespace);
+    // Tolerant: one instance kube-rs cannot read does not stop the list and
+    // watch of all the others.
+    let api: Api<Tolerant<LiteLLMInstance>> = scoped(&client, &options.namespace);
     let deployments: Api<Deployment> = scoped(&client, &options.namespace);
     let jobs: Api<Job> = scoped(&client, &options.namespace);
-    let context = Arc::new(Context { client, options });
+    let context = Arc::new(Context {
+        client,
+        options,
+        unreadable: tolerant::Reports::default(),
+    });
     async move {
         // Watch events caused by our own status patches trigger a
         // reconciliation too; it computes the same status and skips the
@@ -102,13 +111,73 @@ pub fn controller(client: kube::Client, options: InstanceOptions) -> impl Future
             .owns(deployments, watcher::Config::default())
             .owns(jobs, watcher::Config::default())
             .shutdown_on_signal()
-            .run(reconcile, error_policy, context);
+            .run(reconcile_tolerant, error_policy_tolerant, context);
         tokio::pin!(results);
         while let Some(result) = results.next().await {
             match result {
                 Ok((object, _)) => tracing::debug!(instance = %object, "reconciled"),
                 Err(err) => tracing::warn!(error = %err, "LiteLLMInstance reconciliation failed"),
             }
+        }
+    }
+}
+
+/// [`reconcile`] a readable instance; report an unreadable one on itself
+/// (`ready: false`, `Ready=False` with reason `Unreadable`), once per
+/// change of it.
+async fn reconcile_tolerant(
+    object: Arc<Tolerant<LiteLLMInstance>>,
+    context: Arc<Context>,
+) -> Result<Action, Error> {
+    let unreadable = match &*object {
+        Tolerant::Ok(instance) => {
+            if let Some(uid) = instance.metadata.uid.as_deref() {
+                context.unreadable.forget(uid);
+            }
+            return reconcile(instance.clone(), context).await;
+        }
+        Tolerant::Unreadable(unreadable) => unreadable,
+    };
+    let namespace = unreadable.metadata.namespace.clone().unwrap_or_default();
+    let name = unreadable.metadata.name.clone().unwrap_or_default();
+    tracing::warn!(%namespace, %name, error = %unreadable.error, "cannot read the LiteLLMInstance");
+    let uid = unreadable.metadata.uid.clone().unwrap_or_default();
+    let (since, _) = context
+        .unreadable
+        .since(&uid, &format!("{:.0}", Timestamp::now()));
+    let mut condition = conditions::condition(
+        condition_type::READY,
+        false,
+        reason::UNREADABLE,
+        Some(unreadable.message()),
+    );
+    condition.last_transition_time = Some(since);
+    condition.observed_generation = unreadable.metadata.generation;
+    let api: Api<Tolerant<LiteLLMInstance>> = Api::namespaced(context.client.clone(), &namespace);
+    tolerant::write_status(
+        &api,
+        unreadable,
+        json!({"ready": false, "conditions": [condition]}),
+    )
+    .await
+    .map_err(|source| Error::PatchStatus {
+        namespace,
+        name,
+        source,
+    })?;
+    Ok(Action::await_change())
+}
+
+fn error_policy_tolerant(
+    object: Arc<Tolerant<LiteLLMInstance>>,
+    err: &Error,
+    context: Arc<Context>,
+) -> Action {
+    match &*object {
+        Tolerant::Ok(instance) => error_policy(instance.clone(), err, context),
+        Tolerant::Unreadable(_) => {
+            tracing::warn!(error = %err, "reporting an unreadable LiteLLMInstance failed");
+            Action::requeue(context.options.ready_interval)
         }
     }
 }

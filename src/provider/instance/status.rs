@@ -44,6 +44,9 @@ pub mod reason {
     /// `Deleting=True`: managed resources still use the instance; the
     /// message counts them by kind.
     pub const WAITING_FOR_DEPENDENTS: &str = "WaitingForDependents";
+    /// `Ready=False`: the provider cannot read the object (see
+    /// [`crate::provider::tolerant`]).
+    pub const UNREADABLE: &str = "Unreadable";
     /// `Ready=True`: `GET /health/liveliness` answered 200.
     pub const PROXY_REACHABLE: &str = "ProxyReachable";
     /// `Ready=False`: no 200 from `GET /health/liveliness`.
