@@ -412,7 +412,7 @@ async fn an_instance_in_another_namespace_must_admit_the_resource() {
         return;
     };
     let other = k8s::namespace(&world.kube, "pe-xns-tenant").await;
-    let ctx = Arc::new(context(&world.kube, Metrics::default()));
+    let ctx = Arc::new(context(&world.provider_client(), Metrics::default()));
     let tenant = tokio::spawn(controllers::run(ctx, Some(other.clone())));
     let mut team = team_manifest("web", "Web");
     team.spec.managed.instance_ref.namespace = Some(world.namespace.clone());
@@ -489,7 +489,7 @@ async fn steady_state_is_one_read_per_poll_and_no_write() {
     let metrics = Metrics::default();
     let mut registry = prometheus_client::registry::Registry::default();
     metrics.register(&mut registry);
-    let ctx = Arc::new(context(&world.kube, metrics));
+    let ctx = Arc::new(context(&world.provider_client(), metrics));
     let controllers = tokio::spawn(controllers::run(ctx, Some(namespace.clone())));
 
     let teams: Api<LiteLLMTeam> = Api::namespaced(world.kube.clone(), &namespace);

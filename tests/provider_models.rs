@@ -231,7 +231,7 @@ impl Metered {
         let metrics = Metrics::default();
         let mut registry = prometheus_client::registry::Registry::default();
         metrics.register(&mut registry);
-        let ctx = Arc::new(context(&world.kube, metrics));
+        let ctx = Arc::new(context(&world.provider_client(), metrics));
         let controllers = tokio::spawn(controllers::run(ctx, Some(namespace.clone())));
         Self {
             namespace,

@@ -7,13 +7,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
-use k8s_openapi::api::core::v1::Namespace;
-use kube::api::Api;
 use litellm_crossplane::provider::instance::{self, InstanceOptions};
 use litellm_crossplane::provider::leader::{self, LeaseSettings};
 use litellm_crossplane::provider::metrics::Metrics;
 use litellm_crossplane::provider::reconciler::Context;
-use litellm_crossplane::provider::{controllers, http, timing};
+use litellm_crossplane::provider::{cluster_id, controllers, http, timing};
 use prometheus_client::registry::Registry;
 use tracing_subscriber::EnvFilter;
 
@@ -32,8 +30,10 @@ struct Args {
     /// Watch only this namespace (all namespaces when unset).
     #[arg(long, env = "WATCH_NAMESPACE")]
     namespace: Option<String>,
-    /// Cluster id written into ownership markers in LiteLLM; defaults to
-    /// the uid of the kube-system namespace, which is stable per cluster.
+    /// Cluster id written into ownership markers in LiteLLM. When unset it
+    /// is kept in the ConfigMap provider-litellm-cluster-id of the
+    /// provider's namespace (POD_NAMESPACE, else the kubeconfig context's),
+    /// created once.
     #[arg(long, env = "CLUSTER_ID")]
     cluster_id: Option<String>,
     /// Default poll interval of healthy resources (Go duration); the
@@ -83,15 +83,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     init_logging(args.log_format);
 
     let client = kube::Client::try_default().await?;
-    let cluster_id = match args.cluster_id {
-        Some(id) => id,
-        None => Api::<Namespace>::all(client.clone())
-            .get("kube-system")
-            .await?
-            .metadata
-            .uid
-            .ok_or("the kube-system namespace has no uid; pass --cluster-id")?,
-    };
+    // Stored in the provider's own namespace (the pod's; run from a
+    // kubeconfig: the context's namespace) unless given.
+    let own_namespace = std::env::var("POD_NAMESPACE")
+        .ok()
+        .filter(|ns| !ns.is_empty())
+        .unwrap_or_else(|| client.default_namespace().to_owned());
+    let cluster_id = cluster_id::resolve(&client, args.cluster_id, &own_namespace).await?;
 
     let metrics = Metrics::default();
     let mut registry = Registry::default();

@@ -8,6 +8,7 @@
 //! them. [`leader`] and [`http`] serve the binary.
 
 pub mod budget;
+pub mod cluster_id;
 pub mod conditions;
 pub mod connection;
 pub mod controllers;

@@ -18,13 +18,18 @@ use litellm_crossplane::api::instance::LiteLLMInstance;
 use litellm_crossplane::provider::instance::{controller, InstanceOptions};
 use serde_json::{json, Value};
 
+use super::authz::{assert_no_denials, AuthzProxy};
 use super::k8s;
 
 /// A namespace with the controller running for it; the controller stops
 /// when this is dropped (or on [`Running::stop`]).
 pub struct Running {
+    /// Unrestricted: the test's own reads and writes.
     pub client: Client,
     pub namespace: String,
+    /// What the controller talks to Kubernetes through: the permissions
+    /// Crossplane gives this package.
+    pub authz: AuthzProxy,
     task: Option<tokio::task::JoinHandle<()>>,
 }
 
@@ -58,9 +63,11 @@ pub async fn namespace(prefix: &str) -> Option<(Client, String)> {
 /// (skipped).
 pub async fn start(prefix: &str) -> Option<Running> {
     let (client, namespace) = namespace(prefix).await?;
+    let authz = AuthzProxy::for_provider(client.clone()).await;
     let mut run = Running {
         client,
         namespace,
+        authz,
         task: None,
     };
     run.resume();
@@ -71,9 +78,11 @@ pub async fn start(prefix: &str) -> Option<Running> {
 /// it), or `None` (skipped).
 pub async fn prepare(prefix: &str) -> Option<Running> {
     let (client, namespace) = namespace(prefix).await?;
+    let authz = AuthzProxy::for_provider(client.clone()).await;
     Some(Running {
         client,
         namespace,
+        authz,
         task: None,
     })
 }
@@ -83,7 +92,7 @@ impl Running {
     pub fn resume(&mut self) {
         if self.task.is_none() {
             self.task = Some(tokio::spawn(controller(
-                self.client.clone(),
+                self.authz.client(),
                 options(&self.namespace),
             )));
         }
@@ -131,6 +140,7 @@ impl Running {
     ) -> LiteLLMInstance {
         let mut last = None;
         for _ in 0..300 {
+            assert_no_denials();
             let instance = self.instances().get(name).await.expect("instance readable");
             if done(&instance) {
                 return instance;

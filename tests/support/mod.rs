@@ -1,5 +1,7 @@
-//! Shared test support: the real harnesses.
+//! Shared test support: the real harnesses, and the parts they lack (an
+//! authorizing proxy for Crossplane's RBAC).
 
+pub mod authz;
 pub mod crd_guard;
 pub mod fault_proxy;
 pub mod harness;

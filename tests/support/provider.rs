@@ -24,6 +24,7 @@ use litellm_crossplane::provider::metrics::Metrics;
 use litellm_crossplane::provider::reconciler::Context;
 use serde_json::json;
 
+use super::authz::{assert_no_denials, AuthzProxy};
 use super::{harness, k8s};
 
 pub const CLUSTER: &str = "e2e-cluster";
@@ -65,6 +66,9 @@ pub struct World {
     pub master_key: String,
     /// Talks to the real proxy directly, never through a fault proxy.
     pub litellm: litellm::Client,
+    /// What the provider's controllers talk to Kubernetes through: the
+    /// permissions Crossplane gives this package, nothing more.
+    pub authz: AuthzProxy,
     controllers: Vec<tokio::task::JoinHandle<()>>,
 }
 
@@ -121,7 +125,8 @@ pub async fn world_with(prefix: &str, setup: Setup) -> Option<World> {
         timeout: Duration::from_secs(10),
     })
     .expect("LiteLLM client");
-    let mut ctx = context(&kube, Metrics::default());
+    let authz = AuthzProxy::for_provider(kube.clone()).await;
+    let mut ctx = context(&authz.client(), Metrics::default());
     if let Some(timeout) = setup.litellm_timeout {
         ctx = ctx.with_litellm_timeout(timeout);
     }
@@ -136,6 +141,7 @@ pub async fn world_with(prefix: &str, setup: Setup) -> Option<World> {
         url,
         master_key,
         litellm,
+        authz,
         controllers,
     };
     if setup.instance_controller {
@@ -186,7 +192,7 @@ impl World {
             .patch(INSTANCE, &PatchParams::default(), &Patch::Merge(&admit))
             .await
             .expect("instance admits the tenant");
-        let ctx = Arc::new(context(&self.kube, Metrics::default()));
+        let ctx = Arc::new(context(&self.provider_client(), Metrics::default()));
         let controllers = tokio::spawn(controllers::run(ctx, Some(namespace.clone())));
         Tenant {
             namespace,
@@ -219,12 +225,18 @@ impl World {
             not_ready_interval: Duration::from_secs(1),
             probe_timeout: Duration::from_secs(2),
         };
-        let controller = instance::controller(self.kube.clone(), options);
+        let controller = instance::controller(self.provider_client(), options);
         self.controllers.push(tokio::spawn(controller));
     }
 
     pub fn api<K: ManagedKind>(&self) -> Api<K> {
         Api::namespaced(self.kube.clone(), &self.namespace)
+    }
+
+    /// A client with the provider's permissions (through [`World::authz`]),
+    /// for controllers a test starts itself.
+    pub fn provider_client(&self) -> kube::Client {
+        self.authz.client()
     }
 
     pub async fn create<K: ManagedKind>(&self, object: &K) -> Api<K> {
@@ -383,6 +395,7 @@ where
 {
     let started = Instant::now();
     loop {
+        assert_no_denials();
         if let Some(value) = check().await {
             return value;
         }
@@ -401,6 +414,7 @@ pub async fn wait_for<K: ManagedKind>(
 ) -> K {
     let started = Instant::now();
     loop {
+        assert_no_denials();
         let object = api.get(name).await.expect("readable");
         if check(&object) {
             return object;

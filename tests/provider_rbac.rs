@@ -1,0 +1,363 @@
+//! The provider under exactly the permissions a Crossplane cluster gives
+//! it: Crossplane's provider system role plus the package's
+//! `permissionRequests`, enforced by the authorizing proxy of
+//! `tests/support/authz.rs` (every world of the provider tests runs its
+//! controllers through one). Here: the proxy itself, the rules' sources,
+//! that every requested permission is used, and a start-up that needs no
+//! forbidden read (the cluster id).
+
+mod support;
+
+use std::collections::BTreeSet;
+
+use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use litellm_crossplane::api::{LiteLLMInstance, LiteLLMTeam, LiteLLMVirtualKey};
+use litellm_crossplane::provider::cluster_id;
+use serde_json::{json, Value};
+use support::authz::{
+    allowed, attributes, crossplane_system_rules, permission_requests, provider_rules, AuthzProxy,
+};
+use support::k8s;
+use support::provider::{eventually, manifest, wait_for, wait_gone, world_with, Setup};
+
+#[test]
+fn requests_map_to_rbac_attributes() {
+    let a = attributes("GET", "/api/v1/namespaces/ns/secrets/s", "").unwrap();
+    assert_eq!(
+        (a.verb.as_str(), a.group.as_str(), a.resource.as_str()),
+        ("get", "", "secrets")
+    );
+    assert_eq!(
+        (a.namespace.as_deref(), a.name.as_deref()),
+        (Some("ns"), Some("s"))
+    );
+    let a = attributes(
+        "GET",
+        "/apis/apps/v1/deployments",
+        "labelSelector=x&watch=true",
+    )
+    .unwrap();
+    assert_eq!((a.verb.as_str(), a.group.as_str()), ("watch", "apps"));
+    let a = attributes("GET", "/apis/apps/v1/namespaces/n/deployments", "limit=500").unwrap();
+    assert_eq!(
+        (a.verb.as_str(), a.namespace.as_deref()),
+        ("list", Some("n"))
+    );
+    let a = attributes("PATCH", "/apis/g/v1/namespaces/n/things/t/status", "").unwrap();
+    assert_eq!(
+        (a.verb.as_str(), a.subresource.as_deref()),
+        ("patch", Some("status"))
+    );
+    let a = attributes("GET", "/api/v1/namespaces/kube-system", "").unwrap();
+    assert_eq!(
+        (
+            a.resource.as_str(),
+            a.name.as_deref(),
+            a.namespace.as_deref()
+        ),
+        ("namespaces", Some("kube-system"), None)
+    );
+    let a = attributes("DELETE", "/api/v1/namespaces/n/services", "").unwrap();
+    assert_eq!(a.verb, "deletecollection");
+    assert!(attributes("GET", "/apis", "").is_none());
+    assert!(attributes("GET", "/version", "").is_none());
+}
+
+#[test]
+fn the_rules_are_crossplanes_role_and_the_packages_requests_and_nothing_else() {
+    let rules = provider_rules();
+    let may = |method: &str, path: &str| allowed(&rules, &attributes(method, path, "").unwrap());
+    // Crossplane's role: own kinds without delete, status, Secrets, Leases.
+    assert!(may(
+        "PATCH",
+        "/apis/litellm.m.crossplane.io/v1alpha1/namespaces/n/litellmteams/t"
+    ));
+    assert!(may(
+        "PATCH",
+        "/apis/litellm.m.crossplane.io/v1alpha1/namespaces/n/litellmteams/t/status"
+    ));
+    assert!(!may(
+        "DELETE",
+        "/apis/litellm.m.crossplane.io/v1alpha1/namespaces/n/litellmteams/t"
+    ));
+    assert!(may("DELETE", "/api/v1/namespaces/n/secrets/s"));
+    assert!(may(
+        "PUT",
+        "/apis/coordination.k8s.io/v1/namespaces/n/leases/l"
+    ));
+    // Requested: a provisioned workload, namespace labels, events.k8s.io.
+    assert!(may("POST", "/apis/apps/v1/namespaces/n/deployments"));
+    assert!(may("GET", "/api/v1/namespaces/n"));
+    assert!(may("POST", "/apis/events.k8s.io/v1/namespaces/n/events"));
+    // Never: other namespaces' listing, CRDs, RBAC, kube-system's uid by list.
+    assert!(!may("GET", "/api/v1/namespaces"));
+    assert!(!may(
+        "POST",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+    ));
+    assert!(!may(
+        "POST",
+        "/apis/rbac.authorization.k8s.io/v1/clusterroles"
+    ));
+    assert!(!may("PATCH", "/apis/apps/v1/namespaces/n/deployments/d"));
+}
+
+/// The copy of Crossplane's role names exactly this package's CRDs, as
+/// Crossplane renders it from them.
+#[test]
+fn the_crossplane_role_names_exactly_the_packages_crds() {
+    let mut expected = BTreeSet::new();
+    let mut groups = BTreeSet::new();
+    for entry in std::fs::read_dir("package/provider/crds").unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        let crd: Value = serde_saphyr::from_str(&text).unwrap();
+        let plural = crd["spec"]["names"]["plural"].as_str().unwrap().to_owned();
+        groups.insert(crd["spec"]["group"].as_str().unwrap().to_owned());
+        expected.insert(format!("{plural}/status"));
+        expected.insert(plural);
+    }
+    let rules = crossplane_system_rules();
+    let own = &rules[0];
+    assert_eq!(
+        own.api_groups.iter().cloned().collect::<BTreeSet<_>>(),
+        groups
+    );
+    assert_eq!(
+        own.resources.iter().cloned().collect::<BTreeSet<_>>(),
+        expected
+    );
+    assert_eq!(
+        own.verbs,
+        ["get", "list", "watch", "update", "patch", "create"]
+    );
+}
+
+/// For Crossplane v2, which dropped `permissionRequests`, the ClusterRole
+/// the README has admins apply grants the same rules.
+#[test]
+fn the_shipped_cluster_role_grants_exactly_the_permission_requests() {
+    let text = std::fs::read_to_string("deploy/rbac/provider-litellm-permissions.yaml").unwrap();
+    let documents: Vec<Value> = serde_saphyr::from_multiple(&text).unwrap();
+    let role = documents
+        .iter()
+        .find(|d| {
+            d["kind"] == "ClusterRole" && d["metadata"]["name"] == "provider-litellm:permissions"
+        })
+        .expect("the ClusterRole");
+    let rules: Vec<support::authz::Rule> = serde_json::from_value(role["rules"].clone()).unwrap();
+    assert_eq!(rules, permission_requests());
+    assert_eq!(
+        role["metadata"]["labels"]["rbac.crossplane.io/aggregate-to-allowed-provider-permissions"],
+        "true"
+    );
+    let binding = documents
+        .iter()
+        .find(|d| d["kind"] == "ClusterRoleBinding")
+        .expect("the ClusterRoleBinding");
+    assert_eq!(binding["roleRef"]["name"], "provider-litellm:permissions");
+    assert_eq!(binding["subjects"][0]["kind"], "ServiceAccount");
+}
+
+#[tokio::test]
+async fn the_proxy_denies_what_the_rules_do_not_grant_with_a_403() {
+    let Some(kube) = k8s::client().await else {
+        return;
+    };
+    let proxy = AuthzProxy::start(kube, provider_rules(), true).await;
+    let client = proxy.client();
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    match namespaces.list(&Default::default()).await {
+        Err(kube::Error::Api(status)) => assert_eq!(status.code, 403),
+        other => panic!("listing namespaces must be forbidden: {other:?}"),
+    }
+    assert!(namespaces.get("default").await.is_ok(), "get is requested");
+    assert_eq!(proxy.denied().len(), 1, "{:?}", proxy.denied());
+    assert!(proxy.denied()[0].contains("list core/namespaces"));
+}
+
+/// Every permission the package requests is used by a run of the provider
+/// that does everything it does (declares no more than it uses), and the
+/// run needs nothing else (no denial).
+#[tokio::test]
+async fn every_requested_permission_is_used_and_nothing_else_is_needed() {
+    let setup = Setup {
+        instance_controller: true,
+        ..Setup::default()
+    };
+    let Some(world) = world_with("rbac-all", setup).await else {
+        return;
+    };
+    // A tenant of another namespace: the instance reads its labels.
+    let tenant = world.tenant("rbac-all-tenant").await;
+    let team: LiteLLMTeam = world.tenant_manifest(
+        "LiteLLMTeam",
+        "web",
+        json!({}),
+        json!({"forProvider": {"teamAlias": "web", "models": ["gpt-4o"]}}),
+    );
+    let tenant_teams = tenant.api::<LiteLLMTeam>(&world);
+    tenant_teams
+        .create(&PostParams::default(), &team)
+        .await
+        .unwrap();
+    wait_for(&tenant_teams, "web", "the tenant's team Ready", |t| {
+        support::provider::is(t, "Ready", "True")
+    })
+    .await;
+
+    // The same failure over and over: the event is recorded, then patched.
+    let keys = world
+        .create(&manifest::<LiteLLMVirtualKey>(
+            "LiteLLMVirtualKey",
+            "waiting",
+            json!({}),
+            json!({"forProvider": {"teamRef": {"name": "missing"}}}),
+        ))
+        .await;
+
+    // A provisioned proxy: its workload written, observed, changed, and
+    // deleted after its dependents.
+    let secrets: Api<Secret> = Api::namespaced(world.kube.clone(), &world.namespace);
+    secrets
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({
+                "metadata": {"name": "litellm-db"},
+                "stringData": {"username": "llm", "password": "pw"},
+            }))
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    let instances: Api<LiteLLMInstance> = Api::namespaced(world.kube.clone(), &world.namespace);
+    let gw: LiteLLMInstance = serde_json::from_value(json!({
+        "apiVersion": "litellm.m.crossplane.io/v1alpha1",
+        "kind": "LiteLLMInstance",
+        "metadata": {"name": "gw"},
+        "spec": {
+            "masterKey": {"autoGenerate": true},
+            "database": {
+                "host": "postgres.internal", "port": 5432, "name": "litellm",
+                "credentialsSecretRef": {"name": "litellm-db"},
+                "migration": {"enabled": true},
+            },
+        },
+    }))
+    .unwrap();
+    instances.create(&PostParams::default(), &gw).await.unwrap();
+    let deployments: Api<Deployment> = Api::namespaced(world.kube.clone(), &world.namespace);
+    eventually("the proxy's Deployment", || async {
+        deployments.get_opt("gw").await.unwrap()
+    })
+    .await;
+    let scale = json!({"spec": {"workload": {"replicas": 2}}});
+    instances
+        .patch("gw", &PatchParams::default(), &Patch::Merge(&scale))
+        .await
+        .unwrap();
+    eventually("the Deployment updated", || async {
+        let d = deployments.get("gw").await.unwrap();
+        (d.spec.replicas == Some(2)).then_some(())
+    })
+    .await;
+    instances
+        .delete("gw", &DeleteParams::default())
+        .await
+        .unwrap();
+    eventually("the provisioned instance gone", || async {
+        instances
+            .get_opt("gw")
+            .await
+            .unwrap()
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    assert!(deployments.get_opt("gw").await.unwrap().is_none());
+
+    // The repeated event of the waiting key has been patched by now.
+    eventually("the repeated event patched", || async {
+        world
+            .authz
+            .used()
+            .contains(&("patch".into(), "events.k8s.io".into(), "events".into()))
+            .then_some(())
+    })
+    .await;
+    keys.delete("waiting", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_gone(&keys, "waiting").await;
+    tenant_teams
+        .delete("web", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_gone(&tenant_teams, "web").await;
+
+    let used = world.authz.used();
+    let unused: Vec<_> = permission_requests()
+        .iter()
+        .flat_map(|rule| rule.triples())
+        .filter(|triple| !used.contains(triple))
+        .collect();
+    assert!(
+        unused.is_empty(),
+        "requested but never used: {unused:?}\nused: {used:?}"
+    );
+    support::authz::assert_no_denials();
+}
+
+/// The cluster id needs no forbidden read: it lives in a ConfigMap of the
+/// provider's namespace, created once, the same on every start; an install
+/// that may still read `kube-system` keeps the id earlier releases took.
+#[tokio::test]
+async fn the_cluster_id_is_kept_in_a_config_map_the_provider_may_create() {
+    let Some(kube) = k8s::client().await else {
+        return;
+    };
+    k8s::install_crds(&kube).await;
+    let namespace = k8s::namespace(&kube, "rbac-cluster-id").await;
+    // Quiet: the one denial expected is the attempt to read kube-system.
+    let proxy = AuthzProxy::start(kube.clone(), provider_rules(), true).await;
+    let provider = proxy.client();
+    let first = cluster_id::resolve(&provider, None, &namespace)
+        .await
+        .unwrap();
+    assert_eq!(first.len(), 36, "{first}");
+    let again = cluster_id::resolve(&provider, None, &namespace)
+        .await
+        .unwrap();
+    assert_eq!(again, first, "the same id on every start");
+    let maps: Api<ConfigMap> = Api::namespaced(kube.clone(), &namespace);
+    let stored = maps.get(cluster_id::CONFIG_MAP).await.unwrap();
+    assert_eq!(stored.data.unwrap()[cluster_id::KEY], first);
+    assert!(
+        proxy
+            .denied()
+            .iter()
+            .all(|d| d.contains("get core/namespaces")),
+        "{:?}",
+        proxy.denied()
+    );
+    // A flag wins and stores nothing.
+    let flagged = cluster_id::resolve(&provider, Some("given".into()), "elsewhere")
+        .await
+        .unwrap();
+    assert_eq!(flagged, "given");
+
+    // An earlier install, which could read kube-system, keeps that id.
+    let legacy_namespace = k8s::namespace(&kube, "rbac-cluster-id-legacy").await;
+    let kube_system = Api::<Namespace>::all(kube.clone())
+        .get("kube-system")
+        .await
+        .unwrap()
+        .metadata
+        .uid
+        .unwrap();
+    let legacy = cluster_id::resolve(&kube, None, &legacy_namespace)
+        .await
+        .unwrap();
+    assert_eq!(legacy, kube_system);
+}
