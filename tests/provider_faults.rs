@@ -369,3 +369,74 @@ async fn a_proxy_that_echoes_a_secret_never_gets_it_into_status_or_events() {
         .unwrap();
     wait_gone(&models, "echo").await;
 }
+
+/// A burst of new objects queues in the provider instead of piling onto the
+/// proxy: never more admin requests in flight to it than the limit, and
+/// every object converges.
+#[tokio::test]
+async fn a_burst_of_objects_never_has_more_requests_in_flight_than_the_limit() {
+    let Some((url, _)) = support::harness::litellm() else {
+        return;
+    };
+    let proxy = FaultProxy::start(&url).await;
+    let setup = Setup {
+        endpoint: Some(proxy.url().to_owned()),
+        max_in_flight: Some(3),
+        ..Setup::default()
+    };
+    let Some(world) = world_with("pf-burst", setup).await else {
+        return;
+    };
+    let suffix = k8s::unique_suffix();
+    let teams = world.api::<LiteLLMTeam>();
+    let names: Vec<String> = (0..24).map(|i| format!("burst-{i}")).collect();
+    for name in &names {
+        teams
+            .create(
+                &Default::default(),
+                &team(name, &format!("{name}-{suffix}")),
+            )
+            .await
+            .unwrap();
+    }
+    for name in &names {
+        wait_for(&teams, name, "Ready", |t| is(t, "Ready", "True")).await;
+    }
+    let peak = proxy.peak_in_flight();
+    assert!(peak <= 3, "{peak} requests were in flight at once");
+    assert!(proxy.forwarded("POST", "/team/new") >= 24);
+    for name in &names {
+        teams.delete(name, &DeleteParams::default()).await.unwrap();
+    }
+    for name in &names {
+        wait_gone(&teams, name).await;
+    }
+    assert!(proxy.peak_in_flight() <= 3);
+}
+
+/// A proxy that answers 429 with `Retry-After` is not asked again before
+/// then; the resource says why it waits, and converges afterwards.
+#[tokio::test]
+async fn a_proxy_asking_to_retry_later_is_not_asked_again_before_then() {
+    let Some((world, proxy)) = faulty_world("pf-retry-after", None).await else {
+        return;
+    };
+    proxy.arm("POST", "/team/new", Fault::Throttle(429, 4), 1);
+    let alias = format!("Throttled-{}", k8s::unique_suffix());
+    let teams = world.create(&team("web", &alias)).await;
+    let waiting = wait_for(&teams, "web", "the 429 reported", |t| {
+        is(t, "Synced", "False")
+    })
+    .await;
+    let message = condition(&waiting, "Synced").unwrap().message.unwrap();
+    assert!(message.contains("retry after 4s"), "{message}");
+    wait_for(&teams, "web", "Ready", |t| is(t, "Ready", "True")).await;
+    let arrivals = proxy.arrivals("POST", "/team/new");
+    assert_eq!(arrivals.len(), 2, "one refused create and one that worked");
+    let gap = arrivals[1] - arrivals[0];
+    assert!(
+        gap >= Duration::from_millis(3900),
+        "asked again after {gap:?}"
+    );
+    delete_and_wait(&teams, "web").await;
+}

@@ -10,8 +10,8 @@ use clap::{Parser, ValueEnum};
 use litellm_crossplane::provider::instance::{self, InstanceOptions};
 use litellm_crossplane::provider::leader::{self, LeaseSettings};
 use litellm_crossplane::provider::metrics::Metrics;
-use litellm_crossplane::provider::reconciler::Context;
-use litellm_crossplane::provider::{cluster_id, controllers, http, timing};
+use litellm_crossplane::provider::reconciler::{self, Context};
+use litellm_crossplane::provider::{cluster_id, controllers, http, resolve, timing};
 use prometheus_client::registry::Registry;
 use tracing_subscriber::EnvFilter;
 
@@ -58,6 +58,14 @@ struct Args {
     /// This replica's identity in the Lease; defaults to the hostname.
     #[arg(long, env = "POD_NAME")]
     identity: Option<String>,
+    /// Reconciliations of one kind at once, as crossplane-runtime's
+    /// providers use their --max-reconcile-rate.
+    #[arg(long, env = "MAX_RECONCILE_RATE", default_value_t = reconciler::DEFAULT_MAX_RECONCILE_RATE)]
+    max_reconcile_rate: u16,
+    /// Admin requests in flight to one LiteLLM proxy at once, over all
+    /// kinds; more wait for their turn (their timeout starts after).
+    #[arg(long, env = "MAX_IN_FLIGHT_PER_INSTANCE", default_value_t = resolve::DEFAULT_MAX_IN_FLIGHT)]
+    max_in_flight_per_instance: usize,
     #[arg(long, env = "LOG_FORMAT", value_enum, default_value = "text")]
     log_format: LogFormat,
 }
@@ -103,10 +111,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             .with_poll_bounds(timing::PollBounds {
                 min: args.min_poll_interval,
                 max: args.max_poll_interval,
-            }),
+            })
+            .with_max_reconcile_rate(args.max_reconcile_rate)
+            .with_max_in_flight(args.max_in_flight_per_instance),
     );
     let instance_options = InstanceOptions {
         namespace: args.namespace.clone(),
+        concurrency: args.max_reconcile_rate.max(1),
         ..InstanceOptions::default()
     };
     // The LiteLLMInstance controller runs beside the entity controllers,

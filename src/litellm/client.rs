@@ -4,10 +4,11 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use reqwest::header::{HeaderValue, AUTHORIZATION};
+use reqwest::header::{HeaderValue, AUTHORIZATION, RETRY_AFTER};
 use reqwest::{Certificate, Method, StatusCode};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use tokio::sync::Semaphore;
 use url::Url;
 
 use super::{Error, Secret};
@@ -58,6 +59,63 @@ pub struct Client {
     /// `None` for a client of the public routes only ([`Client::public`]).
     auth: Option<HeaderValue>,
     observer: Option<Observer>,
+    /// Shared by every client of one proxy ([`Client::with_pacing`]).
+    pacing: Option<Arc<Pacing>>,
+}
+
+/// How the clients of one proxy share it: at most so many requests in
+/// flight (a request waits for a permit before its timeout starts), and
+/// none at all while the proxy's last `Retry-After` runs.
+#[derive(Debug)]
+pub struct Pacing {
+    in_flight: Semaphore,
+    pause: std::sync::Mutex<Option<Pause>>,
+}
+
+#[derive(Debug, Clone)]
+struct Pause {
+    until: Instant,
+    /// What the proxy asked for, and said, for the error text.
+    asked: Duration,
+    detail: String,
+}
+
+impl Pacing {
+    /// At most `max_in_flight` (at least 1) requests at once.
+    pub fn new(max_in_flight: usize) -> Arc<Self> {
+        Arc::new(Self {
+            in_flight: Semaphore::new(max_in_flight.max(1)),
+            pause: std::sync::Mutex::new(None),
+        })
+    }
+
+    fn pause(&self) -> std::sync::MutexGuard<'_, Option<Pause>> {
+        self.pause.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The error for a request that must not go out yet.
+    fn paused(&self, op: &'static str) -> Option<Error> {
+        let pause = self.pause().clone()?;
+        let remaining = pause.until.checked_duration_since(Instant::now())?;
+        Some(Error::Throttled {
+            op,
+            detail: pause.detail,
+            asked: pause.asked,
+            retry_after: remaining,
+        })
+    }
+
+    fn throttled(&self, asked: Duration, detail: &str) {
+        let until = Instant::now() + asked;
+        let mut pause = self.pause();
+        if pause.as_ref().is_none_or(|p| p.until < until) {
+            *pause = Some(Pause {
+                until,
+                asked,
+                detail: detail.to_owned(),
+            });
+        }
+    }
 }
 
 impl fmt::Debug for Client {
@@ -106,6 +164,8 @@ pub(super) struct Reply {
     pub(super) op: &'static str,
     pub(super) status: StatusCode,
     body: Vec<u8>,
+    /// `Retry-After` of a 429 or 503.
+    retry_after: Option<Duration>,
 }
 
 impl Reply {
@@ -147,7 +207,16 @@ impl Reply {
     }
 
     pub(super) fn error(&self) -> Error {
-        Error::from_status(self.op, self.status, &self.body)
+        let error = Error::from_status(self.op, self.status, &self.body);
+        match (self.status.as_u16(), self.retry_after, error) {
+            (429 | 503, Some(retry_after), Error::Retryable { op, detail }) => Error::Throttled {
+                op,
+                detail,
+                asked: retry_after,
+                retry_after,
+            },
+            (_, _, error) => error,
+        }
     }
 
     /// For the operations whose "already exists" status is ambiguous, once the
@@ -218,12 +287,21 @@ impl Client {
             base,
             auth,
             observer: None,
+            pacing: None,
         })
     }
 
     /// Reports every request to `observer` (see [`Observer`]).
     pub fn with_observer(mut self, observer: Observer) -> Self {
         self.observer = Some(observer);
+        self
+    }
+
+    /// Shares `pacing` with every other client of the same proxy: a burst
+    /// of work queues here instead of pushing the proxy past its timeouts,
+    /// and a `Retry-After` holds every request to it until it has passed.
+    pub fn with_pacing(mut self, pacing: Arc<Pacing>) -> Self {
+        self.pacing = Some(pacing);
         self
     }
 
@@ -290,16 +368,30 @@ impl Client {
             request = request.json(body);
         }
 
+        if let Some(error) = self.pacing.as_ref().and_then(|p| p.paused(endpoint.name)) {
+            return Err(error);
+        }
+        // Held until the body is read. The semaphore is never closed.
+        let _permit = match &self.pacing {
+            Some(pacing) => pacing.in_flight.acquire().await.ok(),
+            None => None,
+        };
         let started = Instant::now();
         let (status, outcome) = match request.send().await {
             Ok(response) => {
                 let status = response.status();
+                let retry_after = response
+                    .headers()
+                    .get(RETRY_AFTER)
+                    .and_then(|value| value.to_str().ok())
+                    .and_then(parse_retry_after);
                 let body = read_body(endpoint.name, response, MAX_RESPONSE_BODY)
                     .await
                     .map(|body| Reply {
                         op: endpoint.name,
                         status,
                         body,
+                        retry_after,
                     });
                 (status.as_u16(), body)
             }
@@ -317,8 +409,68 @@ impl Client {
         if let Some(observer) = &self.observer {
             observer(endpoint.name, status, elapsed);
         }
+        if let (Some(pacing), Ok(reply)) = (&self.pacing, &outcome) {
+            if let Error::Throttled { asked, detail, .. } = reply.error() {
+                pacing.throttled(asked, &detail);
+            }
+        }
         outcome
     }
+}
+
+/// The longest `Retry-After` honoured; a longer one is cut to it.
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(600);
+
+/// `Retry-After` in seconds (the form LiteLLM and most proxies send) or as
+/// an HTTP date, at most [`MAX_RETRY_AFTER`]; `None` for anything else.
+pub fn parse_retry_after(value: &str) -> Option<Duration> {
+    let value = value.trim();
+    let delay = if let Ok(seconds) = value.parse::<u64>() {
+        Duration::from_secs(seconds)
+    } else {
+        let at = httpdate_to_unix(value)?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?
+            .as_secs();
+        Duration::from_secs(at.saturating_sub(now))
+    };
+    Some(delay.min(MAX_RETRY_AFTER))
+}
+
+/// Seconds since the epoch of an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37
+/// GMT`), the HTTP date form servers must send.
+fn httpdate_to_unix(text: &str) -> Option<u64> {
+    let parts: Vec<&str> = text.split_whitespace().collect();
+    let [_, day, month, year, time, "GMT"] = parts.as_slice() else {
+        return None;
+    };
+    let month = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ]
+    .iter()
+    .position(|m| m == month)? as i64
+        + 1;
+    let (day, year): (i64, i64) = (day.parse().ok()?, year.parse().ok()?);
+    let clock: Vec<i64> = time
+        .split(':')
+        .map(|p| p.parse().ok())
+        .collect::<Option<_>>()?;
+    let [hour, minute, second] = clock.as_slice() else {
+        return None;
+    };
+    // Days from civil (Howard Hinnant's algorithm).
+    let (y, m) = if month <= 2 {
+        (year - 1, month + 9)
+    } else {
+        (year, month - 3)
+    };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * m + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    u64::try_from(days * 86_400 + hour * 3600 + minute * 60 + second).ok()
 }
 
 /// Reads the body of `response` as it arrives, keeping at most `limit`

@@ -40,6 +40,18 @@ pub enum Error {
     #[error("{op}: temporary failure: {detail}")]
     Retryable { op: &'static str, detail: String },
 
+    /// 429 or 503 with `Retry-After` (`asked`): no request to the proxy
+    /// before `retry_after` from now. Requests of the same proxy meanwhile
+    /// fail the same way without being sent (see
+    /// [`Pacing`](super::Pacing)).
+    #[error("{op}: temporary failure: {detail}; the proxy asks to retry after {}s", asked.as_secs())]
+    Throttled {
+        op: &'static str,
+        detail: String,
+        asked: std::time::Duration,
+        retry_after: std::time::Duration,
+    },
+
     /// Any other 4xx (or an unexpected 1xx/3xx): retrying the same request
     /// will not help.
     #[error("{op}: rejected with HTTP {status}: {detail}")]
@@ -72,7 +84,15 @@ pub enum Error {
 impl Error {
     /// Whether the same request may succeed later without any change.
     pub fn is_retryable(&self) -> bool {
-        matches!(self, Error::Retryable { .. })
+        matches!(self, Error::Retryable { .. } | Error::Throttled { .. })
+    }
+
+    /// How long the proxy asked the caller to wait, if it did.
+    pub fn retry_after(&self) -> Option<std::time::Duration> {
+        match self {
+            Error::Throttled { retry_after, .. } => Some(*retry_after),
+            _ => None,
+        }
     }
 
     /// The generic class of a non-success response.

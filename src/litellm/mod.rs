@@ -16,7 +16,9 @@ mod teams;
 use serde::{Deserialize, Deserializer};
 
 pub use budgets::{BudgetInfo, BudgetRequest};
-pub use client::{Client, ClientConfig, Observer, MAX_RESPONSE_BODY};
+pub use client::{
+    parse_retry_after, Client, ClientConfig, Observer, Pacing, MAX_RESPONSE_BODY, MAX_RETRY_AFTER,
+};
 pub use error::Error;
 pub use health::Readiness;
 pub use keys::{KeyGenerated, KeyInfo, KeyRequest, RegenerateRequest};

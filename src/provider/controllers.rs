@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
-use kube::runtime::controller::Controller;
+use kube::runtime::controller::{self, Controller};
 use kube::runtime::watcher;
 use tokio_stream::StreamExt;
 
@@ -47,8 +47,10 @@ async fn drive<K: ManagedKind + Debug>(controller: Controller<Tolerant<K>>, ctx:
 fn plain<K: ManagedKind + Debug>(
     client: &kube::Client,
     namespace: Option<&str>,
+    concurrency: u16,
 ) -> Controller<Tolerant<K>> {
     Controller::new(api::<K>(client, namespace), watcher::Config::default())
+        .with_config(controller::Config::default().concurrency(concurrency))
 }
 
 /// Runs the team, key, budget and model controllers until SIGTERM/Ctrl-C,
@@ -62,11 +64,14 @@ pub async fn run(ctx: Arc<Context>, namespace: Option<String>) {
         None => Api::all(client.clone()),
     };
     let owned = watcher::Config::default().labels(&format!("{MANAGED_BY_LABEL}={MANAGED_BY}"));
-    let keys = plain::<LiteLLMVirtualKey>(&client, namespace).owns(secrets, owned);
+    // Each kind reconciles at most `concurrency` objects at once, as a
+    // crossplane-runtime provider's controllers do (`--max-reconcile-rate`).
+    let n = ctx.concurrency;
+    let keys = plain::<LiteLLMVirtualKey>(&client, namespace, n).owns(secrets, owned);
     tokio::join!(
-        drive(plain::<LiteLLMTeam>(&client, namespace), ctx.clone()),
+        drive(plain::<LiteLLMTeam>(&client, namespace, n), ctx.clone()),
         drive(keys, ctx.clone()),
-        drive(plain::<LiteLLMBudget>(&client, namespace), ctx.clone()),
-        drive(plain::<LiteLLMModel>(&client, namespace), ctx.clone()),
+        drive(plain::<LiteLLMBudget>(&client, namespace, n), ctx.clone()),
+        drive(plain::<LiteLLMModel>(&client, namespace, n), ctx.clone()),
     );
 }

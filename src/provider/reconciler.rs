@@ -45,6 +45,10 @@ pub const FINALIZER: &str = "litellm.crossplane.io/managed-resource";
 /// nothing is orphaned by accident.
 pub const RELEASE_ON_MISSING_INSTANCE: &str = "litellm.crossplane.io/release-on-missing-instance";
 
+/// crossplane-runtime providers' default `--max-reconcile-rate`, which they
+/// use as each controller's concurrency.
+pub const DEFAULT_MAX_RECONCILE_RATE: u16 = 10;
+
 /// Default interval between observations of a healthy resource.
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(60);
 
@@ -58,6 +62,10 @@ pub struct Context {
     pub default_poll_interval: Duration,
     /// Every poll interval, default or annotated, is clamped into these.
     pub poll_bounds: timing::PollBounds,
+    /// Reconciliations of one kind at once (`--max-reconcile-rate`).
+    pub concurrency: u16,
+    litellm_timeout: Duration,
+    max_in_flight: usize,
     clients: ClientCache,
     /// Consecutive failures by resource uid, for the retry backoff.
     failures: Mutex<HashMap<String, u32>>,
@@ -79,6 +87,9 @@ impl Context {
             cluster_id: cluster_id.into(),
             default_poll_interval: DEFAULT_POLL_INTERVAL,
             poll_bounds: timing::PollBounds::default(),
+            concurrency: DEFAULT_MAX_RECONCILE_RATE,
+            litellm_timeout: DEFAULT_LITELLM_TIMEOUT,
+            max_in_flight: resolve::DEFAULT_MAX_IN_FLIGHT,
             failures: Mutex::new(HashMap::new()),
             unreadable: tolerant::Reports::default(),
         }
@@ -107,8 +118,34 @@ impl Context {
     /// failure whose write may still have happened; the fault-injection
     /// tests shorten it to provoke that case in seconds.
     pub fn with_litellm_timeout(mut self, timeout: Duration) -> Self {
-        self.clients = ClientCache::new(self.metrics.observer(), timeout);
+        self.litellm_timeout = timeout;
+        self.rebuild_clients();
         self
+    }
+
+    /// Reconciliations of one kind at once: crossplane-runtime's providers
+    /// take this from `--max-reconcile-rate` (default
+    /// [`DEFAULT_MAX_RECONCILE_RATE`]); at least 1.
+    pub fn with_max_reconcile_rate(mut self, rate: u16) -> Self {
+        self.concurrency = rate.max(1);
+        self
+    }
+
+    /// Admin requests in flight to one proxy at once, over every kind
+    /// (default [`resolve::DEFAULT_MAX_IN_FLIGHT`]); more wait their turn
+    /// before their timeout starts.
+    pub fn with_max_in_flight(mut self, max: usize) -> Self {
+        self.max_in_flight = max.max(1);
+        self.rebuild_clients();
+        self
+    }
+
+    fn rebuild_clients(&mut self) {
+        self.clients = ClientCache::with_in_flight(
+            self.metrics.observer(),
+            self.litellm_timeout,
+            self.max_in_flight,
+        );
     }
 
     fn failures(&self) -> std::sync::MutexGuard<'_, HashMap<String, u32>> {
@@ -165,6 +202,8 @@ pub enum Error {
     Reported {
         reason: &'static str,
         message: String,
+        /// The proxy's `Retry-After`, honoured instead of the backoff.
+        retry_after: Option<Duration>,
     },
 }
 
@@ -190,6 +229,22 @@ impl Error {
 }
 
 impl Error {
+    /// How long the proxy asked to wait before the next try (HTTP 429/503
+    /// with `Retry-After`).
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Error::External(ExternalError::LiteLLM(err)) => err.retry_after(),
+            Error::Finalizer(inner) => match inner.as_ref() {
+                finalizer::Error::ApplyFailed(err) | finalizer::Error::CleanupFailed(err) => {
+                    err.retry_after()
+                }
+                _ => None,
+            },
+            Error::Reported { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
     /// A write lost a race with another writer (HTTP 409): the next
     /// reconciliation reads the new version and tries again. Like
     /// crossplane-runtime's `SilentlyRequeueOnConflict`, such an error is
@@ -281,6 +336,7 @@ pub async fn reconcile<K: ManagedKind>(mr: Arc<K>, ctx: Arc<Context>) -> Result<
         Err(err) => Err(Error::Reported {
             reason: err.reason(),
             message: scrubber.scrub(&err.to_string()),
+            retry_after: err.retry_after(),
         }),
     }
 }
@@ -369,6 +425,10 @@ pub fn error_policy<K: ManagedKind>(mr: Arc<K>, err: &Error, ctx: Arc<Context>) 
         *attempt = attempt.saturating_add(1);
         *attempt
     };
+    if let Some(wait) = err.retry_after() {
+        // As asked by the proxy; the backoff goes on counting meanwhile.
+        return Action::requeue(wait.max(Duration::from_millis(100)));
+    }
     Action::requeue(timing::backoff(attempt, ctx.poll_interval(&*mr)))
 }
 

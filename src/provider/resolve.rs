@@ -2,7 +2,7 @@
 //! resources, the `LiteLLMInstance` and its master key.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Namespace, Secret as KubeSecret};
@@ -15,7 +15,7 @@ use crate::api::budget::LiteLLMBudget;
 use crate::api::common::{find_condition, InstanceRef, SecretKeySelector, EXTERNAL_NAME};
 use crate::api::instance::{AllowedNamespaces, LiteLLMInstance, LiteLLMInstanceStatus};
 use crate::api::team::LiteLLMTeam;
-use crate::litellm::{self, ClientConfig, Observer, Secret};
+use crate::litellm::{self, ClientConfig, Observer, Pacing, Secret};
 
 use super::conditions::READY;
 use super::managed::ManagedKind;
@@ -170,15 +170,40 @@ pub struct ClientCache {
     /// Of every client built here; see [`ClientConfig::timeout`].
     timeout: Duration,
     clients: Mutex<HashMap<[u8; 32], litellm::Client>>,
+    /// How requests to one proxy (by admin endpoint) are paced, shared by
+    /// every client of it and every controller.
+    pacing: Mutex<HashMap<String, Arc<Pacing>>>,
+    max_in_flight: usize,
 }
+
+/// Default bound on the admin requests in flight to one proxy.
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 10;
 
 impl ClientCache {
     pub fn new(observer: Observer, timeout: Duration) -> Self {
+        Self::with_in_flight(observer, timeout, DEFAULT_MAX_IN_FLIGHT)
+    }
+
+    /// At most `max_in_flight` (at least 1) admin requests at once per proxy.
+    pub fn with_in_flight(observer: Observer, timeout: Duration, max_in_flight: usize) -> Self {
         Self {
             observer,
             timeout,
             clients: Mutex::new(HashMap::new()),
+            pacing: Mutex::new(HashMap::new()),
+            max_in_flight: max_in_flight.max(1),
         }
+    }
+
+    fn pacing(&self, endpoint: &str) -> Arc<Pacing> {
+        let mut pacing = self
+            .pacing
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        pacing
+            .entry(endpoint.to_owned())
+            .or_insert_with(|| Pacing::new(self.max_in_flight))
+            .clone()
     }
 
     fn get(
@@ -210,7 +235,8 @@ impl ClientCache {
             ca_pem,
             timeout: self.timeout,
         })?
-        .with_observer(self.observer.clone());
+        .with_observer(self.observer.clone())
+        .with_pacing(self.pacing(endpoint));
         // Rotated keys and moved endpoints leave stale entries; a small
         // bound keeps them from piling up.
         if clients.len() >= 64 {

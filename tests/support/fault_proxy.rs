@@ -41,6 +41,9 @@ pub enum Fault {
     /// text, without forwarding: a proxy that echoes what it was sent,
     /// secrets included.
     EchoBody(u16),
+    /// Answer this status (429 or 503) with `Retry-After: <seconds>`,
+    /// without forwarding: an overloaded proxy asking the client to wait.
+    Throttle(u16, u64),
 }
 
 /// A fault armed for the next `remaining` requests of one route.
@@ -60,6 +63,11 @@ struct State {
     /// Stalled requests not yet forwarded.
     stalled: u32,
     refusing: bool,
+    /// Requests being forwarded right now, and the most there ever were.
+    in_flight: u32,
+    peak_in_flight: u32,
+    /// When each request of a route arrived, in order.
+    arrivals: HashMap<String, Vec<std::time::Instant>>,
 }
 
 impl State {
@@ -174,6 +182,21 @@ impl FaultProxy {
     pub fn injected(&self, method: &str, path: &str) -> u32 {
         let route = route(method, path);
         self.state().injected.get(&route).copied().unwrap_or(0)
+    }
+
+    /// The most requests this proxy was forwarding at the same time.
+    pub fn peak_in_flight(&self) -> u32 {
+        self.state().peak_in_flight
+    }
+
+    /// When each request of `method path` arrived, in order.
+    pub fn arrivals(&self, method: &str, path: &str) -> Vec<std::time::Instant> {
+        let route = route(method, path);
+        self.state()
+            .arrivals
+            .get(&route)
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// Waits until every stalled request has been forwarded, so assertions
@@ -340,7 +363,15 @@ impl Forwarder {
         };
         let mut stream = reader.into_inner();
         let route = route(&request.method, &request.target);
-        let fault = self.state().take_fault(&route);
+        let fault = {
+            let mut state = self.state();
+            state
+                .arrivals
+                .entry(route.clone())
+                .or_default()
+                .push(std::time::Instant::now());
+            state.take_fault(&route)
+        };
         let reply = match fault {
             None => self.forward(&route, request).await,
             Some(Fault::Status(code)) => {
@@ -365,6 +396,17 @@ impl Forwarder {
                 let body = serde_json::json!({"detail": format!("cannot handle {echoed}")});
                 let json = [("content-type".to_owned(), "application/json".to_owned())];
                 let _ = respond(&mut stream, status, &json, body.to_string().as_bytes()).await;
+                return;
+            }
+            Some(Fault::Throttle(code, seconds)) => {
+                let status = StatusCode::from_u16(code).expect("a valid status code");
+                let body =
+                    format!(r#"{{"error":{{"message":"injected: HTTP {code}, slow down"}}}}"#);
+                let headers = [
+                    ("content-type".to_owned(), "application/json".to_owned()),
+                    ("retry-after".to_owned(), seconds.to_string()),
+                ];
+                let _ = respond(&mut stream, status, &headers, body.as_bytes()).await;
                 return;
             }
             Some(Fault::Stall(delay)) => {
@@ -398,7 +440,14 @@ impl Forwarder {
         for (name, value) in request.headers.iter().filter(|(n, _)| !hop_by_hop(n)) {
             outgoing = outgoing.header(name, value);
         }
-        let response = outgoing.send().await.map_err(|e| e.to_string())?;
+        {
+            let mut state = self.state();
+            state.in_flight += 1;
+            state.peak_in_flight = state.peak_in_flight.max(state.in_flight);
+        }
+        let response = outgoing.send().await;
+        self.state().in_flight -= 1;
+        let response = response.map_err(|e| e.to_string())?;
         *self.state().forwarded.entry(route.to_owned()).or_default() += 1;
         let status = response.status();
         let headers = response

@@ -48,6 +48,7 @@ pub fn options(namespace: &str) -> InstanceOptions {
         ready_interval: Duration::from_secs(1),
         not_ready_interval: Duration::from_secs(1),
         probe_timeout: Duration::from_secs(2),
+        ..InstanceOptions::default()
     }
 }
 

@@ -47,6 +47,8 @@ pub struct Setup {
     /// Run the LiteLLMInstance controller too (probing every second), so
     /// the instance's status follows its spec.
     pub instance_controller: bool,
+    /// The provider's bound on requests in flight to one proxy.
+    pub max_in_flight: Option<usize>,
     /// The instance is a provisioned one (`workload.managed` unset). Its
     /// status still says ready at `endpoint`, which stands in for the
     /// Service the provider would provision (unreachable from the test: the
@@ -129,6 +131,9 @@ pub async fn world_with(prefix: &str, setup: Setup) -> Option<World> {
     let mut ctx = context(&authz.client(), Metrics::default());
     if let Some(timeout) = setup.litellm_timeout {
         ctx = ctx.with_litellm_timeout(timeout);
+    }
+    if let Some(max) = setup.max_in_flight {
+        ctx = ctx.with_max_in_flight(max);
     }
     let controllers = vec![tokio::spawn(controllers::run(
         Arc::new(ctx),
@@ -224,6 +229,7 @@ impl World {
             ready_interval: Duration::from_secs(1),
             not_ready_interval: Duration::from_secs(1),
             probe_timeout: Duration::from_secs(2),
+            ..InstanceOptions::default()
         };
         let controller = instance::controller(self.provider_client(), options);
         self.controllers.push(tokio::spawn(controller));

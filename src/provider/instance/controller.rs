@@ -44,6 +44,8 @@ pub struct InstanceOptions {
     pub not_ready_interval: Duration,
     /// Bound on connecting to the proxy and on each probe request.
     pub probe_timeout: Duration,
+    /// Instances reconciled at once (`--max-reconcile-rate`).
+    pub concurrency: u16,
 }
 
 impl Default for InstanceOptions {
@@ -53,6 +55,7 @@ impl Default for InstanceOptions {
             ready_interval: Duration::from_secs(30),
             not_ready_interval: Duration::from_secs(10),
             probe_timeout: Duration::from_secs(5),
+            concurrency: crate::provider::reconciler::DEFAULT_MAX_RECONCILE_RATE,
         }
     }
 }
@@ -107,7 +110,10 @@ pub fn controller(client: kube::Client, options: InstanceOptions) -> impl Future
         // counts and the migration's outcome reach the status without
         // waiting for the requeue. Pods are not owned by the instance; the
         // requeue interval covers them.
+        let config = kube::runtime::controller::Config::default()
+            .concurrency(context.options.concurrency.max(1));
         let results = Controller::new(api, watcher::Config::default())
+            .with_config(config)
             .owns(deployments, watcher::Config::default())
             .owns(jobs, watcher::Config::default())
             .shutdown_on_signal()
