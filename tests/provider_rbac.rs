@@ -138,7 +138,7 @@ fn the_crossplane_role_names_exactly_the_packages_crds() {
 /// the README has admins apply grants the same rules.
 #[test]
 fn the_shipped_cluster_role_grants_exactly_the_permission_requests() {
-    let text = std::fs::read_to_string("deploy/rbac/provider-litellm-permissions.yaml").unwrap();
+    let text = std::fs::read_to_string("examples/runtime-config/provider/rbac.yaml").unwrap();
     let documents: Vec<Value> = serde_saphyr::from_multiple(&text).unwrap();
     let role = documents
         .iter()
