@@ -281,13 +281,12 @@ async fn events_and_series_follow_the_managed_resource_lifecycle() {
             .unwrap()
             >= 1.0
     );
-    assert!(
-        metered
-            .value(&by_gvk::<LiteLLMTeam>(
-                "crossplane_managed_resource_first_time_to_reconcile_seconds_count"
-            ))
-            .unwrap()
-            >= 1.0
+    assert_eq!(
+        metered.value(&by_gvk::<LiteLLMTeam>(
+            "crossplane_managed_resource_first_time_to_reconcile_seconds_count"
+        )),
+        Some(1.0),
+        "one team, observed once"
     );
     // Like crossplane-runtime's histograms, a series appears with its
     // first observation.

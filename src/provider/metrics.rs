@@ -22,7 +22,7 @@
 //! cache still holds. A reconciliation that a watch event triggers is not
 //! seen before it starts, so it never counts.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -425,17 +425,23 @@ impl Metrics {
         if !matches!(synced, None | Some("Unknown")) {
             return;
         }
-        if let Some(created) = created {
+        // kube-runtime's finalizer helper only adds the finalizer in the
+        // first reconciliation, so the second one finds no `Synced` either;
+        // crossplane-runtime writes the status in its first. One
+        // observation per resource all the same.
+        let first = self
+            .shared()
+            .lifecycle
+            .first_reconciled
+            .insert(uid.to_owned(), ())
+            .is_none();
+        if let (true, Some(created)) = (first, created) {
             self.first_reconcile
                 .get_or_create(&GvkLabel {
                     gvk: gvk.to_owned(),
                 })
                 .observe(seconds_since(created));
         }
-        self.shared()
-            .lifecycle
-            .first_reconciled
-            .insert(uid.to_owned(), ());
     }
 
     /// crossplane-runtime's `recordUnchanged` and `recordFirstTimeReady`:
@@ -547,9 +553,12 @@ struct Scrape {
 }
 
 impl Shared {
-    fn scrape(&self, now: Instant) -> Scrape {
+    /// Reads every cache once: counts the state gauges and the due requeues
+    /// of cached objects, and forgets requeues of objects the caches no
+    /// longer hold.
+    fn scrape(&mut self, now: Instant) -> Scrape {
         let mut scrape = Scrape::default();
-        let mut cached: HashMap<&str, Vec<Seen>> = HashMap::new();
+        let mut cached: HashMap<String, HashSet<String>> = HashMap::new();
         for source in &self.sources {
             let seen = (source.snapshot)();
             if let Some(gvk) = &source.gvk {
@@ -560,37 +569,23 @@ impl Shared {
                     states.synced += i64::from(object.synced);
                 }
             }
-            cached.entry(&source.controller).or_default().extend(seen);
+            cached
+                .entry(source.controller.clone())
+                .or_default()
+                .extend(seen.into_iter().map(|s| s.key));
         }
-        for (controller, queue) in &self.queues {
-            let known = cached.get(controller.as_str());
-            let waiting = queue
-                .iter()
-                .filter(|(_, due)| **due <= now)
-                .filter(|(key, _)| known.is_none_or(|seen| seen.iter().any(|s| &s.key == *key)))
-                .count();
+        for (controller, queue) in &mut self.queues {
+            // A controller whose cache is not watched keeps every entry.
+            if let Some(keys) = cached.get(controller) {
+                queue.retain(|key, _| keys.contains(key));
+            }
+            let waiting = queue.values().filter(|due| **due <= now).count();
             scrape.depth.insert(
                 controller.clone(),
                 i64::try_from(waiting).unwrap_or(i64::MAX),
             );
         }
         scrape
-    }
-
-    /// Forgets requeues of objects the caches no longer hold.
-    fn prune(&mut self) {
-        let mut cached: HashMap<String, Vec<String>> = HashMap::new();
-        for source in &self.sources {
-            cached
-                .entry(source.controller.clone())
-                .or_default()
-                .extend((source.snapshot)().into_iter().map(|s| s.key));
-        }
-        for (controller, queue) in &mut self.queues {
-            if let Some(keys) = cached.get(controller) {
-                queue.retain(|key, _| keys.contains(key));
-            }
-        }
     }
 }
 
@@ -613,7 +608,6 @@ impl Collector for StateCollector {
                 .shared
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
-            shared.prune();
             shared.scrape(Instant::now())
         };
         let gauges: [(&str, &str, fn(&States) -> i64); 3] = [
@@ -803,8 +797,7 @@ mod tests {
         queue.insert("ns/b".into(), now + Duration::from_secs(60));
         queue.insert("ns/gone".into(), now - Duration::from_secs(1));
         assert_eq!(shared.scrape(now).depth["c"], 1);
-        shared.prune();
-        assert!(!shared.queues["c"].contains_key("ns/gone"));
+        assert!(!shared.queues["c"].contains_key("ns/gone"), "forgotten");
         assert_eq!(
             shared.scrape(now + Duration::from_secs(61)).depth["c"],
             2,
@@ -838,6 +831,8 @@ mod tests {
         metrics.up_to_date("g", "old", Some(created), true);
         // Synced already set: not a first reconciliation.
         metrics.first_reconcile("g", "u", Some(created), Some("False"));
+        metrics.first_reconcile("g", "u", Some(created), None);
+        // The finalizer's reconciliation and the first apply: counted once.
         metrics.first_reconcile("g", "u", Some(created), None);
         metrics.up_to_date("g", "u", Some(created), false);
         metrics.up_to_date("g", "u", Some(created), true);

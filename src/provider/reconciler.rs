@@ -1111,4 +1111,25 @@ mod tests {
         assert!(!Error::Paused.is_conflict());
         assert!(!Error::UnsupportedPolicies("[]".into()).is_conflict());
     }
+
+    #[test]
+    fn a_failed_step_names_the_event_and_keeps_the_cause() {
+        let failed = Error::from(Failed {
+            step: Step::Observe,
+            error: ExternalError::Kube(api_error(409)),
+        });
+        assert_eq!(failed.step(), Some(Step::Observe));
+        assert!(failed.is_conflict(), "a conflict stays one");
+        assert_eq!(failed.reason(), "kubernetes");
+        let refs = at(Step::ResolveReferences)(Error::Blocked("teamRef web not found".into()));
+        assert_eq!(refs.step(), Some(Step::ResolveReferences));
+        assert_eq!(
+            refs.step().map(Step::reason),
+            Some("CannotResolveResourceReferences")
+        );
+        assert_eq!(refs.to_string(), "teamRef web not found");
+        assert_eq!(refs.reason(), "blocked");
+        assert!(matches!(refs.cause(), Error::Blocked(_)));
+        assert_eq!(Error::Paused.step(), None);
+    }
 }
