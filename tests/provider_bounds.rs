@@ -1251,7 +1251,8 @@ async fn an_endless_answer_from_the_proxy_is_reported_and_the_team_recovers() {
             .expect("events")
             .items
             .into_iter()
-            .filter(|e| e.reason.as_deref() == Some("ReconcileError"))
+            // The read that failed is the observation: crossplane-runtime's reason.
+            .filter(|e| e.reason.as_deref() == Some("CannotObserveExternalResource"))
             .filter_map(|e| e.note)
             .find(|note| note.contains("GET /team/info"))
     })

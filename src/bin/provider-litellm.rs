@@ -105,6 +105,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(args.metrics_address).await?;
     tokio::spawn(http::serve(listener, Arc::new(registry)));
 
+    let instance_metrics = metrics.clone();
     let ctx = Arc::new(
         Context::new(client.clone(), cluster_id, metrics)
             .with_poll_interval(args.poll_interval)
@@ -128,7 +129,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         async move {
             tokio::join!(
                 controllers::run(ctx, namespace),
-                instance::controller(client, instance_options),
+                instance::controller_with_metrics(client, instance_options, instance_metrics),
             );
         }
     };

@@ -5,6 +5,7 @@ pub mod build;
 pub mod compose;
 pub mod error;
 pub mod grpc;
+pub mod grpc_metrics;
 pub mod metrics;
 pub mod render;
 pub mod request;

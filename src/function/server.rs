@@ -1,6 +1,9 @@
 //! Serving the function: `apiextensions.fn.proto.v1` and the identical
 //! legacy `v1beta1` service (Crossplane 1.14-1.16) on one port, with mTLS,
-//! the gRPC health service, reflection and Prometheus metrics.
+//! the gRPC health service, reflection and Prometheus metrics: the
+//! function's own and the `grpc_server_*` series of function-sdk-go (see
+//! [`super::grpc_metrics`]), at `--metrics-address` (`:8080`, the Go SDK's
+//! default).
 //!
 //! The SDK's own server only registers the v1 service, so this assembles the
 //! same parts (its CLI `Args`, generated service, descriptor set, TLS rules)
@@ -20,6 +23,7 @@ use tonic::transport::{Certificate, Identity, Server, ServerTlsConfig};
 use tonic_health::ServingStatus;
 
 use super::grpc::RunFunctionService;
+use super::grpc_metrics::GrpcMetrics;
 use super::metrics::Metrics;
 
 /// Name of the legacy service, identical to v1 on the wire.
@@ -175,9 +179,12 @@ pub async fn serve_on(
     }
 
     let metrics = Arc::new(Metrics::default());
+    // The series function-sdk-go serves, besides the function's own.
+    let grpc = GrpcMetrics::default();
     if !args.metrics_address.is_empty() {
         let mut registry = Registry::default();
         metrics.register(&mut registry);
+        grpc.register(&mut registry);
         let address = metrics_address(&args.metrics_address)?;
         let metrics_listener = tokio::net::TcpListener::bind(address)
             .await
@@ -206,9 +213,9 @@ pub async fn serve_on(
 
     tracing::info!(address = %listener.local_addr().map(|a| a.to_string()).unwrap_or_default(), insecure = args.insecure, "serving FunctionRunnerService v1 and v1beta1");
     builder
-        .add_service(v1.clone())
-        .add_service(V1beta1(v1))
-        .add_service(health)
+        .add_service(grpc.count(v1.clone()))
+        .add_service(grpc.count(V1beta1(v1)))
+        .add_service(grpc.count(health))
         .add_service(reflection)
         .serve_with_incoming_shutdown(incoming(listener), shutdown)
         .await?;

@@ -8,13 +8,17 @@ use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
 use kube::runtime::controller::{self, Controller};
 use kube::runtime::watcher;
+use kube::Resource;
 use tokio_stream::StreamExt;
 
+use crate::api::common::find_condition;
 use crate::api::{LiteLLMBudget, LiteLLMModel, LiteLLMTeam, LiteLLMVirtualKey};
 
+use super::conditions::{READY, SYNCED};
 use super::connection::{MANAGED_BY, MANAGED_BY_LABEL};
 use super::managed::ManagedKind;
-use super::reconciler::{error_policy_tolerant, reconcile_tolerant, Context};
+use super::metrics::{self, Metrics, Seen};
+use super::reconciler::{error_policy_tolerant, object_key, reconcile_tolerant, Context};
 use super::tolerant::Tolerant;
 
 fn api<K: ManagedKind>(client: &kube::Client, namespace: Option<&str>) -> Api<Tolerant<K>> {
@@ -24,8 +28,37 @@ fn api<K: ManagedKind>(client: &kube::Client, namespace: Option<&str>) -> Api<To
     }
 }
 
+/// What the state gauges and the queue need of a cached object: an object
+/// kube-rs cannot read exists, and is neither ready nor synced.
+fn seen<K: ManagedKind>(object: &Tolerant<K>) -> Seen {
+    let status = |type_: &str| match object {
+        Tolerant::Ok(mr) => mr
+            .managed_status()
+            .and_then(|s| find_condition(&s.conditions, type_))
+            .is_some_and(|c| c.status == "True"),
+        Tolerant::Unreadable(_) => false,
+    };
+    Seen {
+        key: object_key(object.meta()),
+        ready: status(READY),
+        synced: status(SYNCED),
+    }
+}
+
+/// Feeds `metrics` from the controller's cache: crossplane-runtime's state
+/// gauges list the managed resources from the manager's cache the same way.
+fn watch<K: ManagedKind>(metrics: &Metrics, controller: &Controller<Tolerant<K>>) {
+    let store = controller.store();
+    metrics.watch(
+        &metrics::managed_controller::<K>(),
+        Some(metrics::gvk::<K>()),
+        move || store.state().iter().map(|o| seen(o)).collect(),
+    );
+}
+
 /// Runs one controller until shutdown, logging each outcome.
 async fn drive<K: ManagedKind + Debug>(controller: Controller<Tolerant<K>>, ctx: Arc<Context>) {
+    watch(&ctx.metrics, &controller);
     let results = controller.shutdown_on_signal().run(
         reconcile_tolerant::<K>,
         error_policy_tolerant::<K>,

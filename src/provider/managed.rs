@@ -75,6 +75,66 @@ impl ExternalError {
     }
 }
 
+/// The step of Crossplane's managed reconciler that failed, which names
+/// the event reported on the resource: crossplane-runtime's
+/// `pkg/reconciler/managed/reconciler.go` emits one warning reason per step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Step {
+    /// Resolving `spec.forProvider` references (`ResolveReferences`).
+    ResolveReferences,
+    /// Reaching the LiteLLMInstance, this provider's ProviderConfig
+    /// (`Connect`).
+    Connect,
+    /// Choosing and recording the external name (`Initialize`).
+    Initialize,
+    Observe,
+    Create,
+    /// `Update`, and a kind's upkeep of an existing object (a key's
+    /// replacement or rotation).
+    Update,
+    Delete,
+    /// Writing the connection Secret (`PublishConnection`).
+    PublishConnection,
+    /// Writing the managed resource itself: an external name LiteLLM
+    /// chose, late initialization (`client.Update` of the resource).
+    UpdateManaged,
+}
+
+impl Step {
+    /// The event reason crossplane-runtime records when this step fails.
+    pub const fn reason(self) -> &'static str {
+        match self {
+            Step::ResolveReferences => "CannotResolveResourceReferences",
+            Step::Connect => "CannotConnectToProvider",
+            Step::Initialize => "CannotInitializeManagedResource",
+            Step::Observe => "CannotObserveExternalResource",
+            Step::Create => "CannotCreateExternalResource",
+            Step::Update => "CannotUpdateExternalResource",
+            Step::Delete => "CannotDeleteExternalResource",
+            Step::PublishConnection => "CannotPublishConnectionDetails",
+            Step::UpdateManaged => "CannotUpdateManagedResource",
+        }
+    }
+}
+
+/// An error and the [`Step`] it stopped. Its text is the error's alone.
+#[derive(Debug, thiserror::Error)]
+#[error("{error}")]
+pub struct Failed<E> {
+    pub step: Step,
+    pub error: E,
+}
+
+impl<E> Failed<E> {
+    /// Tags errors of `step`: `.map_err(Failed::at(Step::Observe))`.
+    pub fn at<F: Into<E>>(step: Step) -> impl FnOnce(F) -> Self {
+        move |error| Failed {
+            step,
+            error: error.into(),
+        }
+    }
+}
+
 /// What observing the LiteLLM object found.
 #[derive(Debug, Clone)]
 pub struct Observation<K: ManagedKind> {
@@ -314,9 +374,12 @@ pub async fn sync<K: ManagedKind, E: External<K>>(
     owner: &Owner,
     instance_namespace: &str,
     external: &E,
-) -> Result<Synced<K>, ExternalError> {
+) -> Result<Synced<K>, Failed<ExternalError>> {
     let policies = &mr.managed().management_policies;
-    let observation = external.observe(mr, id).await?;
+    let observation = external
+        .observe(mr, id)
+        .await
+        .map_err(Failed::at(Step::Observe))?;
     let mut synced = Synced {
         outcome: Outcome::UpToDate,
         late_init: None,
@@ -325,7 +388,12 @@ pub async fn sync<K: ManagedKind, E: External<K>>(
     };
     if !observation.exists {
         synced.outcome = if policy_allows(policies, ManagementPolicy::Create) {
-            Outcome::Created(external.create(mr, id).await?)
+            Outcome::Created(
+                external
+                    .create(mr, id)
+                    .await
+                    .map_err(Failed::at(Step::Create))?,
+            )
         } else {
             Outcome::Missing
         };
@@ -345,7 +413,10 @@ pub async fn sync<K: ManagedKind, E: External<K>>(
     synced.outcome = if observation.up_to_date() {
         Outcome::UpToDate
     } else if policy_allows(policies, ManagementPolicy::Update) {
-        external.update(mr, id, &observation.drift).await?;
+        external
+            .update(mr, id, &observation.drift)
+            .await
+            .map_err(Failed::at(Step::Update))?;
         Outcome::Updated(observation.drift.clone())
     } else {
         Outcome::DriftReported(observation.drift.clone())
@@ -387,12 +458,15 @@ pub async fn cleanup<K: ManagedKind, E: External<K>>(
     owner: &Owner,
     instance_namespace: &str,
     external: &E,
-) -> Result<Cleanup, ExternalError> {
+) -> Result<Cleanup, Failed<ExternalError>> {
     let id = match deletion_target(mr, id) {
         Ok(id) => id,
         Err(released) => return Ok(released),
     };
-    let observation = external.observe(mr, id).await?;
+    let observation = external
+        .observe(mr, id)
+        .await
+        .map_err(Failed::at(Step::Observe))?;
     if !observation.exists {
         return Ok(Cleanup::Gone);
     }
@@ -401,8 +475,14 @@ pub async fn cleanup<K: ManagedKind, E: External<K>>(
     {
         return Ok(Cleanup::Refused(refusal));
     }
-    external.delete_related(mr).await?;
-    external.delete(id).await?;
+    external
+        .delete_related(mr)
+        .await
+        .map_err(Failed::at(Step::Delete))?;
+    external
+        .delete(id)
+        .await
+        .map_err(Failed::at(Step::Delete))?;
     Ok(Cleanup::Deleted)
 }
 
@@ -471,7 +551,9 @@ mod tests {
     /// every call.
     struct Fake {
         observation: Observation<LiteLLMTeam>,
-        fail_create: bool,
+        /// The one call that fails: "observe", "create", "update" or
+        /// "delete".
+        failing: Option<&'static str>,
         /// What a successful create reports.
         creation: Creation,
         calls: Mutex<Vec<String>>,
@@ -481,7 +563,7 @@ mod tests {
         fn new(observation: Observation<LiteLLMTeam>) -> Self {
             Self {
                 observation,
-                fail_create: false,
+                failing: None,
                 creation: Creation::default(),
                 calls: Mutex::new(Vec::new()),
             }
@@ -492,6 +574,15 @@ mod tests {
         fn log(&self, call: String) {
             self.calls.lock().unwrap().push(call);
         }
+        fn outcome(&self, call: &'static str) -> Result<(), ExternalError> {
+            if self.failing != Some(call) {
+                return Ok(());
+            }
+            Err(ExternalError::LiteLLM(litellm::Error::Retryable {
+                op: "POST /team/new",
+                detail: "timed out".into(),
+            }))
+        }
     }
 
     impl External<LiteLLMTeam> for Fake {
@@ -501,25 +592,21 @@ mod tests {
             id: &str,
         ) -> Result<Observation<LiteLLMTeam>, ExternalError> {
             self.log(format!("observe {id}"));
+            self.outcome("observe")?;
             Ok(self.observation.clone())
         }
         async fn create(&self, _: &LiteLLMTeam, id: &str) -> Result<Creation, ExternalError> {
             self.log(format!("create {id}"));
-            if self.fail_create {
-                return Err(ExternalError::LiteLLM(litellm::Error::Retryable {
-                    op: "POST /team/new",
-                    detail: "timed out".into(),
-                }));
-            }
+            self.outcome("create")?;
             Ok(self.creation.clone())
         }
         async fn update(&self, _: &LiteLLMTeam, id: &str, _: &Diff) -> Result<(), ExternalError> {
             self.log(format!("update {id}"));
-            Ok(())
+            self.outcome("update")
         }
         async fn delete(&self, id: &str) -> Result<(), ExternalError> {
             self.log(format!("delete {id}"));
-            Ok(())
+            self.outcome("delete")
         }
     }
 
@@ -744,11 +831,12 @@ mod tests {
     #[tokio::test]
     async fn a_failed_create_is_an_error_and_the_next_sync_finds_the_object() {
         let mut fake = Fake::new(Observation::absent());
-        fake.fail_create = true;
+        fake.failing = Some("create");
         let err = sync(&team(&[All]), "ns.web", &me(), "ns", &fake)
             .await
             .unwrap_err();
-        assert!(err.is_retryable());
+        assert_eq!(err.step, Step::Create);
+        assert!(err.error.is_retryable());
         // The response was lost but the team exists under the recorded id:
         // the retry reads it and creates nothing.
         let fake = Fake::new(live(Some(me()), &[]));
@@ -757,6 +845,56 @@ mod tests {
             .unwrap();
         assert_eq!(synced.outcome, Outcome::UpToDate);
         assert_eq!(fake.calls(), ["observe ns.web"]);
+    }
+
+    /// Each failure names the step it stopped, which names the event:
+    /// crossplane-runtime's reasons.
+    #[tokio::test]
+    async fn failures_carry_the_step_that_failed() {
+        let cases = [
+            ("observe", Observation::absent(), Step::Observe),
+            ("create", Observation::absent(), Step::Create),
+            ("update", live(Some(me()), &["teamAlias"]), Step::Update),
+        ];
+        for (failing, observation, step) in cases {
+            let mut fake = Fake::new(observation);
+            fake.failing = Some(failing);
+            let err = sync(&team(&[All]), "ns.web", &me(), "ns", &fake)
+                .await
+                .unwrap_err();
+            assert_eq!(err.step, step, "{failing}");
+            assert_eq!(err.to_string(), err.error.to_string(), "{failing}");
+        }
+        for (failing, step) in [("observe", Step::Observe), ("delete", Step::Delete)] {
+            let mut fake = Fake::new(live(Some(me()), &[]));
+            fake.failing = Some(failing);
+            let err = cleanup(&team(&[All]), Some("ns.web"), &me(), "ns", &fake)
+                .await
+                .unwrap_err();
+            assert_eq!(err.step, step, "{failing}");
+        }
+        let reasons: Vec<&str> = [
+            Step::ResolveReferences,
+            Step::Observe,
+            Step::Create,
+            Step::Update,
+            Step::Delete,
+            Step::PublishConnection,
+        ]
+        .into_iter()
+        .map(Step::reason)
+        .collect();
+        assert_eq!(
+            reasons,
+            [
+                "CannotResolveResourceReferences",
+                "CannotObserveExternalResource",
+                "CannotCreateExternalResource",
+                "CannotUpdateExternalResource",
+                "CannotDeleteExternalResource",
+                "CannotPublishConnectionDetails",
+            ]
+        );
     }
 
     #[tokio::test]

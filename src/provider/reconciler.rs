@@ -17,8 +17,8 @@ use kube::ResourceExt;
 use serde_json::json;
 
 use crate::api::common::{
-    paused_by_policies, supported_management_policies, Condition, ManagedStatus, EXTERNAL_NAME,
-    PAUSED, POLL_INTERVAL,
+    find_condition, paused_by_policies, supported_management_policies, Condition, ManagedStatus,
+    EXTERNAL_NAME, PAUSED, POLL_INTERVAL,
 };
 use crate::litellm::Secret;
 
@@ -26,9 +26,10 @@ use super::conditions::{self, condition, reason, READY, SYNCED};
 use super::connection;
 use super::dependents;
 use super::managed::{
-    self, Cleanup, Connection, Creation, External, ExternalError, Maintained, ManagedKind, Outcome,
+    self, Cleanup, Connection, Creation, External, ExternalError, Failed, Maintained, ManagedKind,
+    Outcome, Step,
 };
-use super::metrics::Metrics;
+use super::metrics::{self as series, Metrics, ReconcileResult};
 use super::ownership::Owner;
 use super::resolve::{self, ClientCache, Resolved, Unresolved, DEFAULT_LITELLM_TIMEOUT};
 use super::scrub::Scrubber;
@@ -205,12 +206,53 @@ pub enum Error {
         /// The proxy's `Retry-After`, honoured instead of the backoff.
         retry_after: Option<Duration>,
     },
+    /// The error of one step of Crossplane's managed reconciler, which
+    /// names the event (see [`Step::reason`]). Its text is the error's.
+    #[error("{}", .0.error)]
+    Failed(Box<Failed<Error>>),
+}
+
+impl From<Failed<Error>> for Error {
+    fn from(failed: Failed<Error>) -> Self {
+        Error::Failed(Box::new(failed))
+    }
+}
+
+impl From<Failed<ExternalError>> for Error {
+    fn from(failed: Failed<ExternalError>) -> Self {
+        Error::Failed(Box::new(Failed {
+            step: failed.step,
+            error: Error::External(failed.error),
+        }))
+    }
+}
+
+/// Tags errors of `step`: `.map_err(at(Step::ResolveReferences))`.
+fn at<E: Into<Error>>(step: Step) -> impl FnOnce(E) -> Error {
+    move |error| Error::Failed(Box::new(Failed::at(step)(error)))
 }
 
 impl Error {
+    /// The step that failed, for an error of one.
+    pub fn step(&self) -> Option<Step> {
+        match self {
+            Error::Failed(failed) => Some(failed.step),
+            _ => None,
+        }
+    }
+
+    /// The error without the step it stopped.
+    fn cause(&self) -> &Error {
+        match self {
+            Error::Failed(failed) => failed.error.cause(),
+            other => other,
+        }
+    }
+
     /// Metric label.
     pub fn reason(&self) -> &'static str {
         match self {
+            Error::Failed(failed) => failed.error.reason(),
             Error::Unresolved(Unresolved::Kube(_)) | Error::Kube(_) | Error::Finalizer(_) => {
                 "kubernetes"
             }
@@ -253,6 +295,7 @@ impl Error {
         let conflict =
             |err: &kube::Error| matches!(err, kube::Error::Api(status) if status.code == 409);
         match self {
+            Error::Failed(failed) => failed.error.is_conflict(),
             Error::Kube(err) | Error::Unresolved(Unresolved::Kube(err)) => conflict(err),
             Error::External(ExternalError::Kube(err)) => conflict(err),
             Error::Finalizer(inner) => match inner.as_ref() {
@@ -271,6 +314,11 @@ impl Error {
 
 /// Metric label and reason of a deletion that waits for its dependents.
 const WAITING: &str = "waiting";
+
+/// crossplane-runtime's note of a paused resource, with the reason
+/// `ReconciliationPaused`.
+pub const PAUSED_NOTE: &str =
+    "Reconciliation is paused either through the `spec.managementPolicies` or the pause annotation";
 
 /// Delay before the retry of a reconciliation that lost a write race.
 const CONFLICT_REQUEUE: Duration = Duration::from_millis(200);
@@ -303,17 +351,70 @@ fn check_policies<K: ManagedKind>(mr: &K) -> Result<(), Error> {
     Err(Error::UnsupportedPolicies(listed))
 }
 
-/// Reconciles one managed resource of any kind: the entry point handed to
-/// `kube::runtime::Controller::run`.
+/// `namespace/name`: how the queue and the cache snapshots name an object.
+pub fn object_key(meta: &kube::api::ObjectMeta) -> String {
+    format!(
+        "{}/{}",
+        meta.namespace.as_deref().unwrap_or_default(),
+        meta.name.as_deref().unwrap_or_default()
+    )
+}
+
+/// `Action::requeue(after)`, with the requeue noted for `workqueue_depth`.
+fn requeue<K: ManagedKind>(ctx: &Context, mr: &K, after: Duration) -> Action {
+    ctx.metrics.requeued(
+        &series::managed_controller::<K>(),
+        &object_key(mr.meta()),
+        after,
+    );
+    Action::requeue(after)
+}
+
+/// controller-runtime's `result` label of a reconciliation that returned.
+fn result_of(result: &Result<Action, Error>) -> ReconcileResult {
+    match result {
+        Ok(action) if *action == Action::await_change() => ReconcileResult::Success,
+        Ok(_) => ReconcileResult::RequeueAfter,
+        Err(_) => ReconcileResult::Error,
+    }
+}
+
+/// Reconciles one managed resource of any kind, measured as
+/// controller-runtime measures a reconciliation.
 pub async fn reconcile<K: ManagedKind>(mr: Arc<K>, ctx: Arc<Context>) -> Result<Action, Error> {
+    let running = ctx
+        .metrics
+        .reconciling(&series::managed_controller::<K>(), &object_key(mr.meta()));
+    let (result, measured) = reconcile_managed(mr, &ctx).await;
+    running.finish(measured);
+    result
+}
+
+/// The reconciliation and its `result` label.
+async fn reconcile_managed<K: ManagedKind>(
+    mr: Arc<K>,
+    ctx: &Arc<Context>,
+) -> (Result<Action, Error>, ReconcileResult) {
     ctx.metrics.reconciled(K::NOUN);
+    let gvk = series::gvk::<K>();
+    let meta = mr.meta();
+    let uid = meta.uid.clone().unwrap_or_default();
+    let key = object_key(meta);
+    let created = meta.creation_timestamp.as_ref().map(|t| t.0);
+    let deletion_requested = meta.deletion_timestamp.as_ref().map(|t| t.0);
+    let finalizing = deletion_requested.is_some() && mr.finalizers().iter().any(|f| f == FINALIZER);
+    let synced = mr
+        .managed_status()
+        .and_then(|s| find_condition(&s.conditions, SYNCED))
+        .map(|c| c.status.clone());
+    ctx.metrics
+        .first_reconcile(&gvk, &uid, created, synced.as_deref());
     let api: Api<K> = Api::namespaced(ctx.client.clone(), &mr.namespace().unwrap_or_default());
-    let uid = mr.meta().uid.clone().unwrap_or_default();
     let scrubber = Scrubber::default();
     let result = finalizer(&api, FINALIZER, mr, |event| async {
         match event {
-            Event::Apply(mr) => apply(&api, mr, &ctx, &scrubber).await,
-            Event::Cleanup(mr) => cleanup(&api, mr, &ctx, &scrubber).await,
+            Event::Apply(mr) => apply(&api, mr, ctx, &scrubber).await,
+            Event::Cleanup(mr) => cleanup(&api, mr, ctx, &scrubber).await,
         }
     })
     .await;
@@ -325,19 +426,33 @@ pub async fn reconcile<K: ManagedKind>(mr: Arc<K>, ctx: Arc<Context>) -> Result<
     match result {
         Ok(action) => {
             ctx.failures().remove(&uid);
-            Ok(action)
+            if finalizing {
+                // The finalizer is released: crossplane-runtime's
+                // recordDeleted.
+                ctx.metrics.deleted(&gvk, &uid, deletion_requested);
+            }
+            let measured = result_of(&Ok(action.clone()));
+            (Ok(action), measured)
         }
         Err(err) if err.is_conflict() => {
             tracing::debug!(kind = K::NOUN, error = %err, "write conflict; requeueing");
             ctx.metrics.failed(K::NOUN, "conflict");
-            Ok(Action::requeue(CONFLICT_REQUEUE))
+            ctx.metrics
+                .requeued(&series::managed_controller::<K>(), &key, CONFLICT_REQUEUE);
+            (
+                Ok(Action::requeue(CONFLICT_REQUEUE)),
+                ReconcileResult::Requeue,
+            )
         }
         // What the error policy logs is scrubbed too.
-        Err(err) => Err(Error::Reported {
-            reason: err.reason(),
-            message: scrubber.scrub(&err.to_string()),
-            retry_after: err.retry_after(),
-        }),
+        Err(err) => (
+            Err(Error::Reported {
+                reason: err.reason(),
+                message: scrubber.scrub(&err.to_string()),
+                retry_after: err.retry_after(),
+            }),
+            ReconcileResult::Error,
+        ),
     }
 }
 
@@ -359,6 +474,20 @@ pub async fn reconcile_tolerant<K: ManagedKind>(
         }
         Tolerant::Unreadable(unreadable) => unreadable,
     };
+    let running = ctx.metrics.reconciling(
+        &series::managed_controller::<K>(),
+        &object_key(&unreadable.metadata),
+    );
+    let result = report_unreadable(&object, unreadable, &ctx).await;
+    running.finish(result_of(&result));
+    result
+}
+
+async fn report_unreadable<K: ManagedKind>(
+    object: &Tolerant<K>,
+    unreadable: &tolerant::Unreadable,
+    ctx: &Context,
+) -> Result<Action, Error> {
     ctx.metrics.reconciled(K::NOUN);
     ctx.metrics.failed(K::NOUN, "unreadable");
     let namespace = unreadable.metadata.namespace.clone().unwrap_or_default();
@@ -382,8 +511,8 @@ pub async fn reconcile_tolerant<K: ManagedKind>(
     tolerant::write_status(&api, unreadable, json!({ "conditions": conditions })).await?;
     if first {
         publish_event(
-            &ctx,
-            &*object,
+            ctx,
+            object,
             EventType::Warning,
             "CannotReadResource",
             message,
@@ -401,8 +530,13 @@ pub fn error_policy_tolerant<K: ManagedKind>(
 ) -> Action {
     match &*object {
         Tolerant::Ok(mr) => error_policy(mr.clone(), err, ctx),
-        Tolerant::Unreadable(_) => {
+        Tolerant::Unreadable(unreadable) => {
             tracing::warn!(kind = K::NOUN, error = %err, "reporting an unreadable resource failed");
+            ctx.metrics.requeued(
+                &series::managed_controller::<K>(),
+                &object_key(&unreadable.metadata),
+                ctx.default_poll_interval,
+            );
             Action::requeue(ctx.default_poll_interval)
         }
     }
@@ -414,7 +548,7 @@ pub fn error_policy<K: ManagedKind>(mr: Arc<K>, err: &Error, ctx: Arc<Context>) 
     if err.reason() == WAITING {
         // Not a failure: the order of deletion at work.
         tracing::debug!(kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(), name = %mr.name_any(), "{err}");
-        return Action::requeue(dependents::RECHECK);
+        return requeue(&ctx, &*mr, dependents::RECHECK);
     }
     ctx.metrics.failed(K::NOUN, err.reason());
     tracing::warn!(kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(), name = %mr.name_any(), error = %err, "reconciliation failed");
@@ -427,9 +561,18 @@ pub fn error_policy<K: ManagedKind>(mr: Arc<K>, err: &Error, ctx: Arc<Context>) 
     };
     if let Some(wait) = err.retry_after() {
         // As asked by the proxy; the backoff goes on counting meanwhile.
-        return Action::requeue(wait.max(Duration::from_millis(100)));
+        return requeue(&ctx, &*mr, wait.max(Duration::from_millis(100)));
     }
-    Action::requeue(timing::backoff(attempt, ctx.poll_interval(&*mr)))
+    requeue(
+        &ctx,
+        &*mr,
+        timing::backoff(attempt, ctx.poll_interval(&*mr)),
+    )
+}
+
+/// Whether the status being built says `Ready=True`.
+fn ready_now<K: ManagedKind>(status: &StatusWriter<K>) -> bool {
+    find_condition(&status.new.conditions, READY).is_some_and(|c| c.status == "True")
 }
 
 /// The status being built for one reconciliation; written once, at the end,
@@ -525,6 +668,14 @@ async fn apply<K: ManagedKind>(
             Some(why.to_string()),
         ));
         status.write(api, &name).await?;
+        publish_event(
+            ctx,
+            &*mr,
+            EventType::Normal,
+            "ReconciliationPaused",
+            PAUSED_NOTE.into(),
+        )
+        .await;
         // Removing the annotation is a change to the resource, which wakes
         // the controller again.
         return Ok(Action::await_change());
@@ -563,6 +714,17 @@ async fn apply<K: ManagedKind>(
             if synced.at_provider.is_some() {
                 status.new.at_provider = synced.at_provider.clone();
             }
+            let gvk = series::gvk::<K>();
+            let uid = mr.meta().uid.clone().unwrap_or_default();
+            match &synced.outcome {
+                Outcome::UpToDate => {
+                    let created = mr.meta().creation_timestamp.as_ref().map(|t| t.0);
+                    let ready = ready_now(&status);
+                    ctx.metrics.up_to_date(&gvk, &uid, created, ready);
+                }
+                Outcome::Updated(_) => ctx.metrics.drift_corrected(&gvk, &uid),
+                _ => {}
+            }
             match &synced.outcome {
                 Outcome::Created(creation) => {
                     if let Some(kind_condition) = &creation.condition {
@@ -591,11 +753,19 @@ async fn apply<K: ManagedKind>(
                 }
                 Outcome::Refused(_) | Outcome::Missing => {
                     let [_, synced_condition] = managed::conditions(K::NOUN, &id, &synced.outcome);
+                    // Missing under policies without Create is what
+                    // crossplane-runtime reports as an observation that
+                    // failed; refusing another owner's object has no
+                    // counterpart there.
+                    let reason = match &synced.outcome {
+                        Outcome::Missing => Step::Observe.reason(),
+                        _ => "CannotManageExternalResource",
+                    };
                     publish_event(
                         ctx,
                         &*mr,
                         EventType::Warning,
-                        "CannotManageExternalResource",
+                        reason,
                         synced_condition.message.unwrap_or_default(),
                     )
                     .await;
@@ -606,13 +776,17 @@ async fn apply<K: ManagedKind>(
                 .write_if_current(api, &name, mr.resource_version())
                 .await?;
             let next = timing::jittered(poll, timing::random_fraction());
-            Ok(Action::requeue(
+            Ok(requeue(
+                ctx,
+                &*mr,
                 maintained.requeue_after.map_or(next, |soon| soon.min(next)),
             ))
         }
-        Err(err) if err.is_conflict() => Err(err),
-        Err(err) => {
-            if let Error::External(ExternalError::Unavailable { ready_message, .. }) = &err {
+        Err(failed) if failed.error.is_conflict() => Err(failed.into()),
+        Err(failed) => {
+            let reason = failed.step.reason();
+            let err = Error::from(failed);
+            if let Error::External(ExternalError::Unavailable { ready_message, .. }) = err.cause() {
                 status.set(condition(
                     READY,
                     false,
@@ -627,7 +801,7 @@ async fn apply<K: ManagedKind>(
                 reason::RECONCILE_ERROR,
                 Some(message.clone()),
             ));
-            publish_event(ctx, &*mr, EventType::Warning, "ReconcileError", message).await;
+            publish_event(ctx, &*mr, EventType::Warning, reason, message).await;
             status.write(api, &name).await?;
             Err(err)
         }
@@ -641,11 +815,13 @@ async fn observe_and_act<K: ManagedKind>(
     mr: Arc<K>,
     ctx: &Context,
     scrubber: &Scrubber,
-) -> Result<(Arc<K>, String, managed::Synced<K>, Maintained<K>), Error> {
+) -> Result<(Arc<K>, String, managed::Synced<K>, Maintained<K>), Failed<Error>> {
     let namespace = mr.namespace().unwrap_or_default();
     // Before anything is created, so a missing reference can never leave a
     // half-configured object behind.
-    let refs = resolve::references(&ctx.client, &namespace, &mr.references()).await?;
+    let refs = resolve::references(&ctx.client, &namespace, &mr.references())
+        .await
+        .map_err(Failed::at(Step::ResolveReferences))?;
     refs.secret_values().for_each(|s| scrubber.remember(s));
     let instance = resolve::instance(
         &ctx.client,
@@ -654,7 +830,8 @@ async fn observe_and_act<K: ManagedKind>(
         &mr.managed().instance_ref,
         resolve::Purpose::Manage,
     )
-    .await?;
+    .await
+    .map_err(Failed::at(Step::Connect))?;
     scrubber.remember(&instance.master_key);
     let owner = ctx.owner(&*mr);
     let connection = Connection {
@@ -667,26 +844,37 @@ async fn observe_and_act<K: ManagedKind>(
         kube: ctx.client.clone(),
         endpoint: instance.consumer_endpoint.clone(),
     };
-    let (mr, id) = ensure_id(api, mr, &connection).await?;
+    let (mr, id) = ensure_id(api, mr, &connection)
+        .await
+        .map_err(Failed::at(Step::Initialize))?;
     let external = K::connect(connection);
-    let synced = managed::sync(&*mr, &id, &owner, &instance.namespace, &external).await?;
+    let synced = managed::sync(&*mr, &id, &owner, &instance.namespace, &external)
+        .await
+        .map_err(|failed| Failed {
+            step: failed.step,
+            error: Error::External(failed.error),
+        })?;
     // An object whose id LiteLLM chose (a key the proxy generated) is
     // recorded under it at once. Should this write fail, the kind finds the
     // object again on the next create (keys: by alias).
     let (mr, id) = match &synced.outcome {
         Outcome::Created(Creation {
             id: Some(chosen), ..
-        }) => (record_id(api, &mr, chosen).await?, chosen.clone()),
+        }) => (
+            record_id(api, &mr, chosen)
+                .await
+                .map_err(Failed::at(Step::UpdateManaged))?,
+            chosen.clone(),
+        ),
         _ => (mr, id),
     };
     // Upkeep of an object that exists and is this resource's: a key whose
     // Secret lost it, or whose rotation is due.
     let maintained = match &synced.outcome {
-        Outcome::Updated(_) | Outcome::UpToDate | Outcome::DriftReported(_) => {
-            external
-                .maintain(&*mr, &id, synced.at_provider.as_ref())
-                .await?
-        }
+        Outcome::Updated(_) | Outcome::UpToDate | Outcome::DriftReported(_) => external
+            .maintain(&*mr, &id, synced.at_provider.as_ref())
+            .await
+            .map_err(Failed::at(Step::Update))?,
         _ => Maintained::default(),
     };
     let (mr, id) = match &maintained.mr {
@@ -727,7 +915,7 @@ async fn observe_and_act<K: ManagedKind>(
                     );
                     mr
                 }
-                Err(err) => return Err(err.into()),
+                Err(err) => return Err(Failed::at(Step::UpdateManaged)(err)),
             }
         }
         _ => mr,
@@ -740,7 +928,9 @@ async fn observe_and_act<K: ManagedKind>(
             .map(|(k, v)| (k.clone(), Secret::new(v.clone())))
             .collect();
         data.insert("endpoint".into(), Secret::new(instance.consumer_endpoint));
-        connection::publish(&ctx.client, &*mr, &secret_name, &data).await?;
+        connection::publish(&ctx.client, &*mr, &secret_name, &data)
+            .await
+            .map_err(Failed::at(Step::PublishConnection))?;
     }
     Ok((mr, id, synced, maintained))
 }
@@ -800,6 +990,14 @@ async fn cleanup<K: ManagedKind>(
             Some(why.to_string()),
         ));
         status.write(api, &name).await?;
+        publish_event(
+            ctx,
+            &*mr,
+            EventType::Normal,
+            "ReconciliationPaused",
+            PAUSED_NOTE.into(),
+        )
+        .await;
         // An error keeps the finalizer: a paused resource is not deleted.
         return Err(why);
     }
@@ -831,19 +1029,40 @@ async fn cleanup<K: ManagedKind>(
             )
             .await;
         }
-        Ok(Cleanup::Deleted | Cleanup::Gone) => {
+        Ok(Cleanup::Deleted) => {
+            tracing::info!(kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(), %name, "deleted");
+            let id = mr
+                .annotations()
+                .get(EXTERNAL_NAME)
+                .cloned()
+                .unwrap_or_default();
+            publish_event(
+                ctx,
+                &*mr,
+                EventType::Normal,
+                "DeletedExternalResource",
+                format!("deleted LiteLLM {} {id}", K::NOUN),
+            )
+            .await;
+        }
+        Ok(Cleanup::Gone) => {
+            // Nothing to delete: crossplane-runtime records no event either.
             tracing::info!(kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(), %name, "deleted");
         }
         Err(Error::Waiting(why)) => {
             status.set(condition(READY, false, reason::DELETING, Some(why.clone())));
         }
         Err(err) => {
+            let message = scrubber.scrub(&err.to_string());
             status.set(condition(
                 SYNCED,
                 false,
                 reason::RECONCILE_ERROR,
-                Some(scrubber.scrub(&err.to_string())),
+                Some(message.clone()),
             ));
+            if let (Some(step), false) = (err.step(), err.is_conflict()) {
+                publish_event(ctx, &*mr, EventType::Warning, step.reason(), message).await;
+            }
         }
     }
     // The resource may already be gone once the finalizer is released; a
@@ -872,7 +1091,10 @@ async fn delete_external<K: ManagedKind>(
     };
     // Resources whose objects join this one go first; LiteLLM would take
     // them along (a team's keys) or refuse.
-    let waiting_for = mr.dependents(&ctx.client, id).await?;
+    let waiting_for = mr
+        .dependents(&ctx.client, id)
+        .await
+        .map_err(at(Step::Delete))?;
     if !waiting_for.is_empty() {
         return Err(Error::Waiting(
             waiting_for.describe(&mr.namespace().unwrap_or_default()),
@@ -899,13 +1121,13 @@ async fn delete_external<K: ManagedKind>(
                     "its LiteLLMInstance is gone and release-on-missing-instance is set",
                 ));
             }
-            return Err(Error::Blocked(format!(
+            return Err(at(Step::Connect)(Error::Blocked(format!(
                 "{err}: cannot delete LiteLLM {} {id}; annotate the resource with \
                  {RELEASE_ON_MISSING_INSTANCE}: \"true\" to release it without deleting",
                 K::NOUN
-            )));
+            ))));
         }
-        Err(err) => return Err(err.into()),
+        Err(err) => return Err(at(Step::Connect)(err)),
     };
     scrubber.remember(&instance.master_key);
     let owner = ctx.owner(&**mr);
@@ -948,5 +1170,26 @@ mod tests {
         assert!(!Error::Kube(api_error(500)).is_conflict());
         assert!(!Error::Paused.is_conflict());
         assert!(!Error::UnsupportedPolicies("[]".into()).is_conflict());
+    }
+
+    #[test]
+    fn a_failed_step_names_the_event_and_keeps_the_cause() {
+        let failed = Error::from(Failed {
+            step: Step::Observe,
+            error: ExternalError::Kube(api_error(409)),
+        });
+        assert_eq!(failed.step(), Some(Step::Observe));
+        assert!(failed.is_conflict(), "a conflict stays one");
+        assert_eq!(failed.reason(), "kubernetes");
+        let refs = at(Step::ResolveReferences)(Error::Blocked("teamRef web not found".into()));
+        assert_eq!(refs.step(), Some(Step::ResolveReferences));
+        assert_eq!(
+            refs.step().map(Step::reason),
+            Some("CannotResolveResourceReferences")
+        );
+        assert_eq!(refs.to_string(), "teamRef web not found");
+        assert_eq!(refs.reason(), "blocked");
+        assert!(matches!(refs.cause(), Error::Blocked(_)));
+        assert_eq!(Error::Paused.step(), None);
     }
 }

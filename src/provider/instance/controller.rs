@@ -21,6 +21,8 @@ use crate::api::common::SecretKeySelector;
 use crate::api::instance::{LiteLLMInstance, Workload};
 use crate::api::API_VERSION;
 
+use crate::provider::metrics::{Metrics, ReconcileResult, Seen};
+use crate::provider::reconciler::object_key;
 use crate::provider::tolerant::{self, Tolerant};
 use crate::provider::{conditions, dependents};
 
@@ -60,10 +62,24 @@ impl Default for InstanceOptions {
     }
 }
 
+/// The `controller` label of this controller's series (and the `name` of
+/// its queue): the kind and group, lowercase.
+pub fn controller_name() -> String {
+    use kube::Resource;
+    format!(
+        "{}.{}",
+        LiteLLMInstance::kind(&()),
+        LiteLLMInstance::group(&())
+    )
+    .to_lowercase()
+}
+
 /// Shared by every reconciliation.
 struct Context {
     client: kube::Client,
     options: InstanceOptions,
+    metrics: Metrics,
+    controller: String,
     /// Unreadable instances reported, by uid.
     unreadable: tolerant::Reports,
 }
@@ -83,6 +99,17 @@ pub async fn run(client: kube::Client, options: InstanceOptions) {
 
 /// [`run`] as a future, for a binary that joins it with other controllers.
 pub fn controller(client: kube::Client, options: InstanceOptions) -> impl Future<Output = ()> {
+    controller_with_metrics(client, options, Metrics::default())
+}
+
+/// [`controller`], counting its reconciliations in `metrics`
+/// (controller-runtime's controller series and `workqueue_depth`; an
+/// instance is no managed resource, so it has no crossplane state gauges).
+pub fn controller_with_metrics(
+    client: kube::Client,
+    options: InstanceOptions,
+    metrics: Metrics,
+) -> impl Future<Output = ()> {
     fn scoped<K>(client: &kube::Client, namespace: &Option<String>) -> Api<K>
     where
         K: kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>,
@@ -100,6 +127,8 @@ pub fn controller(client: kube::Client, options: InstanceOptions) -> impl Future
     let context = Arc::new(Context {
         client,
         options,
+        metrics,
+        controller: controller_name(),
         unreadable: tolerant::Reports::default(),
     });
     async move {
@@ -112,12 +141,26 @@ pub fn controller(client: kube::Client, options: InstanceOptions) -> impl Future
         // requeue interval covers them.
         let config = kube::runtime::controller::Config::default()
             .concurrency(context.options.concurrency.max(1));
-        let results = Controller::new(api, watcher::Config::default())
+        let controller = Controller::new(api, watcher::Config::default())
             .with_config(config)
             .owns(deployments, watcher::Config::default())
-            .owns(jobs, watcher::Config::default())
-            .shutdown_on_signal()
-            .run(reconcile_tolerant, error_policy_tolerant, context);
+            .owns(jobs, watcher::Config::default());
+        let store = controller.store();
+        context.metrics.watch(&context.controller, None, move || {
+            store
+                .state()
+                .iter()
+                .map(|o| Seen {
+                    key: object_key(kube::Resource::meta(&**o)),
+                    ready: false,
+                    synced: false,
+                })
+                .collect()
+        });
+        let results =
+            controller
+                .shutdown_on_signal()
+                .run(reconcile_measured, error_policy_tolerant, context);
         tokio::pin!(results);
         while let Some(result) = results.next().await {
             match result {
@@ -126,6 +169,33 @@ pub fn controller(client: kube::Client, options: InstanceOptions) -> impl Future
             }
         }
     }
+}
+
+/// [`reconcile_tolerant`], measured as controller-runtime measures a
+/// reconciliation.
+async fn reconcile_measured(
+    object: Arc<Tolerant<LiteLLMInstance>>,
+    context: Arc<Context>,
+) -> Result<Action, Error> {
+    let running = context.metrics.reconciling(
+        &context.controller,
+        &object_key(kube::Resource::meta(&*object)),
+    );
+    let result = reconcile_tolerant(object, context).await;
+    running.finish(match &result {
+        Ok(action) if *action == Action::await_change() => ReconcileResult::Success,
+        Ok(_) => ReconcileResult::RequeueAfter,
+        Err(_) => ReconcileResult::Error,
+    });
+    result
+}
+
+/// `Action::requeue(after)`, with the requeue noted for `workqueue_depth`.
+fn requeue(context: &Context, meta: &kube::api::ObjectMeta, after: Duration) -> Action {
+    context
+        .metrics
+        .requeued(&context.controller, &object_key(meta), after);
+    Action::requeue(after)
 }
 
 /// [`reconcile`] a readable instance; report an unreadable one on itself
@@ -181,9 +251,13 @@ fn error_policy_tolerant(
 ) -> Action {
     match &*object {
         Tolerant::Ok(instance) => error_policy(instance.clone(), err, context),
-        Tolerant::Unreadable(_) => {
+        Tolerant::Unreadable(unreadable) => {
             tracing::warn!(error = %err, "reporting an unreadable LiteLLMInstance failed");
-            Action::requeue(context.options.ready_interval)
+            requeue(
+                &context,
+                &unreadable.metadata,
+                context.options.ready_interval,
+            )
         }
     }
 }
@@ -275,7 +349,11 @@ async fn apply(
             "LiteLLMInstance status updated"
         );
     }
-    Ok(Action::requeue(requeue_after(&desired, &context.options)))
+    Ok(requeue(
+        context,
+        &instance.metadata,
+        requeue_after(&desired, &context.options),
+    ))
 }
 
 /// Deletion: first every managed resource that uses the instance (they
@@ -332,10 +410,14 @@ async fn probe_attached(
 fn error_policy(instance: Arc<LiteLLMInstance>, err: &Error, context: Arc<Context>) -> Action {
     if let Error::InUse(why) = err {
         tracing::debug!(instance = %instance.name_any(), "deletion {why}");
-        return Action::requeue(dependents::RECHECK);
+        return requeue(&context, &instance.metadata, dependents::RECHECK);
     }
     tracing::warn!(instance = %instance.name_any(), error = %err, "LiteLLMInstance not reconciled");
-    Action::requeue(context.options.not_ready_interval)
+    requeue(
+        &context,
+        &instance.metadata,
+        context.options.not_ready_interval,
+    )
 }
 
 /// The PEM bundle of `spec.tls.caSecretRef`, from the instance's namespace.
