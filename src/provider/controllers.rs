@@ -2,6 +2,7 @@
 //! the generic [`reconcile`] for its kind.
 
 use std::fmt::Debug;
+use std::future::Future;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Secret;
@@ -13,6 +14,7 @@ use tokio_stream::StreamExt;
 use crate::api::{LiteLLMBudget, LiteLLMModel, LiteLLMTeam, LiteLLMVirtualKey};
 
 use super::connection::{MANAGED_BY, MANAGED_BY_LABEL};
+use super::health::Caches;
 use super::managed::ManagedKind;
 use super::reconciler::{error_policy_tolerant, reconcile_tolerant, Context};
 use super::tolerant::Tolerant;
@@ -55,6 +57,11 @@ fn plain<K: ManagedKind + Debug>(
 /// over all namespaces or only `namespace`. The key controller also watches
 /// the connection Secrets it owns, so a deleted Secret is noticed.
 pub async fn run(ctx: Arc<Context>, namespace: Option<String>) {
+    build(ctx, namespace).0.await
+}
+
+/// [`run`] as a future, with the controllers' caches (for `/readyz`).
+pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Output = ()>, Caches) {
     let client = ctx.client.clone();
     let namespace = namespace.as_deref();
     let secrets: Api<Secret> = match namespace {
@@ -62,11 +69,22 @@ pub async fn run(ctx: Arc<Context>, namespace: Option<String>) {
         None => Api::all(client.clone()),
     };
     let owned = watcher::Config::default().labels(&format!("{MANAGED_BY_LABEL}={MANAGED_BY}"));
+    let teams = plain::<LiteLLMTeam>(&client, namespace);
     let keys = plain::<LiteLLMVirtualKey>(&client, namespace).owns(secrets, owned);
-    tokio::join!(
-        drive(plain::<LiteLLMTeam>(&client, namespace), ctx.clone()),
-        drive(keys, ctx.clone()),
-        drive(plain::<LiteLLMBudget>(&client, namespace), ctx.clone()),
-        drive(plain::<LiteLLMModel>(&client, namespace), ctx.clone()),
-    );
+    let budgets = plain::<LiteLLMBudget>(&client, namespace);
+    let models = plain::<LiteLLMModel>(&client, namespace);
+    let mut caches = Caches::default();
+    caches.add(teams.store());
+    caches.add(keys.store());
+    caches.add(budgets.store());
+    caches.add(models.store());
+    let work = async move {
+        tokio::join!(
+            drive(teams, ctx.clone()),
+            drive(keys, ctx.clone()),
+            drive(budgets, ctx.clone()),
+            drive(models, ctx.clone()),
+        );
+    };
+    (work, caches)
 }

@@ -21,6 +21,7 @@ use crate::api::common::SecretKeySelector;
 use crate::api::instance::{LiteLLMInstance, Workload};
 use crate::api::API_VERSION;
 
+use crate::provider::health::Caches;
 use crate::provider::tolerant::{self, Tolerant};
 use crate::provider::{conditions, dependents};
 
@@ -80,6 +81,11 @@ pub async fn run(client: kube::Client, options: InstanceOptions) {
 
 /// [`run`] as a future, for a binary that joins it with other controllers.
 pub fn controller(client: kube::Client, options: InstanceOptions) -> impl Future<Output = ()> {
+    build(client, options).0
+}
+
+/// [`controller`], with its cache (for `/readyz`).
+pub fn build(client: kube::Client, options: InstanceOptions) -> (impl Future<Output = ()>, Caches) {
     fn scoped<K>(client: &kube::Client, namespace: &Option<String>) -> Api<K>
     where
         K: kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>,
@@ -99,19 +105,23 @@ pub fn controller(client: kube::Client, options: InstanceOptions) -> impl Future
         options,
         unreadable: tolerant::Reports::default(),
     });
-    async move {
-        // Watch events caused by our own status patches trigger a
-        // reconciliation too; it computes the same status and skips the
-        // patch, so they settle after one round instead of looping.
-        // Owned Deployments and Jobs trigger their instance, so replica
-        // counts and the migration's outcome reach the status without
-        // waiting for the requeue. Pods are not owned by the instance; the
-        // requeue interval covers them.
-        let results = Controller::new(api, watcher::Config::default())
-            .owns(deployments, watcher::Config::default())
-            .owns(jobs, watcher::Config::default())
-            .shutdown_on_signal()
-            .run(reconcile_tolerant, error_policy_tolerant, context);
+    // Watch events caused by our own status patches trigger a
+    // reconciliation too; it computes the same status and skips the
+    // patch, so they settle after one round instead of looping.
+    // Owned Deployments and Jobs trigger their instance, so replica
+    // counts and the migration's outcome reach the status without
+    // waiting for the requeue. Pods are not owned by the instance; the
+    // requeue interval covers them.
+    let controller = Controller::new(api, watcher::Config::default())
+        .owns(deployments, watcher::Config::default())
+        .owns(jobs, watcher::Config::default());
+    let mut caches = Caches::default();
+    caches.add(controller.store());
+    let work = async move {
+        let results =
+            controller
+                .shutdown_on_signal()
+                .run(reconcile_tolerant, error_policy_tolerant, context);
         tokio::pin!(results);
         while let Some(result) = results.next().await {
             match result {
@@ -119,7 +129,8 @@ pub fn controller(client: kube::Client, options: InstanceOptions) -> impl Future
                 Err(err) => tracing::warn!(error = %err, "LiteLLMInstance reconciliation failed"),
             }
         }
-    }
+    };
+    (work, caches)
 }
 
 /// [`reconcile`] a readable instance; report an unreadable one on itself

@@ -32,7 +32,7 @@ mod probe;
 mod status;
 
 pub use apply::{provision, teardown};
-pub use controller::{controller, run, InstanceOptions, FIELD_MANAGER};
+pub use controller::{build, controller, run, InstanceOptions, FIELD_MANAGER};
 pub use probe::probe;
 pub use status::{
     condition_type, desired_status, endpoint, holds_deployment, key_loss_message, key_record,
