@@ -7,8 +7,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
+use litellm_crossplane::provider::health::Health;
 use litellm_crossplane::provider::instance::{self, InstanceOptions};
-use litellm_crossplane::provider::leader::{self, LeaseSettings};
+use litellm_crossplane::provider::leader::{self, Leadership, LeaseSettings};
 use litellm_crossplane::provider::metrics::Metrics;
 use litellm_crossplane::provider::reconciler::{self, Context};
 use litellm_crossplane::provider::{cluster_id, controllers, http, resolve, timing};
@@ -47,15 +48,25 @@ struct Args {
     /// Longest poll interval; longer ones are lowered to it.
     #[arg(long, env = "MAX_POLL_INTERVAL", value_parser = parse_duration, default_value = "24h")]
     max_poll_interval: Duration,
-    /// Elect a leader through a Lease so several replicas can run.
-    #[arg(long, env = "LEADER_ELECTION", default_value_t = true, action = clap::ArgAction::Set)]
-    leader_election: bool,
-    /// Namespace of the leader Lease (the pod's namespace in a cluster).
-    #[arg(long, env = "POD_NAMESPACE", default_value = "crossplane-system")]
-    lease_namespace: String,
-    #[arg(long, env = "LEASE_NAME", default_value = "provider-litellm")]
+    /// Elect a leader through a Lease so several replicas can run
+    /// (`--leader-election`, `--leader-election=false`). Unset: on where
+    /// POD_NAMESPACE is set (Crossplane sets it on a provider's
+    /// Deployment), off otherwise.
+    #[arg(
+        long,
+        env = "LEADER_ELECTION",
+        num_args = 0..=1,
+        default_missing_value = "true",
+        action = clap::ArgAction::Set
+    )]
+    leader_election: Option<bool>,
+    /// Namespace of the leader Lease; it must exist.
+    #[arg(long, env = "POD_NAMESPACE")]
+    lease_namespace: Option<String>,
+    #[arg(long, env = "LEASE_NAME", default_value = leader::DEFAULT_LEASE_NAME)]
     lease_name: String,
-    /// This replica's identity in the Lease; defaults to the hostname.
+    /// This replica's identity in the Lease; defaults to the hostname (the
+    /// pod's name) and a random suffix, unique per process.
     #[arg(long, env = "POD_NAME")]
     identity: Option<String>,
     /// Reconciliations of one kind at once, as crossplane-runtime's
@@ -85,10 +96,35 @@ fn init_logging(format: LogFormat) {
 }
 
 #[tokio::main]
-async fn main() -> Result<(), Box<dyn std::error::Error>> {
+async fn main() {
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
     let args = Args::parse();
     init_logging(args.log_format);
+    // Every failure ends the process with one line saying why.
+    match run(args).await {
+        Ok(()) => tracing::info!("shut down"),
+        Err(err) => {
+            tracing::error!("{err}");
+            std::process::exit(1);
+        }
+    }
+}
+
+async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    // Settled before anything else, so a bad combination fails at once.
+    let election =
+        match leader::lease_namespace(args.leader_election, args.lease_namespace.as_deref())? {
+            Some(namespace) => {
+                let identity = match args.identity {
+                    Some(identity) => identity,
+                    None => format!("{}_{}", hostname()?, random_suffix()?),
+                };
+                let settings = LeaseSettings::new(namespace, args.lease_name, identity);
+                settings.validate()?;
+                Some(settings)
+            }
+            None => None,
+        };
 
     let client = kube::Client::try_default().await?;
     // Stored in the provider's own namespace (the pod's; run from a
@@ -100,10 +136,16 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cluster_id = cluster_id::resolve(&client, args.cluster_id, &own_namespace).await?;
 
     let metrics = Metrics::default();
+    let leadership = Leadership::default();
     let mut registry = Registry::default();
     metrics.register(&mut registry);
+    leadership.register(&mut registry);
+    let health = match election {
+        Some(_) => Health::with_leadership(leadership.clone()),
+        None => Health::new(),
+    };
     let listener = tokio::net::TcpListener::bind(args.metrics_address).await?;
-    tokio::spawn(http::serve(listener, Arc::new(registry)));
+    tokio::spawn(http::serve(listener, Arc::new(registry), health.clone()));
 
     let instance_metrics = metrics.clone();
     let ctx = Arc::new(
@@ -122,35 +164,65 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ..InstanceOptions::default()
     };
     // The LiteLLMInstance controller runs beside the entity controllers,
-    // under the same leadership.
+    // under the same leadership. They are built only once this replica
+    // leads, so a standby holds no watches.
     let work = {
         let client = client.clone();
         let namespace = args.namespace.clone();
+        let health = health.clone();
         async move {
-            tokio::join!(
-                controllers::run(ctx, namespace),
-                instance::controller_with_metrics(client, instance_options, instance_metrics),
-            );
+            let (entities, mut caches) = controllers::build(ctx, namespace);
+            let (instances, instance_caches) =
+                instance::build(client, instance_options, instance_metrics);
+            caches.extend(instance_caches);
+            let both = async {
+                tokio::join!(entities, instances);
+            };
+            health.run(both, caches).await;
         }
     };
-    if args.leader_election {
-        let identity = match args.identity {
-            Some(identity) => identity,
-            None => hostname()?,
-        };
-        let settings = LeaseSettings {
-            namespace: args.lease_namespace,
-            name: args.lease_name,
-            identity,
-            duration: Duration::from_secs(15),
-            renew_every: Duration::from_secs(5),
-        };
-        leader::run_as_leader(client, settings, work).await?;
-    } else {
-        work.await;
+    match election {
+        Some(settings) => {
+            tracing::info!(
+                identity = %settings.identity,
+                namespace = %settings.namespace,
+                lease = %settings.name,
+                "leader election on"
+            );
+            tokio::select! {
+                result = leader::run_as_leader(client, settings, &leadership, work) => result?,
+                () = standby_signal(&leadership) => {
+                    tracing::info!("stopped while standing by");
+                }
+            }
+        }
+        None => {
+            leadership.set_leader(true);
+            work.await;
+            leadership.set_leader(false);
+        }
     }
-    tracing::info!("shut down");
     Ok(())
+}
+
+/// Resolves on SIGTERM or Ctrl-C while this replica has not led yet. Once
+/// it leads, its controllers shut down gracefully on the same signals and
+/// the Lease is released after them, so a signal is theirs.
+async fn standby_signal(leadership: &Leadership) {
+    let Ok(mut terminate) =
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+    else {
+        return std::future::pending().await;
+    };
+    loop {
+        tokio::select! {
+            _ = terminate.recv() => {}
+            _ = tokio::signal::ctrl_c() => {}
+        }
+        if !leadership.has_led() {
+            return;
+        }
+    }
 }
 
 fn hostname() -> Result<String, Box<dyn std::error::Error>> {
@@ -159,4 +231,11 @@ fn hostname() -> Result<String, Box<dyn std::error::Error>> {
         .or_else(|| std::env::var("HOSTNAME").ok())
         .ok_or("cannot tell this replica's identity: set --identity or POD_NAME")?;
     Ok(name.trim().to_owned())
+}
+
+/// Tells this process from an earlier one of the same pod.
+fn random_suffix() -> Result<String, Box<dyn std::error::Error>> {
+    let mut bytes = [0u8; 4];
+    getrandom::fill(&mut bytes).map_err(|err| format!("no randomness for the identity: {err}"))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }

@@ -2,6 +2,7 @@
 //! the generic [`reconcile`] for its kind.
 
 use std::fmt::Debug;
+use std::future::Future;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Secret;
@@ -16,6 +17,7 @@ use crate::api::{LiteLLMBudget, LiteLLMModel, LiteLLMTeam, LiteLLMVirtualKey};
 
 use super::conditions::{READY, SYNCED};
 use super::connection::{MANAGED_BY, MANAGED_BY_LABEL};
+use super::health::Caches;
 use super::managed::ManagedKind;
 use super::metrics::{self, Metrics, Seen};
 use super::reconciler::{error_policy_tolerant, object_key, reconcile_tolerant, Context};
@@ -90,6 +92,11 @@ fn plain<K: ManagedKind + Debug>(
 /// over all namespaces or only `namespace`. The key controller also watches
 /// the connection Secrets it owns, so a deleted Secret is noticed.
 pub async fn run(ctx: Arc<Context>, namespace: Option<String>) {
+    build(ctx, namespace).0.await
+}
+
+/// [`run`] as a future, with the controllers' caches (for `/readyz`).
+pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Output = ()>, Caches) {
     let client = ctx.client.clone();
     let namespace = namespace.as_deref();
     let secrets: Api<Secret> = match namespace {
@@ -100,11 +107,22 @@ pub async fn run(ctx: Arc<Context>, namespace: Option<String>) {
     // Each kind reconciles at most `concurrency` objects at once, as a
     // crossplane-runtime provider's controllers do (`--max-reconcile-rate`).
     let n = ctx.concurrency;
+    let teams = plain::<LiteLLMTeam>(&client, namespace, n);
     let keys = plain::<LiteLLMVirtualKey>(&client, namespace, n).owns(secrets, owned);
-    tokio::join!(
-        drive(plain::<LiteLLMTeam>(&client, namespace, n), ctx.clone()),
-        drive(keys, ctx.clone()),
-        drive(plain::<LiteLLMBudget>(&client, namespace, n), ctx.clone()),
-        drive(plain::<LiteLLMModel>(&client, namespace, n), ctx.clone()),
-    );
+    let budgets = plain::<LiteLLMBudget>(&client, namespace, n);
+    let models = plain::<LiteLLMModel>(&client, namespace, n);
+    let mut caches = Caches::default();
+    caches.add(teams.store());
+    caches.add(keys.store());
+    caches.add(budgets.store());
+    caches.add(models.store());
+    let work = async move {
+        tokio::join!(
+            drive(teams, ctx.clone()),
+            drive(keys, ctx.clone()),
+            drive(budgets, ctx.clone()),
+            drive(models, ctx.clone()),
+        );
+    };
+    (work, caches)
 }

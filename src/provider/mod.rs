@@ -5,7 +5,7 @@
 //! references, instance, external name, status) over the contract in
 //! [`managed`]; [`team`], [`key`], [`budget`] and [`model`] are the per-kind
 //! `External` implementations with their pure diffs; [`controllers`] runs
-//! them. [`leader`] and [`http`] serve the binary.
+//! them. [`leader`], [`health`] and [`http`] serve the binary.
 
 pub mod budget;
 pub mod cluster_id;
@@ -14,6 +14,7 @@ pub mod connection;
 pub mod controllers;
 pub mod dependents;
 pub mod diff;
+pub mod health;
 pub mod http;
 pub mod instance;
 pub mod key;

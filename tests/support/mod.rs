@@ -8,4 +8,5 @@ pub mod harness;
 pub mod instance;
 pub mod k8s;
 pub mod provider;
+pub mod tcp_pause;
 pub mod upstream;

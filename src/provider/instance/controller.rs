@@ -21,6 +21,7 @@ use crate::api::common::SecretKeySelector;
 use crate::api::instance::{LiteLLMInstance, Workload};
 use crate::api::API_VERSION;
 
+use crate::provider::health::Caches;
 use crate::provider::metrics::{Metrics, ReconcileResult, Seen};
 use crate::provider::reconciler::object_key;
 use crate::provider::tolerant::{self, Tolerant};
@@ -99,7 +100,7 @@ pub async fn run(client: kube::Client, options: InstanceOptions) {
 
 /// [`run`] as a future, for a binary that joins it with other controllers.
 pub fn controller(client: kube::Client, options: InstanceOptions) -> impl Future<Output = ()> {
-    controller_with_metrics(client, options, Metrics::default())
+    build(client, options, Metrics::default()).0
 }
 
 /// [`controller`], counting its reconciliations in `metrics`
@@ -110,6 +111,15 @@ pub fn controller_with_metrics(
     options: InstanceOptions,
     metrics: Metrics,
 ) -> impl Future<Output = ()> {
+    build(client, options, metrics).0
+}
+
+/// [`controller_with_metrics`], with its cache (for `/readyz`).
+pub fn build(
+    client: kube::Client,
+    options: InstanceOptions,
+    metrics: Metrics,
+) -> (impl Future<Output = ()>, Caches) {
     fn scoped<K>(client: &kube::Client, namespace: &Option<String>) -> Api<K>
     where
         K: kube::Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>,
@@ -131,32 +141,34 @@ pub fn controller_with_metrics(
         controller: controller_name(),
         unreadable: tolerant::Reports::default(),
     });
-    async move {
-        // Watch events caused by our own status patches trigger a
-        // reconciliation too; it computes the same status and skips the
-        // patch, so they settle after one round instead of looping.
-        // Owned Deployments and Jobs trigger their instance, so replica
-        // counts and the migration's outcome reach the status without
-        // waiting for the requeue. Pods are not owned by the instance; the
-        // requeue interval covers them.
-        let config = kube::runtime::controller::Config::default()
-            .concurrency(context.options.concurrency.max(1));
-        let controller = Controller::new(api, watcher::Config::default())
-            .with_config(config)
-            .owns(deployments, watcher::Config::default())
-            .owns(jobs, watcher::Config::default());
-        let store = controller.store();
-        context.metrics.watch(&context.controller, None, move || {
-            store
-                .state()
-                .iter()
-                .map(|o| Seen {
-                    key: object_key(kube::Resource::meta(&**o)),
-                    ready: false,
-                    synced: false,
-                })
-                .collect()
-        });
+    // Watch events caused by our own status patches trigger a
+    // reconciliation too; it computes the same status and skips the
+    // patch, so they settle after one round instead of looping.
+    // Owned Deployments and Jobs trigger their instance, so replica
+    // counts and the migration's outcome reach the status without
+    // waiting for the requeue. Pods are not owned by the instance; the
+    // requeue interval covers them.
+    let config = kube::runtime::controller::Config::default()
+        .concurrency(context.options.concurrency.max(1));
+    let controller = Controller::new(api, watcher::Config::default())
+        .with_config(config)
+        .owns(deployments, watcher::Config::default())
+        .owns(jobs, watcher::Config::default());
+    let mut caches = Caches::default();
+    caches.add(controller.store());
+    let store = controller.store();
+    context.metrics.watch(&context.controller, None, move || {
+        store
+            .state()
+            .iter()
+            .map(|o| Seen {
+                key: object_key(kube::Resource::meta(&**o)),
+                ready: false,
+                synced: false,
+            })
+            .collect()
+    });
+    let work = async move {
         let results =
             controller
                 .shutdown_on_signal()
@@ -168,7 +180,8 @@ pub fn controller_with_metrics(
                 Err(err) => tracing::warn!(error = %err, "LiteLLMInstance reconciliation failed"),
             }
         }
-    }
+    };
+    (work, caches)
 }
 
 /// [`reconcile_tolerant`], measured as controller-runtime measures a

@@ -33,7 +33,8 @@ mod status;
 
 pub use apply::{provision, teardown};
 pub use controller::{
-    controller, controller_name, controller_with_metrics, run, InstanceOptions, FIELD_MANAGER,
+    build, controller, controller_name, controller_with_metrics, run, InstanceOptions,
+    FIELD_MANAGER,
 };
 pub use probe::probe;
 pub use status::{
