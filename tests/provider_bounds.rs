@@ -1242,14 +1242,9 @@ async fn an_endless_answer_from_the_proxy_is_reported_and_the_team_recovers() {
         .await;
     // The failure is reported in status until the retry succeeds, which
     // can be sooner than a poll of the test sees it; the event stays.
-    let events: Api<k8s_openapi::api::events::v1::Event> =
-        Api::namespaced(world.kube.clone(), &world.namespace);
     let message = support::provider::eventually("the over-long answer reported", || async {
-        events
-            .list(&ListParams::default())
+        support::provider::events(&world.kube, &world.namespace)
             .await
-            .expect("events")
-            .items
             .into_iter()
             // The read that failed is the observation: crossplane-runtime's reason.
             .filter(|e| e.reason.as_deref() == Some("CannotObserveExternalResource"))

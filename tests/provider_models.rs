@@ -21,8 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Namespace, Secret as KubeSecret};
-use k8s_openapi::api::events::v1::Event;
-use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::ResourceExt;
 use litellm_crossplane::api::common::EXTERNAL_NAME;
 use litellm_crossplane::api::{LiteLLMInstance, LiteLLMModel, LiteLLMTeam, LiteLLMVirtualKey};
@@ -197,12 +196,8 @@ async fn delete(models: &Api<LiteLLMModel>, name: &str) {
 
 /// Every event note in `namespace`.
 async fn event_notes(world: &World, namespace: &str) -> String {
-    let events: Api<Event> = Api::namespaced(world.kube.clone(), namespace);
-    events
-        .list(&ListParams::default())
+    support::provider::events(&world.kube, namespace)
         .await
-        .expect("events")
-        .items
         .into_iter()
         .filter_map(|e| e.note)
         .collect::<Vec<_>>()

@@ -131,12 +131,8 @@ fn result_total<K: ManagedKind>(result: &str) -> String {
 
 /// The events about the object with `uid`: `(type, reason, note)`.
 async fn events_about(world: &World, namespace: &str, uid: &str) -> Vec<(String, String, String)> {
-    let events: Api<Event> = Api::namespaced(world.kube.clone(), namespace);
-    events
-        .list(&ListParams::default())
+    support::provider::events(&world.kube, namespace)
         .await
-        .expect("events")
-        .items
         .into_iter()
         .filter(|e| e.regarding.as_ref().and_then(|r| r.uid.as_deref()) == Some(uid))
         .map(|e| {

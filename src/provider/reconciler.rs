@@ -652,6 +652,33 @@ async fn publish_event<K: kube::Resource<DynamicType = ()>>(
     }
 }
 
+/// `Synced=False` with reason `ReconcilePaused`, and crossplane-runtime's
+/// `ReconciliationPaused` event.
+async fn report_paused<K: ManagedKind>(
+    api: &Api<K>,
+    mr: &K,
+    ctx: &Context,
+    mut status: StatusWriter<K>,
+    why: &Error,
+) -> Result<(), Error> {
+    status.set(condition(
+        SYNCED,
+        false,
+        reason::RECONCILE_PAUSED,
+        Some(why.to_string()),
+    ));
+    status.write(api, &mr.name_any()).await?;
+    publish_event(
+        ctx,
+        mr,
+        EventType::Normal,
+        "ReconciliationPaused",
+        PAUSED_NOTE.into(),
+    )
+    .await;
+    Ok(())
+}
+
 async fn apply<K: ManagedKind>(
     api: &Api<K>,
     mr: Arc<K>,
@@ -661,21 +688,7 @@ async fn apply<K: ManagedKind>(
     let name = mr.name_any();
     let mut status = StatusWriter::<K>::new(&mr);
     if let Some(why) = paused(&*mr) {
-        status.set(condition(
-            SYNCED,
-            false,
-            reason::RECONCILE_PAUSED,
-            Some(why.to_string()),
-        ));
-        status.write(api, &name).await?;
-        publish_event(
-            ctx,
-            &*mr,
-            EventType::Normal,
-            "ReconciliationPaused",
-            PAUSED_NOTE.into(),
-        )
-        .await;
+        report_paused(api, &mr, ctx, status, &why).await?;
         // Removing the annotation is a change to the resource, which wakes
         // the controller again.
         return Ok(Action::await_change());
@@ -983,21 +996,7 @@ async fn cleanup<K: ManagedKind>(
     let name = mr.name_any();
     let mut status = StatusWriter::<K>::new(&mr);
     if let Some(why) = paused(&*mr) {
-        status.set(condition(
-            SYNCED,
-            false,
-            reason::RECONCILE_PAUSED,
-            Some(why.to_string()),
-        ));
-        status.write(api, &name).await?;
-        publish_event(
-            ctx,
-            &*mr,
-            EventType::Normal,
-            "ReconciliationPaused",
-            PAUSED_NOTE.into(),
-        )
-        .await;
+        report_paused(api, &mr, ctx, status, &why).await?;
         // An error keeps the finalizer: a paused resource is not deleted.
         return Err(why);
     }

@@ -441,3 +441,12 @@ pub async fn wait_gone<K: ManagedKind>(api: &Api<K>, name: &str) {
     })
     .await;
 }
+
+/// Every `events.k8s.io` Event of `namespace`, as the API server has them.
+pub async fn events(
+    kube: &kube::Client,
+    namespace: &str,
+) -> Vec<k8s_openapi::api::events::v1::Event> {
+    let api: Api<k8s_openapi::api::events::v1::Event> = Api::namespaced(kube.clone(), namespace);
+    api.list(&Default::default()).await.expect("events").items
+}
