@@ -659,8 +659,9 @@ async fn status_written(client: &kube::Client, namespace: &str, binary: &Binary)
 }
 
 /// As the README's walkthrough runs it: a kubeconfig and no leader-election
-/// flag. `--namespace` keeps it off the other tests' namespaces on the
-/// shared API server; `--cluster-id` is given explicitly.
+/// flag, no cluster id (kept in the ConfigMap of the kubeconfig context's
+/// namespace). `--namespace` keeps it off the other tests' namespaces on the
+/// shared API server.
 #[tokio::test]
 async fn the_binary_with_only_a_kubeconfig_reconciles() {
     let Some(client) = k8s::client().await else {
@@ -675,8 +676,6 @@ async fn the_binary_with_only_a_kubeconfig_reconciles() {
         &[
             "--metrics-address",
             "127.0.0.1:0",
-            "--cluster-id",
-            "test",
             "--namespace",
             &namespace,
         ],
