@@ -811,3 +811,48 @@ async fn a_proxy_that_refuses_chosen_keys_generates_them_and_replaces_lost_ones(
     wait_gone(&keys, "ci").await;
     assert_eq!(proxy.key_info(&token).await.unwrap(), None);
 }
+
+/// A key that waited for its team starts as soon as the team is Ready, not
+/// after its backoff: the key controller watches teams.
+#[tokio::test]
+async fn a_key_starts_as_soon_as_its_team_is_ready() {
+    let Some(world) = world("pe-wake").await else {
+        return;
+    };
+    // A long poll interval, so the backoff grows past what the test waits.
+    let key = manifest::<LiteLLMVirtualKey>(
+        "LiteLLMVirtualKey",
+        "patient",
+        json!({"crossplane.io/poll-interval": "10m"}),
+        json!({"forProvider": {"teamRef": {"name": "slow"}}}),
+    );
+    let mut key = key;
+    key.annotations_mut()
+        .insert("crossplane.io/poll-interval".into(), "10m".into());
+    let keys = world.create(&key).await;
+    wait_for(&keys, "patient", "Synced=False", |k| {
+        is(k, "Synced", "False")
+    })
+    .await;
+    // Failures at about 0, 1, 3, 7 and 15 s: the next retry is 16 s away.
+    tokio::time::sleep(Duration::from_secs(17)).await;
+
+    let teams = world.create(&team_manifest("slow", "Slow")).await;
+    wait_for(&teams, "slow", "team Ready", |t| is(t, "Ready", "True")).await;
+    let team_ready = std::time::Instant::now();
+    wait_for(&keys, "patient", "key Ready", |k| is(k, "Ready", "True")).await;
+    let waited = team_ready.elapsed();
+    assert!(
+        waited < Duration::from_secs(6),
+        "the key became Ready {waited:?} after its team, not at once"
+    );
+    keys.delete("patient", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_gone(&keys, "patient").await;
+    teams
+        .delete("slow", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_gone(&teams, "slow").await;
+}

@@ -8,8 +8,9 @@ use std::sync::Arc;
 use k8s_openapi::api::core::v1::Secret;
 use kube::api::Api;
 use kube::runtime::controller::{self, Controller};
+use kube::runtime::reflector::ObjectRef;
 use kube::runtime::watcher;
-use kube::Resource;
+use kube::{Resource, ResourceExt};
 use tokio_stream::StreamExt;
 
 use crate::api::common::find_condition;
@@ -17,6 +18,7 @@ use crate::api::{LiteLLMBudget, LiteLLMModel, LiteLLMTeam, LiteLLMVirtualKey};
 
 use super::conditions::{READY, SYNCED};
 use super::connection::{MANAGED_BY, MANAGED_BY_LABEL};
+use super::dependents::Joins;
 use super::health::Caches;
 use super::managed::ManagedKind;
 use super::metrics::{self, Metrics, Seen};
@@ -77,6 +79,45 @@ async fn drive<K: ManagedKind + Debug>(controller: Controller<Tolerant<K>>, ctx:
     }
 }
 
+/// The keys that join `team` (by `teamRef` or `teamId`, in its namespace)
+/// and are not Ready, when `team` is Ready: they have waited for it.
+fn keys_waiting_for(
+    keys: &[Arc<Tolerant<LiteLLMVirtualKey>>],
+    team: &Tolerant<LiteLLMTeam>,
+) -> Vec<ObjectRef<Tolerant<LiteLLMVirtualKey>>> {
+    fn ready<K: ManagedKind>(mr: &K) -> bool {
+        mr.managed_status()
+            .and_then(|s| find_condition(&s.conditions, READY))
+            .is_some_and(|c| c.status == "True")
+    }
+    let Tolerant::Ok(team) = team else {
+        return Vec::new();
+    };
+    if !ready(&**team) {
+        return Vec::new();
+    }
+    let name = team.name_any();
+    let id = team
+        .annotations()
+        .get(crate::api::common::EXTERNAL_NAME)
+        .cloned()
+        .unwrap_or_default();
+    keys.iter()
+        .filter(|key| match &***key {
+            Tolerant::Ok(key) => {
+                key.namespace() == team.namespace()
+                    && !ready(&**key)
+                    && key
+                        .joins()
+                        .iter()
+                        .any(|join| join.names(Joins::Team, &name, &id))
+            }
+            Tolerant::Unreadable(_) => false,
+        })
+        .map(|key| ObjectRef::from_obj(&**key))
+        .collect()
+}
+
 /// A controller over [`Tolerant`] objects: one object kube-rs cannot read
 /// does not stop the kind's list and watch for every other.
 fn plain<K: ManagedKind + Debug>(
@@ -109,6 +150,14 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
     let n = ctx.concurrency;
     let teams = plain::<LiteLLMTeam>(&client, namespace, n);
     let keys = plain::<LiteLLMVirtualKey>(&client, namespace, n).owns(secrets, owned);
+    // A key whose team was not ready yet (its id unknown) starts as soon as
+    // the team is Ready, instead of after its backoff.
+    let waiting = keys.store();
+    let keys = keys.watches(
+        api::<LiteLLMTeam>(&client, namespace),
+        watcher::Config::default(),
+        move |team| keys_waiting_for(&waiting.state(), &team),
+    );
     let budgets = plain::<LiteLLMBudget>(&client, namespace, n);
     let models = plain::<LiteLLMModel>(&client, namespace, n);
     let mut caches = Caches::default();
