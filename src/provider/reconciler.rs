@@ -275,6 +275,7 @@ impl Error {
     /// with `Retry-After`).
     pub fn retry_after(&self) -> Option<Duration> {
         match self {
+            Error::Failed(failed) => failed.error.retry_after(),
             Error::External(ExternalError::LiteLLM(err)) => err.retry_after(),
             Error::Finalizer(inner) => match inner.as_ref() {
                 finalizer::Error::ApplyFailed(err) | finalizer::Error::CleanupFailed(err) => {
@@ -1190,5 +1191,16 @@ mod tests {
         assert_eq!(refs.reason(), "blocked");
         assert!(matches!(refs.cause(), Error::Blocked(_)));
         assert_eq!(Error::Paused.step(), None);
+        // The proxy's Retry-After survives the step that failed.
+        let throttled = Error::from(Failed {
+            step: Step::Create,
+            error: ExternalError::LiteLLM(crate::litellm::Error::Throttled {
+                op: "POST /team/new",
+                detail: "HTTP 429".into(),
+                asked: Duration::from_secs(4),
+                retry_after: Duration::from_secs(3),
+            }),
+        });
+        assert_eq!(throttled.retry_after(), Some(Duration::from_secs(3)));
     }
 }
