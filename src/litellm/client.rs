@@ -72,7 +72,7 @@ pub struct Pacing {
     pause: std::sync::Mutex<Option<Pause>>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Pause {
     until: Instant,
     /// What the proxy asked for, and said, for the error text.
@@ -95,11 +95,12 @@ impl Pacing {
 
     /// The error for a request that must not go out yet.
     fn paused(&self, op: &'static str) -> Option<Error> {
-        let pause = self.pause().clone()?;
+        let pause = self.pause();
+        let pause = pause.as_ref()?;
         let remaining = pause.until.checked_duration_since(Instant::now())?;
         Some(Error::Throttled {
             op,
-            detail: pause.detail,
+            detail: pause.detail.clone(),
             asked: pause.asked,
             retry_after: remaining,
         })
@@ -207,15 +208,25 @@ impl Reply {
     }
 
     pub(super) fn error(&self) -> Error {
-        let error = Error::from_status(self.op, self.status, &self.body);
-        match (self.status.as_u16(), self.retry_after, error) {
-            (429 | 503, Some(retry_after), Error::Retryable { op, detail }) => Error::Throttled {
+        self.throttled()
+            .unwrap_or_else(|| Error::from_status(self.op, self.status, &self.body))
+    }
+
+    /// A 429 or 503 with `Retry-After`: the proxy asks for a pause. Checked
+    /// on every answer, so nothing is built for any other.
+    fn throttled(&self) -> Option<Error> {
+        let retry_after = self.retry_after?;
+        if !matches!(self.status.as_u16(), 429 | 503) {
+            return None;
+        }
+        match Error::from_status(self.op, self.status, &self.body) {
+            Error::Retryable { op, detail } => Some(Error::Throttled {
                 op,
                 detail,
                 asked: retry_after,
                 retry_after,
-            },
-            (_, _, error) => error,
+            }),
+            _ => None,
         }
     }
 
@@ -410,7 +421,7 @@ impl Client {
             observer(endpoint.name, status, elapsed);
         }
         if let (Some(pacing), Ok(reply)) = (&self.pacing, &outcome) {
-            if let Error::Throttled { asked, detail, .. } = reply.error() {
+            if let Some(Error::Throttled { asked, detail, .. }) = reply.throttled() {
                 pacing.throttled(asked, &detail);
             }
         }
