@@ -444,28 +444,6 @@ async fn an_instance_in_another_namespace_must_admit_the_resource() {
     tenant.abort();
 }
 
-/// Request counts by `operation` from the provider's metrics.
-fn requests_by_operation(
-    registry: &prometheus_client::registry::Registry,
-) -> std::collections::BTreeMap<String, u64> {
-    let mut text = String::new();
-    prometheus_client::encoding::text::encode(&mut text, registry).unwrap();
-    let mut counts = std::collections::BTreeMap::new();
-    for line in text
-        .lines()
-        .filter(|l| l.starts_with("provider_litellm_request_duration_seconds_count{"))
-    {
-        let operation = line
-            .split("operation=\"")
-            .nth(1)
-            .and_then(|rest| rest.split('"').next())
-            .unwrap();
-        let count: u64 = line.rsplit(' ').next().unwrap().parse().unwrap();
-        *counts.entry(operation.to_owned()).or_default() += count;
-    }
-    counts
-}
-
 /// Reconciles of teams so far, from the provider's metrics.
 fn team_reconciles(registry: &prometheus_client::registry::Registry) -> u64 {
     let mut text = String::new();
@@ -503,10 +481,10 @@ async fn steady_state_is_one_read_per_poll_and_no_write() {
     .await;
     // Let the late-initialization patch and its echo settle.
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let before = requests_by_operation(&registry);
+    let before = support::provider::requests_by_operation(&registry);
     let polls_before = team_reconciles(&registry);
     tokio::time::sleep(Duration::from_secs(4)).await;
-    let after = requests_by_operation(&registry);
+    let after = support::provider::requests_by_operation(&registry);
     let polls = team_reconciles(&registry) - polls_before;
 
     let grown: Vec<(String, u64)> = after

@@ -241,22 +241,7 @@ impl Metered {
 
     /// LiteLLM requests so far, by operation.
     fn requests(&self) -> BTreeMap<String, u64> {
-        let mut text = String::new();
-        prometheus_client::encoding::text::encode(&mut text, &self.registry).unwrap();
-        let mut counts = BTreeMap::new();
-        for line in text
-            .lines()
-            .filter(|l| l.starts_with("provider_litellm_request_duration_seconds_count{"))
-        {
-            let operation = line
-                .split("operation=\"")
-                .nth(1)
-                .and_then(|rest| rest.split('"').next())
-                .unwrap();
-            let count: u64 = line.rsplit(' ').next().unwrap().parse().unwrap();
-            *counts.entry(operation.to_owned()).or_default() += count;
-        }
-        counts
+        support::provider::requests_by_operation(&self.registry)
     }
 
     /// Model writes (creates and updates) so far.

@@ -450,3 +450,25 @@ pub async fn events(
     let api: Api<k8s_openapi::api::events::v1::Event> = Api::namespaced(kube.clone(), namespace);
     api.list(&Default::default()).await.expect("events").items
 }
+
+/// LiteLLM request counts by `operation`, from the provider's metrics.
+pub fn requests_by_operation(
+    registry: &prometheus_client::registry::Registry,
+) -> std::collections::BTreeMap<String, u64> {
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, registry).unwrap();
+    let mut counts = std::collections::BTreeMap::new();
+    for line in text
+        .lines()
+        .filter(|l| l.starts_with("provider_litellm_request_duration_seconds_count{"))
+    {
+        let operation = line
+            .split("operation=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .unwrap();
+        let count: u64 = line.rsplit(' ').next().unwrap().parse().unwrap();
+        *counts.entry(operation.to_owned()).or_default() += count;
+    }
+    counts
+}
