@@ -48,6 +48,13 @@ pub fn set(conditions: &mut Vec<Condition>, mut new: Condition, now: &str) {
     }
 }
 
+/// Whether `conditions` hold `type_` with status `True`.
+pub fn is_true(conditions: &[Condition], type_: &str) -> bool {
+    conditions
+        .iter()
+        .any(|c| c.type_ == type_ && c.status == "True")
+}
+
 /// Removes the condition of `type_`, if any.
 pub fn remove(conditions: &mut Vec<Condition>, type_: &str) {
     conditions.retain(|c| c.type_ != type_);

@@ -13,7 +13,6 @@ use kube::runtime::watcher;
 use kube::{Resource, ResourceExt};
 use tokio_stream::StreamExt;
 
-use crate::api::common::find_condition;
 use crate::api::{LiteLLMBudget, LiteLLMModel, LiteLLMTeam, LiteLLMVirtualKey};
 
 use super::conditions::{READY, SYNCED};
@@ -21,8 +20,8 @@ use super::connection::{MANAGED_BY, MANAGED_BY_LABEL};
 use super::dependents::Joins;
 use super::health::Caches;
 use super::managed::ManagedKind;
-use super::metrics::{self, Metrics, Seen};
-use super::reconciler::{error_policy_tolerant, object_key, reconcile_tolerant, Context};
+use super::metrics::{self, object_key, Metrics, Seen};
+use super::reconciler::{error_policy_tolerant, reconcile_tolerant, Context};
 use super::tolerant::Tolerant;
 
 fn api<K: ManagedKind>(client: &kube::Client, namespace: Option<&str>) -> Api<Tolerant<K>> {
@@ -36,10 +35,7 @@ fn api<K: ManagedKind>(client: &kube::Client, namespace: Option<&str>) -> Api<To
 /// kube-rs cannot read exists, and is neither ready nor synced.
 fn seen<K: ManagedKind>(object: &Tolerant<K>) -> Seen {
     let status = |type_: &str| match object {
-        Tolerant::Ok(mr) => mr
-            .managed_status()
-            .and_then(|s| find_condition(&s.conditions, type_))
-            .is_some_and(|c| c.status == "True"),
+        Tolerant::Ok(mr) => mr.condition_is_true(type_),
         Tolerant::Unreadable(_) => false,
     };
     Seen {
@@ -85,15 +81,10 @@ fn keys_waiting_for(
     keys: &[Arc<Tolerant<LiteLLMVirtualKey>>],
     team: &Tolerant<LiteLLMTeam>,
 ) -> Vec<ObjectRef<Tolerant<LiteLLMVirtualKey>>> {
-    fn ready<K: ManagedKind>(mr: &K) -> bool {
-        mr.managed_status()
-            .and_then(|s| find_condition(&s.conditions, READY))
-            .is_some_and(|c| c.status == "True")
-    }
     let Tolerant::Ok(team) = team else {
         return Vec::new();
     };
-    if !ready(&**team) {
+    if !team.condition_is_true(READY) {
         return Vec::new();
     }
     let name = team.name_any();
@@ -106,7 +97,7 @@ fn keys_waiting_for(
         .filter(|key| match &***key {
             Tolerant::Ok(key) => {
                 key.namespace() == team.namespace()
-                    && !ready(&**key)
+                    && !key.condition_is_true(READY)
                     && key
                         .joins()
                         .iter()

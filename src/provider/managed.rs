@@ -289,6 +289,12 @@ pub trait ManagedKind:
         Vec::new()
     }
 
+    /// Whether the status holds the condition `type_` with status `True`.
+    fn condition_is_true(&self, type_: &str) -> bool {
+        self.managed_status()
+            .is_some_and(|s| super::conditions::is_true(&s.conditions, type_))
+    }
+
     /// The teams and budgets this resource's LiteLLM object joins (see
     /// [`super::dependents`]).
     fn joins(&self) -> Vec<super::dependents::Join> {

@@ -28,6 +28,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::jiff::Timestamp;
+use kube::runtime::controller::Action;
 use prometheus_client::collector::Collector;
 use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetric};
 use prometheus_client::metrics::counter::Counter;
@@ -137,6 +138,24 @@ pub fn gvk<K: kube::Resource<DynamicType = ()>>() -> String {
 /// `managed/litellmteam.litellm.m.crossplane.io`.
 pub fn managed_controller<K: kube::Resource<DynamicType = ()>>() -> String {
     format!("managed/{}.{}", K::kind(&()), K::group(&())).to_lowercase()
+}
+
+/// `namespace/name`: how the queue and the cache snapshots name an object.
+pub fn object_key(meta: &kube::api::ObjectMeta) -> String {
+    format!(
+        "{}/{}",
+        meta.namespace.as_deref().unwrap_or_default(),
+        meta.name.as_deref().unwrap_or_default()
+    )
+}
+
+/// controller-runtime's `result` label of a reconciliation that returned.
+pub fn result_of<E>(result: &Result<Action, E>) -> ReconcileResult {
+    match result {
+        Ok(action) if *action == Action::await_change() => ReconcileResult::Success,
+        Ok(_) => ReconcileResult::RequeueAfter,
+        Err(_) => ReconcileResult::Error,
+    }
 }
 
 /// How a reconciliation ended, as controller-runtime labels `result`.
@@ -399,6 +418,13 @@ impl Metrics {
             label,
             started: Instant::now(),
         }
+    }
+
+    /// `Action::requeue(after)` for the object `key` (see [`object_key`]),
+    /// noted by [`Metrics::requeued`].
+    pub fn requeue(&self, controller: &str, key: &str, after: Duration) -> Action {
+        self.requeued(controller, key, after);
+        Action::requeue(after)
     }
 
     /// The object will be reconciled again after `after` (an `Action`'s

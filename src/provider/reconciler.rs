@@ -29,7 +29,7 @@ use super::managed::{
     self, Cleanup, Connection, Creation, External, ExternalError, Failed, Maintained, ManagedKind,
     Outcome, Step,
 };
-use super::metrics::{self as series, Metrics, ReconcileResult};
+use super::metrics::{self as series, object_key, result_of, Metrics, ReconcileResult};
 use super::ownership::Owner;
 use super::resolve::{self, ClientCache, Resolved, Unresolved, DEFAULT_LITELLM_TIMEOUT};
 use super::scrub::Scrubber;
@@ -352,32 +352,10 @@ fn check_policies<K: ManagedKind>(mr: &K) -> Result<(), Error> {
     Err(Error::UnsupportedPolicies(listed))
 }
 
-/// `namespace/name`: how the queue and the cache snapshots name an object.
-pub fn object_key(meta: &kube::api::ObjectMeta) -> String {
-    format!(
-        "{}/{}",
-        meta.namespace.as_deref().unwrap_or_default(),
-        meta.name.as_deref().unwrap_or_default()
-    )
-}
-
 /// `Action::requeue(after)`, with the requeue noted for `workqueue_depth`.
-fn requeue<K: ManagedKind>(ctx: &Context, mr: &K, after: Duration) -> Action {
-    ctx.metrics.requeued(
-        &series::managed_controller::<K>(),
-        &object_key(mr.meta()),
-        after,
-    );
-    Action::requeue(after)
-}
-
-/// controller-runtime's `result` label of a reconciliation that returned.
-fn result_of(result: &Result<Action, Error>) -> ReconcileResult {
-    match result {
-        Ok(action) if *action == Action::await_change() => ReconcileResult::Success,
-        Ok(_) => ReconcileResult::RequeueAfter,
-        Err(_) => ReconcileResult::Error,
-    }
+fn requeue<K: ManagedKind>(ctx: &Context, meta: &kube::api::ObjectMeta, after: Duration) -> Action {
+    ctx.metrics
+        .requeue(&series::managed_controller::<K>(), &object_key(meta), after)
 }
 
 /// Reconciles one managed resource of any kind, measured as
@@ -432,16 +410,16 @@ async fn reconcile_managed<K: ManagedKind>(
                 // recordDeleted.
                 ctx.metrics.deleted(&gvk, &uid, deletion_requested);
             }
-            let measured = result_of(&Ok(action.clone()));
+            let measured = result_of::<Error>(&Ok(action.clone()));
             (Ok(action), measured)
         }
         Err(err) if err.is_conflict() => {
             tracing::debug!(kind = K::NOUN, error = %err, "write conflict; requeueing");
             ctx.metrics.failed(K::NOUN, "conflict");
-            ctx.metrics
-                .requeued(&series::managed_controller::<K>(), &key, CONFLICT_REQUEUE);
             (
-                Ok(Action::requeue(CONFLICT_REQUEUE)),
+                Ok(ctx
+                    .metrics
+                    .requeue(&series::managed_controller::<K>(), &key, CONFLICT_REQUEUE)),
                 ReconcileResult::Requeue,
             )
         }
@@ -493,21 +471,15 @@ async fn report_unreadable<K: ManagedKind>(
     ctx.metrics.failed(K::NOUN, "unreadable");
     let namespace = unreadable.metadata.namespace.clone().unwrap_or_default();
     let name = unreadable.metadata.name.clone().unwrap_or_default();
-    let uid = unreadable.metadata.uid.clone().unwrap_or_default();
-    let now = format!("{:.0}", Timestamp::now());
-    let (since, first) = ctx.unreadable.since(&uid, &now);
-    let message = unreadable.message();
+    let (since, first) = ctx.unreadable.since(unreadable);
     tracing::warn!(kind = K::NOUN, %namespace, %name, error = %unreadable.error, "cannot read the resource");
-    let mut conditions = Vec::new();
-    for (type_, reason) in [
-        (READY, reason::UNAVAILABLE),
-        (SYNCED, reason::RECONCILE_ERROR),
-    ] {
-        let mut c = condition(type_, false, reason, Some(message.clone()));
-        c.last_transition_time = Some(since.clone());
-        c.observed_generation = unreadable.metadata.generation;
-        conditions.push(c);
-    }
+    let conditions = unreadable.conditions(
+        &[
+            (READY, reason::UNAVAILABLE),
+            (SYNCED, reason::RECONCILE_ERROR),
+        ],
+        &since,
+    );
     let api: Api<Tolerant<K>> = Api::namespaced(ctx.client.clone(), &namespace);
     tolerant::write_status(&api, unreadable, json!({ "conditions": conditions })).await?;
     if first {
@@ -516,7 +488,7 @@ async fn report_unreadable<K: ManagedKind>(
             object,
             EventType::Warning,
             "CannotReadResource",
-            message,
+            unreadable.message(),
         )
         .await;
     }
@@ -533,12 +505,7 @@ pub fn error_policy_tolerant<K: ManagedKind>(
         Tolerant::Ok(mr) => error_policy(mr.clone(), err, ctx),
         Tolerant::Unreadable(unreadable) => {
             tracing::warn!(kind = K::NOUN, error = %err, "reporting an unreadable resource failed");
-            ctx.metrics.requeued(
-                &series::managed_controller::<K>(),
-                &object_key(&unreadable.metadata),
-                ctx.default_poll_interval,
-            );
-            Action::requeue(ctx.default_poll_interval)
+            requeue::<K>(&ctx, &unreadable.metadata, ctx.default_poll_interval)
         }
     }
 }
@@ -549,7 +516,7 @@ pub fn error_policy<K: ManagedKind>(mr: Arc<K>, err: &Error, ctx: Arc<Context>) 
     if err.reason() == WAITING {
         // Not a failure: the order of deletion at work.
         tracing::debug!(kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(), name = %mr.name_any(), "{err}");
-        return requeue(&ctx, &*mr, dependents::RECHECK);
+        return requeue::<K>(&ctx, mr.meta(), dependents::RECHECK);
     }
     ctx.metrics.failed(K::NOUN, err.reason());
     tracing::warn!(kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(), name = %mr.name_any(), error = %err, "reconciliation failed");
@@ -562,18 +529,18 @@ pub fn error_policy<K: ManagedKind>(mr: Arc<K>, err: &Error, ctx: Arc<Context>) 
     };
     if let Some(wait) = err.retry_after() {
         // As asked by the proxy; the backoff goes on counting meanwhile.
-        return requeue(&ctx, &*mr, wait.max(Duration::from_millis(100)));
+        return requeue::<K>(&ctx, mr.meta(), wait.max(Duration::from_millis(100)));
     }
-    requeue(
+    requeue::<K>(
         &ctx,
-        &*mr,
+        mr.meta(),
         timing::backoff(attempt, ctx.poll_interval(&*mr)),
     )
 }
 
 /// Whether the status being built says `Ready=True`.
 fn ready_now<K: ManagedKind>(status: &StatusWriter<K>) -> bool {
-    find_condition(&status.new.conditions, READY).is_some_and(|c| c.status == "True")
+    conditions::is_true(&status.new.conditions, READY)
 }
 
 /// The status being built for one reconciliation; written once, at the end,
@@ -790,9 +757,9 @@ async fn apply<K: ManagedKind>(
                 .write_if_current(api, &name, mr.resource_version())
                 .await?;
             let next = timing::jittered(poll, timing::random_fraction());
-            Ok(requeue(
+            Ok(requeue::<K>(
                 ctx,
-                &*mr,
+                mr.meta(),
                 maintained.requeue_after.map_or(next, |soon| soon.min(next)),
             ))
         }

@@ -12,7 +12,7 @@ use kube::ResourceExt;
 use sha2::{Digest, Sha256};
 
 use crate::api::budget::LiteLLMBudget;
-use crate::api::common::{find_condition, InstanceRef, SecretKeySelector, EXTERNAL_NAME};
+use crate::api::common::{InstanceRef, SecretKeySelector, EXTERNAL_NAME};
 use crate::api::instance::{AllowedNamespaces, LiteLLMInstance, LiteLLMInstanceStatus};
 use crate::api::team::LiteLLMTeam;
 use crate::litellm::{self, ClientConfig, Observer, Pacing, Secret};
@@ -274,11 +274,8 @@ pub fn admits(
 
 /// The id of a referenced managed resource, once it is Ready.
 pub fn entity_id<K: ManagedKind>(referenced: &K) -> Option<String> {
-    let ready = referenced
-        .managed_status()
-        .and_then(|status| find_condition(&status.conditions, READY))
-        .is_some_and(|c| c.status == "True");
-    ready
+    referenced
+        .condition_is_true(READY)
         .then(|| referenced.annotations().get(EXTERNAL_NAME).cloned())
         .flatten()
 }

@@ -20,13 +20,15 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
+use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, Patch, PatchParams};
 use kube::Resource;
 use serde::de::{DeserializeOwned, Error as _};
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 
-use crate::api::common::InstanceRef;
+use crate::api::common::{Condition, InstanceRef};
+use crate::provider::conditions::condition;
 
 /// An object as read from a list or watch: the kind, or what could be read
 /// of an object that could not.
@@ -54,6 +56,20 @@ impl Unreadable {
              metadata must nest well under 128 levels)",
             self.error
         )
+    }
+
+    /// The conditions `(type, reason)` that report it: `False`, with
+    /// [`Unreadable::message`], dated `since` (its first report, so that a
+    /// report written again changes nothing).
+    pub fn conditions(&self, of: &[(&str, &str)], since: &str) -> Vec<Condition> {
+        of.iter()
+            .map(|(type_, reason)| {
+                let mut c = condition(type_, false, reason, Some(self.message()));
+                c.last_transition_time = Some(since.to_owned());
+                c.observed_generation = self.metadata.generation;
+                c
+            })
+            .collect()
     }
 }
 
@@ -143,15 +159,17 @@ pub fn parse<K: DeserializeOwned>(text: &str) -> Result<Tolerant<K>, serde_json:
 pub struct Reports(Mutex<HashMap<String, String>>);
 
 impl Reports {
-    /// The first-report time of `uid` (now, for a new one) and whether it
-    /// is new.
-    pub fn since(&self, uid: &str, now: &str) -> (String, bool) {
+    /// When `unreadable` was first reported (now, for a new one) and
+    /// whether it is new.
+    pub fn since(&self, unreadable: &Unreadable) -> (String, bool) {
+        let uid = unreadable.metadata.uid.as_deref().unwrap_or_default();
         let mut reports = self.0.lock().unwrap_or_else(|p| p.into_inner());
         match reports.get(uid) {
             Some(since) => (since.clone(), false),
             None => {
-                reports.insert(uid.to_owned(), now.to_owned());
-                (now.to_owned(), true)
+                let now = format!("{:.0}", Timestamp::now());
+                reports.insert(uid.to_owned(), now.clone());
+                (now, true)
             }
         }
     }

@@ -22,8 +22,7 @@ use crate::api::instance::{LiteLLMInstance, Workload};
 use crate::api::API_VERSION;
 
 use crate::provider::health::Caches;
-use crate::provider::metrics::{Metrics, ReconcileResult, Seen};
-use crate::provider::reconciler::object_key;
+use crate::provider::metrics::{object_key, result_of, Metrics, Seen};
 use crate::provider::tolerant::{self, Tolerant};
 use crate::provider::{conditions, dependents};
 
@@ -195,11 +194,7 @@ async fn reconcile_measured(
         &object_key(kube::Resource::meta(&*object)),
     );
     let result = reconcile_tolerant(object, context).await;
-    running.finish(match &result {
-        Ok(action) if *action == Action::await_change() => ReconcileResult::Success,
-        Ok(_) => ReconcileResult::RequeueAfter,
-        Err(_) => ReconcileResult::Error,
-    });
+    running.finish(result_of(&result));
     result
 }
 
@@ -207,8 +202,7 @@ async fn reconcile_measured(
 fn requeue(context: &Context, meta: &kube::api::ObjectMeta, after: Duration) -> Action {
     context
         .metrics
-        .requeued(&context.controller, &object_key(meta), after);
-    Action::requeue(after)
+        .requeue(&context.controller, &object_key(meta), after)
 }
 
 /// [`reconcile`] a readable instance; report an unreadable one on itself
@@ -230,23 +224,13 @@ async fn reconcile_tolerant(
     let namespace = unreadable.metadata.namespace.clone().unwrap_or_default();
     let name = unreadable.metadata.name.clone().unwrap_or_default();
     tracing::warn!(%namespace, %name, error = %unreadable.error, "cannot read the LiteLLMInstance");
-    let uid = unreadable.metadata.uid.clone().unwrap_or_default();
-    let (since, _) = context
-        .unreadable
-        .since(&uid, &format!("{:.0}", Timestamp::now()));
-    let mut condition = conditions::condition(
-        condition_type::READY,
-        false,
-        reason::UNREADABLE,
-        Some(unreadable.message()),
-    );
-    condition.last_transition_time = Some(since);
-    condition.observed_generation = unreadable.metadata.generation;
+    let (since, _) = context.unreadable.since(unreadable);
+    let conditions = unreadable.conditions(&[(condition_type::READY, reason::UNREADABLE)], &since);
     let api: Api<Tolerant<LiteLLMInstance>> = Api::namespaced(context.client.clone(), &namespace);
     tolerant::write_status(
         &api,
         unreadable,
-        json!({"ready": false, "conditions": [condition]}),
+        json!({"ready": false, "conditions": conditions}),
     )
     .await
     .map_err(|source| Error::PatchStatus {
