@@ -310,3 +310,43 @@ async fn only_resources_of_admitted_namespaces_hold_up_an_instance() {
         .unwrap();
     assert_eq!(scoped.len(), 1, "{scoped:?}");
 }
+
+/// Only keys of the team's own namespace hold up its deletion: a tenant
+/// whose key names another namespace's team by raw id (which the provider
+/// refuses to create anyway) cannot keep that team alive.
+#[tokio::test]
+async fn a_key_of_another_namespace_does_not_hold_up_a_team() {
+    let Some(world) = world_with("del-foreign", Setup::default()).await else {
+        return;
+    };
+    let tenant = world.tenant("del-foreign-tenant").await;
+    let teams = world.create(&team("shared")).await;
+    let team_id = ready(&teams, "shared").await.annotations()[EXTERNAL_NAME].clone();
+    let squatter: LiteLLMVirtualKey = world.tenant_manifest(
+        "LiteLLMVirtualKey",
+        "squatter",
+        json!({}),
+        json!({"forProvider": {"teamId": team_id}}),
+    );
+    let tenant_keys = tenant.api::<LiteLLMVirtualKey>(&world);
+    tenant_keys
+        .create(&PostParams::default(), &squatter)
+        .await
+        .unwrap();
+    wait_for(&tenant_keys, "squatter", "the foreign join refused", |k| {
+        is(k, "Synced", "False")
+    })
+    .await;
+
+    teams
+        .delete("shared", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_gone(&teams, "shared").await;
+    assert!(world.team_info(&team_id).await.is_none());
+    tenant_keys
+        .delete("squatter", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_gone(&tenant_keys, "squatter").await;
+}

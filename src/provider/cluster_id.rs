@@ -70,7 +70,18 @@ pub async fn resolve(
     }
     let id = match legacy_id(client).await {
         Some(id) => id,
-        None => random_id(),
+        None => {
+            let id = random_id();
+            // Loud: after a deleted ConfigMap every object this provider
+            // made would now look foreign (refused, never deleted).
+            tracing::warn!(
+                %namespace, configmap = CONFIG_MAP, cluster_id = %id,
+                "no cluster id was stored, so a new one was drawn; if this provider ran \
+                 before, restore its earlier id (pass --cluster-id; every LiteLLM object it \
+                 made carries it in its ownership marker)"
+            );
+            id
+        }
     };
     let map = ConfigMap {
         metadata: kube::api::ObjectMeta {
