@@ -6,6 +6,7 @@
 
 mod support;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -444,14 +445,24 @@ async fn an_instance_in_another_namespace_must_admit_the_resource() {
     tenant.abort();
 }
 
-/// Reconciles of teams so far, from the provider's metrics.
-fn team_reconciles(registry: &prometheus_client::registry::Registry) -> u64 {
+/// Reconciles of `kind` so far, from the provider's metrics.
+fn reconciles(registry: &prometheus_client::registry::Registry, kind: &str) -> u64 {
     let mut text = String::new();
     prometheus_client::encoding::text::encode(&mut text, registry).unwrap();
+    let series = format!("provider_litellm_reconciles_total{{kind=\"{kind}\"}}");
     text.lines()
-        .find(|l| l.starts_with("provider_litellm_reconciles_total{kind=\"team\"}"))
+        .find(|l| l.starts_with(&series))
         .and_then(|l| l.rsplit(' ').next()?.parse().ok())
         .unwrap_or(0)
+}
+
+/// Requests to the Kubernetes API server other than the start of a watch.
+fn kube_requests(metrics: &Metrics) -> BTreeMap<(String, String), u64> {
+    metrics
+        .kube_requests()
+        .into_iter()
+        .filter(|((verb, _), _)| verb != "watch")
+        .collect()
 }
 
 #[tokio::test]
@@ -467,7 +478,10 @@ async fn steady_state_is_one_read_per_poll_and_no_write() {
     let metrics = Metrics::default();
     let mut registry = prometheus_client::registry::Registry::default();
     metrics.register(&mut registry);
-    let ctx = Arc::new(context(&world.provider_client(), metrics));
+    let ctx = Arc::new(context(
+        &world.counted_provider_client(&metrics),
+        metrics.clone(),
+    ));
     let controllers = tokio::spawn(controllers::run(ctx, Some(namespace.clone())));
 
     let teams: Api<LiteLLMTeam> = Api::namespaced(world.kube.clone(), &namespace);
@@ -475,35 +489,78 @@ async fn steady_state_is_one_read_per_poll_and_no_write() {
         .create(&PostParams::default(), &team_manifest("quiet", "Quiet"))
         .await
         .unwrap();
+    let keys: Api<LiteLLMVirtualKey> = Api::namespaced(world.kube.clone(), &namespace);
+    let key = manifest::<LiteLLMVirtualKey>(
+        "LiteLLMVirtualKey",
+        "quiet-key",
+        json!({}),
+        json!({"forProvider": {"teamRef": {"name": "quiet"}}}),
+    );
+    keys.create(&PostParams::default(), &key).await.unwrap();
     wait_for(&teams, "quiet", "Ready", |t| {
         is(t, "Ready", "True") && is(t, "Synced", "True")
+    })
+    .await;
+    wait_for(&keys, "quiet-key", "Ready", |k| {
+        is(k, "Ready", "True") && is(k, "Synced", "True")
     })
     .await;
     // Let the late-initialization patch and its echo settle.
     tokio::time::sleep(Duration::from_secs(2)).await;
     let before = support::provider::requests_by_operation(&registry);
-    let polls_before = team_reconciles(&registry);
+    let kube_before = kube_requests(&metrics);
+    let polls_before = reconciles(&registry, "team");
+    let key_polls_before = reconciles(&registry, "key");
     tokio::time::sleep(Duration::from_secs(4)).await;
     let after = support::provider::requests_by_operation(&registry);
-    let polls = team_reconciles(&registry) - polls_before;
+    let kube_after = kube_requests(&metrics);
+    let polls = reconciles(&registry, "team") - polls_before;
+    let key_polls = reconciles(&registry, "key") - key_polls_before;
 
-    let grown: Vec<(String, u64)> = after
+    let grown: BTreeMap<String, u64> = after
         .iter()
         .map(|(op, n)| (op.clone(), n - before.get(op).copied().unwrap_or(0)))
         .filter(|(_, n)| *n > 0)
         .collect();
-    assert_eq!(grown.len(), 1, "only reads in the steady state: {grown:?}");
-    let (operation, reads) = &grown[0];
-    assert_eq!(operation, "GET /team/info");
+    assert_eq!(
+        grown.keys().map(String::as_str).collect::<Vec<_>>(),
+        ["GET /key/info", "GET /team/info"],
+        "only reads in the steady state: {grown:?}"
+    );
     // Every poll is one read; how many polls fit in four seconds of a 1 s
     // interval depends on how busy the machine is, so count them. A poll
     // counted as it starts at either edge of the window may have its read
     // on the other side: one off at most.
-    assert!(reads.abs_diff(polls) <= 1, "{reads} reads in {polls} polls");
+    for (operation, polls) in [("GET /team/info", polls), ("GET /key/info", key_polls)] {
+        let reads = grown[operation];
+        assert!(
+            reads.abs_diff(polls) <= 1,
+            "{operation}: {reads} reads in {polls} polls"
+        );
+        assert!(
+            (2..=5).contains(&reads),
+            "{operation}: {reads} reads in 4 s at a 1 s poll interval"
+        );
+    }
+    // Nothing read from (or written to) the API server: the instance, the
+    // master key, the team a key references and its connection Secret all
+    // come from the watch caches.
+    let kube_grown: Vec<_> = kube_after
+        .iter()
+        .filter(|(request, n)| kube_before.get(*request) != Some(*n))
+        .collect();
     assert!(
-        (2..=5).contains(reads),
-        "{reads} reads in 4 s at a 1 s poll interval"
+        kube_grown.is_empty(),
+        "Kubernetes requests in the steady state: {kube_grown:?}"
     );
+    assert!(
+        kube_after.contains_key(&("get".to_owned(), "secrets".to_owned())),
+        "the counting sees the provider's requests: {kube_after:?}"
+    );
+    keys.delete("quiet-key", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_gone(&keys, "quiet-key").await;
     teams
         .delete("quiet", &DeleteParams::default())
         .await

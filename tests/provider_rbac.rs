@@ -12,6 +12,7 @@ use std::collections::BTreeSet;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
+use k8s_openapi::api::rbac::v1::ClusterRole;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use litellm_crossplane::api::{LiteLLMInstance, LiteLLMTeam, LiteLLMVirtualKey};
 use litellm_crossplane::provider::cluster_id;
@@ -90,9 +91,14 @@ fn the_rules_are_crossplanes_role_and_the_packages_requests_and_nothing_else() {
     // Requested: a provisioned workload, namespace labels, events.k8s.io.
     assert!(may("POST", "/apis/apps/v1/namespaces/n/deployments"));
     assert!(may("GET", "/api/v1/namespaces/n"));
+    assert!(may("GET", "/api/v1/namespaces"));
+    let watch = attributes("GET", "/api/v1/namespaces", "watch=true").unwrap();
+    assert_eq!(watch.verb, "watch");
+    assert!(allowed(&rules, &watch));
     assert!(may("POST", "/apis/events.k8s.io/v1/namespaces/n/events"));
-    // Never: other namespaces' listing, CRDs, RBAC, kube-system's uid by list.
-    assert!(!may("GET", "/api/v1/namespaces"));
+    // Never: CRDs, RBAC, nodes, changes to namespaces.
+    assert!(!may("GET", "/api/v1/nodes"));
+    assert!(!may("PATCH", "/api/v1/namespaces/n"));
     assert!(!may(
         "POST",
         "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
@@ -167,14 +173,19 @@ async fn the_proxy_denies_what_the_rules_do_not_grant_with_a_403() {
     };
     let proxy = AuthzProxy::start(kube, provider_rules(), true).await;
     let client = proxy.client();
-    let namespaces: Api<Namespace> = Api::all(client.clone());
-    match namespaces.list(&Default::default()).await {
+    let roles: Api<ClusterRole> = Api::all(client.clone());
+    match roles.list(&Default::default()).await {
         Err(kube::Error::Api(status)) => assert_eq!(status.code, 403),
-        other => panic!("listing namespaces must be forbidden: {other:?}"),
+        other => panic!("listing cluster roles must be forbidden: {other:?}"),
     }
+    let namespaces: Api<Namespace> = Api::all(client.clone());
     assert!(namespaces.get("default").await.is_ok(), "get is requested");
     assert_eq!(proxy.denied().len(), 1, "{:?}", proxy.denied());
-    assert!(proxy.denied()[0].contains("list core/namespaces"));
+    assert!(
+        proxy.denied()[0].contains("list rbac.authorization.k8s.io/clusterroles"),
+        "{:?}",
+        proxy.denied()
+    );
 }
 
 /// Every permission the package requests is used by a run of the provider
@@ -295,6 +306,39 @@ async fn every_requested_permission_is_used_and_nothing_else_is_needed() {
         .await
         .unwrap();
     wait_gone(&tenant_teams, "web").await;
+
+    // A provider over all namespaces keeps the namespaces' labels in a
+    // watch cache (the world's controllers watch one namespace, which
+    // reads them when asked): the same reflector, through the proxy.
+    let (labels, stream) =
+        litellm_crossplane::provider::cache::namespaces(&world.provider_client());
+    let watching = tokio::spawn(litellm_crossplane::provider::cache::drain(
+        stream,
+        "Namespaces",
+    ));
+    tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        labels.wait_until_ready(),
+    )
+    .await
+    .expect("the namespace cache fills")
+    .unwrap();
+    assert!(
+        labels
+            .state()
+            .iter()
+            .any(|ns| ns.metadata.name.as_deref() == Some(world.namespace.as_str())),
+        "the cache holds the world's namespace"
+    );
+    eventually("the namespace watch", || async {
+        world
+            .authz
+            .used()
+            .contains(&("watch".into(), String::new(), "namespaces".into()))
+            .then_some(())
+    })
+    .await;
+    watching.abort();
 
     let used = world.authz.used();
     let unused: Vec<_> = permission_requests()

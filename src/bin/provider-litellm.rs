@@ -126,7 +126,9 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
             None => None,
         };
 
-    let client = kube::Client::try_default().await?;
+    let metrics = Metrics::default();
+    // Every request to the API server is counted by verb and resource.
+    let client = metrics.kube_client(kube::Config::infer().await?)?;
     // Stored in the provider's own namespace (the pod's; run from a
     // kubeconfig: the context's namespace) unless given.
     let own_namespace = std::env::var("POD_NAMESPACE")
@@ -135,7 +137,6 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or_else(|| client.default_namespace().to_owned());
     let cluster_id = cluster_id::resolve(&client, args.cluster_id, &own_namespace).await?;
 
-    let metrics = Metrics::default();
     let leadership = Leadership::default();
     let mut registry = Registry::default();
     metrics.register(&mut registry);

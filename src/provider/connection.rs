@@ -2,6 +2,7 @@
 //! (`endpoint`, and for keys the secret `key`).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Secret as KubeSecret;
 use k8s_openapi::ByteString;
@@ -10,6 +11,7 @@ use kube::ResourceExt;
 
 use crate::litellm::Secret;
 
+use super::cache::Kube;
 use super::managed::{ExternalError, ManagedKind};
 
 /// Label on every connection Secret, so the controllers watch only these.
@@ -38,16 +40,16 @@ fn missing_or_different(
         .collect()
 }
 
-/// Reads `name` if it belongs to `mr`. A Secret of that name that is not
-/// `mr`'s is an error: it may hold someone else's data, and overwriting or
-/// trusting it could leak or lose a key.
+/// Reads `name` from the API server if it belongs to `mr`. A Secret of
+/// that name that is not `mr`'s is an error: it may hold someone else's
+/// data, and overwriting or trusting it could leak or lose a key.
 pub async fn read<K: ManagedKind>(
-    client: &kube::Client,
+    kube: &Kube,
     mr: &K,
     name: &str,
-) -> Result<Option<KubeSecret>, ExternalError> {
-    let api: Api<KubeSecret> = Api::namespaced(client.clone(), &mr.namespace().unwrap_or_default());
-    match api.get_opt(name).await? {
+) -> Result<Option<Arc<KubeSecret>>, ExternalError> {
+    let namespace = mr.namespace().unwrap_or_default();
+    match kube.read_secret(&namespace, name).await? {
         Some(secret) if !owned_by(&secret, mr) => Err(ExternalError::Invalid(format!(
             "connection Secret {name} exists and is not owned by {} {}",
             K::kind(&()),
@@ -55,6 +57,17 @@ pub async fn read<K: ManagedKind>(
         ))),
         other => Ok(other),
     }
+}
+
+/// `mr`'s connection Secret `name` as the shared cache last saw it, when
+/// the cache has it and it is `mr`'s; else `None` (then only [`read`]
+/// tells). Only for concluding that nothing needs writing: see
+/// [`super::cache`].
+pub fn cached<K: ManagedKind>(kube: &Kube, mr: &K, name: &str) -> Option<Arc<KubeSecret>> {
+    let namespace = mr.namespace().unwrap_or_default();
+    kube.cached_connection_secret(&namespace, name)
+        .flatten()
+        .filter(|secret| owned_by(secret, mr))
 }
 
 /// The value of `key` in a Secret.
@@ -65,16 +78,21 @@ pub fn value(secret: &KubeSecret, key: &str) -> Option<Secret> {
 
 /// Writes `data` into the connection Secret `name` (owned by `mr`, so it is
 /// garbage collected with it). Keys not in `data` are kept, and nothing is
-/// written when every value is already there: the steady state costs one
-/// read of the Secret and no write.
+/// written when every value is already there: the steady state reads the
+/// Secret from the shared cache and writes nothing; anything else reads it
+/// from the API server first.
 pub async fn publish<K: ManagedKind>(
-    client: &kube::Client,
+    kube: &Kube,
     mr: &K,
     name: &str,
     data: &BTreeMap<String, Secret>,
 ) -> Result<(), ExternalError> {
-    let api: Api<KubeSecret> = Api::namespaced(client.clone(), &mr.namespace().unwrap_or_default());
-    match read(client, mr, name).await? {
+    if cached(kube, mr, name).is_some_and(|secret| missing_or_different(&secret, data).is_empty()) {
+        return Ok(());
+    }
+    let api: Api<KubeSecret> =
+        Api::namespaced(kube.client().clone(), &mr.namespace().unwrap_or_default());
+    match read(kube, mr, name).await? {
         None => {
             let owner = mr.controller_owner_ref(&()).ok_or_else(|| {
                 ExternalError::Invalid(format!("{} {} has no uid yet", K::kind(&()), mr.name_any()))
@@ -107,16 +125,17 @@ pub async fn publish<K: ManagedKind>(
 /// Sets `key` to `value` and removes the keys `remove` in one write (a
 /// merge patch with `null`), so the Secret never holds neither value.
 pub async fn replace_value<K: ManagedKind>(
-    client: &kube::Client,
+    kube: &Kube,
     mr: &K,
     name: &str,
     key: &str,
     value: &Secret,
     remove: &[&str],
 ) -> Result<(), ExternalError> {
-    let api: Api<KubeSecret> = Api::namespaced(client.clone(), &mr.namespace().unwrap_or_default());
+    let api: Api<KubeSecret> =
+        Api::namespaced(kube.client().clone(), &mr.namespace().unwrap_or_default());
     // Ownership is checked as for every write.
-    if read(client, mr, name).await?.is_none() {
+    if read(kube, mr, name).await?.is_none() {
         return Err(ExternalError::Invalid(format!(
             "connection Secret {name} disappeared during a key rotation"
         )));

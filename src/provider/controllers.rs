@@ -5,31 +5,23 @@ use std::fmt::Debug;
 use std::future::Future;
 use std::sync::Arc;
 
-use k8s_openapi::api::core::v1::Secret;
-use kube::api::Api;
 use kube::runtime::controller::{self, Controller};
-use kube::runtime::reflector::ObjectRef;
-use kube::runtime::watcher;
+use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::utils::PredicateConfig;
+use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Resource, ResourceExt};
-use tokio_stream::StreamExt;
+use tokio_stream::{Stream, StreamExt};
 
-use crate::api::{LiteLLMBudget, LiteLLMModel, LiteLLMTeam, LiteLLMVirtualKey};
+use crate::api::{LiteLLMBudget, LiteLLMInstance, LiteLLMModel, LiteLLMTeam, LiteLLMVirtualKey};
 
+use super::cache::{self, Cache, Scope, Secrets};
 use super::conditions::{READY, SYNCED};
-use super::connection::{MANAGED_BY, MANAGED_BY_LABEL};
 use super::dependents::Joins;
 use super::health::Caches;
 use super::managed::ManagedKind;
 use super::metrics::{self, object_key, Metrics, Seen};
 use super::reconciler::{error_policy_tolerant, reconcile_tolerant, Context};
 use super::tolerant::Tolerant;
-
-fn api<K: ManagedKind>(client: &kube::Client, namespace: Option<&str>) -> Api<Tolerant<K>> {
-    match namespace {
-        Some(namespace) => Api::namespaced(client.clone(), namespace),
-        None => Api::all(client.clone()),
-    }
-}
 
 /// What the state gauges and the queue need of a cached object: an object
 /// kube-rs cannot read exists, and is neither ready nor synced.
@@ -75,20 +67,22 @@ async fn drive<K: ManagedKind + Debug>(controller: Controller<Tolerant<K>>, ctx:
     }
 }
 
-/// The keys that join `team` (by `teamRef` or `teamId`, in its namespace)
-/// and are not Ready, when `team` is Ready: they have waited for it.
-fn keys_waiting_for(
+/// The keys that join `referenced` (a team or budget, by reference or by
+/// id, in its namespace) and are not Ready, when `referenced` is Ready:
+/// they have waited for it.
+fn keys_waiting_for<R: ManagedKind>(
     keys: &[Arc<Tolerant<LiteLLMVirtualKey>>],
-    team: &Tolerant<LiteLLMTeam>,
+    joins: Joins,
+    referenced: &Tolerant<R>,
 ) -> Vec<ObjectRef<Tolerant<LiteLLMVirtualKey>>> {
-    let Tolerant::Ok(team) = team else {
+    let Tolerant::Ok(referenced) = referenced else {
         return Vec::new();
     };
-    if !team.condition_is_true(READY) {
+    if !referenced.condition_is_true(READY) {
         return Vec::new();
     }
-    let name = team.name_any();
-    let id = team
+    let name = referenced.name_any();
+    let id = referenced
         .annotations()
         .get(crate::api::common::EXTERNAL_NAME)
         .cloned()
@@ -96,12 +90,9 @@ fn keys_waiting_for(
     keys.iter()
         .filter(|key| match &***key {
             Tolerant::Ok(key) => {
-                key.namespace() == team.namespace()
+                key.namespace() == referenced.namespace()
                     && !key.condition_is_true(READY)
-                    && key
-                        .joins()
-                        .iter()
-                        .any(|join| join.names(Joins::Team, &name, &id))
+                    && key.joins().iter().any(|join| join.names(joins, &name, &id))
             }
             Tolerant::Unreadable(_) => false,
         })
@@ -109,14 +100,59 @@ fn keys_waiting_for(
         .collect()
 }
 
-/// A controller over [`Tolerant`] objects: one object kube-rs cannot read
-/// does not stop the kind's list and watch for every other.
-fn plain<K: ManagedKind + Debug>(
-    client: &kube::Client,
-    namespace: Option<&str>,
+type Woken = tokio::sync::mpsc::UnboundedSender<ObjectRef<Tolerant<LiteLLMVirtualKey>>>;
+
+/// Passes a team's or budget's events on, waking the keys that wait for it
+/// (see [`keys_waiting_for`]).
+fn waking<R: ManagedKind>(
+    keys: &Store<Tolerant<LiteLLMVirtualKey>>,
+    wake: &Woken,
+    joins: Joins,
+) -> impl FnMut(Result<Tolerant<R>, watcher::Error>) -> Result<Tolerant<R>, watcher::Error> {
+    let keys = keys.clone();
+    let wake = wake.clone();
+    move |event| {
+        if let Ok(referenced) = &event {
+            for key in keys_waiting_for(&keys.state(), joins, referenced) {
+                let _ = wake.send(key);
+            }
+        }
+        event
+    }
+}
+
+/// What a change must touch to reconcile the object: its spec
+/// (`generation`), labels, annotations, finalizers or deletion. A write of
+/// the status alone (the provider's own, every reconciliation) wakes
+/// nobody, as crossplane-runtime's managed controllers filter with
+/// `DesiredStateChanged`; whatever the provider must look at again after a
+/// write of its own, it requeues.
+fn desired_state<K: Resource>(object: &K) -> Option<u64> {
+    use std::hash::{Hash, Hasher};
+    let meta = object.meta();
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    meta.generation.hash(&mut hasher);
+    meta.labels.hash(&mut hasher);
+    meta.annotations.hash(&mut hasher);
+    meta.finalizers.hash(&mut hasher);
+    meta.deletion_timestamp
+        .as_ref()
+        .map(|t| t.0.as_second())
+        .hash(&mut hasher);
+    Some(hasher.finish())
+}
+
+/// A controller over [`Tolerant`] objects (one object kube-rs cannot read
+/// does not stop the kind's list and watch for every other), fed by the
+/// kind's one watch: `store` is the shared cache it fills, `stream` its
+/// events.
+fn controller<K: ManagedKind + Debug>(
+    store: Store<Tolerant<K>>,
+    stream: impl Stream<Item = Result<Tolerant<K>, watcher::Error>> + Send + 'static,
     concurrency: u16,
 ) -> Controller<Tolerant<K>> {
-    Controller::new(api::<K>(client, namespace), watcher::Config::default())
+    let trigger = stream.predicate_filter(desired_state, PredicateConfig::default());
+    Controller::for_stream(trigger, store)
         .with_config(controller::Config::default().concurrency(concurrency))
 }
 
@@ -128,41 +164,85 @@ pub async fn run(ctx: Arc<Context>, namespace: Option<String>) {
 }
 
 /// [`run`] as a future, with the controllers' caches (for `/readyz`).
+///
+/// One watch per kind: teams, keys, budgets, models, instances, Secrets
+/// and (over all namespaces) Namespaces, each filling one shared cache
+/// ([`super::cache`]) that reconciliations read instead of the API server.
 pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Output = ()>, Caches) {
     let client = ctx.client.clone();
-    let namespace = namespace.as_deref();
-    let secrets: Api<Secret> = match namespace {
-        Some(namespace) => Api::namespaced(client.clone(), namespace),
-        None => Api::all(client.clone()),
+    let scope = Scope::of(namespace.as_deref());
+    let (teams_store, teams_stream) = cache::reflect::<Tolerant<LiteLLMTeam>>(scope.api(&client));
+    let (keys_store, keys_stream) =
+        cache::reflect::<Tolerant<LiteLLMVirtualKey>>(scope.api(&client));
+    let (budgets_store, budgets_stream) =
+        cache::reflect::<Tolerant<LiteLLMBudget>>(scope.api(&client));
+    let (models_store, models_stream) =
+        cache::reflect::<Tolerant<LiteLLMModel>>(scope.api(&client));
+    let (instances_store, instances_stream) =
+        cache::reflect::<Tolerant<LiteLLMInstance>>(scope.api(&client));
+    let (namespaces_store, namespaces_stream) = match scope {
+        Scope::All => {
+            let (store, stream) = cache::namespaces(&client);
+            (Some(store), Some(stream))
+        }
+        Scope::Namespace(_) => (None, None),
     };
-    let owned = watcher::Config::default().labels(&format!("{MANAGED_BY_LABEL}={MANAGED_BY}"));
+    // Keys wake when their connection Secret changes or goes, and when a
+    // team or budget they wait for becomes Ready.
+    let (wake, woken) = tokio::sync::mpsc::unbounded_channel();
+    let secrets = Secrets::default();
+    secrets.wake_keys(wake.clone());
+    ctx.use_cache(Arc::new(Cache::new(
+        scope.clone(),
+        instances_store.clone(),
+        teams_store.clone(),
+        budgets_store.clone(),
+        namespaces_store,
+        secrets.clone(),
+    )));
+    let teams_stream = teams_stream.map(waking(&keys_store, &wake, Joins::Team));
+    let budgets_stream = budgets_stream.map(waking(&keys_store, &wake, Joins::Budget));
     // Each kind reconciles at most `concurrency` objects at once, as a
     // crossplane-runtime provider's controllers do (`--max-reconcile-rate`).
     let n = ctx.concurrency;
-    let teams = plain::<LiteLLMTeam>(&client, namespace, n);
-    let keys = plain::<LiteLLMVirtualKey>(&client, namespace, n).owns(secrets, owned);
-    // A key whose team was not ready yet (its id unknown) starts as soon as
-    // the team is Ready, instead of after its backoff.
-    let waiting = keys.store();
-    let keys = keys.watches(
-        api::<LiteLLMTeam>(&client, namespace),
-        watcher::Config::default(),
-        move |team| keys_waiting_for(&waiting.state(), &team),
-    );
-    let budgets = plain::<LiteLLMBudget>(&client, namespace, n);
-    let models = plain::<LiteLLMModel>(&client, namespace, n);
+    let teams = controller(teams_store, teams_stream, n);
+    let keys = controller(keys_store, keys_stream, n)
+        .reconcile_on(tokio_stream::wrappers::UnboundedReceiverStream::new(woken));
+    let budgets = controller(budgets_store, budgets_stream, n);
+    let models = controller(models_store, models_stream, n);
     let mut caches = Caches::default();
     caches.add(teams.store());
     caches.add(keys.store());
     caches.add(budgets.store());
     caches.add(models.store());
+    caches.add(instances_store);
     let work = async move {
-        tokio::join!(
-            drive(teams, ctx.clone()),
-            drive(keys, ctx.clone()),
-            drive(budgets, ctx.clone()),
-            drive(models, ctx.clone()),
-        );
+        let namespaces = async {
+            if let Some(stream) = namespaces_stream {
+                cache::drain(stream, "Namespaces").await;
+            }
+        };
+        let controllers = async {
+            tokio::join!(
+                drive(teams, ctx.clone()),
+                drive(keys, ctx.clone()),
+                drive(budgets, ctx.clone()),
+                drive(models, ctx.clone()),
+            )
+        };
+        let watches = async {
+            tokio::join!(
+                cache::drain(instances_stream, "LiteLLMInstances"),
+                namespaces,
+                secrets.watch(client, scope),
+            )
+        };
+        // The watches only feed the controllers: they stop with them (on
+        // SIGTERM).
+        tokio::select! {
+            _ = controllers => {}
+            _ = watches => {}
+        }
     };
     (work, caches)
 }

@@ -15,6 +15,7 @@
 
 use std::collections::BTreeMap;
 
+use k8s_openapi::api::core::v1::Secret as KubeSecret;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, Patch, PatchParams};
 use kube::ResourceExt;
@@ -25,6 +26,7 @@ use crate::api::common::{
 use crate::api::key::{KeyObservation, KeyParameters, LiteLLMVirtualKey};
 use crate::litellm::{self, generate_key, token_of, KeyInfo, KeyRequest, Secret};
 
+use super::cache::Kube;
 use super::conditions::condition;
 use super::connection;
 use super::dependents::{Join, Joins};
@@ -285,10 +287,56 @@ fn retiring(mr: &LiteLLMVirtualKey) -> Option<(String, Timestamp)> {
     Some((token, after))
 }
 
+/// Whether the key needs replacing or rotating, from its connection Secret
+/// as read (`None`: there is none).
+fn decide(
+    mr: &LiteLLMVirtualKey,
+    id: &str,
+    at_provider: Option<&KeyObservation>,
+    secret: Option<&KubeSecret>,
+    secret_name: &str,
+    now: Timestamp,
+) -> Result<Option<Why>, ExternalError> {
+    let stored = secret.and_then(|s| connection::value(s, SECRET_KEY));
+    // Without a time from LiteLLM, the resource's own creation stands in
+    // for the first key's.
+    let born = rotation::key_born(
+        mr.annotations().get(LAST_ROTATION).map(String::as_str),
+        at_provider.and_then(|a| a.created_at.as_deref()),
+    )
+    .or_else(|| mr.metadata.creation_timestamp.as_ref().map(|t| t.0));
+    let facts = rotation::Facts {
+        id,
+        secret_name,
+        secret_exists: secret.is_some(),
+        stored_token: stored.as_ref().map(token_of),
+        pending: secret
+            .and_then(|s| connection::value(s, PENDING_KEY))
+            .is_some(),
+        requested_at: mr
+            .annotations()
+            .get(ROTATE_REQUESTED_AT)
+            .map(String::as_str),
+        born,
+        every: rotation_every(&mr.spec.for_provider),
+        now,
+    };
+    tracing::debug!(
+        namespace = %mr.namespace().unwrap_or_default(),
+        name = %mr.name_any(),
+        born = ?facts.born,
+        requested = ?facts.requested_at,
+        every = ?facts.every,
+        pending = facts.pending,
+        "deciding on rotation"
+    );
+    rotation::decide(&facts).map_err(ExternalError::Invalid)
+}
+
 /// `/key/*` for one reconciliation.
 pub struct KeyExternal {
     client: litellm::Client,
-    kube: kube::Client,
+    kube: Kube,
     scrubber: super::scrub::Scrubber,
     owner: Owner,
     instance_namespace: String,
@@ -305,8 +353,10 @@ impl KeyExternal {
         mr: &LiteLLMVirtualKey,
         id: &str,
     ) -> Result<LiteLLMVirtualKey, ExternalError> {
-        let api: Api<LiteLLMVirtualKey> =
-            Api::namespaced(self.kube.clone(), &mr.namespace().unwrap_or_default());
+        let api: Api<LiteLLMVirtualKey> = Api::namespaced(
+            self.kube.client().clone(),
+            &mr.namespace().unwrap_or_default(),
+        );
         let fresh = api.get(&mr.name_any()).await?;
         if fresh.annotations().get(EXTERNAL_NAME).map(String::as_str) != Some(id) {
             return Err(ExternalError::stale("the key's external name"));
@@ -322,8 +372,10 @@ impl KeyExternal {
         mr: &LiteLLMVirtualKey,
         annotations: serde_json::Value,
     ) -> Result<LiteLLMVirtualKey, ExternalError> {
-        let api: Api<LiteLLMVirtualKey> =
-            Api::namespaced(self.kube.clone(), &mr.namespace().unwrap_or_default());
+        let api: Api<LiteLLMVirtualKey> = Api::namespaced(
+            self.kube.client().clone(),
+            &mr.namespace().unwrap_or_default(),
+        );
         let patch = serde_json::json!({
             "metadata": {"resourceVersion": mr.resource_version(), "annotations": annotations}
         });
@@ -760,7 +812,20 @@ impl External<LiteLLMVirtualKey> for KeyExternal {
         at_provider: Option<&KeyObservation>,
     ) -> Result<Maintained<LiteLLMVirtualKey>, ExternalError> {
         let name = secret_name(mr);
-        let secret = connection::read(&self.kube, mr, &name).await?;
+        let now = Timestamp::now();
+        // The steady state decides from the shared cache; anything it would
+        // do is decided again from the Secret as the API server has it.
+        let cached = connection::cached(&self.kube, mr, &name);
+        let from_cache = cached.is_some();
+        let mut secret = match cached {
+            Some(secret) => Some(secret),
+            None => connection::read(&self.kube, mr, &name).await?,
+        };
+        let mut why = decide(mr, id, at_provider, secret.as_deref(), &name, now)?;
+        if why.is_some() && from_cache {
+            secret = connection::read(&self.kube, mr, &name).await?;
+            why = decide(mr, id, at_provider, secret.as_deref(), &name, now)?;
+        }
         let stored = secret
             .as_ref()
             .and_then(|s| connection::value(s, SECRET_KEY));
@@ -771,38 +836,7 @@ impl External<LiteLLMVirtualKey> for KeyExternal {
             .iter()
             .chain(&pending)
             .for_each(|k| self.scrubber.remember(k));
-        let now = Timestamp::now();
-        // Without a time from LiteLLM, the resource's own creation stands
-        // in for the first key's.
-        let born = rotation::key_born(
-            mr.annotations().get(LAST_ROTATION).map(String::as_str),
-            at_provider.and_then(|a| a.created_at.as_deref()),
-        )
-        .or_else(|| mr.metadata.creation_timestamp.as_ref().map(|t| t.0));
-        let facts = rotation::Facts {
-            id,
-            secret_name: &name,
-            secret_exists: secret.is_some(),
-            stored_token: stored.as_ref().map(token_of),
-            pending: pending.is_some(),
-            requested_at: mr
-                .annotations()
-                .get(ROTATE_REQUESTED_AT)
-                .map(String::as_str),
-            born,
-            every: rotation_every(&mr.spec.for_provider),
-            now,
-        };
-        tracing::debug!(
-            namespace = %mr.namespace().unwrap_or_default(),
-            name = %mr.name_any(),
-            born = ?facts.born,
-            requested = ?facts.requested_at,
-            every = ?facts.every,
-            pending = facts.pending,
-            "deciding on rotation"
-        );
-        let why = match rotation::decide(&facts).map_err(ExternalError::Invalid)? {
+        let why = match why {
             // A resumed rotation keeps the reason it started with.
             Some(Why::Interrupted) => Some(
                 secret

@@ -254,7 +254,8 @@ pub struct Connection {
     /// `spec.publicModelNamespaces` of the instance).
     pub public_models: bool,
     pub refs: Resolved,
-    pub kube: kube::Client,
+    /// Reads through the shared caches; writes through its client.
+    pub kube: super::cache::Kube,
     /// What consumers call (the instance's gateway, else its admin
     /// endpoint), for connection details.
     pub endpoint: String,

@@ -40,6 +40,8 @@ use prometheus_client::registry::Registry;
 
 use crate::litellm::Observer;
 
+use super::kube_requests::{CountRequests, KubeRequestLabel};
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct KindLabel {
     kind: &'static str,
@@ -243,6 +245,7 @@ pub struct Metrics {
     first_ready: Histograms<GvkLabel>,
     deletion: Histograms<GvkLabel>,
     drift: Histograms<GvkLabel>,
+    kube_requests: Family<KubeRequestLabel, Counter>,
     shared: Arc<Mutex<Shared>>,
 }
 
@@ -266,6 +269,7 @@ impl Default for Metrics {
             first_ready: Family::new_with_constructor(lifecycle_histogram),
             deletion: Family::new_with_constructor(lifecycle_histogram),
             drift: Family::new_with_constructor(tiny_histogram),
+            kube_requests: Family::default(),
             shared: Arc::default(),
         }
     }
@@ -283,6 +287,12 @@ fn seconds_since(since: Timestamp) -> f64 {
 impl Metrics {
     /// Registers the series in `registry`.
     pub fn register(&self, registry: &mut Registry) {
+        registry.register(
+            "provider_litellm_kube_requests",
+            "Requests to the Kubernetes API server by verb and resource (watches count once, \
+             as they start)",
+            self.kube_requests.clone(),
+        );
         registry.register(
             "provider_litellm_reconciles",
             "Reconciliations of managed resources by kind",
@@ -362,6 +372,43 @@ impl Metrics {
     }
 
     /// The hook handed to every LiteLLM client.
+    /// A Kubernetes client of `config` whose requests are counted in
+    /// `provider_litellm_kube_requests_total`.
+    pub fn kube_client(&self, config: kube::Config) -> Result<kube::Client, kube::Error> {
+        let layer = CountRequests {
+            family: self.kube_requests.clone(),
+        };
+        Ok(kube::client::ClientBuilder::try_from(config)?
+            .with_layer(&layer)
+            .build())
+    }
+
+    /// Requests to the Kubernetes API server so far, by (verb, resource).
+    pub fn kube_requests(&self) -> BTreeMap<(String, String), u64> {
+        let mut text = String::new();
+        let mut registry = Registry::default();
+        registry.register("r", "", self.kube_requests.clone());
+        let _ = prometheus_client::encoding::text::encode(&mut text, &registry);
+        text.lines()
+            .filter_map(|line| {
+                let labels = line.strip_prefix("r_total{")?;
+                let (labels, value) = labels.split_once("} ")?;
+                let mut verb = None;
+                let mut resource = None;
+                for pair in labels.split(',') {
+                    let (k, v) = pair.split_once('=')?;
+                    let v = v.trim_matches('"').to_owned();
+                    match k {
+                        "verb" => verb = Some(v),
+                        "resource" => resource = Some(v),
+                        _ => {}
+                    }
+                }
+                Some(((verb?, resource?), value.trim().parse().ok()?))
+            })
+            .collect()
+    }
+
     pub fn observer(&self) -> Observer {
         let requests = self.requests.clone();
         Arc::new(

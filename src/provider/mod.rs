@@ -8,6 +8,7 @@
 //! them. [`leader`], [`health`] and [`http`] serve the binary.
 
 pub mod budget;
+pub mod cache;
 pub mod cluster_id;
 pub mod conditions;
 pub mod connection;
@@ -18,6 +19,7 @@ pub mod health;
 pub mod http;
 pub mod instance;
 pub mod key;
+pub mod kube_requests;
 pub mod leader;
 pub mod managed;
 pub mod metrics;

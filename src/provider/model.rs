@@ -363,7 +363,7 @@ pub struct ModelExternal {
     refs: Resolved,
     /// Whether the model's namespace may publish public names.
     public: bool,
-    kube: kube::Client,
+    kube: super::cache::Kube,
 }
 
 impl ModelExternal {
@@ -395,8 +395,10 @@ impl ModelExternal {
         if current.is_none() || cached.as_deref() == current {
             return Ok(cached);
         }
-        let api: Api<LiteLLMModel> =
-            Api::namespaced(self.kube.clone(), &mr.namespace().unwrap_or_default());
+        let api: Api<LiteLLMModel> = Api::namespaced(
+            self.kube.client().clone(),
+            &mr.namespace().unwrap_or_default(),
+        );
         Ok(api
             .get_opt(&mr.name_any())
             .await?

@@ -22,6 +22,7 @@ use crate::api::common::{
 };
 use crate::litellm::Secret;
 
+use super::cache::{Cache, Kube};
 use super::conditions::{self, condition, reason, READY, SYNCED};
 use super::connection;
 use super::dependents;
@@ -72,6 +73,9 @@ pub struct Context {
     failures: Mutex<HashMap<String, u32>>,
     /// Unreadable resources reported, by uid.
     unreadable: tolerant::Reports,
+    /// The controllers' shared watch caches, once [`super::controllers`]
+    /// has started them; until then every read goes to the API server.
+    cache: std::sync::OnceLock<Arc<Cache>>,
 }
 
 impl Context {
@@ -93,6 +97,7 @@ impl Context {
             max_in_flight: resolve::DEFAULT_MAX_IN_FLIGHT,
             failures: Mutex::new(HashMap::new()),
             unreadable: tolerant::Reports::default(),
+            cache: std::sync::OnceLock::new(),
         }
     }
 
@@ -147,6 +152,20 @@ impl Context {
             self.litellm_timeout,
             self.max_in_flight,
         );
+    }
+
+    /// Reads go through `cache` from now on (set once).
+    pub fn use_cache(&self, cache: Arc<Cache>) {
+        let _ = self.cache.set(cache);
+    }
+
+    /// How reconciliations read Kubernetes: through the shared caches once
+    /// they run.
+    pub fn kube(&self) -> Kube {
+        match self.cache.get() {
+            Some(cache) => Kube::cached(self.client.clone(), cache.clone()),
+            None => Kube::live(self.client.clone()),
+        }
     }
 
     fn failures(&self) -> std::sync::MutexGuard<'_, HashMap<String, u32>> {
@@ -757,10 +776,18 @@ async fn apply<K: ManagedKind>(
                 .write_if_current(api, &name, mr.resource_version())
                 .await?;
             let next = timing::jittered(poll, timing::random_fraction());
+            // A created object is observed again at once, to report it
+            // Available (crossplane-runtime requeues after a create too):
+            // the status just written wakes nobody (see
+            // `controllers::desired_state`).
+            let soon = match &synced.outcome {
+                Outcome::Created(_) => Some(Duration::ZERO),
+                _ => maintained.requeue_after,
+            };
             Ok(requeue::<K>(
                 ctx,
                 mr.meta(),
-                maintained.requeue_after.map_or(next, |soon| soon.min(next)),
+                soon.map_or(next, |soon| soon.min(next)),
             ))
         }
         Err(failed) if failed.error.is_conflict() => Err(failed.into()),
@@ -800,12 +827,13 @@ async fn observe_and_act<K: ManagedKind>(
     let namespace = mr.namespace().unwrap_or_default();
     // Before anything is created, so a missing reference can never leave a
     // half-configured object behind.
-    let refs = resolve::references(&ctx.client, &namespace, &mr.references())
+    let kube = ctx.kube();
+    let refs = resolve::references(&kube, &namespace, &mr.references())
         .await
         .map_err(Failed::at(Step::ResolveReferences))?;
     refs.secret_values().for_each(|s| scrubber.remember(s));
     let instance = resolve::instance(
-        &ctx.client,
+        &kube,
         &ctx.clients,
         &namespace,
         &mr.managed().instance_ref,
@@ -822,7 +850,7 @@ async fn observe_and_act<K: ManagedKind>(
         scrubber: scrubber.clone(),
         public_models: instance.public_models,
         refs,
-        kube: ctx.client.clone(),
+        kube: kube.clone(),
         endpoint: instance.consumer_endpoint.clone(),
     };
     let (mr, id) = ensure_id(api, mr, &connection)
@@ -909,7 +937,7 @@ async fn observe_and_act<K: ManagedKind>(
             .map(|(k, v)| (k.clone(), Secret::new(v.clone())))
             .collect();
         data.insert("endpoint".into(), Secret::new(instance.consumer_endpoint));
-        connection::publish(&ctx.client, &*mr, &secret_name, &data)
+        connection::publish(&kube, &*mr, &secret_name, &data)
             .await
             .map_err(Failed::at(Step::PublishConnection))?;
     }
@@ -1068,8 +1096,11 @@ async fn delete_external<K: ManagedKind>(
         ));
     }
     let namespace = mr.namespace().unwrap_or_default();
+    // Read from the API server: whether the instance is gone decides
+    // between waiting and releasing, which a lagging cache must not.
+    let kube = Kube::live(ctx.client.clone());
     let instance = match resolve::instance(
-        &ctx.client,
+        &kube,
         &ctx.clients,
         &namespace,
         &mr.managed().instance_ref,
@@ -1106,7 +1137,7 @@ async fn delete_external<K: ManagedKind>(
         public_models: instance.public_models,
         // Deleting needs no references; they may be gone already.
         refs: Resolved::default(),
-        kube: ctx.client.clone(),
+        kube,
         endpoint: instance.consumer_endpoint,
     });
     Ok(managed::cleanup(&**mr, Some(id), &owner, &instance.namespace, &external).await?)

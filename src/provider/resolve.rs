@@ -5,18 +5,15 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Namespace, Secret as KubeSecret};
-use kube::api::Api;
 use kube::core::{Selector, SelectorExt};
 use kube::ResourceExt;
 use sha2::{Digest, Sha256};
 
-use crate::api::budget::LiteLLMBudget;
 use crate::api::common::{InstanceRef, SecretKeySelector, EXTERNAL_NAME};
-use crate::api::instance::{AllowedNamespaces, LiteLLMInstance, LiteLLMInstanceStatus};
-use crate::api::team::LiteLLMTeam;
+use crate::api::instance::{AllowedNamespaces, LiteLLMInstanceStatus};
 use crate::litellm::{self, ClientConfig, Observer, Pacing, Secret};
 
+use super::cache::Kube;
 use super::conditions::READY;
 use super::managed::ManagedKind;
 
@@ -282,7 +279,7 @@ pub fn entity_id<K: ManagedKind>(referenced: &K) -> Option<String> {
 
 /// Resolves every reference, or names the first one that does not resolve.
 pub async fn references(
-    client: &kube::Client,
+    kube: &Kube,
     namespace: &str,
     refs: &[Reference],
 ) -> Result<Resolved, Unresolved> {
@@ -290,15 +287,17 @@ pub async fn references(
     for reference in refs {
         resolved = match reference {
             Reference::Team { field, name } => {
-                let id = entity::<LiteLLMTeam>(client, namespace, field, name).await?;
+                let team = kube.team(namespace, name).await?;
+                let id = entity(team.as_deref(), namespace, field, name)?;
                 resolved.with_id(field, id)
             }
             Reference::Budget { field, name } => {
-                let id = entity::<LiteLLMBudget>(client, namespace, field, name).await?;
+                let budget = kube.budget(namespace, name).await?;
+                let id = entity(budget.as_deref(), namespace, field, name)?;
                 resolved.with_id(field, id)
             }
             Reference::Secret { field, selector } => {
-                let secret = secret_value(client, namespace, selector, field).await?;
+                let secret = secret_value(kube, namespace, selector, field).await?;
                 resolved.with_secret(field, secret)
             }
         };
@@ -306,15 +305,15 @@ pub async fn references(
     Ok(resolved)
 }
 
-async fn entity<K: ManagedKind>(
-    client: &kube::Client,
+/// The id of a referenced resource, or why there is none.
+fn entity<K: ManagedKind>(
+    referenced: Option<&K>,
     namespace: &str,
     field: &'static str,
     name: &str,
 ) -> Result<String, Unresolved> {
     let kind = K::kind(&()).into_owned();
-    let api: Api<K> = Api::namespaced(client.clone(), namespace);
-    let Some(referenced) = api.get_opt(name).await? else {
+    let Some(referenced) = referenced else {
         return Err(Unresolved::RefMissing {
             field,
             kind,
@@ -322,7 +321,7 @@ async fn entity<K: ManagedKind>(
             name: name.to_owned(),
         });
     };
-    entity_id(&referenced).ok_or_else(|| Unresolved::RefNotReady {
+    entity_id(referenced).ok_or_else(|| Unresolved::RefNotReady {
         field,
         kind,
         namespace: namespace.to_owned(),
@@ -333,13 +332,12 @@ async fn entity<K: ManagedKind>(
 /// The value of a Secret key, without a trailing newline (files and
 /// `kubectl create secret --from-file` often add one).
 pub async fn secret_value(
-    client: &kube::Client,
+    kube: &Kube,
     namespace: &str,
     selector: &SecretKeySelector,
     field: &'static str,
 ) -> Result<Secret, Unresolved> {
-    let api: Api<KubeSecret> = Api::namespaced(client.clone(), namespace);
-    let Some(secret) = api.get_opt(&selector.name).await? else {
+    let Some(secret) = kube.secret(namespace, &selector.name).await? else {
         return Err(Unresolved::SecretMissing {
             field,
             namespace: namespace.to_owned(),
@@ -376,7 +374,7 @@ pub enum Purpose {
 /// ready, with an endpoint and a master key (read in the instance's own
 /// namespace, so it never leaves it).
 pub async fn instance(
-    client: &kube::Client,
+    kube: &Kube,
     cache: &ClientCache,
     namespace: &str,
     reference: &InstanceRef,
@@ -384,8 +382,7 @@ pub async fn instance(
 ) -> Result<Instance, Unresolved> {
     let instance_namespace = reference.namespace.as_deref().unwrap_or(namespace);
     let name = reference.name.as_str();
-    let api: Api<LiteLLMInstance> = Api::namespaced(client.clone(), instance_namespace);
-    let Some(instance) = api.get_opt(name).await? else {
+    let Some(instance) = kube.instance(instance_namespace, name).await? else {
         return Err(Unresolved::InstanceMissing {
             namespace: instance_namespace.to_owned(),
             name: name.to_owned(),
@@ -393,11 +390,7 @@ pub async fn instance(
     };
     let mut public_models = instance_namespace == namespace;
     if instance_namespace != namespace {
-        let labels = Api::<Namespace>::all(client.clone())
-            .get_opt(namespace)
-            .await?
-            .map(|ns| ns.labels().clone())
-            .unwrap_or_default();
+        let labels = kube.namespace_labels(namespace).await?;
         if !admits(
             instance.spec.allowed_namespaces.as_ref(),
             instance_namespace,
@@ -437,7 +430,7 @@ pub async fn instance(
     // `spec.masterKey.secretRef`, or the Secret a provisioned instance
     // generates (`masterKey.autoGenerate`).
     let key_ref = super::instance::build::master_key_ref(&instance);
-    let master_key = secret_value(client, instance_namespace, &key_ref, "spec.masterKey").await?;
+    let master_key = secret_value(kube, instance_namespace, &key_ref, "spec.masterKey").await?;
     let ca_pem = match instance
         .spec
         .tls
@@ -445,7 +438,7 @@ pub async fn instance(
         .and_then(|t| t.ca_secret_ref.as_ref())
     {
         Some(ca_ref) => Some(
-            secret_value(client, instance_namespace, ca_ref, "spec.tls.caSecretRef")
+            secret_value(kube, instance_namespace, ca_ref, "spec.tls.caSecretRef")
                 .await?
                 .expose()
                 .as_bytes()
@@ -472,7 +465,7 @@ mod tests {
 
     use super::*;
     use crate::api::common::{Condition, ManagedFields, ManagedStatus};
-    use crate::api::team::{LiteLLMTeamSpec, TeamParameters};
+    use crate::api::team::{LiteLLMTeam, LiteLLMTeamSpec, TeamParameters};
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs

@@ -242,8 +242,13 @@ impl AuthzProxy {
 
     /// A client that goes through the proxy (and so has only its rules).
     pub fn client(&self) -> kube::Client {
-        let config = kube::Config::new(self.url.parse().expect("proxy URL"));
-        kube::Client::try_from(config).expect("a client of the proxy")
+        kube::Client::try_from(self.config()).expect("a client of the proxy")
+    }
+
+    /// The configuration of [`AuthzProxy::client`], for a client built
+    /// otherwise (with the provider's request counting).
+    pub fn config(&self) -> kube::Config {
+        kube::Config::new(self.url.parse().expect("proxy URL"))
     }
 
     pub fn url(&self) -> &str {

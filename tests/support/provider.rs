@@ -245,6 +245,14 @@ impl World {
         self.authz.client()
     }
 
+    /// [`World::provider_client`] with its requests counted in `metrics`
+    /// (`provider_litellm_kube_requests_total`).
+    pub fn counted_provider_client(&self, metrics: &Metrics) -> kube::Client {
+        metrics
+            .kube_client(self.authz.config())
+            .expect("a counted client of the proxy")
+    }
+
     pub async fn create<K: ManagedKind>(&self, object: &K) -> Api<K> {
         let api = self.api::<K>();
         api.create(&PostParams::default(), object)

@@ -1,0 +1,726 @@
+//! Shared watch caches: what a reconciliation reads of Kubernetes besides
+//! its own object (its `LiteLLMInstance`, the master-key Secret, referenced
+//! teams and budgets, namespace labels for admission, its connection
+//! Secret), so the steady state reads nothing from the API server.
+//!
+//! controller-runtime (and with it every crossplane-runtime provider) reads
+//! through informer caches the same way. One watch per kind feeds each
+//! cache; every cache strips `managedFields` (often most of an object's
+//! size) before it stores an object.
+//!
+//! One rule keeps a cache that lags behind from doing harm: a cached read
+//! may only conclude that nothing needs doing. Whatever would lead to a
+//! write (a connection Secret that looks missing or different, a key that
+//! looks lost) is read again from the API server first, so staleness costs
+//! a read, never a wrong write.
+//!
+//! Secrets are the exception to "cache the kind": the provider needs few of
+//! a cluster's Secrets, and should not hold every tenant's credentials in
+//! memory. The Secret watch keeps only the connection Secrets the provider
+//! wrote (its `managed-by` label) and the Secrets a reconciliation asked
+//! for (a master key, a CA, a referenced credential): the first ask is a
+//! read from the API server and registers interest; from then on the watch
+//! keeps that Secret current, its deletion included.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, RwLock};
+
+use k8s_openapi::api::core::v1::{Namespace, Secret};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::api::Api;
+use kube::core::PartialObjectMeta;
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::watcher::{self, watcher, Event};
+use kube::runtime::WatchStreamExt;
+use kube::{Resource, ResourceExt};
+use serde::de::DeserializeOwned;
+use tokio::sync::mpsc::UnboundedSender;
+use tokio_stream::StreamExt;
+
+use crate::api::budget::LiteLLMBudget;
+use crate::api::instance::LiteLLMInstance;
+use crate::api::key::LiteLLMVirtualKey;
+use crate::api::team::LiteLLMTeam;
+
+use super::connection::{MANAGED_BY, MANAGED_BY_LABEL};
+use super::tolerant::Tolerant;
+
+/// The annotation `kubectl apply` keeps a whole copy of the object in.
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// What a cache keeps of an object's metadata: everything but
+/// `managedFields` and `kubectl apply`'s copy of the object, which nothing
+/// here reads.
+pub fn strip(meta: &mut ObjectMeta) {
+    meta.managed_fields = None;
+    if let Some(annotations) = meta.annotations.as_mut() {
+        annotations.remove(LAST_APPLIED);
+    }
+}
+
+/// A resourceVersion as a number, to order a read against watch events.
+/// The API server's are etcd revisions; anything else counts as newest.
+fn version(meta: &ObjectMeta) -> u64 {
+    meta.resource_version
+        .as_deref()
+        .and_then(|rv| rv.parse().ok())
+        .unwrap_or(u64::MAX)
+}
+
+/// The scope the controllers watch: every namespace, or one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scope {
+    All,
+    Namespace(String),
+}
+
+impl Scope {
+    pub fn of(namespace: Option<&str>) -> Self {
+        namespace.map_or(Scope::All, |ns| Scope::Namespace(ns.to_owned()))
+    }
+
+    fn covers(&self, namespace: &str) -> bool {
+        match self {
+            Scope::All => true,
+            Scope::Namespace(ns) => ns == namespace,
+        }
+    }
+
+    pub fn api<K>(&self, client: &kube::Client) -> Api<K>
+    where
+        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>,
+    {
+        match self {
+            Scope::All => Api::all(client.clone()),
+            Scope::Namespace(ns) => Api::namespaced(client.clone(), ns),
+        }
+    }
+}
+
+/// The caches of one set of controllers. Each is read only once its watch
+/// has listed everything; before that (the first moments after a start),
+/// reads go to the API server.
+pub struct Cache {
+    scope: Scope,
+    instances: Store<Tolerant<LiteLLMInstance>>,
+    teams: Store<Tolerant<LiteLLMTeam>>,
+    budgets: Store<Tolerant<LiteLLMBudget>>,
+    /// Only with [`Scope::All`]: the labels `spec.allowedNamespaces`
+    /// selects on. A provider watching one namespace reads them when asked.
+    namespaces: Option<Store<PartialObjectMeta<Namespace>>>,
+    secrets: Secrets,
+}
+
+impl Cache {
+    pub fn new(
+        scope: Scope,
+        instances: Store<Tolerant<LiteLLMInstance>>,
+        teams: Store<Tolerant<LiteLLMTeam>>,
+        budgets: Store<Tolerant<LiteLLMBudget>>,
+        namespaces: Option<Store<PartialObjectMeta<Namespace>>>,
+        secrets: Secrets,
+    ) -> Self {
+        Self {
+            scope,
+            instances,
+            teams,
+            budgets,
+            namespaces,
+            secrets,
+        }
+    }
+
+    pub fn secrets(&self) -> &Secrets {
+        &self.secrets
+    }
+}
+
+/// Whether a reflector's store has listed everything once
+/// (`wait_until_ready` is then ready at its first poll).
+fn synced<K>(store: &Store<K>) -> bool
+where
+    K: reflector::Lookup + Clone + 'static,
+    K::DynamicType: Eq + std::hash::Hash + Clone + Default,
+{
+    use std::future::Future;
+    use std::pin::pin;
+    use std::task::{Context, Poll, Waker};
+    let mut ready = pin!(store.wait_until_ready());
+    matches!(
+        ready.as_mut().poll(&mut Context::from_waker(Waker::noop())),
+        Poll::Ready(Ok(()))
+    )
+}
+
+/// How a reconciliation reads Kubernetes: through a [`Cache`] where one
+/// covers the namespace and has listed everything, else from the API
+/// server. Writes always go through [`Kube::client`].
+#[derive(Clone)]
+pub struct Kube {
+    client: kube::Client,
+    cache: Option<Arc<Cache>>,
+}
+
+impl Kube {
+    /// Every read from the API server.
+    pub fn live(client: kube::Client) -> Self {
+        Self {
+            client,
+            cache: None,
+        }
+    }
+
+    pub fn cached(client: kube::Client, cache: Arc<Cache>) -> Self {
+        Self {
+            client,
+            cache: Some(cache),
+        }
+    }
+
+    pub fn client(&self) -> &kube::Client {
+        &self.client
+    }
+
+    fn covering(&self, namespace: &str) -> Option<&Cache> {
+        self.cache
+            .as_deref()
+            .filter(|cache| cache.scope.covers(namespace))
+    }
+
+    async fn object<K>(
+        &self,
+        store: Option<&Store<Tolerant<K>>>,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Arc<K>>, kube::Error>
+    where
+        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+            + Clone
+            + DeserializeOwned
+            + std::fmt::Debug,
+    {
+        if let Some(store) = store.filter(|store| synced(*store)) {
+            let key = ObjectRef::<Tolerant<K>>::new(name).within(namespace);
+            return Ok(match store.get(&key).as_deref() {
+                Some(Tolerant::Ok(object)) => Some(object.clone()),
+                // Reported on itself; to everyone else it is not there.
+                Some(Tolerant::Unreadable(_)) | None => None,
+            });
+        }
+        let api: Api<K> = Api::namespaced(self.client.clone(), namespace);
+        Ok(api.get_opt(name).await?.map(Arc::new))
+    }
+
+    pub async fn instance(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Arc<LiteLLMInstance>>, kube::Error> {
+        let store = self.covering(namespace).map(|c| &c.instances);
+        self.object(store, namespace, name).await
+    }
+
+    pub async fn team(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Arc<LiteLLMTeam>>, kube::Error> {
+        let store = self.covering(namespace).map(|c| &c.teams);
+        self.object(store, namespace, name).await
+    }
+
+    pub async fn budget(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Arc<LiteLLMBudget>>, kube::Error> {
+        let store = self.covering(namespace).map(|c| &c.budgets);
+        self.object(store, namespace, name).await
+    }
+
+    /// The labels of `namespace` (empty when it does not exist).
+    pub async fn namespace_labels(
+        &self,
+        namespace: &str,
+    ) -> Result<std::collections::BTreeMap<String, String>, kube::Error> {
+        let store = self
+            .cache
+            .as_deref()
+            .and_then(|cache| cache.namespaces.as_ref())
+            .filter(|store| synced(*store));
+        if let Some(store) = store {
+            let key = ObjectRef::<PartialObjectMeta<Namespace>>::new(namespace);
+            return Ok(store
+                .get(&key)
+                .map(|ns| ns.labels().clone())
+                .unwrap_or_default());
+        }
+        Ok(Api::<Namespace>::all(self.client.clone())
+            .get_opt(namespace)
+            .await?
+            .map(|ns| ns.labels().clone())
+            .unwrap_or_default())
+    }
+
+    /// A Secret the resource references: from the cache once the provider
+    /// has asked for it (the first ask reads it and registers interest).
+    pub async fn secret(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Arc<Secret>>, kube::Error> {
+        let secrets = self
+            .covering(namespace)
+            .map(|cache| &cache.secrets)
+            .filter(|secrets| secrets.synced());
+        if let Some(known) = secrets.and_then(|s| s.known(namespace, name)) {
+            return Ok(known);
+        }
+        let live = self.read_secret(namespace, name).await?;
+        if let Some(secrets) = secrets {
+            secrets.learned(namespace, name, live.clone());
+        }
+        Ok(live)
+    }
+
+    /// A connection Secret the provider wrote (by its label), as the watch
+    /// last saw it: `None` when there is no cache to ask or it has not
+    /// listed yet; `Some(None)` when no such Secret carries the label. Only
+    /// for deciding that nothing needs writing (see the module's rule).
+    pub fn cached_connection_secret(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Option<Option<Arc<Secret>>> {
+        let secrets = self
+            .covering(namespace)
+            .map(|cache| &cache.secrets)
+            .filter(|secrets| secrets.synced())?;
+        Some(secrets.owned(namespace, name))
+    }
+
+    /// A Secret as the API server has it now.
+    pub async fn read_secret(
+        &self,
+        namespace: &str,
+        name: &str,
+    ) -> Result<Option<Arc<Secret>>, kube::Error> {
+        let api: Api<Secret> = Api::namespaced(self.client.clone(), namespace);
+        Ok(api.get_opt(name).await?.map(|mut secret| {
+            strip(&mut secret.metadata);
+            Arc::new(secret)
+        }))
+    }
+}
+
+/// One cached Secret, or the knowledge that it does not exist.
+struct Entry {
+    secret: Option<Arc<Secret>>,
+    /// Of the Secret, or of its deletion: an older read does not replace it.
+    version: u64,
+    /// A reconciliation asked for it; else it is kept for its label only.
+    wanted: bool,
+}
+
+/// The Secret cache (see the module): the provider's own connection Secrets
+/// and the Secrets asked for, kept current by one watch.
+#[derive(Clone, Default)]
+pub struct Secrets {
+    inner: Arc<SecretsInner>,
+}
+
+#[derive(Default)]
+struct SecretsInner {
+    entries: RwLock<HashMap<(String, String), Entry>>,
+    /// Set once the first list is complete.
+    synced: std::sync::atomic::AtomicBool,
+    /// Keys whose connection Secret changed or went, to reconcile them.
+    wake: Mutex<Option<UnboundedSender<ObjectRef<Tolerant<LiteLLMVirtualKey>>>>>,
+    /// The keys seen during a relist, to find what went meanwhile.
+    relisted: Mutex<HashSet<(String, String)>>,
+}
+
+fn is_own(secret: &Secret) -> bool {
+    secret
+        .labels()
+        .get(MANAGED_BY_LABEL)
+        .is_some_and(|v| v == MANAGED_BY)
+}
+
+fn key_of(secret: &Secret) -> (String, String) {
+    (secret.namespace().unwrap_or_default(), secret.name_any())
+}
+
+impl Secrets {
+    /// Sends the keys owning a connection Secret that changed or went to
+    /// `wake`.
+    pub fn wake_keys(&self, wake: UnboundedSender<ObjectRef<Tolerant<LiteLLMVirtualKey>>>) {
+        *self.inner.wake.lock().unwrap_or_else(|p| p.into_inner()) = Some(wake);
+    }
+
+    fn synced(&self) -> bool {
+        self.inner.synced.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    fn entries(&self) -> std::sync::RwLockWriteGuard<'_, HashMap<(String, String), Entry>> {
+        self.inner
+            .entries
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// What is known of a wanted Secret: `None` when nobody asked yet.
+    fn known(&self, namespace: &str, name: &str) -> Option<Option<Arc<Secret>>> {
+        let entries = self.inner.entries.read().unwrap_or_else(|p| p.into_inner());
+        let entry = entries.get(&(namespace.to_owned(), name.to_owned()))?;
+        entry.wanted.then(|| entry.secret.clone())
+    }
+
+    fn owned(&self, namespace: &str, name: &str) -> Option<Arc<Secret>> {
+        let entries = self.inner.entries.read().unwrap_or_else(|p| p.into_inner());
+        entries
+            .get(&(namespace.to_owned(), name.to_owned()))
+            .and_then(|entry| entry.secret.clone())
+            .filter(|secret| is_own(secret))
+    }
+
+    /// Registers interest in a Secret just read from the API server; a
+    /// newer state the watch delivered meanwhile wins.
+    fn learned(&self, namespace: &str, name: &str, secret: Option<Arc<Secret>>) {
+        let version = secret.as_ref().map_or(0, |s| version(&s.metadata));
+        let mut entries = self.entries();
+        let entry = entries
+            .entry((namespace.to_owned(), name.to_owned()))
+            .or_insert(Entry {
+                secret: None,
+                version: 0,
+                wanted: true,
+            });
+        entry.wanted = true;
+        if version >= entry.version {
+            entry.secret = secret;
+            entry.version = version;
+        }
+    }
+
+    fn wake(&self, secret: &Secret) {
+        let wake = self.inner.wake.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(wake) = wake.as_ref() else {
+            return;
+        };
+        let namespace = secret.namespace().unwrap_or_default();
+        for owner in secret.owner_references() {
+            if owner.kind == LiteLLMVirtualKey::kind(&())
+                && owner.api_version == LiteLLMVirtualKey::api_version(&())
+            {
+                let _ = wake.send(ObjectRef::new(&owner.name).within(&namespace));
+            }
+        }
+    }
+
+    /// A Secret as the watch delivers it: kept if it is the provider's own
+    /// or wanted, and its key woken if it is a changed connection Secret.
+    fn applied(&self, mut secret: Secret) {
+        let key = key_of(&secret);
+        let own = is_own(&secret);
+        let version = version(&secret.metadata);
+        let changed = {
+            let mut entries = self.entries();
+            match entries.get_mut(&key) {
+                Some(entry) => {
+                    if version < entry.version {
+                        return;
+                    }
+                    let changed = entry.version != version;
+                    strip(&mut secret.metadata);
+                    entry.secret = Some(Arc::new(secret.clone()));
+                    entry.version = version;
+                    if !own && !entry.wanted {
+                        entries.remove(&key);
+                    }
+                    changed
+                }
+                None if own => {
+                    strip(&mut secret.metadata);
+                    entries.insert(
+                        key,
+                        Entry {
+                            secret: Some(Arc::new(secret.clone())),
+                            version,
+                            wanted: false,
+                        },
+                    );
+                    true
+                }
+                None => false,
+            }
+        };
+        if own && changed {
+            self.wake(&secret);
+        }
+    }
+
+    fn deleted(&self, secret: &Secret) {
+        let key = key_of(secret);
+        let version = version(&secret.metadata);
+        {
+            let mut entries = self.entries();
+            let Some(entry) = entries.get_mut(&key) else {
+                return;
+            };
+            if entry.wanted {
+                entry.secret = None;
+                entry.version = version;
+            } else {
+                entries.remove(&key);
+            }
+        }
+        if is_own(secret) {
+            self.wake(secret);
+        }
+    }
+
+    /// One event of the Secret watch.
+    fn apply(&self, event: Event<Secret>) {
+        match event {
+            Event::Apply(secret) => self.applied(secret),
+            Event::Delete(secret) => self.deleted(&secret),
+            Event::Init => self
+                .inner
+                .relisted
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clear(),
+            Event::InitApply(secret) => {
+                self.inner
+                    .relisted
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(key_of(&secret));
+                self.applied(secret);
+            }
+            Event::InitDone => {
+                let seen = std::mem::take(
+                    &mut *self
+                        .inner
+                        .relisted
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner()),
+                );
+                // What the list no longer has went while the watch was
+                // down: gone, as if its deletion had been seen.
+                let gone: Vec<Arc<Secret>> = self
+                    .inner
+                    .entries
+                    .read()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .iter()
+                    .filter(|(key, _)| !seen.contains(*key))
+                    .filter_map(|(_, entry)| entry.secret.clone())
+                    .collect();
+                for secret in gone {
+                    self.deleted(&secret);
+                }
+                self.inner
+                    .synced
+                    .store(true, std::sync::atomic::Ordering::Release);
+            }
+        }
+    }
+
+    /// Runs the Secret watch of `scope` until the stream ends.
+    pub async fn watch(self, client: kube::Client, scope: Scope) {
+        let api: Api<Secret> = scope.api(&client);
+        let events = watcher(api, watcher::Config::default()).default_backoff();
+        tokio::pin!(events);
+        while let Some(event) = events.next().await {
+            match event {
+                Ok(event) => self.apply(event),
+                Err(err) => tracing::warn!(error = %err, "watching Secrets failed; retrying"),
+            }
+        }
+    }
+}
+
+/// A reflector over `K` in `scope`, objects stripped: its store, and the
+/// stream that fills it (to be polled by whoever needs its events, or by
+/// [`drain`]).
+pub fn reflect<K>(
+    api: Api<K>,
+) -> (
+    Store<K>,
+    impl tokio_stream::Stream<Item = Result<K, watcher::Error>> + Send + 'static,
+)
+where
+    K: Resource<DynamicType = ()>
+        + Clone
+        + DeserializeOwned
+        + std::fmt::Debug
+        + Send
+        + Sync
+        + 'static,
+{
+    let (store, writer) = reflector::store();
+    let stream = watcher(api, watcher::Config::default())
+        .default_backoff()
+        .modify(|object: &mut K| strip(object.meta_mut()))
+        .reflect(writer)
+        .applied_objects();
+    (store, stream)
+}
+
+/// The Namespace reflector (metadata only: the labels
+/// `spec.allowedNamespaces` selects on), over the whole cluster.
+pub fn namespaces(
+    client: &kube::Client,
+) -> (
+    Store<PartialObjectMeta<Namespace>>,
+    impl tokio_stream::Stream<Item = Result<PartialObjectMeta<Namespace>, watcher::Error>>
+        + Send
+        + 'static,
+) {
+    reflect(Api::<PartialObjectMeta<Namespace>>::all(client.clone()))
+}
+
+/// Polls a reflector's stream for its store's sake, logging watch errors.
+pub async fn drain<K>(
+    stream: impl tokio_stream::Stream<Item = Result<K, watcher::Error>>,
+    what: &str,
+) {
+    tokio::pin!(stream);
+    while let Some(item) = stream.next().await {
+        if let Err(err) = item {
+            tracing::warn!(error = %err, watch = what, "watch failed; retrying");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+    use k8s_openapi::ByteString;
+
+    fn secret(name: &str, rv: u64, own: bool, value: &str) -> Secret {
+        Secret {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                namespace: Some("ns".into()),
+                resource_version: Some(rv.to_string()),
+                labels: own.then(|| [(MANAGED_BY_LABEL.to_owned(), MANAGED_BY.to_owned())].into()),
+                owner_references: own.then(|| {
+                    vec![OwnerReference {
+                        api_version: LiteLLMVirtualKey::api_version(&()).into_owned(),
+                        kind: LiteLLMVirtualKey::kind(&()).into_owned(),
+                        name: format!("{name}-key"),
+                        uid: "u".into(),
+                        ..OwnerReference::default()
+                    }]
+                }),
+                managed_fields: Some(vec![Default::default()]),
+                ..ObjectMeta::default()
+            },
+            data: Some([("k".to_owned(), ByteString(value.as_bytes().to_vec()))].into()),
+            ..Secret::default()
+        }
+    }
+
+    fn value(secret: &Option<Arc<Secret>>) -> Option<String> {
+        secret
+            .as_ref()
+            .map(|s| String::from_utf8_lossy(&s.data.as_ref().unwrap()["k"].0).into_owned())
+    }
+
+    #[test]
+    fn keeps_own_and_wanted_secrets_only_and_wakes_their_keys() {
+        let secrets = Secrets::default();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        secrets.wake_keys(tx);
+        secrets.apply(Event::Init);
+        secrets.apply(Event::InitApply(secret("conn", 5, true, "a")));
+        secrets.apply(Event::InitApply(secret("foreign", 6, false, "x")));
+        secrets.apply(Event::InitDone);
+        assert!(secrets.synced());
+        // A Secret nobody asked for is not held, and not known.
+        assert!(secrets.known("ns", "foreign").is_none());
+        let own = secrets.owned("ns", "conn").expect("own Secret cached");
+        assert!(own.metadata.managed_fields.is_none(), "stripped");
+        assert_eq!(rx.try_recv().unwrap().name, "conn-key");
+        // Asking registers interest; the watch then keeps it current.
+        secrets.learned(
+            "ns",
+            "foreign",
+            Some(Arc::new(secret("foreign", 6, false, "x"))),
+        );
+        secrets.apply(Event::Apply(secret("foreign", 9, false, "y")));
+        assert_eq!(
+            value(&secrets.known("ns", "foreign").unwrap()).as_deref(),
+            Some("y")
+        );
+        // An older read loses against a newer watch event.
+        secrets.learned(
+            "ns",
+            "foreign",
+            Some(Arc::new(secret("foreign", 7, false, "old"))),
+        );
+        assert_eq!(
+            value(&secrets.known("ns", "foreign").unwrap()).as_deref(),
+            Some("y")
+        );
+        // Its deletion is known too, and a read from before it does not undo it.
+        secrets.apply(Event::Delete(secret("foreign", 10, false, "y")));
+        assert!(matches!(secrets.known("ns", "foreign"), Some(None)));
+        secrets.learned(
+            "ns",
+            "foreign",
+            Some(Arc::new(secret("foreign", 9, false, "y"))),
+        );
+        assert!(secrets.known("ns", "foreign").unwrap().is_none());
+        // An unchanged own Secret wakes nobody; a changed or deleted one does.
+        secrets.apply(Event::Apply(secret("conn", 5, true, "a")));
+        assert!(rx.try_recv().is_err());
+        secrets.apply(Event::Apply(secret("conn", 11, true, "b")));
+        assert_eq!(rx.try_recv().unwrap().name, "conn-key");
+        secrets.apply(Event::Delete(secret("conn", 12, true, "b")));
+        assert_eq!(rx.try_recv().unwrap().name, "conn-key");
+        assert!(secrets.owned("ns", "conn").is_none());
+    }
+
+    #[test]
+    fn a_relist_forgets_what_went_while_the_watch_was_down() {
+        let secrets = Secrets::default();
+        secrets.apply(Event::Init);
+        secrets.apply(Event::InitApply(secret("conn", 5, true, "a")));
+        secrets.apply(Event::InitDone);
+        secrets.learned(
+            "ns",
+            "master",
+            Some(Arc::new(secret("master", 3, false, "m"))),
+        );
+        secrets.apply(Event::Init);
+        secrets.apply(Event::InitDone);
+        assert!(secrets.owned("ns", "conn").is_none());
+        assert!(secrets.known("ns", "master").unwrap().is_none());
+    }
+
+    #[test]
+    fn strip_drops_managed_fields_and_the_applied_copy() {
+        let mut meta = ObjectMeta {
+            managed_fields: Some(vec![Default::default()]),
+            annotations: Some(
+                [
+                    (LAST_APPLIED.to_owned(), "{}".to_owned()),
+                    ("keep".to_owned(), "1".to_owned()),
+                ]
+                .into(),
+            ),
+            ..ObjectMeta::default()
+        };
+        strip(&mut meta);
+        assert!(meta.managed_fields.is_none());
+        assert_eq!(
+            meta.annotations.unwrap().keys().collect::<Vec<_>>(),
+            ["keep"]
+        );
+    }
+}
