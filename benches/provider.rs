@@ -11,10 +11,21 @@
 //! `BENCH_N` lists the sizes (default `200,1000`); `BENCH_POLL` overrides the
 //! poll interval (a Go duration; default 100 ms per team+key pair, at least
 //! 10 s); `BENCH_WAVE` is how many pairs are created, then deleted, at a
-//! time (default 25; 0 for all at once).
+//! time (default 0: all at once).
+//!
+//! `BENCH_STANDIN_N` (default `10000`; empty for none) adds sizes served by
+//! an in-process LiteLLM stand-in (`tests/support/litellm_standin.rs`, which
+//! `tests/litellm_standin.rs` checks against the real proxy): the real one
+//! creates about 20 objects a second, too slow for 10,000 pairs in a
+//! benchmark. Those sizes measure the provider's memory and CPU at scale
+//! (poll `BENCH_STANDIN_POLL`, default 30 s); their ratios are against the
+//! stand-in, not LiteLLM, and are printed as such.
 
 #[path = "../tests/support/k8s.rs"]
 mod k8s;
+#[path = "../tests/support/litellm_standin.rs"]
+#[allow(dead_code)]
+mod litellm_standin;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -62,9 +73,40 @@ struct Harness {
     url: String,
     master_key: String,
     litellm: litellm::Client,
+    /// What serves the LiteLLM API, for the report.
+    label: &'static str,
 }
 
+/// Starts this binary again as the LiteLLM stand-in; returns the child and
+/// its URL (its first line of output).
+fn serve_standin(master_key: &str) -> (std::process::Child, String) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(std::env::current_exe().expect("bench binary"))
+        .env(SERVE_STANDIN, master_key)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("stand-in process");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("the stand-in's URL");
+    (child, line.trim().to_owned())
+}
+
+/// Set (to the master key) in the child that only serves the stand-in.
+const SERVE_STANDIN: &str = "BENCH_SERVE_STANDIN_MASTER_KEY";
+
 fn main() {
+    if let Ok(master_key) = std::env::var(SERVE_STANDIN) {
+        let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
+        runtime.block_on(async {
+            let standin = litellm_standin::StandIn::start(&master_key).await;
+            println!("{}", standin.url);
+            // Until the bench kills it.
+            std::future::pending::<()>().await;
+        });
+        return;
+    }
     let (Some(_), Ok(url), Ok(master_key)) = (
         std::env::var_os("KUBECONFIG"),
         std::env::var("LITELLM_URL"),
@@ -81,18 +123,30 @@ fn main() {
         .split(',')
         .map(|n| n.trim().parse().expect("BENCH_N: comma-separated counts"))
         .collect();
-    // The controllers reconcile with unbounded concurrency and nothing
-    // bounds the LiteLLM requests in flight: hundreds of objects created at
-    // once overload the proxy into 10 s timeouts and retries it does not
-    // recover from (N=200 at once: no team Ready after 12 minutes). Waves
-    // keep the proxy answering, so convergence and steady state can be
-    // measured at all.
+    // Everything at once by default: the provider bounds its requests in
+    // flight per proxy. Waves (each created once the previous one is
+    // Ready) are what an earlier provider needed, which overloaded the
+    // proxy without them (docs/provider-benchmark.md, finding 2).
     let wave: usize = std::env::var("BENCH_WAVE")
         .map(|text| text.parse().expect("BENCH_WAVE: a count of pairs"))
-        .unwrap_or(25);
+        .unwrap_or(0);
     let poll_override = std::env::var("BENCH_POLL").ok().map(|text| {
         timing::parse_go_duration(&text).expect("BENCH_POLL: a Go duration such as 30s")
     });
+    let standin_sizes: Vec<usize> = std::env::var("BENCH_STANDIN_N")
+        .unwrap_or_else(|_| "10000".into())
+        .split(',')
+        .filter(|n| !n.trim().is_empty())
+        .map(|n| {
+            n.trim()
+                .parse()
+                .expect("BENCH_STANDIN_N: comma-separated counts")
+        })
+        .collect();
+    let standin_poll = std::env::var("BENCH_STANDIN_POLL")
+        .ok()
+        .map(|text| timing::parse_go_duration(&text).expect("BENCH_STANDIN_POLL: a Go duration"))
+        .unwrap_or(Duration::from_secs(30));
 
     let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
     let all_ok = runtime.block_on(async {
@@ -111,8 +165,29 @@ fn main() {
             url,
             master_key,
             litellm,
+            label: "the real LiteLLM proxy",
         };
         let mut all_ok = true;
+        for n in standin_sizes {
+            let (mut child, url) = serve_standin(&harness.master_key);
+            let served = Harness {
+                kube: harness.kube.clone(),
+                url: url.clone(),
+                master_key: harness.master_key.clone(),
+                litellm: litellm::Client::new(ClientConfig {
+                    endpoint: url,
+                    master_key: Secret::new(harness.master_key.clone()),
+                    ca_pem: None,
+                    timeout: DEFAULT_LITELLM_TIMEOUT,
+                })
+                .expect("stand-in client"),
+                label: "the LiteLLM stand-in (a child process, so the RSS here is the \
+                        provider's and the bench's alone)",
+            };
+            all_ok &= run(&served, n, n, standin_poll).await;
+            let _ = child.kill();
+            let _ = child.wait();
+        }
         for n in sizes {
             // The proxy serves about 60 reads a second on this machine;
             // two reads per pair every 100 ms per pair keeps it a third
@@ -149,6 +224,14 @@ async fn run(harness: &Harness, n: usize, wave: usize, poll: Duration) -> bool {
     };
     let memory = (rss_before_kib, vm_kib("VmHWM"));
     // Printed before the deletion, which an overloaded proxy can drag out.
+    println!("\n(LiteLLM API served by {})", harness.label);
+    for (endpoint, limits) in world.ctx.in_flight_limits() {
+        println!(
+            "in-flight limit to {endpoint} after convergence and steady state: {:.1} (lowest \
+             {:.1}, maximum {})",
+            limits.limit, limits.lowest, limits.max
+        );
+    }
     let ok = report(n, wave, poll, &base, &convergence, steady.as_ref(), memory);
     eprintln!("N={n}: deleting");
     let deletion = world.delete(n, wave).await;
@@ -240,6 +323,9 @@ struct Activity {
     reconciles: BTreeMap<String, u64>,
     /// Failed reconciliations by `kind/reason`.
     errors: BTreeMap<String, u64>,
+    /// The provider's requests to the Kubernetes API server by
+    /// `verb resource` (`provider_litellm_kube_requests_total`).
+    kube: BTreeMap<String, u64>,
 }
 
 impl Activity {
@@ -265,6 +351,10 @@ impl Activity {
                     let kind = label(name, "kind").unwrap_or_default();
                     let reason = label(name, "reason").unwrap_or_default();
                     (&mut activity.errors, Some(format!("{kind}/{reason}")))
+                } else if name.starts_with("provider_litellm_kube_requests_total{") {
+                    let verb = label(name, "verb").unwrap_or_default();
+                    let resource = label(name, "resource").unwrap_or_default();
+                    (&mut activity.kube, Some(format!("{verb} {resource}")))
                 } else {
                     continue;
                 };
@@ -291,12 +381,26 @@ impl Activity {
     }
 
     fn per_object(&self, n: usize) -> String {
-        self.calls
-            .iter()
-            .map(|(op, calls)| format!("{op} {:.2}", *calls as f64 / n as f64))
-            .collect::<Vec<_>>()
-            .join(", ")
+        per_object(&self.calls, n)
     }
+
+    /// Kubernetes requests other than the start of a watch (a watch runs
+    /// on; the API server ends it every few minutes and it starts again).
+    fn kube_requests(&self) -> u64 {
+        self.kube
+            .iter()
+            .filter(|(request, _)| !request.starts_with("watch "))
+            .map(|(_, n)| n)
+            .sum()
+    }
+}
+
+fn per_object(counts: &BTreeMap<String, u64>, n: usize) -> String {
+    counts
+        .iter()
+        .map(|(op, calls)| format!("{op} {:.2}", *calls as f64 / n as f64))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 // ---------------------------------------------------------------- baseline
@@ -443,6 +547,7 @@ async fn baseline(harness: &Harness, n: usize) -> Baseline {
 
 /// The provider at work on one namespace of the API server.
 struct World {
+    ctx: Arc<Context>,
     kube: kube::Client,
     namespace: String,
     registry: Registry,
@@ -562,13 +667,19 @@ impl World {
             min: poll.min(Duration::from_secs(1)),
             max: poll.max(Duration::from_secs(3600)),
         };
+        // The provider's own client, its requests counted by verb and
+        // resource; the bench's creates, lists and deletes go through
+        // another.
+        let config = kube::Config::infer().await.expect("KUBECONFIG");
+        let provider_kube = metrics.kube_client(config).expect("counted client");
         let ctx = Arc::new(
-            Context::new(kube.clone(), CLUSTER, metrics)
+            Context::new(provider_kube, CLUSTER, metrics)
                 .with_poll_interval(poll)
                 .with_poll_bounds(bounds),
         );
         World {
-            controllers: tokio::spawn(controllers::run(ctx, Some(namespace.clone()))),
+            controllers: tokio::spawn(controllers::run(ctx.clone(), Some(namespace.clone()))),
+            ctx,
             registry,
             teams: Api::namespaced(kube.clone(), &namespace),
             keys: Api::namespaced(kube.clone(), &namespace),
@@ -641,7 +752,12 @@ impl World {
                         so_far.errors
                     );
                 }
-                tokio::time::sleep(Duration::from_millis(500)).await;
+                // Listing 2N objects costs the API server; at 10,000 pairs
+                // once a second is enough.
+                tokio::time::sleep(
+                    Duration::from_millis(500).max(Duration::from_micros(100 * n as u64)),
+                )
+                .await;
             }
         }
         Convergence {
@@ -798,6 +914,11 @@ fn report(
         convergence.activity.per_object(n)
     );
     println!(
+        "Kubernetes requests per object while converging (provider's client; watch starts \
+         included): {}",
+        per_object(&convergence.activity.kube, objects)
+    );
+    println!(
         "reconcile errors while converging: {:?}",
         convergence.activity.errors
     );
@@ -839,7 +960,20 @@ fn report(
         .map(|(_, n)| n)
         .sum();
     let writes = activity.writes();
-    ok &= writes == 0 && other_reads == 0 && activity.errors.is_empty() && steady.rewritten == 0;
+    let polls = activity.reconciles("team") + activity.reconciles("key");
+    let kube = activity.kube_requests();
+    println!(
+        "  Kubernetes requests per object poll: {:.3} ({kube} in {polls} polls; watch starts \
+         apart: {:?}){}",
+        kube as f64 / polls.max(1) as f64,
+        activity.kube,
+        if kube == 0 { "" } else { "  <-- NOT ZERO" }
+    );
+    ok &= writes == 0
+        && other_reads == 0
+        && kube == 0
+        && activity.errors.is_empty()
+        && steady.rewritten == 0;
     println!(
         "  LiteLLM writes {writes}, other reads {other_reads}, reconcile errors {:?}, \
          Kubernetes objects rewritten {}{}",

@@ -8,9 +8,9 @@ use reqwest::header::{HeaderValue, AUTHORIZATION, RETRY_AFTER};
 use reqwest::{Certificate, Method, StatusCode};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use tokio::sync::Semaphore;
 use url::Url;
 
+use super::pacing::Pacing;
 use super::{Error, Secret};
 
 /// The most of a response body the client reads: 1 MiB. The admin API's
@@ -61,62 +61,6 @@ pub struct Client {
     observer: Option<Observer>,
     /// Shared by every client of one proxy ([`Client::with_pacing`]).
     pacing: Option<Arc<Pacing>>,
-}
-
-/// How the clients of one proxy share it: at most so many requests in
-/// flight (a request waits for a permit before its timeout starts), and
-/// none at all while the proxy's last `Retry-After` runs.
-#[derive(Debug)]
-pub struct Pacing {
-    in_flight: Semaphore,
-    pause: std::sync::Mutex<Option<Pause>>,
-}
-
-#[derive(Debug)]
-struct Pause {
-    until: Instant,
-    /// What the proxy asked for, and said, for the error text.
-    asked: Duration,
-    detail: String,
-}
-
-impl Pacing {
-    /// At most `max_in_flight` (at least 1) requests at once.
-    pub fn new(max_in_flight: usize) -> Arc<Self> {
-        Arc::new(Self {
-            in_flight: Semaphore::new(max_in_flight.max(1)),
-            pause: std::sync::Mutex::new(None),
-        })
-    }
-
-    fn pause(&self) -> std::sync::MutexGuard<'_, Option<Pause>> {
-        self.pause.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// The error for a request that must not go out yet.
-    fn paused(&self, op: &'static str) -> Option<Error> {
-        let pause = self.pause();
-        let pause = pause.as_ref()?;
-        let remaining = pause.until.checked_duration_since(Instant::now())?;
-        Some(Error::Throttled {
-            op,
-            detail: pause.detail.clone(),
-            asked: pause.asked,
-            retry_after: remaining,
-        })
-    }
-
-    fn throttled(&self, asked: Duration, detail: &str) {
-        let until = Instant::now() + asked;
-        let mut pause = self.pause();
-        if pause.as_ref().is_none_or(|p| p.until < until) {
-            *pause = Some(Pause {
-                until,
-                asked,
-                detail: detail.to_owned(),
-            });
-        }
-    }
 }
 
 impl fmt::Debug for Client {
@@ -382,9 +326,9 @@ impl Client {
         if let Some(error) = self.pacing.as_ref().and_then(|p| p.paused(endpoint.name)) {
             return Err(error);
         }
-        // Held until the body is read. The semaphore is never closed.
-        let _permit = match &self.pacing {
-            Some(pacing) => pacing.in_flight.acquire().await.ok(),
+        // Held until the body is read.
+        let permit = match &self.pacing {
+            Some(pacing) => Some(pacing.acquire().await),
             None => None,
         };
         let started = Instant::now();
@@ -420,11 +364,22 @@ impl Client {
         if let Some(observer) = &self.observer {
             observer(endpoint.name, status, elapsed);
         }
-        if let (Some(pacing), Ok(reply)) = (&self.pacing, &outcome) {
-            if let Some(Error::Throttled { asked, detail, .. }) = reply.throttled() {
-                pacing.throttled(asked, &detail);
-            }
+        if let Some(pacing) = &self.pacing {
+            // No answer (a timeout, a refused connection) or one that asks
+            // to slow down: the proxy has more than it can take.
+            let congested = match &outcome {
+                Ok(reply) => match reply.throttled() {
+                    Some(Error::Throttled { asked, detail, .. }) => {
+                        pacing.throttled(asked, &detail);
+                        true
+                    }
+                    _ => false,
+                },
+                Err(_) => true,
+            };
+            pacing.answered(elapsed, congested);
         }
+        drop(permit);
         outcome
     }
 }

@@ -10,6 +10,7 @@ mod error;
 mod health;
 mod keys;
 mod models;
+mod pacing;
 mod secret;
 mod teams;
 
@@ -17,7 +18,7 @@ use serde::{Deserialize, Deserializer};
 
 pub use budgets::{BudgetInfo, BudgetRequest};
 pub use client::{
-    parse_retry_after, Client, ClientConfig, Observer, Pacing, MAX_RESPONSE_BODY, MAX_RETRY_AFTER,
+    parse_retry_after, Client, ClientConfig, Observer, MAX_RESPONSE_BODY, MAX_RETRY_AFTER,
 };
 pub use error::Error;
 pub use health::Readiness;
@@ -25,6 +26,7 @@ pub use keys::{KeyGenerated, KeyInfo, KeyRequest, RegenerateRequest};
 pub use models::{
     ModelInfo, ModelMeta, ModelMetaRequest, ModelParams, ModelParamsRequest, ModelRequest,
 };
+pub use pacing::{Limits, Pacing};
 pub use secret::{generate_key, token_of, Secret};
 pub use teams::{TeamInfo, TeamRequest};
 

@@ -154,6 +154,12 @@ impl Context {
         );
     }
 
+    /// The adaptive in-flight limit of every proxy reached so far, by admin
+    /// endpoint (see [`crate::litellm::Pacing`]).
+    pub fn in_flight_limits(&self) -> Vec<(String, crate::litellm::Limits)> {
+        self.clients.limits()
+    }
+
     /// Reads go through `cache` from now on (set once).
     pub fn use_cache(&self, cache: Arc<Cache>) {
         let _ = self.cache.set(cache);

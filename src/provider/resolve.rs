@@ -199,8 +199,22 @@ impl ClientCache {
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         pacing
             .entry(endpoint.to_owned())
-            .or_insert_with(|| Pacing::new(self.max_in_flight))
+            // Answers slower than a quarter of the timeout lower the
+            // limit, well before requests start to run out of time.
+            .or_insert_with(|| Pacing::new(self.max_in_flight, self.timeout / 4))
             .clone()
+    }
+
+    /// The in-flight limit of every proxy so far, by admin endpoint.
+    pub fn limits(&self) -> Vec<(String, litellm::Limits)> {
+        let pacing = self
+            .pacing
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        pacing
+            .iter()
+            .map(|(endpoint, pacing)| (endpoint.clone(), pacing.limits()))
+            .collect()
     }
 
     fn get(
