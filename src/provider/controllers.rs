@@ -68,8 +68,9 @@ async fn drive<K: ManagedKind + Debug>(controller: Controller<Tolerant<K>>, ctx:
 }
 
 /// The keys that join `referenced` (a team or budget, by reference or by
-/// id, in its namespace) and are not Ready, when `referenced` is Ready:
-/// they have waited for it.
+/// id, in its namespace) and are not Ready and Synced, when `referenced`
+/// is Ready: they have waited for it (and their retry waits a poll
+/// interval, counting on this).
 fn keys_waiting_for<R: ManagedKind>(
     keys: &[Arc<Tolerant<LiteLLMVirtualKey>>],
     joins: Joins,
@@ -91,7 +92,7 @@ fn keys_waiting_for<R: ManagedKind>(
         .filter(|key| match &***key {
             Tolerant::Ok(key) => {
                 key.namespace() == referenced.namespace()
-                    && !key.condition_is_true(READY)
+                    && !(key.condition_is_true(READY) && key.condition_is_true(SYNCED))
                     && key.joins().iter().any(|join| join.names(joins, &name, &id))
             }
             Tolerant::Unreadable(_) => false,

@@ -54,6 +54,66 @@ pub const DEFAULT_MAX_RECONCILE_RATE: u16 = 10;
 /// Default interval between observations of a healthy resource.
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(60);
 
+/// The resourceVersion of each resource (by uid) after the provider's own
+/// last write to it, until the watch cache has caught up: a reconciliation
+/// that starts from an older cached copy would act on what the provider has
+/// already changed (and its writes, made with that version as a
+/// precondition, would only conflict). controller-runtime controllers keep
+/// such "expectations" for the same reason.
+#[derive(Default)]
+pub struct Written(Mutex<HashMap<String, (u64, std::time::Instant)>>);
+
+/// A resourceVersion as a number (the API server's are etcd revisions).
+fn revision(meta: &kube::api::ObjectMeta) -> Option<u64> {
+    meta.resource_version.as_deref()?.parse().ok()
+}
+
+/// After this long, a cache that has not caught up is trusted anyway (the
+/// object may have gone): nothing waits forever on an expectation.
+const EXPECTATION_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How soon a reconciliation that found the cache behind looks again.
+const CACHE_BEHIND_RECHECK: Duration = Duration::from_millis(100);
+
+impl Written {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (u64, std::time::Instant)>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The provider wrote the resource; `meta` is what the API server
+    /// answered.
+    pub fn wrote(&self, meta: &kube::api::ObjectMeta) {
+        let (Some(uid), Some(revision)) = (meta.uid.as_ref(), revision(meta)) else {
+            return;
+        };
+        let mut written = self.lock();
+        let entry = written
+            .entry(uid.clone())
+            .or_insert((revision, std::time::Instant::now()));
+        if revision >= entry.0 {
+            *entry = (revision, std::time::Instant::now());
+        }
+    }
+
+    /// Whether `meta` (from the cache) is older than the provider's own
+    /// last write.
+    pub fn behind(&self, meta: &kube::api::ObjectMeta) -> bool {
+        let Some(uid) = meta.uid.as_ref() else {
+            return false;
+        };
+        let mut written = self.lock();
+        let Some((expected, at)) = written.get(uid).copied() else {
+            return false;
+        };
+        let caught_up = revision(meta).is_none_or(|seen| seen >= expected);
+        if caught_up || at.elapsed() > EXPECTATION_TIMEOUT {
+            written.remove(uid);
+            return false;
+        }
+        true
+    }
+}
+
 /// Shared by every reconciliation of every kind.
 pub struct Context {
     pub client: kube::Client,
@@ -76,6 +136,8 @@ pub struct Context {
     /// The controllers' shared watch caches, once [`super::controllers`]
     /// has started them; until then every read goes to the API server.
     cache: std::sync::OnceLock<Arc<Cache>>,
+    /// What the provider last wrote to each resource.
+    written: Written,
 }
 
 impl Context {
@@ -98,6 +160,7 @@ impl Context {
             failures: Mutex::new(HashMap::new()),
             unreadable: tolerant::Reports::default(),
             cache: std::sync::OnceLock::new(),
+            written: Written::default(),
         }
     }
 
@@ -267,6 +330,16 @@ impl Error {
     }
 
     /// The error without the step it stopped.
+    /// A team or budget it references is missing or not Ready yet: the
+    /// controllers wake the resource when it becomes Ready
+    /// (`controllers::keys_waiting_for`), so retrying sooner only costs.
+    fn waits_for_reference(&self) -> bool {
+        matches!(
+            self.cause(),
+            Error::Unresolved(Unresolved::RefMissing { .. } | Unresolved::RefNotReady { .. })
+        )
+    }
+
     fn cause(&self) -> &Error {
         match self {
             Error::Failed(failed) => failed.error.cause(),
@@ -386,6 +459,10 @@ fn requeue<K: ManagedKind>(ctx: &Context, meta: &kube::api::ObjectMeta, after: D
 /// Reconciles one managed resource of any kind, measured as
 /// controller-runtime measures a reconciliation.
 pub async fn reconcile<K: ManagedKind>(mr: Arc<K>, ctx: Arc<Context>) -> Result<Action, Error> {
+    if ctx.written.behind(mr.meta()) {
+        // The watch has not delivered the provider's own last write yet.
+        return Ok(requeue::<K>(&ctx, mr.meta(), CACHE_BEHIND_RECHECK));
+    }
     let running = ctx
         .metrics
         .reconciling(&series::managed_controller::<K>(), &object_key(mr.meta()));
@@ -414,6 +491,7 @@ async fn reconcile_managed<K: ManagedKind>(
     ctx.metrics
         .first_reconcile(&gvk, &uid, created, synced.as_deref());
     let api: Api<K> = Api::namespaced(ctx.client.clone(), &mr.namespace().unwrap_or_default());
+    let poll = ctx.poll_interval(&*mr);
     let scrubber = Scrubber::default();
     let result = finalizer(&api, FINALIZER, mr, |event| async {
         match event {
@@ -453,7 +531,9 @@ async fn reconcile_managed<K: ManagedKind>(
             Err(Error::Reported {
                 reason: err.reason(),
                 message: scrubber.scrub(&err.to_string()),
-                retry_after: err.retry_after(),
+                retry_after: err
+                    .retry_after()
+                    .or_else(|| err.waits_for_reference().then_some(poll)),
             }),
             ReconcileResult::Error,
         ),
@@ -596,8 +676,8 @@ impl<K: ManagedKind> StatusWriter<K> {
         conditions::set(&mut self.new.conditions, condition, &self.now);
     }
 
-    async fn write(self, api: &Api<K>, name: &str) -> Result<(), kube::Error> {
-        self.write_if_current(api, name, None).await
+    async fn write(self, api: &Api<K>, name: &str, written: &Written) -> Result<(), kube::Error> {
+        self.write_if_current(api, name, None, written).await
     }
 
     /// Writes with `resource_version` as precondition when given: a status
@@ -610,6 +690,7 @@ impl<K: ManagedKind> StatusWriter<K> {
         api: &Api<K>,
         name: &str,
         resource_version: Option<String>,
+        written: &Written,
     ) -> Result<(), kube::Error> {
         if self.new == self.old {
             return Ok(());
@@ -618,8 +699,10 @@ impl<K: ManagedKind> StatusWriter<K> {
             Some(rv) => json!({ "metadata": {"resourceVersion": rv}, "status": self.new }),
             None => json!({ "status": self.new }),
         };
-        api.patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+        let patched = api
+            .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
             .await?;
+        written.wrote(patched.meta());
         Ok(())
     }
 }
@@ -660,7 +743,7 @@ async fn report_paused<K: ManagedKind>(
         reason::RECONCILE_PAUSED,
         Some(why.to_string()),
     ));
-    status.write(api, &mr.name_any()).await?;
+    status.write(api, &mr.name_any(), &ctx.written).await?;
     publish_event(
         ctx,
         mr,
@@ -701,7 +784,7 @@ async fn apply<K: ManagedKind>(
             err.to_string(),
         )
         .await;
-        status.write(api, &name).await?;
+        status.write(api, &name, &ctx.written).await?;
         // Only a change of the policies can help.
         return Ok(Action::await_change());
     }
@@ -778,8 +861,10 @@ async fn apply<K: ManagedKind>(
                 }
                 Outcome::UpToDate | Outcome::DriftReported(_) => {}
             }
+            // What the provider wrote before (id, late init, a rotation).
+            ctx.written.wrote(mr.meta());
             status
-                .write_if_current(api, &name, mr.resource_version())
+                .write_if_current(api, &name, mr.resource_version(), &ctx.written)
                 .await?;
             let next = timing::jittered(poll, timing::random_fraction());
             // A created object is observed again at once, to report it
@@ -816,7 +901,7 @@ async fn apply<K: ManagedKind>(
                 Some(message.clone()),
             ));
             publish_event(ctx, &*mr, EventType::Warning, reason, message).await;
-            status.write(api, &name).await?;
+            status.write(api, &name, &ctx.written).await?;
             Err(err)
         }
     }
@@ -1069,7 +1154,7 @@ async fn cleanup<K: ManagedKind>(
     // The resource may already be gone once the finalizer is released; a
     // status patch then has nothing to describe.
     if result.is_err() {
-        status.write(api, &name).await?;
+        status.write(api, &name, &ctx.written).await?;
     }
     result.map(|_| Action::await_change())
 }
@@ -1152,6 +1237,29 @@ async fn delete_external<K: ManagedKind>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cached_copy_older_than_the_providers_own_write_is_behind() {
+        let meta = |uid: &str, rv: &str| kube::api::ObjectMeta {
+            uid: Some(uid.into()),
+            resource_version: Some(rv.into()),
+            ..Default::default()
+        };
+        let written = Written::default();
+        assert!(!written.behind(&meta("a", "5")), "nothing written yet");
+        written.wrote(&meta("a", "7"));
+        assert!(written.behind(&meta("a", "5")));
+        assert!(!written.behind(&meta("b", "5")), "another object");
+        // An older answer does not lower the expectation.
+        written.wrote(&meta("a", "6"));
+        assert!(written.behind(&meta("a", "6")));
+        // Caught up: forgotten, so a later older copy (a relist) is taken.
+        assert!(!written.behind(&meta("a", "7")));
+        assert!(!written.behind(&meta("a", "5")));
+        // Versions that are no numbers are never behind.
+        written.wrote(&meta("c", "9"));
+        assert!(!written.behind(&meta("c", "x")));
+    }
 
     fn api_error(code: u16) -> kube::Error {
         kube::Error::Api(Box::new(kube::core::Status {
