@@ -152,6 +152,35 @@ where
     )
 }
 
+/// The kinds a reconciliation reads besides its own, each from its cache.
+pub trait Cached:
+    'static
+    + Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+    + Clone
+    + DeserializeOwned
+    + std::fmt::Debug
+{
+    fn store(cache: &Cache) -> &Store<Tolerant<Self>>;
+}
+
+impl Cached for LiteLLMInstance {
+    fn store(cache: &Cache) -> &Store<Tolerant<Self>> {
+        &cache.instances
+    }
+}
+
+impl Cached for LiteLLMTeam {
+    fn store(cache: &Cache) -> &Store<Tolerant<Self>> {
+        &cache.teams
+    }
+}
+
+impl Cached for LiteLLMBudget {
+    fn store(cache: &Cache) -> &Store<Tolerant<Self>> {
+        &cache.budgets
+    }
+}
+
 /// How a reconciliation reads Kubernetes: through a [`Cache`] where one
 /// covers the namespace and has listed everything, else from the API
 /// server. Writes always go through [`Kube::client`].
@@ -187,18 +216,12 @@ impl Kube {
             .filter(|cache| cache.scope.covers(namespace))
     }
 
-    async fn object<K>(
+    async fn object<K: Cached>(
         &self,
         store: Option<&Store<Tolerant<K>>>,
         namespace: &str,
         name: &str,
-    ) -> Result<Option<Arc<K>>, kube::Error>
-    where
-        K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
-            + Clone
-            + DeserializeOwned
-            + std::fmt::Debug,
-    {
+    ) -> Result<Option<Arc<K>>, kube::Error> {
         if let Some(store) = store.filter(|store| synced(*store)) {
             let key = ObjectRef::<Tolerant<K>>::new(name).within(namespace);
             return Ok(match store.get(&key).as_deref() {
@@ -211,30 +234,13 @@ impl Kube {
         Ok(api.get_opt(name).await?.map(Arc::new))
     }
 
-    pub async fn instance(
+    /// A `LiteLLMInstance`, team or budget.
+    pub async fn get<K: Cached>(
         &self,
         namespace: &str,
         name: &str,
-    ) -> Result<Option<Arc<LiteLLMInstance>>, kube::Error> {
-        let store = self.covering(namespace).map(|c| &c.instances);
-        self.object(store, namespace, name).await
-    }
-
-    pub async fn team(
-        &self,
-        namespace: &str,
-        name: &str,
-    ) -> Result<Option<Arc<LiteLLMTeam>>, kube::Error> {
-        let store = self.covering(namespace).map(|c| &c.teams);
-        self.object(store, namespace, name).await
-    }
-
-    pub async fn budget(
-        &self,
-        namespace: &str,
-        name: &str,
-    ) -> Result<Option<Arc<LiteLLMBudget>>, kube::Error> {
-        let store = self.covering(namespace).map(|c| &c.budgets);
+    ) -> Result<Option<Arc<K>>, kube::Error> {
+        let store = self.covering(namespace).map(K::store);
         self.object(store, namespace, name).await
     }
 

@@ -9,8 +9,10 @@ use kube::core::{Selector, SelectorExt};
 use kube::ResourceExt;
 use sha2::{Digest, Sha256};
 
+use crate::api::budget::LiteLLMBudget;
 use crate::api::common::{InstanceRef, SecretKeySelector, EXTERNAL_NAME};
-use crate::api::instance::{AllowedNamespaces, LiteLLMInstanceStatus};
+use crate::api::instance::{AllowedNamespaces, LiteLLMInstance, LiteLLMInstanceStatus};
+use crate::api::team::LiteLLMTeam;
 use crate::litellm::{self, ClientConfig, Observer, Pacing, Secret};
 
 use super::cache::Kube;
@@ -301,12 +303,12 @@ pub async fn references(
     for reference in refs {
         resolved = match reference {
             Reference::Team { field, name } => {
-                let team = kube.team(namespace, name).await?;
+                let team = kube.get::<LiteLLMTeam>(namespace, name).await?;
                 let id = entity(team.as_deref(), namespace, field, name)?;
                 resolved.with_id(field, id)
             }
             Reference::Budget { field, name } => {
-                let budget = kube.budget(namespace, name).await?;
+                let budget = kube.get::<LiteLLMBudget>(namespace, name).await?;
                 let id = entity(budget.as_deref(), namespace, field, name)?;
                 resolved.with_id(field, id)
             }
@@ -396,7 +398,10 @@ pub async fn instance(
 ) -> Result<Instance, Unresolved> {
     let instance_namespace = reference.namespace.as_deref().unwrap_or(namespace);
     let name = reference.name.as_str();
-    let Some(instance) = kube.instance(instance_namespace, name).await? else {
+    let Some(instance) = kube
+        .get::<LiteLLMInstance>(instance_namespace, name)
+        .await?
+    else {
         return Err(Unresolved::InstanceMissing {
             namespace: instance_namespace.to_owned(),
             name: name.to_owned(),
@@ -479,7 +484,7 @@ mod tests {
 
     use super::*;
     use crate::api::common::{Condition, ManagedFields, ManagedStatus};
-    use crate::api::team::{LiteLLMTeam, LiteLLMTeamSpec, TeamParameters};
+    use crate::api::team::{LiteLLMTeamSpec, TeamParameters};
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs

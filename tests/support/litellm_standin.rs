@@ -43,7 +43,7 @@ use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
 /// The operations counted by [`StandIn::requests`], in the client's names.
-const OPERATIONS: [&str; 12] = [
+pub const OPERATIONS: [&str; 12] = [
     "POST /team/new",
     "GET /team/info",
     "POST /team/update",
