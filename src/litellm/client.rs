@@ -61,6 +61,8 @@ pub struct Client {
     observer: Option<Observer>,
     /// Shared by every client of one proxy ([`Client::with_pacing`]).
     pacing: Option<Arc<Pacing>>,
+    /// Its requests give way to others ([`Client::background`]).
+    background: bool,
 }
 
 impl fmt::Debug for Client {
@@ -243,6 +245,7 @@ impl Client {
             auth,
             observer: None,
             pacing: None,
+            background: false,
         })
     }
 
@@ -250,6 +253,23 @@ impl Client {
     pub fn with_observer(mut self, observer: Observer) -> Self {
         self.observer = Some(observer);
         self
+    }
+
+    /// The same client, its requests giving way to those of other clients
+    /// of the proxy (see [`Pacing::acquire`]): for polls of objects that are
+    /// up to date, so that a burst of new objects is not slowed down by
+    /// them.
+    pub fn background(&self) -> Self {
+        Self {
+            background: true,
+            ..self.clone()
+        }
+    }
+
+    /// Whether the proxy is busy with requests that are not background ones
+    /// (see [`Pacing::busy`]): waiting, or one started within `within`.
+    pub fn busy(&self, within: Duration) -> bool {
+        self.pacing.as_ref().is_some_and(|p| p.busy(within))
     }
 
     /// Shares `pacing` with every other client of the same proxy: a burst
@@ -328,7 +348,7 @@ impl Client {
         }
         // Held until the body is read.
         let permit = match &self.pacing {
-            Some(pacing) => Some(pacing.acquire().await),
+            Some(pacing) => Some(pacing.acquire(self.background).await),
             None => None,
         };
         let started = Instant::now();

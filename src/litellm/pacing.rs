@@ -11,6 +11,10 @@
 //! that slows down under load so gets fewer requests at once before any of
 //! them runs into the client's timeout, and a recovered one gets its
 //! maximum back within a few hundred requests.
+//!
+//! Background requests (polls of objects that are up to date) take a slot
+//! only while no other request waits for one: a burst of new objects goes
+//! first, the polls of the objects already done wait.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -38,6 +42,10 @@ struct State {
     cut: Option<Instant>,
     /// The lowest the limit has been.
     lowest: f64,
+    /// Requests that are not background ones and wait for a slot.
+    urgent_waiting: usize,
+    /// When the last one that is not a background one got its slot.
+    last_urgent: Option<Instant>,
 }
 
 #[derive(Debug)]
@@ -60,6 +68,23 @@ impl Drop for Permit {
     }
 }
 
+/// An urgent request counted as waiting, uncounted however it ends
+/// (given a slot, or dropped with its reconciliation).
+struct Waiting<'a> {
+    pacing: &'a Pacing,
+    counted: bool,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        if self.counted {
+            self.pacing.state().urgent_waiting -= 1;
+            // Background requests may go now.
+            self.pacing.freed.notify_waiters();
+        }
+    }
+}
+
 /// What the limit is and has been, for metrics and benchmarks.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Limits {
@@ -79,6 +104,8 @@ impl Pacing {
                 in_flight: 0,
                 cut: None,
                 lowest: max as f64,
+                urgent_waiting: 0,
+                last_urgent: None,
             }),
             freed: Notify::new(),
             max,
@@ -101,8 +128,13 @@ impl Pacing {
     }
 
     /// Waits for a slot under the current limit (before the request's
-    /// timeout starts).
-    pub async fn acquire(self: &Arc<Self>) -> Permit {
+    /// timeout starts); a `background` request also waits while any other
+    /// does.
+    pub async fn acquire(self: &Arc<Self>, background: bool) -> Permit {
+        let mut waiting = Waiting {
+            pacing: self,
+            counted: false,
+        };
         loop {
             let freed = self.freed.notified();
             tokio::pin!(freed);
@@ -111,15 +143,35 @@ impl Pacing {
             freed.as_mut().enable();
             {
                 let mut state = self.state();
-                if (state.in_flight as f64) < state.limit.floor().max(1.0) {
+                let free = (state.in_flight as f64) < state.limit.floor().max(1.0);
+                let others_first = background && state.urgent_waiting > 0;
+                if free && !others_first {
                     state.in_flight += 1;
+                    if !background {
+                        state.last_urgent = Some(Instant::now());
+                    }
+                    if waiting.counted {
+                        state.urgent_waiting -= 1;
+                        waiting.counted = false;
+                    }
                     return Permit {
                         pacing: self.clone(),
                     };
                 }
+                if !background && !waiting.counted {
+                    state.urgent_waiting += 1;
+                    waiting.counted = true;
+                }
             }
             freed.await;
         }
+    }
+
+    /// Whether requests other than background ones wait, or one started
+    /// within `within`: the proxy is busy making or changing objects.
+    pub fn busy(&self, within: Duration) -> bool {
+        let state = self.state();
+        state.urgent_waiting > 0 || state.last_urgent.is_some_and(|at| at.elapsed() < within)
     }
 
     /// How a request went: `elapsed` from sending to the whole answer, and
@@ -200,14 +252,51 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn background_requests_give_way_while_others_wait() {
+        let pacing = Pacing::new(1, Duration::from_secs(1));
+        let first = pacing.acquire(false).await;
+        let urgent = tokio::spawn({
+            let pacing = pacing.clone();
+            async move { pacing.acquire(false).await }
+        });
+        let background = tokio::spawn({
+            let pacing = pacing.clone();
+            async move { pacing.acquire(true).await }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        drop(first);
+        // The slot goes to the urgent request, however the two were woken.
+        let urgent = tokio::time::timeout(Duration::from_secs(1), urgent)
+            .await
+            .expect("the urgent request gets the slot")
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!background.is_finished(), "the background one still waits");
+        drop(urgent);
+        tokio::time::timeout(Duration::from_secs(1), background)
+            .await
+            .expect("then the background one")
+            .unwrap();
+        // A waiting urgent request that gives up lets background ones go.
+        let held = pacing.acquire(false).await;
+        let gave_up = tokio::time::timeout(Duration::from_millis(50), pacing.acquire(false)).await;
+        assert!(gave_up.is_err());
+        assert_eq!(pacing.state().urgent_waiting, 0);
+        drop(held);
+        tokio::time::timeout(Duration::from_secs(1), pacing.acquire(true))
+            .await
+            .expect("nothing urgent waits");
+    }
+
+    #[tokio::test]
     async fn no_more_requests_in_flight_than_the_limit() {
         let pacing = Pacing::new(3, Duration::from_millis(10));
         let held: Vec<Permit> = vec![
-            pacing.acquire().await,
-            pacing.acquire().await,
-            pacing.acquire().await,
+            pacing.acquire(false).await,
+            pacing.acquire(false).await,
+            pacing.acquire(false).await,
         ];
-        let waiting = tokio::time::timeout(Duration::from_millis(50), pacing.acquire()).await;
+        let waiting = tokio::time::timeout(Duration::from_millis(50), pacing.acquire(false)).await;
         assert!(waiting.is_err(), "a fourth waits");
         // A cut below what is in flight lets nothing new out until enough
         // requests finish.
@@ -215,10 +304,10 @@ mod tests {
         assert_eq!(pacing.limits().limit.floor(), 2.0);
         let mut held = held;
         held.pop();
-        let waiting = tokio::time::timeout(Duration::from_millis(50), pacing.acquire()).await;
+        let waiting = tokio::time::timeout(Duration::from_millis(50), pacing.acquire(false)).await;
         assert!(waiting.is_err(), "still two in flight under a limit of 2");
         held.pop();
-        let next = tokio::time::timeout(Duration::from_secs(1), pacing.acquire()).await;
+        let next = tokio::time::timeout(Duration::from_secs(1), pacing.acquire(false)).await;
         assert!(
             next.is_ok(),
             "a slot freed under the limit wakes the waiter"

@@ -114,6 +114,27 @@ impl Written {
     }
 }
 
+/// A poll is put off while its proxy has made or changed an object within
+/// this long.
+const BUSY_WINDOW: Duration = Duration::from_secs(1);
+
+/// How long a put-off poll waits before it looks again (up to twice this).
+const DEFERRED_POLL: Duration = Duration::from_secs(2);
+
+/// Whether this reconciliation is a poll: the resource is Ready and Synced
+/// for its current spec, so nothing but drift can be found.
+fn is_poll<K: ManagedKind>(mr: &K) -> bool {
+    let Some(status) = mr.managed_status() else {
+        return false;
+    };
+    let generation = mr.meta().generation;
+    mr.meta().deletion_timestamp.is_none()
+        && [READY, SYNCED].iter().all(|type_| {
+            find_condition(&status.conditions, type_)
+                .is_some_and(|c| c.status == "True" && c.observed_generation == generation)
+        })
+}
+
 /// Shared by every reconciliation of every kind.
 pub struct Context {
     pub client: kube::Client,
@@ -138,6 +159,8 @@ pub struct Context {
     cache: std::sync::OnceLock<Arc<Cache>>,
     /// What the provider last wrote to each resource.
     written: Written,
+    /// Since when each resource's poll has been put off (by uid).
+    deferred: Mutex<HashMap<String, std::time::Instant>>,
 }
 
 impl Context {
@@ -161,6 +184,7 @@ impl Context {
             unreadable: tolerant::Reports::default(),
             cache: std::sync::OnceLock::new(),
             written: Written::default(),
+            deferred: Mutex::new(HashMap::new()),
         }
     }
 
@@ -235,6 +259,37 @@ impl Context {
             Some(cache) => Kube::cached(self.client.clone(), cache.clone()),
             None => Kube::live(self.client.clone()),
         }
+    }
+
+    /// Whether to put off the poll of `mr`: its proxy is busy making or
+    /// changing other objects (a burst of new resources goes first), and
+    /// the poll has not been put off for a whole `poll` interval (at most
+    /// five minutes) already: drift is found at most one interval late.
+    /// Costs no request: the instance comes from the cache.
+    async fn defer_poll<K: ManagedKind>(&self, mr: &K, poll: Duration) -> bool {
+        let uid = mr.meta().uid.clone().unwrap_or_default();
+        let busy = is_poll(mr) && {
+            let namespace = mr.namespace().unwrap_or_default();
+            resolve::instance(
+                &self.kube(),
+                &self.clients,
+                &namespace,
+                &mr.managed().instance_ref,
+                resolve::Purpose::Manage,
+            )
+            .await
+            .is_ok_and(|instance| instance.client.busy(BUSY_WINDOW))
+        };
+        let mut deferred = self
+            .deferred
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if !busy {
+            deferred.remove(&uid);
+            return false;
+        }
+        let since = *deferred.entry(uid).or_insert_with(std::time::Instant::now);
+        since.elapsed() < poll.min(Duration::from_secs(300))
     }
 
     fn failures(&self) -> std::sync::MutexGuard<'_, HashMap<String, u32>> {
@@ -789,6 +844,11 @@ async fn apply<K: ManagedKind>(
         return Ok(Action::await_change());
     }
     let poll = ctx.poll_interval(&*mr);
+    if ctx.defer_poll(&*mr, poll).await {
+        // Spread over 2 to 4 s, so put-off polls do not return together.
+        let wait = DEFERRED_POLL.mul_f64(1.0 + timing::random_fraction());
+        return Ok(requeue::<K>(ctx, mr.meta(), wait));
+    }
     match observe_and_act(api, mr.clone(), ctx, scrubber).await {
         Ok((mr, id, synced, maintained)) => {
             let [ready, synced_condition] = managed::conditions(K::NOUN, &id, &synced.outcome);
@@ -934,8 +994,14 @@ async fn observe_and_act<K: ManagedKind>(
     .map_err(Failed::at(Step::Connect))?;
     scrubber.remember(&instance.master_key);
     let owner = ctx.owner(&*mr);
+    // A poll of a resource that is Ready and Synced gives way to the
+    // requests of resources still being made or changed.
+    let polled = mr.condition_is_true(READY) && mr.condition_is_true(SYNCED);
     let connection = Connection {
-        litellm: instance.client,
+        litellm: match polled {
+            true => instance.client.background(),
+            false => instance.client,
+        },
         owner: owner.clone(),
         instance_namespace: instance.namespace.clone(),
         scrubber: scrubber.clone(),
