@@ -34,7 +34,6 @@ use std::time::{Duration, Instant};
 use k8s_openapi::api::core::v1::{Namespace, Secret as KubeSecret};
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams};
 use kube::{Resource, ResourceExt};
-use litellm_crossplane::api::common::find_condition;
 use litellm_crossplane::api::key::KeyParameters;
 use litellm_crossplane::api::team::TeamParameters;
 use litellm_crossplane::api::{LiteLLMInstance, LiteLLMTeam, LiteLLMVirtualKey};
@@ -58,10 +57,12 @@ const MASTER_KEY_SECRET: &str = "litellm-master-key";
 const WAVE_LABEL: &str = "bench.litellm.crossplane.io/wave";
 /// Past this the provider is reported as not converging, not waited for.
 const CONVERGE_TIMEOUT: Duration = Duration::from_secs(15 * 60);
-/// Requests the baseline keeps in flight. The proxy is one Python process
-/// that is saturated from about 4 on; far more would only queue past the
-/// timeout and leave it working on abandoned requests.
-const BASELINE_CONCURRENCY: usize = 16;
+/// Requests the baseline keeps in flight: as many as the provider may keep
+/// in flight to one proxy by default (`--max-in-flight-per-instance`;
+/// its adaptive limit may take fewer), so both sides are held to the same
+/// cap. The proxy is one Python process; far more would only queue past
+/// the timeout and leave it working on abandoned requests.
+const BASELINE_CONCURRENCY: usize = litellm_crossplane::provider::resolve::DEFAULT_MAX_IN_FLIGHT;
 /// Team+key pairs the bench creates at a time.
 const CREATE_CONCURRENCY: usize = 32;
 /// Requeues are stretched by up to 10% of the poll interval.
@@ -311,6 +312,26 @@ fn series(registry: &Registry) -> BTreeMap<String, f64> {
         .filter_map(|line| line.rsplit_once(' '))
         .filter_map(|(name, value)| Some((name.to_owned(), value.parse().ok()?)))
         .collect()
+}
+
+/// A crossplane-runtime state gauge of `kind`.
+fn gauge(series: &BTreeMap<String, f64>, metric: &str, kind: &str) -> usize {
+    let kind = format!("Kind={kind}\"");
+    series
+        .iter()
+        .filter(|(name, _)| name.starts_with(metric) && name.contains(&kind))
+        .map(|(_, value)| *value as usize)
+        .sum()
+}
+
+/// How many resources of `kind` are at least Ready and Synced, by the
+/// state gauges (all of them are, once both count all).
+fn converged(series: &BTreeMap<String, f64>, kind: &str) -> usize {
+    gauge(series, "crossplane_managed_resource_ready{", kind).min(gauge(
+        series,
+        "crossplane_managed_resource_synced{",
+        kind,
+    ))
 }
 
 fn label<'a>(series: &'a str, name: &str) -> Option<&'a str> {
@@ -640,14 +661,6 @@ async fn attach_instance(harness: &Harness, namespace: &str) {
         .expect("instance status");
 }
 
-fn ready_and_synced<K: ManagedKind>(object: &K) -> bool {
-    object.managed_status().is_some_and(|status| {
-        ["Ready", "Synced"].iter().all(|type_| {
-            find_condition(&status.conditions, type_).is_some_and(|c| c.status == "True")
-        })
-    })
-}
-
 /// The objects of `api` matching the label `selector` (all for `""`).
 async fn list<K: ManagedKind>(api: &Api<K>, selector: &str) -> Vec<K> {
     api.list(&ListParams::default().labels(selector))
@@ -745,16 +758,12 @@ impl World {
                 created.expect("create task");
             }
             loop {
-                let ready_teams = list(&self.teams, "")
-                    .await
-                    .iter()
-                    .filter(|t| ready_and_synced(*t))
-                    .count();
-                let ready_keys = list(&self.keys, "")
-                    .await
-                    .iter()
-                    .filter(|k| ready_and_synced(*k))
-                    .count();
+                // From the provider's own state gauges (its caches), not a
+                // list: listing 2N objects every second would put the
+                // bench's memory into the provider's figure.
+                let now = series(&self.registry);
+                let ready_teams = converged(&now, "LiteLLMTeam");
+                let ready_keys = converged(&now, "LiteLLMVirtualKey");
                 if ready_teams == end && ready_keys == end {
                     break;
                 }
@@ -845,9 +854,23 @@ impl World {
                 .delete_collection(&delete, &in_wave)
                 .await
                 .expect("teams deleted");
-            while !(list(&self.keys, &selector).await.is_empty()
-                && list(&self.teams, &selector).await.is_empty())
-            {
+            let gone = || async {
+                if wave >= n {
+                    // All at once: the provider's caches say it, without a
+                    // list of every object.
+                    let now = series(&self.registry);
+                    gauge(&now, "crossplane_managed_resource_exists", "LiteLLMTeam") == 0
+                        && gauge(
+                            &now,
+                            "crossplane_managed_resource_exists",
+                            "LiteLLMVirtualKey",
+                        ) == 0
+                } else {
+                    list(&self.keys, &selector).await.is_empty()
+                        && list(&self.teams, &selector).await.is_empty()
+                }
+            };
+            while !gone().await {
                 assert!(
                     started.elapsed() < CONVERGE_TIMEOUT,
                     "resources of namespace {} still present after {CONVERGE_TIMEOUT:?}",

@@ -557,15 +557,106 @@ async fn steady_state_is_one_read_per_poll_and_no_write() {
         kube_after.contains_key(&("get".to_owned(), "secrets".to_owned())),
         "the counting sees the provider's requests: {kube_after:?}"
     );
-    keys.delete("quiet-key", &DeleteParams::default())
-        .await
-        .unwrap();
-    wait_gone(&keys, "quiet-key").await;
-    teams
-        .delete("quiet", &DeleteParams::default())
-        .await
-        .unwrap();
-    wait_gone(&teams, "quiet").await;
+    delete_key_then_team(&keys, "quiet-key", &teams, "quiet").await;
+    controllers.abort();
+}
+
+/// Deletes a key, then its team, each once it is gone from Kubernetes
+/// (and so from LiteLLM).
+async fn delete_key_then_team(
+    keys: &Api<LiteLLMVirtualKey>,
+    key: &str,
+    teams: &Api<LiteLLMTeam>,
+    team: &str,
+) {
+    keys.delete(key, &DeleteParams::default()).await.unwrap();
+    wait_gone(keys, key).await;
+    teams.delete(team, &DeleteParams::default()).await.unwrap();
+    wait_gone(teams, team).await;
+}
+
+/// Ready and Synced for the resource's current generation.
+fn settled<K: ManagedKind>(object: &K) -> bool {
+    ["Ready", "Synced"].iter().all(|type_| {
+        condition(object, type_).is_some_and(|c| {
+            c.status == "True" && c.observed_generation == object.meta().generation
+        })
+    })
+}
+
+/// A new team and a key in it cost the reads Crossplane's order needs and
+/// no more: each is observed (absent), created and observed once again
+/// (Available). The team's late initialization written after that
+/// observation wakes no third one (its status speaks of the new
+/// generation), and the key joins the team the provider has just made
+/// without reading the team's marker again, nor looks up its alias on a
+/// proxy that takes chosen keys.
+#[tokio::test]
+async fn a_new_team_and_key_take_two_reads_each() {
+    let Some(world) = world("pe-reads").await else {
+        return;
+    };
+    // Own controllers and metrics for an own namespace.
+    let namespace = k8s::namespace(&world.kube, "pe-reads-own").await;
+    let master_key = std::env::var("LITELLM_MASTER_KEY").unwrap();
+    create_instance(&world.kube, &namespace, &world.url, &master_key, true).await;
+    let metrics = Metrics::default();
+    let mut registry = prometheus_client::registry::Registry::default();
+    metrics.register(&mut registry);
+    let ctx = Arc::new(context(&world.kube, metrics.clone()));
+    let controllers = tokio::spawn(controllers::run(ctx, Some(namespace.clone())));
+
+    // An hour between polls keeps them out of the count.
+    let unpolled = |meta: &mut kube::api::ObjectMeta| {
+        meta.annotations
+            .get_or_insert_default()
+            .insert("crossplane.io/poll-interval".into(), "1h".into());
+    };
+    let teams: Api<LiteLLMTeam> = Api::namespaced(world.kube.clone(), &namespace);
+    let mut team = team_manifest("lean", "Lean");
+    unpolled(&mut team.metadata);
+    teams.create(&PostParams::default(), &team).await.unwrap();
+    let keys: Api<LiteLLMVirtualKey> = Api::namespaced(world.kube.clone(), &namespace);
+    let mut key = manifest::<LiteLLMVirtualKey>(
+        "LiteLLMVirtualKey",
+        "lean-key",
+        json!({}),
+        json!({"forProvider": {"teamRef": {"name": "lean"}}}),
+    );
+    unpolled(&mut key.metadata);
+    keys.create(&PostParams::default(), &key).await.unwrap();
+    let team = wait_for(&teams, "lean", "Ready for its generation", settled).await;
+    let key = wait_for(&keys, "lean-key", "Ready for its generation", settled).await;
+    // What would follow an echo has time to happen.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let calls = support::provider::requests_by_operation(&registry);
+    assert_eq!(
+        calls,
+        BTreeMap::from(
+            [
+                ("GET /key/info", 2),
+                ("GET /team/info", 2),
+                ("POST /key/generate", 1),
+                ("POST /team/new", 1),
+            ]
+            .map(|(op, n)| (op.to_owned(), n))
+        ),
+        "LiteLLM calls from nothing to Ready"
+    );
+    // The count covers a late initialization: the team's spec was written
+    // once after its create (generation 2), and nothing observed it again.
+    assert_eq!(
+        team.metadata.generation,
+        Some(2),
+        "the team's spec was late-initialized"
+    );
+    assert_eq!(
+        key.metadata.generation,
+        Some(1),
+        "the key's spec as written"
+    );
+
+    delete_key_then_team(&keys, "lean-key", &teams, "lean").await;
     controllers.abort();
 }
 

@@ -15,6 +15,7 @@ use crate::api::common::{ManagedFields, ManagedStatus};
 use crate::api::LiteLLMVirtualKey;
 use crate::litellm::{self, BudgetInfo, BudgetRequest};
 
+use super::cache::Kube;
 use super::dependents::{self, Dependents, Joins};
 use super::diff::{self, money_f64, money_string, Diff};
 use super::managed::{Connection, Creation, External, ExternalError, ManagedKind, Observation};
@@ -101,8 +102,8 @@ impl ManagedKind for LiteLLMBudget {
 
     /// Keys of its namespace that join it: LiteLLM would delete them with
     /// the budget, under resources that still hold them.
-    async fn dependents(&self, client: &kube::Client, id: &str) -> Result<Dependents, kube::Error> {
-        dependents::joining::<LiteLLMVirtualKey, _>(client, self, id, Joins::Budget).await
+    async fn dependents(&self, kube: &Kube, id: &str) -> Result<Dependents, kube::Error> {
+        dependents::joining::<LiteLLMVirtualKey, _>(kube, self, id, Joins::Budget).await
     }
 
     fn managed(&self) -> &ManagedFields {

@@ -104,6 +104,9 @@ pub struct Cache {
     scope: Scope,
     instances: Store<Tolerant<LiteLLMInstance>>,
     teams: Store<Tolerant<LiteLLMTeam>>,
+    /// The key controller's: what a team or budget waits for before it
+    /// goes.
+    keys: Store<Tolerant<LiteLLMVirtualKey>>,
     budgets: Store<Tolerant<LiteLLMBudget>>,
     /// Only with [`Scope::All`]: the labels `spec.allowedNamespaces`
     /// selects on. A provider watching one namespace reads them when asked.
@@ -116,6 +119,7 @@ impl Cache {
         scope: Scope,
         instances: Store<Tolerant<LiteLLMInstance>>,
         teams: Store<Tolerant<LiteLLMTeam>>,
+        keys: Store<Tolerant<LiteLLMVirtualKey>>,
         budgets: Store<Tolerant<LiteLLMBudget>>,
         namespaces: Option<Store<PartialObjectMeta<Namespace>>>,
         secrets: Secrets,
@@ -124,6 +128,7 @@ impl Cache {
             scope,
             instances,
             teams,
+            keys,
             budgets,
             namespaces,
             secrets,
@@ -172,6 +177,12 @@ impl Cached for LiteLLMInstance {
 impl Cached for LiteLLMTeam {
     fn store(cache: &Cache) -> &Store<Tolerant<Self>> {
         &cache.teams
+    }
+}
+
+impl Cached for LiteLLMVirtualKey {
+    fn store(cache: &Cache) -> &Store<Tolerant<Self>> {
+        &cache.keys
     }
 }
 
@@ -232,6 +243,24 @@ impl Kube {
         }
         let api: Api<K> = Api::namespaced(self.client.clone(), namespace);
         Ok(api.get_opt(name).await?.map(Arc::new))
+    }
+
+    /// Every object of kind `K` in `namespace` as the cache has it, or
+    /// `None` where no synced cache covers the namespace. A list the cache
+    /// gives can only tell that something is there: whether an object just
+    /// created is there too only the API server can.
+    pub fn cached_in<K: Cached>(&self, namespace: &str) -> Option<Vec<Arc<Tolerant<K>>>> {
+        let store = self
+            .covering(namespace)
+            .map(K::store)
+            .filter(|store| synced(*store))?;
+        Some(
+            store
+                .state()
+                .into_iter()
+                .filter(|object| object.meta().namespace.as_deref() == Some(namespace))
+                .collect(),
+        )
     }
 
     /// A `LiteLLMInstance`, team or budget.

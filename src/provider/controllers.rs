@@ -147,12 +147,23 @@ fn desired_state<K: Resource>(object: &K) -> Option<u64> {
 /// does not stop the kind's list and watch for every other), fed by the
 /// kind's one watch: `store` is the shared cache it fills, `stream` its
 /// events.
+///
+/// Events of the provider's own writes that the reconciliation which made
+/// them acts on ([`Context::echoes`]) wake nothing: they pass the predicate
+/// first, so the next event is compared with the state they brought.
 fn controller<K: ManagedKind + Debug>(
     store: Store<Tolerant<K>>,
     stream: impl Stream<Item = Result<Tolerant<K>, watcher::Error>> + Send + 'static,
-    concurrency: u16,
+    ctx: &Arc<Context>,
 ) -> Controller<Tolerant<K>> {
-    let trigger = stream.predicate_filter(desired_state, PredicateConfig::default());
+    let concurrency = ctx.concurrency;
+    let ctx = ctx.clone();
+    let trigger = stream
+        .predicate_filter(desired_state, PredicateConfig::default())
+        .filter(move |event| match event {
+            Ok(object) => !ctx.echoes(object.meta()),
+            Err(_) => true,
+        });
     Controller::for_stream(trigger, store)
         .with_config(controller::Config::default().concurrency(concurrency))
 }
@@ -197,6 +208,7 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
         scope.clone(),
         instances_store.clone(),
         teams_store.clone(),
+        keys_store.clone(),
         budgets_store.clone(),
         namespaces_store,
         secrets.clone(),
@@ -205,12 +217,11 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
     let budgets_stream = budgets_stream.map(waking(&keys_store, &wake, Joins::Budget));
     // Each kind reconciles at most `concurrency` objects at once, as a
     // crossplane-runtime provider's controllers do (`--max-reconcile-rate`).
-    let n = ctx.concurrency;
-    let teams = controller(teams_store, teams_stream, n);
-    let keys = controller(keys_store, keys_stream, n)
+    let teams = controller(teams_store, teams_stream, &ctx);
+    let keys = controller(keys_store, keys_stream, &ctx)
         .reconcile_on(tokio_stream::wrappers::UnboundedReceiverStream::new(woken));
-    let budgets = controller(budgets_store, budgets_stream, n);
-    let models = controller(models_store, models_stream, n);
+    let budgets = controller(budgets_store, budgets_stream, &ctx);
+    let models = controller(models_store, models_stream, &ctx);
     let mut caches = Caches::default();
     caches.add(teams.store());
     caches.add(keys.store());

@@ -18,6 +18,7 @@ use kube::ResourceExt;
 use crate::api::instance::LiteLLMInstance;
 use crate::api::{LiteLLMBudget, LiteLLMModel, LiteLLMTeam, LiteLLMVirtualKey};
 
+use super::cache::{Cached, Kube};
 use super::managed::ManagedKind;
 use super::resolve::admits;
 use super::tolerant::Tolerant;
@@ -127,29 +128,45 @@ impl Dependents {
 
 /// The resources of kind `U` in the namespace of `mr` (whose external name
 /// is `id`) that join it as `what`.
+///
+/// From the watch cache while it still shows some (the deletion waits,
+/// which a cache a moment behind cannot make wrong, and a team waiting for
+/// a thousand keys does not list them all from the API server every few
+/// seconds); that none are left, which lets the deletion go on, is
+/// confirmed by the API server, since a resource created a moment ago may
+/// not be in the cache yet.
 pub async fn joining<U, K>(
-    client: &kube::Client,
+    kube: &Kube,
     mr: &K,
     id: &str,
     what: Joins,
 ) -> Result<Dependents, kube::Error>
 where
-    U: ManagedKind,
+    U: ManagedKind + Cached,
     K: ManagedKind,
 {
     let namespace = mr.namespace().unwrap_or_default();
     let name = mr.name_any();
-    let users: Api<Tolerant<U>> = Api::namespaced(client.clone(), &namespace);
-    let mut dependents = Dependents::default();
-    for user in users.list(&ListParams::default()).await? {
-        // An unreadable key says nothing about what it joins; it reports
-        // itself, and nothing is done in LiteLLM for it.
-        let Tolerant::Ok(user) = user else { continue };
-        if user.joins().iter().any(|join| join.names(what, &name, id)) {
-            dependents.add(U::kind(&()), namespace.clone(), user.name_any());
+    let find = |users: &mut dyn Iterator<Item = &Tolerant<U>>| {
+        let mut dependents = Dependents::default();
+        for user in users {
+            // An unreadable key says nothing about what it joins; it
+            // reports itself, and nothing is done in LiteLLM for it.
+            let Tolerant::Ok(user) = user else { continue };
+            if user.joins().iter().any(|join| join.names(what, &name, id)) {
+                dependents.add(U::kind(&()), namespace.clone(), user.name_any());
+            }
+        }
+        dependents
+    };
+    if let Some(cached) = kube.cached_in::<U>(&namespace) {
+        let dependents = find(&mut cached.iter().map(|user| &**user));
+        if !dependents.is_empty() {
+            return Ok(dependents);
         }
     }
-    Ok(dependents)
+    let users: Api<Tolerant<U>> = Api::namespaced(kube.client().clone(), &namespace);
+    Ok(find(&mut users.list(&ListParams::default()).await?.iter()))
 }
 
 /// The managed resources of every kind that reference `instance` and may

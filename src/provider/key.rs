@@ -10,8 +10,10 @@
 //! a unique alias, written to the connection Secret as soon as it is
 //! returned, and its token recorded as external name; the
 //! `KeyGeneratedByProxy` condition says so. A key whose create response is
-//! lost is found by its alias on the next create; its secret is lost for
-//! good (LiteLLM returns it only once), so it is deleted and generated anew.
+//! lost is found by its alias before the fallback generates again; its
+//! secret is lost for good (LiteLLM returns it only once), so it is deleted
+//! and generated anew. A create on a proxy that takes chosen keys looks no
+//! alias up.
 
 use std::collections::BTreeMap;
 
@@ -341,9 +343,42 @@ pub struct KeyExternal {
     owner: Owner,
     instance_namespace: String,
     refs: Resolved,
+    verified: std::sync::Arc<super::ownership::Verified>,
 }
 
 impl KeyExternal {
+    /// Looks up who holds `alias` (two reads) and settles it: a key
+    /// generated for this resource and held in its Secret is the created
+    /// object; one whose secret was lost is deleted (no one can use it, and
+    /// it holds the alias); anyone else's is left for the create to report.
+    async fn settle_alias(
+        &self,
+        mr: &LiteLLMVirtualKey,
+        alias: &str,
+        stored_token: Option<&str>,
+        id: &str,
+    ) -> Result<Option<Creation>, ExternalError> {
+        let live = match self.client.key_list_by_alias(alias).await?.first() {
+            Some(token) => self.client.key_info(token).await?,
+            None => None,
+        };
+        match alias_holder(live, stored_token, &self.owner) {
+            AliasHolder::Stored(token) if token == id => Ok(Some(Creation::default())),
+            AliasHolder::Stored(token) => Ok(Some(generated_by_proxy(token, alias))),
+            AliasHolder::Lost(token) => {
+                tracing::warn!(
+                    namespace = %mr.namespace().unwrap_or_default(),
+                    name = %mr.name_any(),
+                    %token,
+                    "deleting a key LiteLLM generated for this resource whose secret was lost"
+                );
+                self.client.key_delete(&token).await?;
+                Ok(None)
+            }
+            AliasHolder::Nobody | AliasHolder::Other => Ok(None),
+        }
+    }
+
     /// Fails as [`ExternalError::stale`] when the resource's external name
     /// in the API server is no longer `id`: a reconciliation that started
     /// from a cached copy older than the provider's own last rotation must
@@ -571,14 +606,22 @@ impl KeyExternal {
         )
         .map_err(ExternalError::Invalid)?;
         if let Some(team) = team_id(params, &self.refs) {
-            // A team that does not exist yet could be created later by
-            // someone else under this id; the key waits for it instead.
-            let Some(live) = self.client.team_info(team).await? else {
-                return Err(ExternalError::Invalid(format!(
-                    "forProvider: LiteLLM team {team} does not exist"
-                )));
+            // A team the provider made or observed as a resource's within
+            // the last minute needs no second read of its marker.
+            let team_noun = <crate::api::LiteLLMTeam as ManagedKind>::NOUN;
+            let marker = match self.verified.owner(self.client.endpoint(), team_noun, team) {
+                Some(owner) => Some(owner),
+                // A team that does not exist yet could be created later by
+                // someone else under this id; the key waits for it instead.
+                None => match self.client.team_info(team).await? {
+                    Some(live) => Owner::from_metadata(live.metadata.as_ref()),
+                    None => {
+                        return Err(ExternalError::Invalid(format!(
+                            "forProvider: LiteLLM team {team} does not exist"
+                        )))
+                    }
+                },
             };
-            let marker = Owner::from_metadata(live.metadata.as_ref());
             may_use(
                 marker.as_ref(),
                 cluster,
@@ -685,6 +728,7 @@ impl ManagedKind for LiteLLMVirtualKey {
             owner: connection.owner,
             instance_namespace: connection.instance_namespace,
             refs: connection.refs,
+            verified: connection.verified,
         }
     }
 }
@@ -713,9 +757,12 @@ impl External<LiteLLMVirtualKey> for KeyExternal {
     /// checking it is the one the external name stands for; falls back to a
     /// LiteLLM-generated key where the proxy refuses it.
     ///
-    /// First looks the alias up, which costs one read per create: a key
-    /// LiteLLM generated earlier for this resource must be found (and a
-    /// lost one deleted) before anything new is generated.
+    /// A key LiteLLM generated earlier for this resource (only the fallback
+    /// makes such keys) must be found by its alias, and a lost one deleted,
+    /// before anything new is generated: the alias is looked up when the
+    /// Secret does not hold the key the external name stands for (a
+    /// generated key whose id was not recorded) and before the fallback
+    /// generates. A create whose stored key the proxy takes looks nothing up.
     async fn create(&self, mr: &LiteLLMVirtualKey, id: &str) -> Result<Creation, ExternalError> {
         let name = secret_name(mr);
         let stored = connection::read(&self.kube, mr, &name)
@@ -724,25 +771,13 @@ impl External<LiteLLMVirtualKey> for KeyExternal {
         stored.iter().for_each(|k| self.scrubber.remember(k));
         let stored_token = stored.as_ref().map(token_of);
         let alias = alias(mr);
-        let live = match self.client.key_list_by_alias(&alias).await?.first() {
-            Some(token) => self.client.key_info(token).await?,
-            None => None,
-        };
-        match alias_holder(live, stored_token.as_deref(), &self.owner) {
-            AliasHolder::Stored(token) if token == id => return Ok(Creation::default()),
-            AliasHolder::Stored(token) => return Ok(generated_by_proxy(token, &alias)),
-            AliasHolder::Lost(token) => {
-                tracing::warn!(
-                    namespace = %mr.namespace().unwrap_or_default(),
-                    name = %mr.name_any(),
-                    %token,
-                    "deleting a key LiteLLM generated for this resource whose secret was lost"
-                );
-                self.client.key_delete(&token).await?;
+        if stored_token.as_deref() != Some(id) {
+            if let Some(found) = self
+                .settle_alias(mr, &alias, stored_token.as_deref(), id)
+                .await?
+            {
+                return Ok(found);
             }
-            AliasHolder::Nobody | AliasHolder::Other => {}
-        }
-        if stored.as_ref().is_none_or(|key| token_of(key) != id) {
             // Perhaps only this copy of the resource is old: a rotation
             // has recorded another id since.
             self.ensure_fresh(mr, id).await?;
@@ -763,6 +798,9 @@ impl External<LiteLLMVirtualKey> for KeyExternal {
             // retrying without it creates a key only when the key itself was
             // refused.
             Err(litellm::Error::Forbidden { .. }) => {
+                if let Some(found) = self.settle_alias(mr, &alias, Some(id), id).await? {
+                    return Ok(found);
+                }
                 let settings = KeyRequest {
                     key_alias: Some(alias.clone()),
                     ..settings
@@ -771,7 +809,7 @@ impl External<LiteLLMVirtualKey> for KeyExternal {
                 self.scrubber.remember(&generated.key);
                 // Before anything else: this response is the only copy of the
                 // secret. Should the write fail, the key is found by its alias
-                // as lost on the next create.
+                // as lost before the next fallback generates.
                 let data = BTreeMap::from([(SECRET_KEY.to_owned(), generated.key)]);
                 connection::publish(&self.kube, mr, &name, &data).await?;
                 Ok(generated_by_proxy(generated.token, &alias))

@@ -245,6 +245,9 @@ impl<K> Default for Maintained<K> {
 /// Everything an [`External`] needs, resolved by the reconciler.
 pub struct Connection {
     pub litellm: litellm::Client,
+    /// Ownership the provider established lately (see
+    /// [`ownership::Verified`]).
+    pub verified: std::sync::Arc<ownership::Verified>,
     pub owner: Owner,
     /// The namespace of the resource's LiteLLMInstance: the platform's.
     pub instance_namespace: String,
@@ -306,7 +309,7 @@ pub trait ManagedKind:
     /// name is `id`): its deletion waits for them.
     fn dependents(
         &self,
-        _client: &kube::Client,
+        _kube: &super::cache::Kube,
         _id: &str,
     ) -> impl Future<Output = Result<super::dependents::Dependents, kube::Error>> + Send {
         async { Ok(super::dependents::Dependents::default()) }

@@ -7,6 +7,10 @@
 //! marker naming the managed resource, and adoption of an object marked for
 //! someone else is refused.
 
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
 use serde_json::{Map, Value};
 
 /// Key of the marker in LiteLLM `metadata` (and `model_info`).
@@ -221,6 +225,70 @@ pub fn default_id(namespace: &str, name: &str) -> String {
     format!("{namespace}.{name}")
 }
 
+/// How long an ownership the provider established itself stands in for a
+/// read of the object's marker (see [`Verified`]).
+pub const VERIFIED_FOR: Duration = Duration::from_secs(60);
+
+/// Objects whose ownership the provider itself established lately, per
+/// proxy: it created them with a resource's marker, or its observation
+/// found them that resource's (`managed::sync` got past
+/// [`may_manage`]). A key joining such a team (just made by the team
+/// controller, typically) is checked against this instead of reading the
+/// team's marker again. Nothing a tenant writes reaches it: it lives in the
+/// provider's memory only, and status or annotations, which a tenant can
+/// edit, play no part. An entry stands for [`VERIFIED_FOR`]; an object
+/// found absent, refused or deleted is forgotten at once.
+#[derive(Default)]
+pub struct Verified(Mutex<VerifiedMap>);
+
+#[derive(Default)]
+struct VerifiedMap {
+    by_object: HashMap<(String, &'static str, String), (Owner, Instant)>,
+    pruned: Option<Instant>,
+}
+
+impl Verified {
+    fn lock(&self) -> std::sync::MutexGuard<'_, VerifiedMap> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The LiteLLM `kind` object `id` at `endpoint` is `owner`'s resource's.
+    pub fn establish(&self, endpoint: &str, kind: &'static str, id: &str, owner: &Owner) {
+        let now = Instant::now();
+        let mut map = self.lock();
+        // Dropped once a period, so objects the provider no longer looks at
+        // cost nothing.
+        if map
+            .pruned
+            .is_none_or(|at| now.duration_since(at) > VERIFIED_FOR)
+        {
+            map.by_object
+                .retain(|_, (_, at)| now.duration_since(*at) <= VERIFIED_FOR);
+            map.pruned = Some(now);
+        }
+        map.by_object.insert(
+            (endpoint.to_owned(), kind, id.to_owned()),
+            (owner.clone(), now),
+        );
+    }
+
+    /// Whatever was established of the object no longer stands.
+    pub fn forget(&self, endpoint: &str, kind: &'static str, id: &str) {
+        self.lock()
+            .by_object
+            .remove(&(endpoint.to_owned(), kind, id.to_owned()));
+    }
+
+    /// The owner established for the object within [`VERIFIED_FOR`].
+    pub fn owner(&self, endpoint: &str, kind: &'static str, id: &str) -> Option<Owner> {
+        let map = self.lock();
+        let (owner, at) = map
+            .by_object
+            .get(&(endpoint.to_owned(), kind, id.to_owned()))?;
+        (at.elapsed() <= VERIFIED_FOR).then(|| owner.clone())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -387,5 +455,39 @@ mod tests {
             ..me.clone()
         };
         assert!(!elsewhere.same_resource(&me));
+    }
+
+    #[test]
+    fn an_established_owner_stands_per_proxy_and_object_until_forgotten() {
+        let owner = Owner {
+            cluster: "c".into(),
+            namespace: "a".into(),
+            name: "web".into(),
+            uid: "u".into(),
+        };
+        let verified = Verified::default();
+        assert_eq!(verified.owner("http://p", "team", "a.web"), None);
+        verified.establish("http://p", "team", "a.web", &owner);
+        assert_eq!(
+            verified.owner("http://p", "team", "a.web"),
+            Some(owner.clone())
+        );
+        assert_eq!(
+            verified.owner("http://q", "team", "a.web"),
+            None,
+            "another proxy"
+        );
+        assert_eq!(
+            verified.owner("http://p", "budget", "a.web"),
+            None,
+            "another kind"
+        );
+        assert_eq!(
+            verified.owner("http://p", "team", "a.other"),
+            None,
+            "another id"
+        );
+        verified.forget("http://p", "team", "a.web");
+        assert_eq!(verified.owner("http://p", "team", "a.web"), None);
     }
 }

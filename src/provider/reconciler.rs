@@ -31,7 +31,7 @@ use super::managed::{
     Outcome, Step,
 };
 use super::metrics::{self as series, object_key, result_of, Metrics, ReconcileResult};
-use super::ownership::Owner;
+use super::ownership::{Owner, Verified};
 use super::resolve::{self, ClientCache, Resolved, Unresolved, DEFAULT_LITELLM_TIMEOUT};
 use super::scrub::Scrubber;
 use super::timing;
@@ -60,8 +60,26 @@ pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(60);
 /// already changed (and its writes, made with that version as a
 /// precondition, would only conflict). controller-runtime controllers keep
 /// such "expectations" for the same reason.
+///
+/// Beside them, the revisions whose watch events need no reconciliation
+/// ("echoes"): a spec the provider late-initialized is acted on by the
+/// reconciliation that wrote it (its status carries the new generation), so
+/// the event of that write would only poll LiteLLM again, which
+/// crossplane-runtime's reconciler does not do either.
 #[derive(Default)]
-pub struct Written(Mutex<HashMap<String, (u64, std::time::Instant)>>);
+pub struct Written {
+    last: Mutex<HashMap<String, (u64, std::time::Instant)>>,
+    echoes: Mutex<HashMap<String, Echo>>,
+}
+
+/// The revision of an expected echo.
+#[derive(Clone, Copy)]
+enum Echo {
+    /// The next event after this revision (the write's precondition).
+    After(u64),
+    /// This revision (the write's answer).
+    Exactly(u64),
+}
 
 /// A resourceVersion as a number (the API server's are etcd revisions).
 fn revision(meta: &kube::api::ObjectMeta) -> Option<u64> {
@@ -77,7 +95,11 @@ const CACHE_BEHIND_RECHECK: Duration = Duration::from_millis(100);
 
 impl Written {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (u64, std::time::Instant)>> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+        self.last.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn echoes(&self) -> std::sync::MutexGuard<'_, HashMap<String, Echo>> {
+        self.echoes.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The provider wrote the resource; `meta` is what the API server
@@ -93,6 +115,54 @@ impl Written {
         if revision >= entry.0 {
             *entry = (revision, std::time::Instant::now());
         }
+    }
+
+    /// The provider is about to write the resource, which is at `meta`'s
+    /// revision, with that revision as precondition; the reconciliation
+    /// goes on to act on what it writes, so the write's watch event wakes
+    /// no reconciliation. The precondition makes that event the next one of
+    /// the object. Should the write fail, [`Self::settle_echo`] forgets it
+    /// (an event of someone else's write taken for it meanwhile is harmless:
+    /// that write made this one conflict, and a conflict requeues).
+    pub fn expect_echo(&self, meta: &kube::api::ObjectMeta) {
+        if let (Some(uid), Some(revision)) = (meta.uid.as_ref(), revision(meta)) {
+            self.echoes().insert(uid.clone(), Echo::After(revision));
+        }
+    }
+
+    /// The write [`Self::expect_echo`] announced answered `written`: its
+    /// revision (`None`: it failed, and no echo comes).
+    pub fn settle_echo(&self, uid: Option<&String>, written: Option<&kube::api::ObjectMeta>) {
+        let Some(uid) = uid else { return };
+        let mut echoes = self.echoes();
+        match written.and_then(revision) {
+            // Unless the event came first and took it already.
+            Some(revision) => {
+                if let Some(echo) = echoes.get_mut(uid) {
+                    *echo = Echo::Exactly(revision);
+                }
+            }
+            None => {
+                echoes.remove(uid);
+            }
+        }
+    }
+
+    /// Whether `meta`, from a watch event, is an echo. Any later event of
+    /// the object settles its echo: after a missed echo (a relist) nothing
+    /// is taken for it any more.
+    pub fn is_echo(&self, meta: &kube::api::ObjectMeta) -> bool {
+        let (Some(uid), Some(seen)) = (meta.uid.as_ref(), revision(meta)) else {
+            return false;
+        };
+        let mut echoes = self.echoes();
+        let echo = match echoes.get(uid).copied() {
+            Some(Echo::After(before)) if seen > before => true,
+            Some(Echo::Exactly(revision)) if seen >= revision => seen == revision,
+            _ => return false,
+        };
+        echoes.remove(uid);
+        echo
     }
 
     /// Whether `meta` (from the cache) is older than the provider's own
@@ -161,6 +231,8 @@ pub struct Context {
     written: Written,
     /// Since when each resource's poll has been put off (by uid).
     deferred: Mutex<HashMap<String, std::time::Instant>>,
+    /// Ownership of LiteLLM objects the provider established lately.
+    verified: Arc<Verified>,
 }
 
 impl Context {
@@ -185,6 +257,7 @@ impl Context {
             cache: std::sync::OnceLock::new(),
             written: Written::default(),
             deferred: Mutex::new(HashMap::new()),
+            verified: Arc::default(),
         }
     }
 
@@ -243,6 +316,13 @@ impl Context {
 
     /// The adaptive in-flight limit of every proxy reached so far, by admin
     /// endpoint (see [`crate::litellm::Pacing`]).
+    /// Whether a watch event of `meta` is the echo of a write its
+    /// reconciliation already acted on, which wakes nothing (see
+    /// [`Written`]).
+    pub fn echoes(&self, meta: &kube::api::ObjectMeta) -> bool {
+        self.written.is_echo(meta)
+    }
+
     pub fn in_flight_limits(&self) -> Vec<(String, crate::litellm::Limits)> {
         self.clients.limits()
     }
@@ -850,7 +930,14 @@ async fn apply<K: ManagedKind>(
         return Ok(requeue::<K>(ctx, mr.meta(), wait));
     }
     match observe_and_act(api, mr.clone(), ctx, scrubber).await {
-        Ok((mr, id, synced, maintained)) => {
+        Ok(Acted {
+            mr,
+            id,
+            synced,
+            maintained,
+            generation,
+        }) => {
+            status.generation = generation;
             let [ready, synced_condition] = managed::conditions(K::NOUN, &id, &synced.outcome);
             status.set(ready);
             status.set(synced_condition);
@@ -967,14 +1054,25 @@ async fn apply<K: ManagedKind>(
     }
 }
 
-/// References, instance, id, then Crossplane's observe/create/update. Returns
-/// the resource as last written (the id or late-init patches change it).
+/// What [`observe_and_act`] did.
+struct Acted<K: ManagedKind> {
+    /// The resource as last written (the id or late-init patches change it).
+    mr: Arc<K>,
+    id: String,
+    synced: managed::Synced<K>,
+    maintained: Maintained<K>,
+    /// The generation whose spec LiteLLM now matches, for the conditions.
+    generation: Option<i64>,
+}
+
+/// References, instance, id, then Crossplane's observe/create/update.
 async fn observe_and_act<K: ManagedKind>(
     api: &Api<K>,
     mr: Arc<K>,
     ctx: &Context,
     scrubber: &Scrubber,
-) -> Result<(Arc<K>, String, managed::Synced<K>, Maintained<K>), Failed<Error>> {
+) -> Result<Acted<K>, Failed<Error>> {
+    let mut generation = mr.meta().generation;
     let namespace = mr.namespace().unwrap_or_default();
     // Before anything is created, so a missing reference can never leave a
     // half-configured object behind.
@@ -997,7 +1095,9 @@ async fn observe_and_act<K: ManagedKind>(
     // A poll of a resource that is Ready and Synced gives way to the
     // requests of resources still being made or changed.
     let polled = mr.condition_is_true(READY) && mr.condition_is_true(SYNCED);
+    let endpoint = instance.client.endpoint().to_owned();
     let connection = Connection {
+        verified: ctx.verified.clone(),
         litellm: match polled {
             true => instance.client.background(),
             false => instance.client,
@@ -1020,6 +1120,20 @@ async fn observe_and_act<K: ManagedKind>(
             step: failed.step,
             error: Error::External(failed.error),
         })?;
+    // What this resource's observation or create established of the
+    // object's ownership, for the keys that join it.
+    match &synced.outcome {
+        Outcome::Created(creation) => ctx.verified.establish(
+            &endpoint,
+            K::NOUN,
+            creation.id.as_deref().unwrap_or(&id),
+            &owner,
+        ),
+        Outcome::Updated(_) | Outcome::UpToDate | Outcome::DriftReported(_) => {
+            ctx.verified.establish(&endpoint, K::NOUN, &id, &owner)
+        }
+        Outcome::Refused(_) | Outcome::Missing => ctx.verified.forget(&endpoint, K::NOUN, &id),
+    }
     // An object whose id LiteLLM chose (a key the proxy generated) is
     // recorded under it at once. Should this write fail, the kind finds the
     // object again on the next create (keys: by alias).
@@ -1060,15 +1174,28 @@ async fn observe_and_act<K: ManagedKind>(
                 "metadata": { "resourceVersion": mr.resource_version() },
                 "spec": { "forProvider": late },
             });
-            match api
+            ctx.written.expect_echo(mr.meta());
+            let patched = api
                 .patch(
                     &mr.name_any(),
                     &PatchParams::default(),
                     &Patch::Merge(&patch),
                 )
-                .await
-            {
-                Ok(patched) => Arc::new(patched),
+                .await;
+            ctx.written.settle_echo(
+                mr.meta().uid.as_ref(),
+                patched.as_ref().ok().map(|p| p.meta()),
+            );
+            match patched {
+                Ok(patched) => {
+                    // The spec acted on plus what LiteLLM has: up to date by
+                    // construction, so its generation is observed (unless
+                    // the resource was read anew since, with another spec).
+                    if mr.meta().generation == generation {
+                        generation = patched.meta().generation;
+                    }
+                    Arc::new(patched)
+                }
                 // A live value outside the CRD's bounds (a budget set in
                 // the UI beyond what the schema admits): the API server
                 // refuses the spec, so nothing is late-initialized rather
@@ -1098,7 +1225,13 @@ async fn observe_and_act<K: ManagedKind>(
             .await
             .map_err(Failed::at(Step::PublishConnection))?;
     }
-    Ok((mr, id, synced, maintained))
+    Ok(Acted {
+        mr,
+        id,
+        synced,
+        maintained,
+        generation,
+    })
 }
 
 /// The external name, chosen and recorded (with optimistic concurrency, so a
@@ -1244,7 +1377,7 @@ async fn delete_external<K: ManagedKind>(
     // Resources whose objects join this one go first; LiteLLM would take
     // them along (a team's keys) or refuse.
     let waiting_for = mr
-        .dependents(&ctx.client, id)
+        .dependents(&ctx.kube(), id)
         .await
         .map_err(at(Step::Delete))?;
     if !waiting_for.is_empty() {
@@ -1286,7 +1419,10 @@ async fn delete_external<K: ManagedKind>(
     };
     scrubber.remember(&instance.master_key);
     let owner = ctx.owner(&**mr);
+    // Whatever happens next, what was established of it no longer stands.
+    ctx.verified.forget(instance.client.endpoint(), K::NOUN, id);
     let external = K::connect(Connection {
+        verified: ctx.verified.clone(),
         litellm: instance.client,
         owner: owner.clone(),
         instance_namespace: instance.namespace.clone(),
@@ -1325,6 +1461,43 @@ mod tests {
         // Versions that are no numbers are never behind.
         written.wrote(&meta("c", "9"));
         assert!(!written.behind(&meta("c", "x")));
+    }
+
+    #[test]
+    fn the_next_event_after_an_announced_write_is_its_echo_and_only_once() {
+        let meta = |uid: &str, rv: &str| kube::api::ObjectMeta {
+            uid: Some(uid.into()),
+            resource_version: Some(rv.into()),
+            ..Default::default()
+        };
+        let uid = Some("a".to_owned());
+        let written = Written::default();
+        assert!(!written.is_echo(&meta("a", "7")), "nothing announced");
+        // The event comes before the write's answer.
+        written.expect_echo(&meta("a", "5"));
+        assert!(
+            !written.is_echo(&meta("a", "5")),
+            "an event before the write"
+        );
+        assert!(!written.is_echo(&meta("b", "7")), "another object");
+        assert!(written.is_echo(&meta("a", "7")));
+        written.settle_echo(uid.as_ref(), Some(&meta("a", "7")));
+        assert!(!written.is_echo(&meta("a", "7")), "an echo is heard once");
+        // The answer comes first: then only that revision is the echo.
+        written.expect_echo(&meta("a", "7"));
+        written.settle_echo(uid.as_ref(), Some(&meta("a", "9")));
+        assert!(!written.is_echo(&meta("a", "8")), "an older revision");
+        assert!(written.is_echo(&meta("a", "9")));
+        // A missed echo (a relist) is settled by the next event, which is
+        // not one.
+        written.expect_echo(&meta("a", "9"));
+        written.settle_echo(uid.as_ref(), Some(&meta("a", "10")));
+        assert!(!written.is_echo(&meta("a", "12")));
+        assert!(!written.is_echo(&meta("a", "10")));
+        // A failed write has no echo.
+        written.expect_echo(&meta("a", "12"));
+        written.settle_echo(uid.as_ref(), None);
+        assert!(!written.is_echo(&meta("a", "13")));
     }
 
     fn api_error(code: u16) -> kube::Error {

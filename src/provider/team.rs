@@ -7,6 +7,7 @@ use crate::api::team::{LiteLLMTeam, TeamObservation, TeamParameters};
 use crate::api::LiteLLMVirtualKey;
 use crate::litellm::{self, TeamInfo, TeamRequest};
 
+use super::cache::Kube;
 use super::dependents::{self, Dependents, Joins};
 use super::diff::{self, money_f64, money_string, user_metadata, Diff};
 use super::managed::{Connection, Creation, External, ExternalError, ManagedKind, Observation};
@@ -122,8 +123,8 @@ impl ManagedKind for LiteLLMTeam {
 
     /// Keys of its namespace that join it: LiteLLM would delete them with
     /// the team, under resources that still hold them.
-    async fn dependents(&self, client: &kube::Client, id: &str) -> Result<Dependents, kube::Error> {
-        dependents::joining::<LiteLLMVirtualKey, _>(client, self, id, Joins::Team).await
+    async fn dependents(&self, kube: &Kube, id: &str) -> Result<Dependents, kube::Error> {
+        dependents::joining::<LiteLLMVirtualKey, _>(kube, self, id, Joins::Team).await
     }
 
     fn managed(&self) -> &ManagedFields {
