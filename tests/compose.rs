@@ -152,6 +152,94 @@ fn each_bad_input_is_fatal_and_names_its_field() {
     }
 }
 
+/// Model names as LiteLLM writes them (`openai/gpt-4o`, `llama3:70b`) map
+/// onto object names deterministically; two names that map alike are a
+/// Fatal naming both fields, never two models fighting over one object.
+#[test]
+fn model_names_map_onto_object_names_and_never_collide() {
+    let input = json!({
+        "apiVersion": "litellm.fn.crossplane.io/v1beta1",
+        "kind": "Input",
+        "instance": {"provision": {"masterKey": {"autoGenerate": true}}}
+    });
+    let models = |names: &[&str]| {
+        xr(json!({
+            "team": {"models": names},
+            "models": names.iter().map(|n| json!({"name": n, "model": "openai/gpt-4o"})).collect::<Vec<_>>()
+        }))
+    };
+    let Outcome::Composed(composed) = compose(
+        &models(&["openai/gpt-4o", "llama3:70b", "Mistral.Large_2"]),
+        Some(&input),
+        &Fixed::default(),
+    ) else {
+        panic!("fatal")
+    };
+    let objects: BTreeMap<&str, (&str, &str)> = composed
+        .resources
+        .iter()
+        .filter(|(name, _)| name.starts_with("model-"))
+        .map(|(name, d)| {
+            (
+                name.as_str(),
+                (
+                    d.resource["metadata"]["name"].as_str().unwrap(),
+                    d.resource["spec"]["forProvider"]["modelName"]
+                        .as_str()
+                        .unwrap(),
+                ),
+            )
+        })
+        .collect();
+    assert_eq!(
+        objects,
+        BTreeMap::from([
+            (
+                "model-openai-gpt-4o",
+                ("ml-model-openai-gpt-4o", "openai/gpt-4o")
+            ),
+            ("model-llama3-70b", ("ml-model-llama3-70b", "llama3:70b")),
+            (
+                "model-mistral-large-2",
+                ("ml-model-mistral-large-2", "Mistral.Large_2")
+            ),
+        ])
+    );
+
+    for (names, message) in [
+        (
+            &["gpt-4o", "GPT_4o"][..],
+            "\"GPT_4o\" and \"gpt-4o\" (spec.models[0].name) both name the object model-gpt-4o",
+        ),
+        (
+            &["a/b", "a:b", "a//b"][..],
+            "(spec.models[0].name) both name the object model-a-b",
+        ),
+        (&["gpt-4o", "gpt-4o"][..], "duplicate model name \"gpt-4o\""),
+    ] {
+        let Outcome::Fatal(problems) = compose(&models(names), Some(&input), &Fixed::default())
+        else {
+            panic!("{names:?}: not fatal")
+        };
+        let problem = problems
+            .iter()
+            .find(|p| p.field == "spec.models[1].name")
+            .unwrap_or_else(|| panic!("{names:?}: {problems:?}"));
+        assert!(
+            problem.message.contains(message),
+            "{names:?}: {}",
+            problem.message
+        );
+    }
+    for name in ["///", "", &"a".repeat(64)] {
+        let fields = fatal_fields(compose(&models(&[name]), Some(&input), &Fixed::default()));
+        assert!(
+            fields.iter().any(|f| f == "spec.models[0].name"),
+            "{name:?}: {fields:?}"
+        );
+    }
+}
+
 /// The composition of `spec` under `policy` (with a referenced instance).
 fn compose_under(policy: Value, spec: Value) -> Outcome {
     let input = json!({
@@ -368,7 +456,7 @@ fn a_referenced_instance_is_required_and_reported_when_supplied() {
     let Outcome::Composed(second) = compose(&xr(good_spec()), Some(&input()), &observed) else {
         panic!("fatal")
     };
-    assert!(second.resources.values().all(|d| d.ready));
+    assert!(second.resources.values().all(|d| d.ready == Some(true)));
     assert_eq!(second.xr_status["ready"], true);
     assert_eq!(second.xr_status["teamId"], "t-1");
     assert_eq!(second.xr_status["endpoint"], "http://admin:4001");
@@ -426,6 +514,45 @@ fn every_rendered_kind_is_in_the_namespaced_managed_group() {
     );
 }
 
+/// Readiness is reported where the function knows it (the provider's
+/// `Ready` condition, True or False) and left unspecified otherwise, so a
+/// later step such as function-auto-ready can decide it.
+#[test]
+fn readiness_is_left_unspecified_until_the_provider_has_a_verdict() {
+    let condition = |status: &str| json!({"conditions": [{"type": "Ready", "status": status}]});
+    let (xr, input) = every_kind();
+    let observed = Fixed(
+        BTreeMap::from([
+            ("team".to_string(), condition("True")),
+            ("budget".to_string(), condition("False")),
+            ("key-ci".to_string(), condition("Unknown")),
+            ("model-gpt-4o".to_string(), json!({})),
+        ]),
+        None,
+        None,
+    );
+    let Outcome::Composed(composed) = compose(&xr, Some(&input), &observed) else {
+        panic!("fatal")
+    };
+    let ready: BTreeMap<&str, Option<bool>> = composed
+        .resources
+        .iter()
+        .map(|(name, d)| (name.as_str(), d.ready))
+        .collect();
+    assert_eq!(
+        ready,
+        BTreeMap::from([
+            ("instance", None),
+            ("team", Some(true)),
+            ("budget", Some(false)),
+            ("key-ci", None),
+            ("model-gpt-4o", None),
+        ])
+    );
+    assert_eq!(composed.xr_status["ready"], false);
+    assert_eq!(composed.xr_status["keys"][0]["ready"], false);
+}
+
 #[test]
 fn observed_objects_of_another_group_are_not_read() {
     let ready = json!({"conditions": [{"type": "Ready", "status": "True"}],
@@ -440,7 +567,7 @@ fn observed_objects_of_another_group_are_not_read() {
         panic!("fatal")
     };
     assert!(
-        ours.resources.values().all(|d| d.ready),
+        ours.resources.values().all(|d| d.ready == Some(true)),
         "{:?}",
         ours.resources.keys()
     );
@@ -454,7 +581,7 @@ fn observed_objects_of_another_group_are_not_read() {
     ) else {
         panic!("fatal")
     };
-    assert!(old.resources.values().all(|d| !d.ready));
+    assert!(old.resources.values().all(|d| d.ready.is_none()));
     assert!(old.xr_status.get("teamId").is_none_or(Value::is_null));
     assert_eq!(old.xr_status["ready"], false);
 

@@ -57,7 +57,18 @@ pub trait ObservedState {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Desired {
     pub resource: Value,
-    pub ready: bool,
+    /// What the function knows of its readiness: its observed `Ready`
+    /// condition, True or False. `None` (not observed yet, or no verdict of
+    /// the provider yet) leaves it to a later pipeline step such as
+    /// function-auto-ready; Crossplane counts it as not ready.
+    pub ready: Option<bool>,
+}
+
+impl Desired {
+    /// Whether the function knows it is ready.
+    pub fn is_ready(&self) -> bool {
+        self.ready == Some(true)
+    }
 }
 
 /// A resource the function asks Crossplane to fetch for the next call.
@@ -227,17 +238,19 @@ fn collect<T>(result: Result<Option<T>, Problem>, problems: &mut Vec<Problem>) -
     })
 }
 
-/// Whether a status's `Ready` condition is True.
-pub fn is_ready(status: &Value) -> bool {
-    status
+/// What a status's `Ready` condition says: `Some(true)` for True,
+/// `Some(false)` for False, `None` without a condition or for Unknown.
+pub fn readiness(status: &Value) -> Option<bool> {
+    let ready = status
         .get("conditions")
-        .and_then(Value::as_array)
-        .is_some_and(|conditions| {
-            conditions.iter().any(|c| {
-                c.get("type").and_then(Value::as_str) == Some("Ready")
-                    && c.get("status").and_then(Value::as_str) == Some("True")
-            })
-        })
+        .and_then(Value::as_array)?
+        .iter()
+        .find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"))?;
+    match ready.get("status").and_then(Value::as_str) {
+        Some("True") => Some(true),
+        Some("False") => Some(false),
+        _ => None,
+    }
 }
 
 /// Composes the desired state for `xr` under `input`.
@@ -277,7 +290,7 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
     let mut observed_by_name = BTreeMap::new();
     for (name, resource) in build::desired(&target, &request) {
         let seen = observed.composed(&name).filter(Observed::is_ours);
-        let ready = seen.is_some_and(|o| is_ready(o.status));
+        let ready = seen.and_then(|o| readiness(o.status));
         resources.insert(name.clone(), Desired { resource, ready });
         if let Some(seen) = seen {
             observed_by_name.insert(name, seen);
@@ -349,7 +362,7 @@ fn report(
             json!({
                 "name": key.name,
                 "secretName": target.key_object_name(&key.name),
-                "ready": resources.get(&name).is_some_and(|d| d.ready),
+                "ready": resources.get(&name).is_some_and(Desired::is_ready),
             })
         })
         .collect();
@@ -374,7 +387,7 @@ fn report(
         "instanceReady".into(),
         json!(instance_ready.unwrap_or(false)),
     );
-    let all_ready = resources.values().all(|d| d.ready) && instance_ready.unwrap_or(false);
+    let all_ready = resources.values().all(Desired::is_ready) && instance_ready.unwrap_or(false);
     status.insert("ready".into(), json!(all_ready));
 
     if legacy {

@@ -131,7 +131,11 @@ fn apply(rsp: &mut wire::Response, c: Composition) {
         let Value::Object(object) = d.resource else {
             continue;
         };
-        let ready = if d.ready { Ready::True } else { Ready::False };
+        let ready = match d.ready {
+            Some(true) => Ready::True,
+            Some(false) => Ready::False,
+            None => Ready::Unspecified,
+        };
         desired
             .resources
             .push(wire::resource_entry(name, &object, ready));

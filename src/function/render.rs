@@ -232,18 +232,25 @@ pub fn render(files: &RenderFiles) -> Result<Vec<Value>, RenderError> {
             .collect::<Map<_, _>>());
     }
     for (name, mut resource) in grpc::desired_resources(&rsp) {
-        let ready = rsp
+        // As the function reports it: "unspecified" leaves it to a later
+        // step (function-auto-ready), and Crossplane counts it not ready.
+        use function_sdk_rust::proto::v1::Ready;
+        let ready = match rsp
             .desired
             .as_ref()
             .and_then(|d| d.resources.get(&name))
-            .map(|r| r.ready == function_sdk_rust::proto::v1::Ready::True as i32)
-            .unwrap_or(false);
+            .and_then(|r| Ready::try_from(r.ready).ok())
+        {
+            Some(Ready::True) => "true",
+            Some(Ready::False) => "false",
+            _ => "unspecified",
+        };
         let annotations = &mut resource["metadata"]["annotations"];
         if annotations.is_null() {
             *annotations = json!({});
         }
         annotations[COMPOSITION_RESOURCE_NAME] = json!(name);
-        annotations["render.crossplane.io/ready"] = json!(ready.to_string());
+        annotations["render.crossplane.io/ready"] = json!(ready);
         docs.push(resource);
     }
     for result in &rsp.results {

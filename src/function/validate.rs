@@ -2,7 +2,7 @@
 //! Fatal problems stop the render; warnings describe odd but workable
 //! requests. Pure: no I/O.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::api::input::{FieldPaths, Policy};
 use crate::api::money::Money;
@@ -369,23 +369,33 @@ fn check(request: &XrRequest, paths: &FieldPaths, policy: &Policy) -> Findings {
             "policy does not allow XRs to add models",
         ));
     }
-    let mut model_names = BTreeSet::new();
+    // Object name part -> the index and name of the first model with it.
+    let mut model_labels: BTreeMap<String, (usize, &str)> = BTreeMap::new();
     for (i, model) in request.models.iter().enumerate() {
         let field = |name: &str| format!("{}[{i}].{name}", paths.models);
-        if !is_dns_label(&model.name.replace(['.', '_'], "-").to_lowercase()) {
+        let label = super::build::names::model_label(&model.name);
+        if model.name.chars().any(char::is_control) || !is_dns_label(&label) {
             findings.fatal.push(Problem::new(
                 field("name"),
                 format!(
-                    "{:?} must be 1-63 letters, digits, '.', '_' or '-'",
+                    "{:?} must have letters or digits, and at most 63 once every run of other \
+                     characters is one '-' (it names the LiteLLMModel object)",
                     model.name
                 ),
             ));
-        }
-        if !model_names.insert(model.name.as_str()) {
-            findings.fatal.push(Problem::new(
-                field("name"),
-                format!("duplicate model name {:?}", model.name),
-            ));
+        } else if let Some((first, first_name)) = model_labels.get(&label) {
+            let message = if *first_name == model.name {
+                format!("duplicate model name {:?}", model.name)
+            } else {
+                format!(
+                    "{:?} and {first_name:?} ({}[{first}].name) both name the object \
+                     model-{label}; rename one",
+                    model.name, paths.models
+                )
+            };
+            findings.fatal.push(Problem::new(field("name"), message));
+        } else {
+            model_labels.insert(label, (i, &model.name));
         }
         if model.model.is_empty() {
             findings
