@@ -6,7 +6,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use function_sdk_rust::proto::v1::function_runner_service_client::FunctionRunnerServiceClient;
-use function_sdk_rust::proto::v1::{RunFunctionRequest, RunFunctionResponse, Severity};
+use function_sdk_rust::proto::v1::{
+    RunFunctionRequest, RunFunctionResponse, Severity, Status as ConditionStatus, Target,
+};
 use function_sdk_rust::resource::json_to_struct;
 use litellm_crossplane::function::grpc::desired_resources;
 use litellm_crossplane::function::render::{request, RenderFiles};
@@ -156,6 +158,93 @@ async fn a_domain_problem_is_a_fatal_result_not_a_grpc_error() {
             .contains("spec.keys: 2 keys requested, policy allows at most 1"),
         "{}",
         fatal.message
+    );
+    // The claim's owner reads the same in a condition (a Fatal result
+    // reaches the XR's events only).
+    let [condition] = &rsp.conditions[..] else {
+        panic!("{:?}", rsp.conditions)
+    };
+    assert_eq!(
+        (
+            condition.r#type.as_str(),
+            condition.status,
+            condition.reason.as_str(),
+            condition.target
+        ),
+        (
+            "RequestValid",
+            ConditionStatus::ConditionFalse as i32,
+            "InvalidRequest",
+            Some(Target::CompositeAndClaim as i32)
+        )
+    );
+    assert!(
+        condition
+            .message
+            .as_deref()
+            .is_some_and(|m| m.contains("spec.keys: 2 keys requested, policy allows at most 1")),
+        "{condition:?}"
+    );
+}
+
+/// The XR and its claim get conditions `kubectl wait` can use: the
+/// request's validity, the instance's readiness and the keys'.
+#[tokio::test]
+async fn the_xr_and_claim_get_request_instance_and_keys_conditions() {
+    let (port, _stop) = start(args(true, None)).await;
+    let mut client = FunctionRunnerServiceClient::connect(format!("http://127.0.0.1:{port}"))
+        .await
+        .unwrap();
+    let rsp = client
+        .run_function(example_request())
+        .await
+        .expect("answered")
+        .into_inner();
+    let conditions: Vec<(&str, i32, &str, &str, Option<i32>)> = rsp
+        .conditions
+        .iter()
+        .map(|c| {
+            (
+                c.r#type.as_str(),
+                c.status,
+                c.reason.as_str(),
+                c.message.as_deref().unwrap_or(""),
+                c.target,
+            )
+        })
+        .collect();
+    let (t, f, claim) = (
+        ConditionStatus::ConditionTrue as i32,
+        ConditionStatus::ConditionFalse as i32,
+        Some(Target::CompositeAndClaim as i32),
+    );
+    // The example observes the instance ready, key ci ready and key
+    // notebooks still being created.
+    assert_eq!(
+        conditions,
+        [
+            (
+                "RequestValid",
+                t,
+                "Valid",
+                "the request passes validation and policy",
+                claim
+            ),
+            (
+                "InstanceReady",
+                t,
+                "Available",
+                "the LiteLLMInstance answers",
+                claim
+            ),
+            (
+                "KeysReady",
+                f,
+                "Creating",
+                "1 of 2 keys ready; waiting for notebooks",
+                claim
+            ),
+        ]
     );
 }
 

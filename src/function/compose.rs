@@ -10,6 +10,7 @@ use serde_json::{json, Map, Value};
 use crate::api::input::{Input, INPUT_API_VERSION, INPUT_KIND};
 
 use super::build::{self, names, InstanceTarget, Target};
+use super::conditions::{self, InstanceState, XrCondition};
 use super::error::Problem;
 use super::request::{lookup, read, XrRequest};
 use super::validate;
@@ -99,6 +100,8 @@ pub struct Composition {
     pub defaults: Vec<Problem>,
     /// Resources to fetch for the next call.
     pub requirements: Vec<Requirement>,
+    /// Conditions for the XR and its claim.
+    pub conditions: Vec<XrCondition>,
     pub ttl: Duration,
 }
 
@@ -316,6 +319,23 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
         }
     };
 
+    let instance_state = match (&target.instance, instance_status) {
+        (_, Some(status)) => InstanceState::Observed {
+            ready: status.get("ready").and_then(Value::as_bool) == Some(true),
+        },
+        (InstanceTarget::Rendered(_), None) => InstanceState::Creating,
+        (InstanceTarget::Existing { name, namespace }, None) => InstanceState::NotSupplied {
+            namespace: namespace.as_deref().unwrap_or(&target.namespace),
+            name,
+        },
+    };
+    let conditions = conditions::composed(
+        instance_state,
+        request
+            .keys
+            .iter()
+            .map(|key| (key.name.as_str(), resources.get(&names::key(&key.name)))),
+    );
     let (xr_status, connection_details) = report(
         &target,
         &request,
@@ -331,6 +351,7 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
         warnings: findings.warnings,
         defaults: findings.defaults,
         requirements,
+        conditions,
         ttl,
     })
 }

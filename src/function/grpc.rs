@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use function_sdk_rust::proto::v1::{
     self, resource_selector, Ready, ResourceSelector, RunFunctionRequest, RunFunctionResponse,
-    Severity, Target,
+    Severity, Status as ConditionStatus, Target,
 };
 use function_sdk_rust::resource::struct_to_json;
 use prost::Message;
@@ -24,6 +24,7 @@ use serde_json::{Map, Value};
 use super::compose::{
     compose, Composition, Observed, ObservedState, Outcome, DEFAULT_TTL, INSTANCE_REQUIREMENT,
 };
+use super::conditions::{self, XrCondition};
 use super::metrics::Metrics;
 use super::wire;
 
@@ -71,6 +72,20 @@ fn result(severity: Severity, message: String, reason: &str) -> v1::Result {
     }
 }
 
+/// A condition for the XR and its claim.
+fn condition(c: XrCondition) -> v1::Condition {
+    v1::Condition {
+        r#type: c.type_.to_string(),
+        status: match c.status {
+            true => ConditionStatus::ConditionTrue,
+            false => ConditionStatus::ConditionFalse,
+        } as i32,
+        reason: c.reason.to_string(),
+        message: Some(c.message),
+        target: Some(Target::CompositeAndClaim as i32),
+    }
+}
+
 /// Answers one request. Never fails: every domain problem is a `Fatal`
 /// result in the response.
 pub fn respond(mut req: wire::Request) -> wire::Response {
@@ -108,11 +123,17 @@ pub fn respond(mut req: wire::Request) -> wire::Response {
         ..Default::default()
     };
     match outcome {
-        Outcome::Fatal(problems) => rsp.results.push(result(
-            Severity::Fatal,
-            Outcome::fatal_message(&problems),
-            "InvalidRequest",
-        )),
+        Outcome::Fatal(problems) => {
+            rsp.results.push(result(
+                Severity::Fatal,
+                Outcome::fatal_message(&problems),
+                "InvalidRequest",
+            ));
+            // Crossplane (1.17 on) applies conditions even with a Fatal
+            // result; the claim's owner reads this one.
+            rsp.conditions
+                .push(condition(conditions::invalid(&problems)));
+        }
         Outcome::Composed(c) => apply(&mut rsp, c),
     }
     rsp
@@ -140,6 +161,8 @@ fn apply(rsp: &mut wire::Response, c: Composition) {
             .resources
             .push(wire::resource_entry(name, &object, ready));
     }
+    rsp.conditions
+        .extend(c.conditions.into_iter().map(condition));
     let composite = desired.composite.get_or_insert_default();
     merge_status(composite, c.xr_status);
     composite.connection_details.extend(c.connection_details);

@@ -3,6 +3,7 @@
 
 pub mod build;
 pub mod compose;
+pub mod conditions;
 pub mod error;
 pub mod grpc;
 pub mod grpc_metrics;

@@ -1,0 +1,179 @@
+//! Conditions the function sets on the XR and, through Crossplane, on its
+//! claim (Crossplane 1.17 and later; earlier versions ignore them): what a
+//! claim's owner can read with `kubectl describe` and wait for with
+//! `kubectl wait --for=condition=KeysReady`. A `Fatal` result alone reaches
+//! neither the claim nor its owner.
+
+use super::compose::Desired;
+use super::error::Problem;
+
+/// Whether the request passes validation and the platform's policy.
+pub const REQUEST_VALID: &str = "RequestValid";
+/// Whether the LiteLLMInstance the composed resources use is ready.
+pub const INSTANCE_READY: &str = "InstanceReady";
+/// Whether every key the XR asks for is ready (its Secret holds the key).
+pub const KEYS_READY: &str = "KeysReady";
+
+/// One condition for the XR and its claim.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct XrCondition {
+    pub type_: &'static str,
+    pub status: bool,
+    pub reason: &'static str,
+    pub message: String,
+}
+
+impl XrCondition {
+    fn new(type_: &'static str, status: bool, reason: &'static str, message: String) -> Self {
+        Self {
+            type_,
+            status,
+            reason,
+            message,
+        }
+    }
+}
+
+/// The condition of a request that cannot be composed: every problem, each
+/// naming its field (the XR's own fields and the policy's rules only).
+pub fn invalid(problems: &[Problem]) -> XrCondition {
+    let message = problems
+        .iter()
+        .map(Problem::to_string)
+        .collect::<Vec<_>>()
+        .join("; ");
+    XrCondition::new(REQUEST_VALID, false, "InvalidRequest", message)
+}
+
+/// Where the instance stands, as the function sees it.
+pub enum InstanceState<'a> {
+    /// Observed, with its `status.ready`.
+    Observed { ready: bool },
+    /// Rendered by this function and not observed yet.
+    Creating,
+    /// Referenced, and not (yet) supplied by Crossplane.
+    NotSupplied { namespace: &'a str, name: &'a str },
+}
+
+/// The conditions of a composed request.
+pub fn composed<'a>(
+    instance: InstanceState<'_>,
+    keys: impl ExactSizeIterator<Item = (&'a str, Option<&'a Desired>)>,
+) -> Vec<XrCondition> {
+    let instance = match instance {
+        InstanceState::Observed { ready: true } => XrCondition::new(
+            INSTANCE_READY,
+            true,
+            "Available",
+            "the LiteLLMInstance answers".into(),
+        ),
+        InstanceState::Observed { ready: false } => XrCondition::new(
+            INSTANCE_READY,
+            false,
+            "Unavailable",
+            "the LiteLLMInstance is not ready".into(),
+        ),
+        InstanceState::Creating => XrCondition::new(
+            INSTANCE_READY,
+            false,
+            "Creating",
+            "the LiteLLMInstance has not been observed yet".into(),
+        ),
+        InstanceState::NotSupplied { namespace, name } => XrCondition::new(
+            INSTANCE_READY,
+            false,
+            "InstanceNotFound",
+            format!(
+                "LiteLLMInstance {namespace}/{name} was not supplied by Crossplane: it does not \
+                 exist, or Crossplane has not fetched it yet"
+            ),
+        ),
+    };
+    let total = keys.len();
+    let waiting: Vec<&str> = keys
+        .filter(|(_, desired)| !desired.is_some_and(Desired::is_ready))
+        .map(|(name, _)| name)
+        .collect();
+    let keys = if waiting.is_empty() {
+        let message = match total {
+            0 => "the XR asks for no keys".to_string(),
+            1 => "the key is ready".to_string(),
+            n => format!("all {n} keys are ready"),
+        };
+        XrCondition::new(KEYS_READY, true, "Available", message)
+    } else {
+        XrCondition::new(
+            KEYS_READY,
+            false,
+            "Creating",
+            format!(
+                "{} of {total} keys ready; waiting for {}",
+                total - waiting.len(),
+                waiting.join(", ")
+            ),
+        )
+    };
+    vec![
+        XrCondition::new(
+            REQUEST_VALID,
+            true,
+            "Valid",
+            "the request passes validation and policy".into(),
+        ),
+        instance,
+        keys,
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn desired(ready: Option<bool>) -> Desired {
+        Desired {
+            resource: json!({}),
+            ready,
+        }
+    }
+
+    #[test]
+    fn keys_ready_names_the_keys_still_waiting() {
+        let (a, b) = (desired(Some(true)), desired(None));
+        let conditions = composed(
+            InstanceState::Observed { ready: true },
+            [("a", Some(&a)), ("b", Some(&b)), ("c", None)].into_iter(),
+        );
+        assert_eq!(
+            conditions[2],
+            XrCondition::new(
+                KEYS_READY,
+                false,
+                "Creating",
+                "1 of 3 keys ready; waiting for b, c".into()
+            )
+        );
+        assert!(conditions[1].status);
+        let conditions = composed(InstanceState::Creating, [("a", Some(&a))].into_iter());
+        assert_eq!(
+            (conditions[2].status, conditions[1].reason),
+            (true, "Creating")
+        );
+        let none = composed(
+            InstanceState::Creating,
+            std::iter::empty::<(&str, Option<&Desired>)>(),
+        );
+        assert!(none[2].status, "no keys asked for: nothing to wait for");
+    }
+
+    #[test]
+    fn an_invalid_request_names_every_field() {
+        let condition = invalid(&[
+            Problem::new("spec.keys[1].name", "duplicate key name \"a\""),
+            Problem::new("spec.budget.maxBudget", "exceeds the policy"),
+        ]);
+        assert_eq!((condition.type_, condition.status), (REQUEST_VALID, false));
+        assert!(condition.message.contains("spec.keys[1].name"));
+        assert!(condition.message.contains("spec.budget.maxBudget"));
+    }
+}
