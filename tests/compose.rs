@@ -152,6 +152,23 @@ fn each_bad_input_is_fatal_and_names_its_field() {
     }
 }
 
+/// Fields the function does not read (the XRD may declare them for another
+/// step) are left alone with a warning naming each, not a Fatal.
+#[test]
+fn unknown_fields_of_the_request_are_warned_about_not_fatal() {
+    let mut spec = good_spec();
+    spec["team"]["costCenter"] = json!("cc-42");
+    spec["keys"][0]["owner"] = json!("ci-bot");
+    let Outcome::Composed(composed) = compose(&xr(spec), Some(&input()), &Fixed::default()) else {
+        panic!("an unknown field is not fatal")
+    };
+    let warned: Vec<&str> = composed.warnings.iter().map(|p| p.field.as_str()).collect();
+    assert_eq!(warned, ["spec.team.costCenter", "spec.keys[0].owner"]);
+    assert!(composed.resources.contains_key("key-ci"));
+    let team = &composed.resources["team"].resource["spec"]["forProvider"];
+    assert!(team.get("costCenter").is_none(), "{team}");
+}
+
 /// Model names as LiteLLM writes them (`openai/gpt-4o`, `llama3:70b`) map
 /// onto object names deterministically; two names that map alike are a
 /// Fatal naming both fields, never two models fighting over one object.

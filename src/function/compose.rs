@@ -233,6 +233,19 @@ fn parse_request(xr: &Value, input: &Input) -> Result<XrRequest, Vec<Problem>> {
     }
 }
 
+/// Fields of the request's parts the function does not read: warnings.
+fn unknown(xr: &Value, input: &Input) -> Vec<Problem> {
+    use super::request::{unknown_fields, BUDGET_FIELDS, KEY_FIELDS, MODEL_FIELDS, TEAM_FIELDS};
+    let paths = &input.fields;
+    [
+        unknown_fields(xr, &paths.team, TEAM_FIELDS, false),
+        unknown_fields(xr, &paths.budget, BUDGET_FIELDS, false),
+        unknown_fields(xr, &paths.keys, KEY_FIELDS, true),
+        unknown_fields(xr, &paths.models, MODEL_FIELDS, true),
+    ]
+    .concat()
+}
+
 /// The value of `result`, or `None` with its problem recorded.
 fn collect<T>(result: Result<Option<T>, Problem>, problems: &mut Vec<Problem>) -> Option<T> {
     result.unwrap_or_else(|p| {
@@ -271,14 +284,15 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
         .map_err(|p| problems.extend(p))
         .ok();
     // The request as rendered: with the policy's defaults applied.
-    let (request, findings) = match request {
+    let (request, mut findings) = match request {
         Some(r) => {
             let (r, findings) = validate::review(r, &input.fields, &input.policy);
             (Some(r), findings)
         }
         None => (None, validate::Findings::default()),
     };
-    problems.extend(findings.fatal);
+    problems.append(&mut findings.fatal);
+    findings.warnings.extend(unknown(xr, &input));
     let (Some(namespace), Some(request), true) = (namespace, request, problems.is_empty()) else {
         return Outcome::Fatal(problems);
     };

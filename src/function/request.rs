@@ -34,9 +34,76 @@ impl<'de> Deserialize<'de> for Amount {
     }
 }
 
+/// The fields of each part the function reads. Others (which the XRD may
+/// declare for another step of the pipeline; the API server prunes the
+/// undeclared ones) are left alone, each named in a warning, since a
+/// misspelling would otherwise go unnoticed.
+pub const TEAM_FIELDS: &[&str] = &["alias", "models", "metadata", "blocked"];
+pub const BUDGET_FIELDS: &[&str] = &[
+    "maxBudget",
+    "softBudget",
+    "duration",
+    "tpmLimit",
+    "rpmLimit",
+    "maxParallelRequests",
+];
+pub const KEY_FIELDS: &[&str] = &[
+    "name",
+    "alias",
+    "models",
+    "maxBudget",
+    "budgetDuration",
+    "duration",
+    "tpmLimit",
+    "rpmLimit",
+    "maxParallelRequests",
+    "metadata",
+];
+pub const MODEL_FIELDS: &[&str] = &[
+    "name",
+    "model",
+    "apiBase",
+    "apiVersion",
+    "apiKeySecretRef",
+    "tpm",
+    "rpm",
+];
+
+/// A warning for each field of the object at `path` (or of each object of
+/// the list there, with `list`) that is not among `known`.
+pub fn unknown_fields(root: &Value, path: &str, known: &[&str], list: bool) -> Vec<Problem> {
+    let objects: Vec<(String, &serde_json::Map<String, Value>)> = match lookup(root, path) {
+        Some(Value::Object(object)) if !list => vec![(path.to_string(), object)],
+        Some(Value::Array(items)) if list => items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, item)| Some((format!("{path}[{i}]"), item.as_object()?)))
+            .collect(),
+        _ => Vec::new(),
+    };
+    objects
+        .into_iter()
+        .flat_map(|(at, object)| {
+            object
+                .keys()
+                .filter(|field| !known.contains(&field.as_str()))
+                .map(move |field| {
+                    Problem::new(
+                        format!("{at}.{field}"),
+                        format!(
+                            "not a field this function reads (it reads {}); left alone",
+                            known.join(", ")
+                        ),
+                    )
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 /// The team part: `{alias, models, metadata, blocked}`.
 #[derive(Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct TeamRequest {
     pub alias: Option<String>,
     pub models: Option<Vec<String>>,
@@ -46,7 +113,7 @@ pub struct TeamRequest {
 
 /// The budget part.
 #[derive(Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct BudgetRequest {
     pub max_budget: Option<Amount>,
     pub soft_budget: Option<Amount>,
@@ -59,7 +126,7 @@ pub struct BudgetRequest {
 
 /// One requested key.
 #[derive(Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct KeyRequest {
     /// Unique within the XR; part of the resource and Secret names.
     pub name: String,
@@ -93,7 +160,7 @@ impl KeyRequest {
 
 /// One requested model deployment.
 #[derive(Deserialize, Clone, Debug, Default, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct ModelRequest {
     /// Public model name.
     pub name: String,
@@ -167,11 +234,63 @@ mod tests {
     }
 
     #[test]
-    fn a_misspelled_field_is_named_not_dropped() {
-        let xr = json!({"spec": {"budget": {"maxBuget": "10"}}});
-        let err = read::<BudgetRequest>(&xr, "spec.budget").unwrap_err();
-        assert_eq!(err.field, "spec.budget.maxBuget");
-        assert!(err.message.contains("unknown field"), "{}", err.message);
+    fn an_unknown_field_is_left_alone_and_named() {
+        let xr = json!({"spec": {"budget": {"maxBuget": "10", "maxBudget": "5"},
+                                 "keys": [{"name": "a"}, {"name": "b", "owner": "x"}]}});
+        let budget = read::<BudgetRequest>(&xr, "spec.budget").unwrap().unwrap();
+        assert_eq!(budget.max_budget.unwrap().0.to_string(), "5");
+        let warned = |path, known, list| {
+            unknown_fields(&xr, path, known, list)
+                .into_iter()
+                .map(|p| p.field)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            warned("spec.budget", BUDGET_FIELDS, false),
+            ["spec.budget.maxBuget"]
+        );
+        assert_eq!(
+            warned("spec.keys", KEY_FIELDS, true),
+            ["spec.keys[1].owner"]
+        );
+        assert!(warned("spec.team", TEAM_FIELDS, false).is_empty());
+    }
+
+    #[test]
+    fn the_known_fields_are_the_fields_read() {
+        let every = |fields: &[&str]| -> Value {
+            Value::Object(
+                fields
+                    .iter()
+                    .map(|f| (f.to_string(), Value::Null))
+                    .collect(),
+            )
+        };
+        // Each listed field deserializes (null is absent), and none is
+        // warned about.
+        for (fields, list) in [
+            (TEAM_FIELDS, false),
+            (BUDGET_FIELDS, false),
+            (KEY_FIELDS, true),
+            (MODEL_FIELDS, true),
+        ] {
+            let value = if list {
+                json!([every(fields)])
+            } else {
+                every(fields)
+            };
+            let xr = json!({"spec": {"part": value}});
+            assert!(unknown_fields(&xr, "spec.part", fields, list).is_empty());
+        }
+        let mut key = every(KEY_FIELDS);
+        key["name"] = json!("a");
+        assert!(serde_json::from_value::<KeyRequest>(key).is_ok());
+        let mut model = every(MODEL_FIELDS);
+        model["name"] = json!("a");
+        model["model"] = json!("b");
+        assert!(serde_json::from_value::<ModelRequest>(model).is_ok());
+        assert!(serde_json::from_value::<TeamRequest>(every(TEAM_FIELDS)).is_ok());
+        assert!(serde_json::from_value::<BudgetRequest>(every(BUDGET_FIELDS)).is_ok());
     }
 
     #[test]
@@ -185,9 +304,10 @@ mod tests {
     #[test]
     fn an_xr_cannot_mark_its_own_key_budget_as_the_policys() {
         let xr = json!({"spec": {"keys": [{"name": "a", "maxBudgetFromPolicy": true}]}});
-        let err = read::<Vec<KeyRequest>>(&xr, "spec.keys").unwrap_err();
-        assert_eq!(err.field, "spec.keys[0].maxBudgetFromPolicy");
-        assert!(err.message.contains("unknown field"), "{}", err.message);
+        let keys = read::<Vec<KeyRequest>>(&xr, "spec.keys").unwrap().unwrap();
+        assert!(!keys[0].max_budget_from_policy);
+        let warned = unknown_fields(&xr, "spec.keys", KEY_FIELDS, true);
+        assert_eq!(warned[0].field, "spec.keys[0].maxBudgetFromPolicy");
     }
 
     #[test]
