@@ -152,6 +152,54 @@ fn each_bad_input_is_fatal_and_names_its_field() {
     }
 }
 
+/// Each reported status field goes where the input says, or nowhere: an
+/// XRD that declares other fields (or none) still composes.
+#[test]
+fn status_fields_go_where_the_input_says_or_nowhere() {
+    let with_status = |status: Value| {
+        let mut input = input();
+        input["status"] = status;
+        compose(&xr(good_spec()), Some(&input), &Fixed::default())
+    };
+    let Outcome::Composed(default) = with_status(json!({})) else {
+        panic!("fatal")
+    };
+    let fields: Vec<&str> = default.xr_status.keys().map(String::as_str).collect();
+    assert_eq!(
+        fields,
+        ["instanceReady", "keys", "ready"],
+        "nothing observed yet"
+    );
+
+    let Outcome::Composed(moved) = with_status(json!({
+        "keys": "status.litellm.keys", "instanceReady": "status.litellm.proxyReady",
+        "ready": "", "teamId": ""
+    })) else {
+        panic!("fatal")
+    };
+    assert_eq!(
+        Value::Object(moved.xr_status.clone()),
+        json!({"litellm": {"keys": default.xr_status["keys"], "proxyReady": false}})
+    );
+
+    for (status, field) in [
+        (json!({"teamId": "spec.teamId"}), "input.status.teamId"),
+        (json!({"ready": "status."}), "input.status.ready"),
+        (json!({"ready": "status.keys"}), "input.status.ready"),
+        (
+            json!({"keys": "status.a", "ready": "status.a.b"}),
+            "input.status.ready",
+        ),
+        (json!({"readyy": "status.x"}), "input.status"),
+    ] {
+        let fields = fatal_fields(with_status(status.clone()));
+        assert!(
+            fields.iter().any(|f| f.starts_with(field)),
+            "{status}: {fields:?}"
+        );
+    }
+}
+
 /// Fields the function does not read (the XRD may declare them for another
 /// step) are left alone with a warning naming each, not a Fatal.
 #[test]

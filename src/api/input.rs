@@ -41,6 +41,11 @@ pub struct Input {
     /// What the platform allows.
     #[serde(default)]
     pub policy: Policy,
+    /// Where each field the function reports goes in the XR's status, or
+    /// `""` to leave it out: an XRD that does not declare one would make
+    /// Crossplane refuse the whole status.
+    #[serde(default)]
+    pub status: StatusFields,
     /// How long Crossplane may cache the response: `30s`, `2m`, `1h`.
     /// `60s` by default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -89,6 +94,55 @@ pub struct Attach {
     pub gateway_endpoint: Option<String>,
     /// The master key of the existing proxy.
     pub master_key_secret_ref: SecretKeySelector,
+}
+
+/// Paths (dot-separated, from the XR's root, under `status.`) of the
+/// fields the function reports; each defaults to `status.<field>`, and
+/// `""` leaves the field out.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StatusFields {
+    /// The LiteLLM team id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team_id: Option<String>,
+    /// `[{name, secretName, ready}]`, one per key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keys: Option<String>,
+    /// The proxy's admin endpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    /// The proxy's gateway endpoint, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gateway_endpoint: Option<String>,
+    /// Whether the LiteLLMInstance is ready.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_ready: Option<String>,
+    /// Whether everything composed is ready.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready: Option<String>,
+}
+
+impl StatusFields {
+    /// Each reported field: its name (as in the input and the default
+    /// path) and where it goes, `None` when left out.
+    pub fn paths(&self) -> [(&'static str, Option<String>); 6] {
+        let path = |name: &str, set: &Option<String>| match set.as_deref() {
+            None => Some(format!("status.{name}")),
+            Some("") => None,
+            Some(path) => Some(path.to_string()),
+        };
+        [
+            ("teamId", path("teamId", &self.team_id)),
+            ("keys", path("keys", &self.keys)),
+            ("endpoint", path("endpoint", &self.endpoint)),
+            (
+                "gatewayEndpoint",
+                path("gatewayEndpoint", &self.gateway_endpoint),
+            ),
+            ("instanceReady", path("instanceReady", &self.instance_ready)),
+            ("ready", path("ready", &self.ready)),
+        ]
+    }
 }
 
 /// Field paths (dot-separated, from the XR's root) of the request's parts.

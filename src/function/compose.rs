@@ -155,6 +155,7 @@ fn parse_input(input: Option<&Value>) -> Result<(Input, InstanceTarget, Duration
     if input.kind.as_deref().is_some_and(|k| k != INPUT_KIND) {
         problems.push(Problem::new("input.kind", format!("must be {INPUT_KIND}")));
     }
+    problems.extend(check_status_paths(&input));
     let target = InstanceTarget::from_source(&input.instance);
     if target.is_none() {
         problems.push(Problem::new(
@@ -177,6 +178,65 @@ fn parse_input(input: Option<&Value>) -> Result<(Input, InstanceTarget, Duration
         (Some(target), Some(ttl)) if problems.is_empty() => Ok((input, target, ttl)),
         _ => Err(problems),
     }
+}
+
+/// Every status path under `status.`, of non-empty segments, and no two
+/// where one would overwrite the other.
+fn check_status_paths(input: &Input) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    let mut taken: Vec<(&str, String)> = Vec::new();
+    for (name, path) in input.status.paths() {
+        let Some(path) = path else { continue };
+        let field = format!("input.status.{name}");
+        let below = path.strip_prefix("status.").unwrap_or("");
+        if below.is_empty() || below.split('.').any(str::is_empty) {
+            problems.push(Problem::new(
+                field,
+                format!("{path:?} must be a path under status. such as status.{name}, or \"\" to leave the field out"),
+            ));
+            continue;
+        }
+        let overlaps = |a: &str, b: &str| {
+            a == b || a.starts_with(&format!("{b}.")) || b.starts_with(&format!("{a}."))
+        };
+        if let Some((other, _)) = taken.iter().find(|(_, p)| overlaps(p, &path)) {
+            problems.push(Problem::new(
+                field,
+                format!("{path:?} overlaps where input.status.{other} goes"),
+            ));
+            continue;
+        }
+        taken.push((name, path));
+    }
+    problems
+}
+
+/// The reported fields placed where `paths` puts them, as the XR's status
+/// object (the part below `status`); fields left out are dropped.
+fn place(
+    fields: Map<String, Value>,
+    paths: &[(&'static str, Option<String>)],
+) -> Map<String, Value> {
+    let mut status = Map::new();
+    for (name, value) in fields {
+        let Some(Some(path)) = paths.iter().find(|(n, _)| *n == name).map(|(_, p)| p) else {
+            continue;
+        };
+        let segments: Vec<&str> = path.trim_start_matches("status.").split('.').collect();
+        let (last, parents) = segments.split_last().expect("checked: not empty");
+        let mut at = &mut status;
+        for segment in parents {
+            let next = at
+                .entry(segment.to_string())
+                .or_insert_with(|| Value::Object(Map::new()));
+            if !next.is_object() {
+                *next = Value::Object(Map::new());
+            }
+            at = next.as_object_mut().expect("made an object");
+        }
+        at.insert(last.to_string(), value);
+    }
+    status
 }
 
 fn parse_ttl(text: &str) -> Option<Duration> {
@@ -358,6 +418,7 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
         instance_status,
         legacy,
     );
+    let xr_status = place(xr_status, &input.status.paths());
     Outcome::Composed(Composition {
         resources,
         xr_status,

@@ -198,13 +198,24 @@ fn apply(rsp: &mut wire::Response, c: Composition) {
 }
 
 /// Merges `fields` into the desired XR status, keeping what earlier pipeline
-/// steps put there.
+/// steps put there (objects are merged field by field).
 fn merge_status(composite: &mut wire::JsonResource, fields: Map<String, Value>) {
     let object = &mut composite.resource.get_or_insert_default().0;
     match object.get_mut("status") {
-        Some(Value::Object(existing)) => existing.extend(fields),
+        Some(Value::Object(existing)) => merge(existing, fields),
         _ => {
             object.insert("status".into(), Value::Object(fields));
+        }
+    }
+}
+
+fn merge(into: &mut Map<String, Value>, fields: Map<String, Value>) {
+    for (name, value) in fields {
+        match (into.get_mut(&name), value) {
+            (Some(Value::Object(existing)), Value::Object(value)) => merge(existing, value),
+            (_, value) => {
+                into.insert(name, value);
+            }
         }
     }
 }
