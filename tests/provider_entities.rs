@@ -465,24 +465,48 @@ fn kube_requests(metrics: &Metrics) -> BTreeMap<(String, String), u64> {
         .collect()
 }
 
-#[tokio::test]
-async fn steady_state_is_one_read_per_poll_and_no_write() {
-    let Some(world) = world("pe-steady").await else {
-        return;
-    };
-    // A second set of controllers for a second namespace, with metrics this
-    // test can read (the world's controllers see nothing of that namespace).
-    let namespace = k8s::namespace(&world.kube, "pe-steady-own").await;
+/// A second set of controllers for a namespace of its own, with metrics a
+/// test can read (the world's controllers see nothing of that namespace);
+/// with `count`, the provider's Kubernetes requests are counted in them.
+struct Own {
+    namespace: String,
+    metrics: Metrics,
+    registry: prometheus_client::registry::Registry,
+    controllers: tokio::task::JoinHandle<()>,
+}
+
+async fn own_controllers(world: &World, prefix: &str, count: bool) -> Own {
+    let namespace = k8s::namespace(&world.kube, prefix).await;
     let master_key = std::env::var("LITELLM_MASTER_KEY").unwrap();
     create_instance(&world.kube, &namespace, &world.url, &master_key, true).await;
     let metrics = Metrics::default();
     let mut registry = prometheus_client::registry::Registry::default();
     metrics.register(&mut registry);
-    let ctx = Arc::new(context(
-        &world.counted_provider_client(&metrics),
-        metrics.clone(),
-    ));
+    let client = match count {
+        true => world.counted_provider_client(&metrics),
+        false => world.kube.clone(),
+    };
+    let ctx = Arc::new(context(&client, metrics.clone()));
     let controllers = tokio::spawn(controllers::run(ctx, Some(namespace.clone())));
+    Own {
+        namespace,
+        metrics,
+        registry,
+        controllers,
+    }
+}
+
+#[tokio::test]
+async fn steady_state_is_one_read_per_poll_and_no_write() {
+    let Some(world) = world("pe-steady").await else {
+        return;
+    };
+    let Own {
+        namespace,
+        metrics,
+        registry,
+        controllers,
+    } = own_controllers(&world, "pe-steady-own", true).await;
 
     let teams: Api<LiteLLMTeam> = Api::namespaced(world.kube.clone(), &namespace);
     teams
@@ -596,15 +620,12 @@ async fn a_new_team_and_key_take_two_reads_each() {
     let Some(world) = world("pe-reads").await else {
         return;
     };
-    // Own controllers and metrics for an own namespace.
-    let namespace = k8s::namespace(&world.kube, "pe-reads-own").await;
-    let master_key = std::env::var("LITELLM_MASTER_KEY").unwrap();
-    create_instance(&world.kube, &namespace, &world.url, &master_key, true).await;
-    let metrics = Metrics::default();
-    let mut registry = prometheus_client::registry::Registry::default();
-    metrics.register(&mut registry);
-    let ctx = Arc::new(context(&world.kube, metrics.clone()));
-    let controllers = tokio::spawn(controllers::run(ctx, Some(namespace.clone())));
+    let Own {
+        namespace,
+        registry,
+        controllers,
+        ..
+    } = own_controllers(&world, "pe-reads-own", false).await;
 
     // An hour between polls keeps them out of the count.
     let unpolled = |meta: &mut kube::api::ObjectMeta| {
