@@ -152,6 +152,40 @@ fn each_bad_input_is_fatal_and_names_its_field() {
     }
 }
 
+/// Each composed resource Crossplane has not created yet is named once as
+/// added (a `Normal` result); observed ones are not.
+#[test]
+fn resources_not_observed_yet_are_reported_as_added() {
+    let (xr, input) = every_kind();
+    let Outcome::Composed(first) = compose(&xr, Some(&input), &Fixed::default()) else {
+        panic!("fatal")
+    };
+    assert_eq!(
+        first.added,
+        [
+            "adds LiteLLMBudget ml-budget (budget)",
+            "adds LiteLLMInstance ml-litellm (instance)",
+            "adds LiteLLMVirtualKey ml-key-ci (key-ci)",
+            "adds LiteLLMModel ml-model-gpt-4o (model-gpt-4o)",
+            "adds LiteLLMTeam ml-team (team)",
+        ]
+    );
+    let observed = Fixed(
+        ["instance", "team", "budget", "key-ci"]
+            .map(|n| (n.to_string(), json!({})))
+            .into(),
+        None,
+        None,
+    );
+    let Outcome::Composed(later) = compose(&xr, Some(&input), &observed) else {
+        panic!("fatal")
+    };
+    assert_eq!(
+        later.added,
+        ["adds LiteLLMModel ml-model-gpt-4o (model-gpt-4o)"]
+    );
+}
+
 /// Each reported status field goes where the input says, or nowhere: an
 /// XRD that declares other fields (or none) still composes.
 #[test]

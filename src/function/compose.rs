@@ -102,6 +102,9 @@ pub struct Composition {
     pub requirements: Vec<Requirement>,
     /// Conditions for the XR and its claim.
     pub conditions: Vec<XrCondition>,
+    /// What this composition changes: the composed resources it adds
+    /// (desired, not observed yet), for `Normal` results.
+    pub added: Vec<String>,
     pub ttl: Duration,
 }
 
@@ -365,8 +368,16 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
 
     let mut resources = BTreeMap::new();
     let mut observed_by_name = BTreeMap::new();
+    let mut added = Vec::new();
     for (name, resource) in build::desired(&target, &request) {
         let seen = observed.composed(&name).filter(Observed::is_ours);
+        if seen.is_none() {
+            added.push(format!(
+                "adds {} {} ({name})",
+                resource["kind"].as_str().unwrap_or_default(),
+                resource["metadata"]["name"].as_str().unwrap_or_default()
+            ));
+        }
         let ready = seen.and_then(|o| readiness(o.status));
         resources.insert(name.clone(), Desired { resource, ready });
         if let Some(seen) = seen {
@@ -427,6 +438,7 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
         defaults: findings.defaults,
         requirements,
         conditions,
+        added,
         ttl,
     })
 }

@@ -173,6 +173,10 @@ fn apply(rsp: &mut wire::Response, c: Composition) {
             "PolicyDefault",
         ));
     }
+    for added in c.added {
+        rsp.results
+            .push(result(Severity::Normal, added, "ComposedResourceAdded"));
+    }
     for warning in &c.warnings {
         rsp.results.push(result(
             Severity::Warning,
