@@ -314,8 +314,6 @@ impl Context {
         );
     }
 
-    /// The adaptive in-flight limit of every proxy reached so far, by admin
-    /// endpoint (see [`crate::litellm::Pacing`]).
     /// Whether a watch event of `meta` is the echo of a write its
     /// reconciliation already acted on, which wakes nothing (see
     /// [`Written`]).
@@ -323,6 +321,8 @@ impl Context {
         self.written.is_echo(meta)
     }
 
+    /// The adaptive in-flight limit of every proxy reached so far, by admin
+    /// endpoint (see [`crate::litellm::Pacing`]).
     pub fn in_flight_limits(&self) -> Vec<(String, crate::litellm::Limits)> {
         self.clients.limits()
     }
@@ -341,25 +341,19 @@ impl Context {
         }
     }
 
-    /// Whether to put off the poll of `mr`: its proxy is busy making or
-    /// changing other objects (a burst of new resources goes first), and
-    /// the poll has not been put off for a whole `poll` interval (at most
-    /// five minutes) already: drift is found at most one interval late.
-    /// Costs no request: the instance comes from the cache.
-    async fn defer_poll<K: ManagedKind>(&self, mr: &K, poll: Duration) -> bool {
+    /// Whether to put off the poll of `mr`: `litellm`, its proxy, is busy
+    /// making or changing other objects (a burst of new resources goes
+    /// first), and the poll has not been put off for a whole `poll`
+    /// interval (at most five minutes) already: drift is found at most one
+    /// interval late.
+    fn defer_poll<K: ManagedKind>(
+        &self,
+        mr: &K,
+        poll: Duration,
+        litellm: &crate::litellm::Client,
+    ) -> bool {
         let uid = mr.meta().uid.clone().unwrap_or_default();
-        let busy = is_poll(mr) && {
-            let namespace = mr.namespace().unwrap_or_default();
-            resolve::instance(
-                &self.kube(),
-                &self.clients,
-                &namespace,
-                &mr.managed().instance_ref,
-                resolve::Purpose::Manage,
-            )
-            .await
-            .is_ok_and(|instance| instance.client.busy(BUSY_WINDOW))
-        };
+        let busy = is_poll(mr) && litellm.busy(BUSY_WINDOW);
         let mut deferred = self
             .deferred
             .lock()
@@ -464,7 +458,6 @@ impl Error {
         }
     }
 
-    /// The error without the step it stopped.
     /// A team or budget it references is missing or not Ready yet: the
     /// controllers wake the resource when it becomes Ready
     /// (`controllers::keys_waiting_for`), so retrying sooner only costs.
@@ -475,6 +468,7 @@ impl Error {
         )
     }
 
+    /// The error without the step it stopped.
     fn cause(&self) -> &Error {
         match self {
             Error::Failed(failed) => failed.error.cause(),
@@ -924,19 +918,20 @@ async fn apply<K: ManagedKind>(
         return Ok(Action::await_change());
     }
     let poll = ctx.poll_interval(&*mr);
-    if ctx.defer_poll(&*mr, poll).await {
-        // Spread over 2 to 4 s, so put-off polls do not return together.
-        let wait = DEFERRED_POLL.mul_f64(1.0 + timing::random_fraction());
-        return Ok(requeue::<K>(ctx, mr.meta(), wait));
-    }
-    match observe_and_act(api, mr.clone(), ctx, scrubber).await {
-        Ok(Acted {
+    match observe_and_act(api, mr.clone(), ctx, scrubber, poll).await {
+        Ok(None) => {
+            // A poll put off: spread over 2 to 4 s, so put-off polls do not
+            // return together.
+            let wait = DEFERRED_POLL.mul_f64(1.0 + timing::random_fraction());
+            Ok(requeue::<K>(ctx, mr.meta(), wait))
+        }
+        Ok(Some(Acted {
             mr,
             id,
             synced,
             maintained,
             generation,
-        }) => {
+        })) => {
             status.generation = generation;
             let [ready, synced_condition] = managed::conditions(K::NOUN, &id, &synced.outcome);
             status.set(ready);
@@ -1066,12 +1061,15 @@ struct Acted<K: ManagedKind> {
 }
 
 /// References, instance, id, then Crossplane's observe/create/update.
+/// `None`: a poll (interval `poll`) put off while its proxy is busy (see
+/// [`Context::defer_poll`]).
 async fn observe_and_act<K: ManagedKind>(
     api: &Api<K>,
     mr: Arc<K>,
     ctx: &Context,
     scrubber: &Scrubber,
-) -> Result<Acted<K>, Failed<Error>> {
+    poll: Duration,
+) -> Result<Option<Acted<K>>, Failed<Error>> {
     let mut generation = mr.meta().generation;
     let namespace = mr.namespace().unwrap_or_default();
     // Before anything is created, so a missing reference can never leave a
@@ -1091,10 +1089,13 @@ async fn observe_and_act<K: ManagedKind>(
     .await
     .map_err(Failed::at(Step::Connect))?;
     scrubber.remember(&instance.master_key);
+    if ctx.defer_poll(&*mr, poll, &instance.client) {
+        return Ok(None);
+    }
     let owner = ctx.owner(&*mr);
-    // A poll of a resource that is Ready and Synced gives way to the
-    // requests of resources still being made or changed.
-    let polled = mr.condition_is_true(READY) && mr.condition_is_true(SYNCED);
+    // A poll gives way to the requests of resources still being made or
+    // changed.
+    let polled = is_poll(&*mr);
     let endpoint = instance.client.endpoint().to_owned();
     let connection = Connection {
         verified: ctx.verified.clone(),
@@ -1225,13 +1226,13 @@ async fn observe_and_act<K: ManagedKind>(
             .await
             .map_err(Failed::at(Step::PublishConnection))?;
     }
-    Ok(Acted {
+    Ok(Some(Acted {
         mr,
         id,
         synced,
         maintained,
         generation,
-    })
+    }))
 }
 
 /// The external name, chosen and recorded (with optimistic concurrency, so a
