@@ -5,7 +5,6 @@
 //! neither the claim nor its owner.
 
 use super::compose::Desired;
-use super::error::Problem;
 
 /// Whether the request passes validation and the platform's policy.
 pub const REQUEST_VALID: &str = "RequestValid";
@@ -34,14 +33,10 @@ impl XrCondition {
     }
 }
 
-/// The condition of a request that cannot be composed: every problem, each
-/// naming its field (the XR's own fields and the policy's rules only).
-pub fn invalid(problems: &[Problem]) -> XrCondition {
-    let message = problems
-        .iter()
-        .map(Problem::to_string)
-        .collect::<Vec<_>>()
-        .join("; ");
+/// The condition of a request that cannot be composed: `message`, the
+/// Fatal result's (every problem, each naming its field: the XR's own
+/// fields and the policy's rules only).
+pub fn invalid(message: String) -> XrCondition {
     XrCondition::new(REQUEST_VALID, false, "InvalidRequest", message)
 }
 
@@ -128,6 +123,8 @@ pub fn composed<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::function::compose::Outcome;
+    use crate::function::error::Problem;
     use serde_json::json;
 
     fn desired(ready: Option<bool>) -> Desired {
@@ -168,10 +165,10 @@ mod tests {
 
     #[test]
     fn an_invalid_request_names_every_field() {
-        let condition = invalid(&[
+        let condition = invalid(Outcome::fatal_message(&[
             Problem::new("spec.keys[1].name", "duplicate key name \"a\""),
             Problem::new("spec.budget.maxBudget", "exceeds the policy"),
-        ]);
+        ]));
         assert_eq!((condition.type_, condition.status), (REQUEST_VALID, false));
         assert!(condition.message.contains("spec.keys[1].name"));
         assert!(condition.message.contains("spec.budget.maxBudget"));

@@ -124,15 +124,12 @@ pub fn respond(mut req: wire::Request) -> wire::Response {
     };
     match outcome {
         Outcome::Fatal(problems) => {
-            rsp.results.push(result(
-                Severity::Fatal,
-                Outcome::fatal_message(&problems),
-                "InvalidRequest",
-            ));
+            let message = Outcome::fatal_message(&problems);
+            rsp.results
+                .push(result(Severity::Fatal, message.clone(), "InvalidRequest"));
             // Crossplane (1.17 on) applies conditions even with a Fatal
             // result; the claim's owner reads this one.
-            rsp.conditions
-                .push(condition(conditions::invalid(&problems)));
+            rsp.conditions.push(condition(conditions::invalid(message)));
         }
         Outcome::Composed(c) => apply(&mut rsp, c),
     }
