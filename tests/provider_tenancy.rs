@@ -209,6 +209,88 @@ async fn a_key_cannot_join_another_tenants_team_or_budget_by_raw_id() {
     world.litellm.budget_delete(&budget_id).await.unwrap();
 }
 
+/// One provider serves every tenant, and what it learns of one tenant's
+/// team (it made it, and keeps that ownership in memory for a minute so a
+/// key joining it reads no marker) never lets another tenant's key in:
+/// the key naming that team by raw id is refused as before, while the
+/// owner's own key joins it.
+#[tokio::test]
+async fn a_team_the_provider_just_made_stays_its_owners() {
+    let Some(world) = world("pt-shared").await else {
+        return;
+    };
+    let owner = world.tenant_of_the_same_provider("pt-shared-owner").await;
+    let intruder = world
+        .tenant_of_the_same_provider("pt-shared-intruder")
+        .await;
+    let teams = owner.api::<LiteLLMTeam>(&world);
+    let team: LiteLLMTeam = world.tenant_manifest(
+        "LiteLLMTeam",
+        "web",
+        json!({}),
+        json!({"forProvider": {"teamAlias": "Web", "models": ["gpt-4o"]}}),
+    );
+    teams.create(&PostParams::default(), &team).await.unwrap();
+    let team = wait_for(&teams, "web", "Ready", |t| is(t, "Ready", "True")).await;
+    let team_id = team.annotations()[EXTERNAL_NAME].clone();
+
+    // At once, while the provider still holds the team as the owner's.
+    let keys = intruder.api::<LiteLLMVirtualKey>(&world);
+    let key: LiteLLMVirtualKey = world.tenant_manifest(
+        "LiteLLMVirtualKey",
+        "in-their-team",
+        json!({}),
+        json!({"forProvider": {"teamId": team_id}}),
+    );
+    keys.create(&PostParams::default(), &key).await.unwrap();
+    let (_, message) = refusal(&keys, "in-their-team").await;
+    assert!(
+        message.contains("refusing to put the key into LiteLLM team"),
+        "{message}"
+    );
+    assert!(message.contains("managed by another resource"), "{message}");
+    // Nothing of the owner beyond the id the intruder wrote itself.
+    assert!(
+        !message.replace(&team_id, "").contains(&owner.namespace),
+        "names no other tenant: {message}"
+    );
+    let secrets: Api<k8s_openapi::api::core::v1::Secret> =
+        Api::namespaced(world.kube.clone(), &intruder.namespace);
+    let secret = secrets.get("in-their-team-key").await.expect("key Secret");
+    let stored = String::from_utf8(secret.data.unwrap()["key"].0.clone()).unwrap();
+    assert!(
+        world
+            .litellm
+            .key_info(&token_of(&Secret::new(stored)))
+            .await
+            .unwrap()
+            .is_none(),
+        "no key was made in the owner's team"
+    );
+
+    // The owner's key joins it.
+    let own_keys = owner.api::<LiteLLMVirtualKey>(&world);
+    let own: LiteLLMVirtualKey = world.tenant_manifest(
+        "LiteLLMVirtualKey",
+        "own",
+        json!({}),
+        json!({"forProvider": {"teamRef": {"name": "web"}}}),
+    );
+    own_keys.create(&PostParams::default(), &own).await.unwrap();
+    let own = wait_for(&own_keys, "own", "Ready", |k| is(k, "Ready", "True")).await;
+    let live = world
+        .litellm
+        .key_info(&own.annotations()[EXTERNAL_NAME])
+        .await
+        .unwrap()
+        .expect("the owner's key");
+    assert_eq!(live.team_id.as_deref(), Some(team_id.as_str()));
+
+    delete(&keys, "in-their-team").await;
+    delete(&own_keys, "own").await;
+    delete(&teams, "web").await;
+}
+
 #[tokio::test]
 async fn budgets_carry_their_owner_in_their_id() {
     let Some(world) = world("pt-budget").await else {

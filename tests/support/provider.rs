@@ -71,6 +71,9 @@ pub struct World {
     /// What the provider's controllers talk to Kubernetes through: the
     /// permissions Crossplane gives this package, nothing more.
     pub authz: AuthzProxy,
+    /// The world's provider (its entity controllers'), which
+    /// [`World::tenant_of_the_same_provider`] shares.
+    ctx: Arc<Context>,
     controllers: Vec<tokio::task::JoinHandle<()>>,
 }
 
@@ -135,8 +138,9 @@ pub async fn world_with(prefix: &str, setup: Setup) -> Option<World> {
     if let Some(max) = setup.max_in_flight {
         ctx = ctx.with_max_in_flight(max);
     }
+    let ctx = Arc::new(ctx);
     let controllers = vec![tokio::spawn(controllers::run(
-        Arc::new(ctx),
+        ctx.clone(),
         Some(namespace.clone()),
     ))];
     let mut world = World {
@@ -147,6 +151,7 @@ pub async fn world_with(prefix: &str, setup: Setup) -> Option<World> {
         master_key,
         litellm,
         authz,
+        ctx,
         controllers,
     };
     if setup.instance_controller {
@@ -183,6 +188,18 @@ impl World {
     /// A new tenant namespace admitted by the instance (added to
     /// `spec.allowedNamespaces.names`), with its own controllers.
     pub async fn tenant(&self, prefix: &str) -> Tenant {
+        let ctx = Arc::new(context(&self.provider_client(), Metrics::default()));
+        self.tenant_served_by(prefix, ctx).await
+    }
+
+    /// A tenant whose controllers share the world's provider context (its
+    /// client caches, expectations and established ownership), as one
+    /// provider serves every namespace in a cluster.
+    pub async fn tenant_of_the_same_provider(&self, prefix: &str) -> Tenant {
+        self.tenant_served_by(prefix, self.ctx.clone()).await
+    }
+
+    async fn tenant_served_by(&self, prefix: &str, ctx: Arc<Context>) -> Tenant {
         let namespace = k8s::namespace(&self.kube, prefix).await;
         let instances: Api<LiteLLMInstance> = Api::namespaced(self.kube.clone(), &self.namespace);
         let current = instances.get(INSTANCE).await.expect("instance");
@@ -197,7 +214,6 @@ impl World {
             .patch(INSTANCE, &PatchParams::default(), &Patch::Merge(&admit))
             .await
             .expect("instance admits the tenant");
-        let ctx = Arc::new(context(&self.provider_client(), Metrics::default()));
         let controllers = tokio::spawn(controllers::run(ctx, Some(namespace.clone())));
         Tenant {
             namespace,
