@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use litellm_crossplane::function::{compose, Observed, ObservedState, Outcome};
+use litellm_crossplane::function::{compose, Observed, ObservedState, Outcome, Supplied};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 
@@ -29,12 +29,17 @@ impl ObservedState for Fixed {
             connection_details: &NO_DETAILS,
         })
     }
-    fn required_instance(&self) -> Option<Observed<'_>> {
-        self.1.as_ref().map(|status| Observed {
-            api_version: self.api_version(),
-            status,
-            connection_details: &NO_DETAILS,
-        })
+    fn required_instance(&self) -> Supplied<'_> {
+        match &self.1 {
+            // A null status stands for "Crossplane looked and found none".
+            Some(Value::Null) => Supplied::NotFound,
+            Some(status) => Supplied::Found(Observed {
+                api_version: self.api_version(),
+                status,
+                connection_details: &NO_DETAILS,
+            }),
+            None => Supplied::NotYet,
+        }
     }
 }
 
@@ -241,7 +246,8 @@ fn unknown_fields_of_the_request_are_warned_about_not_fatal() {
     let mut spec = good_spec();
     spec["team"]["costCenter"] = json!("cc-42");
     spec["keys"][0]["owner"] = json!("ci-bot");
-    let Outcome::Composed(composed) = compose(&xr(spec), Some(&input()), &Fixed::default()) else {
+    let supplied = Fixed(BTreeMap::new(), Some(json!({"ready": true})), None);
+    let Outcome::Composed(composed) = compose(&xr(spec), Some(&input()), &supplied) else {
         panic!("an unknown field is not fatal")
     };
     let warned: Vec<&str> = composed.warnings.iter().map(|p| p.field.as_str()).collect();
@@ -249,6 +255,104 @@ fn unknown_fields_of_the_request_are_warned_about_not_fatal() {
     assert!(composed.resources.contains_key("key-ci"));
     let team = &composed.resources["team"].resource["spec"]["forProvider"];
     assert!(team.get("costCenter").is_none(), "{team}");
+}
+
+/// A referenced instance Crossplane has not supplied is explained, in a
+/// Warning naming the input field and in the InstanceReady condition: not
+/// fetched yet (the first call), or fetched and not found.
+#[test]
+fn a_missing_referenced_instance_is_explained() {
+    let explained = |observed: &Fixed| {
+        let Outcome::Composed(c) = compose(&xr(good_spec()), Some(&input()), observed) else {
+            panic!("fatal")
+        };
+        let warning = c
+            .warnings
+            .iter()
+            .find(|p| p.field == "input.instance.reference")
+            .map(|p| p.message.clone());
+        let condition = c
+            .conditions
+            .iter()
+            .find(|c| c.type_ == "InstanceReady")
+            .map(|c| (c.status, c.reason, c.message.clone()))
+            .unwrap();
+        (warning, condition)
+    };
+    let (warning, (status, reason, message)) = explained(&Fixed::default());
+    let warning = warning.expect("a warning before Crossplane supplied it");
+    assert!(warning.contains("has not supplied LiteLLMInstance litellm/shared yet"), "{warning}");
+    assert!(warning.contains("Crossplane v2.0"), "{warning}");
+    assert_eq!((status, reason, message), (false, "InstanceNotFound", warning));
+
+    let (warning, (status, reason, message)) =
+        explained(&Fixed(BTreeMap::new(), Some(Value::Null), None));
+    let warning = warning.expect("a warning when Crossplane found none");
+    assert!(warning.contains("found no LiteLLMInstance litellm/shared"), "{warning}");
+    assert_eq!((status, reason, message), (false, "InstanceNotFound", warning));
+
+    // An object of another API group under the name is no instance either.
+    let (warning, _) = explained(&Fixed(
+        BTreeMap::new(),
+        Some(json!({"ready": true})),
+        Some("litellm.crossplane.io/v1alpha1"),
+    ));
+    assert!(warning.unwrap().contains("found no LiteLLMInstance"));
+
+    let (warning, (status, reason, _)) =
+        explained(&Fixed(BTreeMap::new(), Some(json!({"ready": true})), None));
+    assert_eq!((warning, status, reason), (None, true, "Available"));
+}
+
+/// An instance rendered into the tenant's own namespace (a namespaced XR's,
+/// or a legacy XR's claim's) needs the proxy's master key there: a Warning
+/// says so and names the way out. A platform namespace in the input, or a
+/// reference, does not.
+#[test]
+fn an_instance_rendered_into_the_tenants_namespace_is_warned_about() {
+    let attach = json!({"attach": {"endpoint": "http://litellm.litellm.svc:4000",
+                                   "masterKeySecretRef": {"name": "master", "key": "k"}}});
+    let provision = json!({"provision": {"masterKey": {"autoGenerate": true}}});
+    let legacy = |spec: Value| {
+        let mut xr = xr(spec);
+        let metadata = xr["metadata"].as_object_mut().unwrap();
+        metadata.remove("namespace");
+        metadata.insert(
+            "labels".into(),
+            json!({"crossplane.io/claim-namespace": "apps"}),
+        );
+        xr
+    };
+    let exposure = |xr: Value, instance: &Value, namespace: Option<&str>| {
+        let mut input = input();
+        input["instance"] = instance.clone();
+        if let Some(ns) = namespace {
+            input["namespace"] = json!(ns);
+        }
+        let Outcome::Composed(c) = compose(&xr, Some(&input), &Fixed::default()) else {
+            panic!("fatal")
+        };
+        c.warnings
+            .into_iter()
+            .filter(|p| p.field.starts_with("input.instance"))
+            .map(|p| (p.field, p.message))
+            .collect::<Vec<_>>()
+    };
+    let warned = exposure(xr(good_spec()), &attach, None);
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    assert_eq!(warned[0].0, "input.instance.attach");
+    for part in ["tenant's namespace team-ml", "Secret master", "input.instance.reference", "allowedNamespaces"] {
+        assert!(warned[0].1.contains(part), "{part}: {}", warned[0].1);
+    }
+    let warned = exposure(legacy(good_spec()), &provision, None);
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    assert_eq!(warned[0].0, "input.instance.provision");
+    assert!(warned[0].1.contains("tenant's namespace apps"), "{}", warned[0].1);
+    assert!(warned[0].1.contains("salt key"), "{}", warned[0].1);
+
+    // The platform's own namespace for a legacy XR's resources: no tenant reads it.
+    assert_eq!(exposure(legacy(good_spec()), &attach, Some("litellm")), []);
+    assert_eq!(exposure(legacy(good_spec()), &provision, Some("litellm")), []);
 }
 
 /// Model names as LiteLLM writes them (`openai/gpt-4o`, `llama3:70b`) map

@@ -30,12 +30,17 @@ async fn create(client: &kube::Client, namespace: &str, mut object: Value) -> Re
         .map_err(|e| e.to_string())
 }
 
-/// The LiteLLM objects of every example's expected output.
+/// The LiteLLM objects of every example's expected output, and of the
+/// instances an example references (its `required.yaml`, what the platform
+/// applies itself).
 fn example_objects() -> Vec<Value> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
     let mut out = Vec::new();
-    for entry in std::fs::read_dir(root).unwrap() {
-        let path = entry.unwrap().path().join("expected.yaml");
+    let files = std::fs::read_dir(root).unwrap().flat_map(|entry| {
+        let dir = entry.unwrap().path();
+        [dir.join("expected.yaml"), dir.join("required.yaml")]
+    });
+    for path in files {
         if !path.exists() {
             continue;
         }

@@ -21,7 +21,7 @@ fn example_request() -> RunFunctionRequest {
         xr: dir.join("xr.yaml"),
         composition: dir.join("composition.yaml"),
         observed: Some(dir.join("observed.yaml")),
-        required: None,
+        required: Some(dir.join("required.yaml")),
     })
     .expect("the example loads");
     req.meta = Some(function_sdk_rust::proto::v1::RequestMeta {
@@ -89,7 +89,7 @@ fn assert_composes_the_example(rsp: &RunFunctionResponse) {
     let names: Vec<String> = desired_resources(rsp).into_keys().collect();
     assert_eq!(
         names,
-        ["budget", "instance", "key-ci", "key-notebooks", "team"]
+        ["budget", "key-ci", "key-notebooks", "team"]
     );
 }
 
@@ -447,4 +447,109 @@ async fn earlier_steps_desired_state_and_context_pass_through() {
         .clone();
     assert_eq!(status["fromEarlierStep"], true);
     assert_eq!(status["teamId"], "team-ml.ml-research-team");
+}
+
+/// The referenced instance is asked for once, in the field of
+/// `Requirements` this Crossplane reads: `resources` (with the namespace)
+/// unless the request shows a Crossplane that reads only the deprecated
+/// `extra_resources`. An answer that found nothing is a Warning naming the
+/// input field.
+#[tokio::test]
+async fn the_instance_is_required_in_the_one_field_this_crossplane_reads() {
+    use function_sdk_rust::proto::v1::{Capability, Resources};
+    let (port, _stop) = start(args(true, None)).await;
+    let mut client = FunctionRunnerServiceClient::connect(format!("http://127.0.0.1:{port}"))
+        .await
+        .unwrap();
+    let first_call = || {
+        let mut req = example_request();
+        req.required_resources.clear();
+        req
+    };
+    let with_capabilities = |capabilities: &[Capability]| {
+        let mut req = first_call();
+        req.meta.as_mut().unwrap().capabilities =
+            capabilities.iter().map(|c| *c as i32).collect();
+        req
+    };
+    let asked = |rsp: &RunFunctionResponse| {
+        let requirements = rsp.requirements.clone().unwrap_or_default();
+        #[allow(deprecated)]
+        let extra = requirements.extra_resources;
+        let fields = |map: &std::collections::HashMap<String, _>| {
+            let mut names: Vec<String> = map.keys().cloned().collect();
+            names.sort();
+            names
+        };
+        for selector in requirements.resources.values().chain(extra.values()) {
+            assert_eq!(selector.namespace.as_deref(), Some("litellm"));
+            assert_eq!(selector.kind, "LiteLLMInstance");
+        }
+        (fields(&requirements.resources), fields(&extra))
+    };
+    let one = vec!["litellm-instance".to_string()];
+    let none: Vec<String> = Vec::new();
+    let cases = [
+        ("v2.0/v2.1: no capabilities", first_call(), (one.clone(), none.clone())),
+        (
+            "v2.2 on: capabilities with required resources",
+            with_capabilities(&[
+                Capability::Capabilities,
+                Capability::RequiredResources,
+                Capability::Conditions,
+            ]),
+            (one.clone(), none.clone()),
+        ),
+        (
+            "capabilities without required resources",
+            with_capabilities(&[Capability::Capabilities, Capability::Conditions]),
+            (none.clone(), one.clone()),
+        ),
+        (
+            "an answer in extra_resources alone",
+            {
+                let mut req = example_request();
+                let answer = req.required_resources.drain().collect();
+                #[allow(deprecated)]
+                {
+                    req.extra_resources = answer;
+                }
+                req
+            },
+            (none.clone(), one.clone()),
+        ),
+    ];
+    for (case, req, expected) in cases {
+        let rsp = client.run_function(req).await.unwrap().into_inner();
+        assert_eq!(asked(&rsp), expected, "{case}");
+    }
+
+    // The answer read from the deprecated field reaches the XR's status.
+    let mut req = example_request();
+    let answer = req.required_resources.drain().collect();
+    #[allow(deprecated)]
+    {
+        req.extra_resources = answer;
+    }
+    let rsp = client.run_function(req).await.unwrap().into_inner();
+    let status = function_sdk_rust::resource::struct_to_json(
+        rsp.desired.unwrap().composite.unwrap().resource.as_ref().unwrap(),
+    );
+    assert_eq!(status["status"]["endpoint"], "http://litellm.litellm.svc:4000");
+
+    // Crossplane answers a lookup that found nothing with an empty entry.
+    let mut req = example_request();
+    req.required_resources
+        .insert("litellm-instance".into(), Resources::default());
+    let rsp = client.run_function(req).await.unwrap().into_inner();
+    let warning = rsp
+        .results
+        .iter()
+        .find(|r| r.severity == Severity::Warning as i32 && r.message.starts_with("input.instance.reference"))
+        .unwrap_or_else(|| panic!("{:?}", rsp.results));
+    assert!(
+        warning.message.contains("found no LiteLLMInstance litellm/shared"),
+        "{}",
+        warning.message
+    );
 }

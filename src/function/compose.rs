@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{json, Map, Value};
 
-use crate::api::input::{Input, INPUT_API_VERSION, INPUT_KIND};
+use crate::api::input::{Input, InstanceSource, INPUT_API_VERSION, INPUT_KIND};
 
 use super::build::{self, names, InstanceTarget, Target};
 use super::conditions::{self, InstanceState, XrCondition};
@@ -50,8 +50,19 @@ impl Observed<'_> {
 pub trait ObservedState {
     /// The observed composed resource under a composition-resource name.
     fn composed(&self, name: &str) -> Option<Observed<'_>>;
-    /// The referenced LiteLLMInstance, when Crossplane supplied it.
-    fn required_instance(&self) -> Option<Observed<'_>>;
+    /// What Crossplane supplied for the referenced LiteLLMInstance.
+    fn required_instance(&self) -> Supplied<'_>;
+}
+
+/// What Crossplane answered for a resource the function requires.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Supplied<'a> {
+    /// Nothing: the function has not asked yet (Crossplane fetches what it
+    /// asks for and calls again), or this Crossplane cannot fetch it.
+    NotYet,
+    /// Crossplane looked and found nothing.
+    NotFound,
+    Found(Observed<'a>),
 }
 
 /// A desired composed resource and whether it is ready.
@@ -256,27 +267,59 @@ fn parse_ttl(text: &str) -> Option<Duration> {
 
 /// Where the XR's composed resources go: the XR's own namespace for a
 /// namespaced (v2) XR; for a legacy cluster XR the input's namespace, else
-/// its claim's.
-fn namespace_of(xr: &Value, input: &Input) -> Result<String, Problem> {
+/// its claim's. `true` with it when that is the tenant's namespace (the
+/// XR's or its claim's) rather than one the platform chose.
+fn namespace_of(xr: &Value, input: &Input) -> Result<(String, bool), Problem> {
     let str_at = |path: &str| lookup(xr, path).and_then(Value::as_str).map(str::to_string);
     if let Some(ns) = str_at("metadata.namespace") {
-        return Ok(ns);
+        return Ok((ns, true));
     }
-    input
-        .namespace
-        .clone()
-        .or_else(|| {
-            xr.pointer(&format!("/metadata/labels/{}", CLAIM_NAMESPACE_LABEL.replace('/', "~1")))
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        })
+    if let Some(ns) = &input.namespace {
+        return Ok((ns.clone(), false));
+    }
+    xr.pointer(&format!("/metadata/labels/{}", CLAIM_NAMESPACE_LABEL.replace('/', "~1")))
+        .and_then(Value::as_str)
+        .map(str::to_string)
         .or_else(|| str_at("spec.claimRef.namespace"))
+        .map(|ns| (ns, true))
         .ok_or_else(|| {
             Problem::new(
                 "input.namespace",
                 "is required for a cluster-scoped XR without a claim: composed LiteLLM resources are namespaced",
             )
         })
+}
+
+/// The Warning for an instance rendered into the tenant's namespace: its
+/// master key (and, provisioned, its salt key and database credentials)
+/// must then live there too, readable by whoever reads Secrets there.
+fn tenant_exposure(source: &InstanceSource, namespace: &str) -> Option<Problem> {
+    const SHARE: &str = "to keep them from tenants, reference a shared LiteLLMInstance in a \
+                         namespace of the platform's whose spec.allowedNamespaces admits this one \
+                         (input.instance.reference)";
+    if let Some(attach) = &source.attach {
+        let secret = &attach.master_key_secret_ref.name;
+        return Some(Problem::new(
+            "input.instance.attach",
+            format!(
+                "renders the LiteLLMInstance into the tenant's namespace {namespace}, so the \
+                 proxy's master key must be there too (Secret {secret}): whoever can read Secrets \
+                 in {namespace} can administer every team, key and model of that proxy, other \
+                 tenants' included; {SHARE}"
+            ),
+        ));
+    }
+    source.provision.as_ref().map(|_| {
+        Problem::new(
+            "input.instance.provision",
+            format!(
+                "provisions the proxy in the tenant's namespace {namespace}, with its master key, \
+                 salt key and database credentials in Secrets there: whoever can read Secrets in \
+                 {namespace} can act as the proxy's admin, past this composition's policy \
+                 (budgets, allowed models, key limits); {SHARE}"
+            ),
+        )
+    })
 }
 
 /// Reads every part of the XR's request, collecting all problems.
@@ -356,9 +399,16 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
     };
     problems.append(&mut findings.fatal);
     findings.warnings.extend(unknown(xr, &input));
-    let (Some(namespace), Some(request), true) = (namespace, request, problems.is_empty()) else {
+    let (Some((namespace, tenants)), Some(request), true) =
+        (namespace, request, problems.is_empty())
+    else {
         return Outcome::Fatal(problems);
     };
+    if tenants {
+        findings
+            .warnings
+            .extend(tenant_exposure(&input.instance, &namespace));
+    }
     let legacy = lookup(xr, "metadata.namespace").is_none();
     let target = Target {
         xr_name: xr_name.to_string(),
@@ -386,6 +436,7 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
     }
 
     let mut requirements = Vec::new();
+    let mut instance_fetched = false;
     let instance_status = match &target.instance {
         InstanceTarget::Rendered(_) => observed_by_name.get(names::INSTANCE).map(|o| o.status),
         InstanceTarget::Existing { name, namespace } => {
@@ -397,10 +448,15 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
                     .clone()
                     .unwrap_or_else(|| target.namespace.clone()),
             });
-            observed
-                .required_instance()
-                .filter(Observed::is_ours)
-                .map(|o| o.status)
+            match observed.required_instance() {
+                Supplied::Found(o) if o.is_ours() => Some(o.status),
+                // An object of another API under the name counts as none.
+                Supplied::Found(_) | Supplied::NotFound => {
+                    instance_fetched = true;
+                    None
+                }
+                Supplied::NotYet => None,
+            }
         }
     };
 
@@ -409,10 +465,19 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
             ready: status.get("ready").and_then(Value::as_bool) == Some(true),
         },
         (InstanceTarget::Rendered(_), None) => InstanceState::Creating,
-        (InstanceTarget::Existing { name, namespace }, None) => InstanceState::NotSupplied {
-            namespace: namespace.as_deref().unwrap_or(&target.namespace),
-            name,
-        },
+        (InstanceTarget::Existing { name, namespace }, None) => {
+            let namespace = namespace.as_deref().unwrap_or(&target.namespace);
+            let state = InstanceState::NotSupplied {
+                namespace,
+                name,
+                fetched: instance_fetched,
+            };
+            findings.warnings.push(Problem::new(
+                "input.instance.reference",
+                state.explain().expect("a missing instance explains itself"),
+            ));
+            state
+        }
     };
     let conditions = conditions::composed(
         instance_state,

@@ -46,8 +46,40 @@ pub enum InstanceState<'a> {
     Observed { ready: bool },
     /// Rendered by this function and not observed yet.
     Creating,
-    /// Referenced, and not (yet) supplied by Crossplane.
-    NotSupplied { namespace: &'a str, name: &'a str },
+    /// Referenced, and not supplied by Crossplane: `fetched` when it
+    /// looked and found none, else not asked for yet.
+    NotSupplied {
+        namespace: &'a str,
+        name: &'a str,
+        fetched: bool,
+    },
+}
+
+impl InstanceState<'_> {
+    /// Why a referenced instance is missing, for the condition and the
+    /// Warning result; `None` when it is not.
+    pub fn explain(&self) -> Option<String> {
+        let InstanceState::NotSupplied {
+            namespace,
+            name,
+            fetched,
+        } = self
+        else {
+            return None;
+        };
+        Some(if *fetched {
+            format!(
+                "Crossplane found no LiteLLMInstance {namespace}/{name}: create it, or correct \
+                 the reference"
+            )
+        } else {
+            format!(
+                "Crossplane has not supplied LiteLLMInstance {namespace}/{name} yet: it fetches \
+                 what the function asks for and calls it again (Crossplane v2.0 or later; \
+                 earlier versions cannot fetch a namespaced resource)"
+            )
+        })
+    }
 }
 
 /// The conditions of a composed request.
@@ -74,14 +106,11 @@ pub fn composed<'a>(
             "Creating",
             "the LiteLLMInstance has not been observed yet".into(),
         ),
-        InstanceState::NotSupplied { namespace, name } => XrCondition::new(
+        missing @ InstanceState::NotSupplied { .. } => XrCondition::new(
             INSTANCE_READY,
             false,
             "InstanceNotFound",
-            format!(
-                "LiteLLMInstance {namespace}/{name} was not supplied by Crossplane: it does not \
-                 exist, or Crossplane has not fetched it yet"
-            ),
+            missing.explain().unwrap_or_default(),
         ),
     };
     let total = keys.len();

@@ -14,7 +14,7 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 
 use function_sdk_rust::proto::v1::{
-    self, resource_selector, Ready, ResourceSelector, RunFunctionRequest, RunFunctionResponse,
+    self, resource_selector, Capability, Ready, ResourceSelector, RunFunctionRequest, RunFunctionResponse,
     Severity, Status as ConditionStatus, Target,
 };
 use function_sdk_rust::resource::struct_to_json;
@@ -22,7 +22,8 @@ use prost::Message;
 use serde_json::{Map, Value};
 
 use super::compose::{
-    compose, Composition, Observed, ObservedState, Outcome, DEFAULT_TTL, INSTANCE_REQUIREMENT,
+    compose, Composition, Observed, ObservedState, Outcome, Supplied, DEFAULT_TTL,
+    INSTANCE_REQUIREMENT,
 };
 use super::conditions::{self, XrCondition};
 use super::metrics::Metrics;
@@ -40,18 +41,24 @@ impl ObservedState for wire::Request {
         })
     }
 
-    fn required_instance(&self) -> Option<Observed<'_>> {
+    fn required_instance(&self) -> Supplied<'_> {
         static NO_STATUS: Value = Value::Null;
         static NO_DETAILS: std::sync::LazyLock<std::collections::HashMap<String, Vec<u8>>> =
             std::sync::LazyLock::new(Default::default);
-        // Crossplane 1.14-1.16 answer the deprecated extra resources; later
-        // versions the required resources.
-        let resources = self
+        // Under the name asked for, in the field it was asked in; Crossplane
+        // answers a lookup that found nothing with an empty entry.
+        let Some(resources) = self
             .required_resources
             .get(INSTANCE_REQUIREMENT)
-            .or_else(|| self.extra_resources.get(INSTANCE_REQUIREMENT))?;
-        let object = &resources.items.first()?.resource.as_ref()?.0;
-        Some(Observed {
+            .or_else(|| self.extra_resources.get(INSTANCE_REQUIREMENT))
+        else {
+            return Supplied::NotYet;
+        };
+        let Some(object) = resources.items.first().and_then(|i| i.resource.as_ref()) else {
+            return Supplied::NotFound;
+        };
+        let object = &object.0;
+        Supplied::Found(Observed {
             api_version: object
                 .get("apiVersion")
                 .and_then(Value::as_str)
@@ -59,6 +66,41 @@ impl ObservedState for wire::Request {
             status: object.get("status").unwrap_or(&NO_STATUS),
             connection_details: &NO_DETAILS,
         })
+    }
+}
+
+/// The field of `Requirements` this Crossplane reads. Crossplane v2.2 and
+/// later list what they support in `meta.capabilities`; v2.0 and v2.1
+/// (the oldest this package installs on) list nothing and read both
+/// fields, namespace included. The deprecated `extra_resources` (all that
+/// 1.15 to 1.20 read, by name and without a namespace) is asked for only
+/// where the request shows nothing more: capabilities without
+/// `CAPABILITY_REQUIRED_RESOURCES`, or an answer in `extra_resources` alone
+/// (an older `crossplane render --extra-resources`). Asking in both forms
+/// would make Crossplane fetch the instance twice per call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RequirementField {
+    Resources,
+    ExtraResources,
+}
+
+impl RequirementField {
+    fn of(req: &wire::Request) -> Self {
+        let capabilities = req
+            .meta
+            .as_ref()
+            .map(|m| m.capabilities.as_slice())
+            .unwrap_or_default();
+        if capabilities.contains(&(Capability::Capabilities as i32)) {
+            return match capabilities.contains(&(Capability::RequiredResources as i32)) {
+                true => RequirementField::Resources,
+                false => RequirementField::ExtraResources,
+            };
+        }
+        if req.required_resources.is_empty() && !req.extra_resources.is_empty() {
+            return RequirementField::ExtraResources;
+        }
+        RequirementField::Resources
     }
 }
 
@@ -98,6 +140,7 @@ pub fn respond(mut req: wire::Request) -> wire::Response {
         .and_then(|c| c.resource)
         .map(|object| Value::Object(object.0));
     let input = req.input.take().map(|input| Value::Object(input.0));
+    let field = RequirementField::of(&req);
     let outcome = match xr {
         None => Outcome::Fatal(vec![super::Problem::new(
             "observed.composite",
@@ -131,13 +174,13 @@ pub fn respond(mut req: wire::Request) -> wire::Response {
             // result; the claim's owner reads this one.
             rsp.conditions.push(condition(conditions::invalid(message)));
         }
-        Outcome::Composed(c) => apply(&mut rsp, c),
+        Outcome::Composed(c) => apply(&mut rsp, c, field),
     }
     rsp
 }
 
 /// Writes a composition into the response.
-fn apply(rsp: &mut wire::Response, c: Composition) {
+fn apply(rsp: &mut wire::Response, c: Composition, field: RequirementField) {
     let desired = rsp.desired.get_or_insert_default();
     // This function owns its composition-resource names: what an earlier
     // step desired under one of them is replaced.
@@ -189,12 +232,11 @@ fn apply(rsp: &mut wire::Response, c: Composition) {
             namespace: Some(requirement.namespace),
         };
         let requirements = rsp.requirements.get_or_insert_default();
-        requirements
-            .extra_resources
-            .insert(INSTANCE_REQUIREMENT.into(), selector.clone());
-        requirements
-            .resources
-            .insert(INSTANCE_REQUIREMENT.into(), selector);
+        match field {
+            RequirementField::Resources => &mut requirements.resources,
+            RequirementField::ExtraResources => &mut requirements.extra_resources,
+        }
+        .insert(INSTANCE_REQUIREMENT.into(), selector);
     }
 }
 

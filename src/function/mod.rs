@@ -15,5 +15,5 @@ pub mod structpb;
 pub mod validate;
 pub mod wire;
 
-pub use compose::{compose, Composition, Desired, Observed, ObservedState, Outcome};
+pub use compose::{compose, Composition, Desired, Observed, ObservedState, Outcome, Supplied};
 pub use error::Problem;
