@@ -355,6 +355,83 @@ fn an_instance_rendered_into_the_tenants_namespace_is_warned_about() {
     assert_eq!(exposure(legacy(good_spec()), &provision, Some("litellm")), []);
 }
 
+/// With `usages`, each entity rendered against a rendered instance gets a
+/// Crossplane Usage of that instance, so Crossplane deletes the instance
+/// last; its readiness is the Usage's own Ready condition. With a
+/// reference there is nothing to order: a Warning, and no Usage.
+#[test]
+fn usages_make_crossplane_delete_a_rendered_instance_last() {
+    let mut input = input();
+    input["instance"] = json!({"provision": {"masterKey": {"autoGenerate": true}}});
+    input["usages"] = json!(true);
+    let mut spec = good_spec();
+    spec["models"] = json!([{"name": "gpt-4o", "model": "openai/gpt-4o",
+                             "apiKeySecretRef": {"name": "openai", "key": "k"}}]);
+    let mut observed = Fixed::default();
+    observed.0.insert(
+        "usage-team".into(),
+        json!({"conditions": [{"type": "Ready", "status": "True"}]}),
+    );
+    // Observed under its own API group: the Usage's, not this project's.
+    struct UsageObserved(Fixed);
+    impl ObservedState for UsageObserved {
+        fn composed(&self, name: &str) -> Option<Observed<'_>> {
+            self.0 .0.get(name).map(|status| Observed {
+                api_version: "protection.crossplane.io/v1beta1",
+                status,
+                connection_details: &NO_DETAILS,
+            })
+        }
+        fn required_instance(&self) -> Supplied<'_> {
+            Supplied::NotYet
+        }
+    }
+    let Outcome::Composed(c) = compose(&xr(spec.clone()), Some(&input), &UsageObserved(observed))
+    else {
+        panic!("fatal")
+    };
+    let usages: BTreeMap<&str, &Value> = c
+        .resources
+        .iter()
+        .filter(|(name, _)| name.starts_with("usage-"))
+        .map(|(name, d)| (name.as_str(), &d.resource))
+        .collect();
+    assert_eq!(
+        usages.keys().copied().collect::<Vec<_>>(),
+        ["usage-budget", "usage-key-ci", "usage-model-gpt-4o", "usage-team"]
+    );
+    for (name, usage) in &usages {
+        let user = &c.resources[name.trim_start_matches("usage-")].resource;
+        assert_eq!(usage["apiVersion"], "protection.crossplane.io/v1beta1");
+        assert_eq!(usage["kind"], "Usage");
+        assert_eq!(usage["metadata"]["namespace"], "team-ml");
+        assert_eq!(usage["metadata"]["name"], format!("ml-{name}"));
+        assert_eq!(
+            usage["spec"]["of"],
+            json!({"apiVersion": "litellm.m.crossplane.io/v1alpha1", "kind": "LiteLLMInstance",
+                   "resourceRef": {"name": "ml-litellm"}})
+        );
+        assert_eq!(usage["spec"]["by"]["kind"], user["kind"]);
+        assert_eq!(usage["spec"]["by"]["resourceRef"]["name"], user["metadata"]["name"]);
+        assert_eq!(usage["spec"]["replayDeletion"], true);
+    }
+    assert_eq!(c.resources["usage-team"].ready, Some(true));
+    assert_eq!(c.resources["usage-key-ci"].ready, None);
+    assert!(!c.warnings.iter().any(|p| p.field == "input.usages"));
+
+    let mut input = self::input();
+    input["usages"] = json!(true);
+    let Outcome::Composed(c) = compose(&xr(good_spec()), Some(&input), &Fixed::default()) else {
+        panic!("fatal")
+    };
+    assert!(!c.resources.keys().any(|n| n.starts_with("usage-")));
+    assert!(
+        c.warnings.iter().any(|p| p.field == "input.usages"),
+        "{:?}",
+        c.warnings
+    );
+}
+
 /// Model names as LiteLLM writes them (`openai/gpt-4o`, `llama3:70b`) map
 /// onto object names deterministically; two names that map alike are a
 /// Fatal naming both fields, never two models fighting over one object.

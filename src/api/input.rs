@@ -46,6 +46,12 @@ pub struct Input {
     /// Crossplane refuse the whole status.
     #[serde(default)]
     pub status: StatusFields,
+    /// Compose a Crossplane `Usage` (`protection.crossplane.io/v1beta1`)
+    /// of the rendered LiteLLMInstance by each team, budget, key and model,
+    /// so that Crossplane deletes the instance only after they are gone
+    /// from LiteLLM. Needs `attach` or `provision`; false by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usages: Option<bool>,
     /// How long Crossplane may cache the response: `30s`, `2m`, `1h`.
     /// `60s` by default.
     #[serde(default, skip_serializing_if = "Option::is_none")]

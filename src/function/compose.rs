@@ -13,6 +13,7 @@ use super::build::{self, names, InstanceTarget, Target};
 use super::conditions::{self, InstanceState, XrCondition};
 use super::error::Problem;
 use super::request::{lookup, read, XrRequest};
+use super::usage;
 use super::validate;
 
 /// Default response TTL: Crossplane calls again after it.
@@ -419,8 +420,24 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
     let mut resources = BTreeMap::new();
     let mut observed_by_name = BTreeMap::new();
     let mut added = Vec::new();
-    for (name, resource) in build::desired(&target, &request) {
-        let seen = observed.composed(&name).filter(Observed::is_ours);
+    let mut desired = build::desired(&target, &request);
+    if input.usages == Some(true) {
+        let usages = usage::of_instance(&target, &desired);
+        if usages.is_empty() {
+            findings.warnings.push(Problem::new(
+                "input.usages",
+                "has no effect with input.instance.reference: the instance is not composed \
+                 here, so its deletion is not this composition's to order",
+            ));
+        }
+        desired.extend(usages);
+    }
+    for (name, resource) in desired {
+        // Under an older API group the name holds another object: not
+        // observed, as far as this one goes.
+        let seen = observed
+            .composed(&name)
+            .filter(|o| o.api_version == resource["apiVersion"]);
         if seen.is_none() {
             added.push(format!(
                 "adds {} {} ({name})",

@@ -12,6 +12,7 @@ pub mod render;
 pub mod request;
 pub mod server;
 pub mod structpb;
+pub mod usage;
 pub mod validate;
 pub mod wire;
 
