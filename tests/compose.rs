@@ -432,6 +432,89 @@ fn usages_make_crossplane_delete_a_rendered_instance_last() {
     );
 }
 
+/// The XR's labels and the input's `composed` sections reach the composed
+/// resources, later sections winning: XR labels, `all`, the kind, `byName`.
+/// Management policies go to managed kinds only.
+#[test]
+fn composed_resources_carry_the_xr_labels_and_the_inputs_metadata() {
+    let mut input = input();
+    input["instance"] = json!({"attach": {"endpoint": "http://litellm:4000",
+                                          "masterKeySecretRef": {"name": "m", "key": "k"}}});
+    input["composed"] = json!({
+        "all": {"labels": {"env": "prod", "tier": "all"}, "managementPolicies": ["Observe", "Create", "Update", "LateInitialize"]},
+        "team": {"labels": {"tier": "team"}},
+        "keys": {"annotations": {"crossplane.io/poll-interval": "5m"}},
+        "byName": {
+            "key-ci": {"annotations": {"crossplane.io/external-name": "sk-adopted"},
+                       "managementPolicies": ["Observe"], "labels": {"tier": "ci"}},
+            "key-gone": {"labels": {"x": "y"}}
+        }
+    });
+    let mut xr = xr(good_spec());
+    xr["metadata"]["labels"] = json!({"team": "ml", "crossplane.io/claim-name": "ml", "tier": "xr"});
+    let Outcome::Composed(c) = compose(&xr, Some(&input), &Fixed::default()) else {
+        panic!("fatal")
+    };
+    let meta = |name: &str| c.resources[name].resource["metadata"].clone();
+    let policies = |name: &str| c.resources[name].resource["spec"].get("managementPolicies").cloned();
+    assert_eq!(meta("team")["labels"], json!({"team": "ml", "env": "prod", "tier": "team"}));
+    assert_eq!(meta("budget")["labels"], json!({"team": "ml", "env": "prod", "tier": "all"}));
+    assert_eq!(meta("key-ci")["labels"], json!({"team": "ml", "env": "prod", "tier": "ci"}));
+    assert_eq!(
+        meta("key-ci")["annotations"],
+        json!({"crossplane.io/poll-interval": "5m", "crossplane.io/external-name": "sk-adopted"})
+    );
+    assert!(meta("team").get("annotations").is_none());
+    assert_eq!(policies("key-ci"), Some(json!(["Observe"])));
+    assert_eq!(policies("team"), Some(json!(["Observe", "Create", "Update", "LateInitialize"])));
+    // The instance is no managed resource: labels, but no policies.
+    assert_eq!(meta("instance")["labels"]["env"], "prod");
+    assert_eq!(policies("instance"), None);
+    assert!(
+        c.warnings.iter().any(|p| p.field == "input.composed.byName.key-gone"),
+        "{:?}",
+        c.warnings
+    );
+
+    input["composed"] = json!({"xrLabels": false});
+    let Outcome::Composed(c) = compose(&xr, Some(&input), &Fixed::default()) else {
+        panic!("fatal")
+    };
+    assert!(c.resources.values().all(|d| d.resource["metadata"].get("labels").is_none()));
+}
+
+/// Metadata Crossplane sets itself, an external name for many objects,
+/// policies on an unmanaged kind or an unsupported combination, and keys
+/// or values Kubernetes refuses are each a Fatal naming the field.
+#[test]
+fn bad_composed_metadata_is_fatal_and_names_the_field() {
+    for (composed, field) in [
+        (json!({"all": {"labels": {"crossplane.io/composite": "x"}}}),
+         "input.composed.all.labels[\"crossplane.io/composite\"]"),
+        (json!({"keys": {"annotations": {"crossplane.io/external-name": "sk-1"}}}),
+         "input.composed.keys.annotations[\"crossplane.io/external-name\"]"),
+        (json!({"all": {"annotations": {"crossplane.io/composition-resource-name": "x"}}}),
+         "input.composed.all.annotations[\"crossplane.io/composition-resource-name\"]"),
+        (json!({"instance": {"managementPolicies": ["Observe"]}}),
+         "input.composed.instance.managementPolicies"),
+        (json!({"byName": {"usage-team": {"managementPolicies": ["*"]}}}),
+         "input.composed.byName.usage-team.managementPolicies"),
+        (json!({"team": {"managementPolicies": ["Create"]}}),
+         "input.composed.team.managementPolicies"),
+        (json!({"models": {"labels": {"bad key": "v"}}}),
+         "input.composed.models.labels[\"bad key\"]"),
+        (json!({"budget": {"labels": {"ok": "not ok!"}}}),
+         "input.composed.budget.labels[\"ok\"]"),
+        (json!({"team": {"managementPolicies": ["Sometimes"]}}),
+         "input.composed.team.managementPolicies[0]"),
+    ] {
+        let mut input = input();
+        input["composed"] = composed.clone();
+        let fields = fatal_fields(compose(&xr(good_spec()), Some(&input), &Fixed::default()));
+        assert_eq!(fields, [field], "{composed}");
+    }
+}
+
 /// Model names as LiteLLM writes them (`openai/gpt-4o`, `llama3:70b`) map
 /// onto object names deterministically; two names that map alike are a
 /// Fatal naming both fields, never two models fighting over one object.

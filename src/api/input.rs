@@ -46,6 +46,10 @@ pub struct Input {
     /// Crossplane refuse the whole status.
     #[serde(default)]
     pub status: StatusFields,
+    /// Labels, annotations and management policies of the composed
+    /// resources.
+    #[serde(default)]
+    pub composed: ComposedMeta,
     /// Compose a Crossplane `Usage` (`protection.crossplane.io/v1beta1`)
     /// of the rendered LiteLLMInstance by each team, budget, key and model,
     /// so that Crossplane deletes the instance only after they are gone
@@ -100,6 +104,61 @@ pub struct Attach {
     pub gateway_endpoint: Option<String>,
     /// The master key of the existing proxy.
     pub master_key_secret_ref: SecretKeySelector,
+}
+
+/// Labels, annotations and management policies of the composed resources.
+/// Applied in this order, a later one winning for the same key: the XR's
+/// labels, `all`, the kind's section, `byName`.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ComposedMeta {
+    /// Copy the XR's labels onto every composed resource (those under
+    /// `crossplane.io/`, which Crossplane sets itself, excepted). True by
+    /// default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xr_labels: Option<bool>,
+    /// Every composed resource.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub all: Option<ResourceMeta>,
+    /// The rendered LiteLLMInstance (no management policies: it is not a
+    /// managed resource).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<ResourceMeta>,
+    /// The LiteLLMTeam.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team: Option<ResourceMeta>,
+    /// The LiteLLMBudget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<ResourceMeta>,
+    /// Every LiteLLMVirtualKey.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keys: Option<ResourceMeta>,
+    /// Every LiteLLMModel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub models: Option<ResourceMeta>,
+    /// One composed resource, by composition-resource name (`team`,
+    /// `budget`, `instance`, `key-<name>`, `model-<name as mapped>`): the
+    /// place for `crossplane.io/external-name`, which names one LiteLLM
+    /// object.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by_name: Option<std::collections::BTreeMap<String, ResourceMeta>>,
+}
+
+/// What the input sets on a composed resource.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ResourceMeta {
+    /// Labels to add.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labels: Option<std::collections::BTreeMap<String, String>>,
+    /// Annotations to add, such as `crossplane.io/paused: "true"` or
+    /// `crossplane.io/poll-interval: 5m`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<std::collections::BTreeMap<String, String>>,
+    /// `spec.managementPolicies` of a team, budget, key or model, such as
+    /// `["Observe"]` to import an existing LiteLLM object untouched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub management_policies: Option<Vec<super::common::ManagementPolicy>>,
 }
 
 /// Paths (dot-separated, from the XR's root, under `status.`) of the

@@ -13,6 +13,7 @@ use super::build::{self, names, InstanceTarget, Target};
 use super::conditions::{self, InstanceState, XrCondition};
 use super::error::Problem;
 use super::request::{lookup, read, XrRequest};
+use super::metadata;
 use super::usage;
 use super::validate;
 
@@ -171,6 +172,7 @@ fn parse_input(input: Option<&Value>) -> Result<(Input, InstanceTarget, Duration
         problems.push(Problem::new("input.kind", format!("must be {INPUT_KIND}")));
     }
     problems.extend(check_status_paths(&input));
+    problems.extend(metadata::check(&input.composed));
     let target = InstanceTarget::from_source(&input.instance);
     if target.is_none() {
         problems.push(Problem::new(
@@ -432,6 +434,9 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
         }
         desired.extend(usages);
     }
+    findings
+        .warnings
+        .extend(metadata::apply(&mut desired, xr, &input.composed));
     for (name, resource) in desired {
         // Under an older API group the name holds another object: not
         // observed, as far as this one goes.

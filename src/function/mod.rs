@@ -7,6 +7,7 @@ pub mod conditions;
 pub mod error;
 pub mod grpc;
 pub mod grpc_metrics;
+pub mod metadata;
 pub mod metrics;
 pub mod render;
 pub mod request;

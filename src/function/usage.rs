@@ -18,10 +18,13 @@ use super::build::{names, Target};
 /// `apiVersion` of the Usages composed.
 pub const USAGE_API_VERSION: &str = "protection.crossplane.io/v1beta1";
 
+/// Prefix of the Usages' composition-resource names.
+pub const PREFIX: &str = "usage-";
+
 /// Composition-resource name of the Usage of the instance by the resource
 /// composed as `user`.
 pub fn name(user: &str) -> String {
-    format!("usage-{user}")
+    format!("{PREFIX}{user}")
 }
 
 /// A Usage of the rendered instance by each other desired resource, by
