@@ -30,27 +30,30 @@ async fn create(client: &kube::Client, namespace: &str, mut object: Value) -> Re
         .map_err(|e| e.to_string())
 }
 
-/// The LiteLLM objects of every example's expected output, and of the
+/// The LiteLLM objects of each example's expected output, and of the
 /// instances an example references (its `required.yaml`, what the platform
-/// applies itself).
-fn example_objects() -> Vec<Value> {
+/// applies itself), by example.
+fn example_objects() -> Vec<Vec<Value>> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
     let mut out = Vec::new();
-    let files = std::fs::read_dir(root).unwrap().flat_map(|entry| {
+    for entry in std::fs::read_dir(root).unwrap() {
         let dir = entry.unwrap().path();
-        [dir.join("expected.yaml"), dir.join("required.yaml")]
-    });
-    for path in files {
-        if !path.exists() {
-            continue;
+        let mut objects = Vec::new();
+        for path in [dir.join("expected.yaml"), dir.join("required.yaml")] {
+            if !path.exists() {
+                continue;
+            }
+            let docs: Vec<Value> =
+                serde_saphyr::from_multiple(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            objects.extend(docs.into_iter().filter(|d| {
+                d["apiVersion"]
+                    .as_str()
+                    .is_some_and(|v| v.starts_with("litellm.m.crossplane.io/"))
+            }));
         }
-        let docs: Vec<Value> =
-            serde_saphyr::from_multiple(&std::fs::read_to_string(&path).unwrap()).unwrap();
-        out.extend(docs.into_iter().filter(|d| {
-            d["apiVersion"]
-                .as_str()
-                .is_some_and(|v| v.starts_with("litellm.m.crossplane.io/"))
-        }));
+        if !objects.is_empty() {
+            out.push(objects);
+        }
     }
     out
 }
@@ -117,13 +120,20 @@ async fn the_api_server_accepts_the_examples_and_rejects_bad_objects() {
     k8s::install_crds(&client).await;
     let ns = k8s::namespace(&client, "crds").await;
 
-    let objects = example_objects();
-    assert!(objects.len() >= 10, "examples render the LiteLLM kinds");
-    for object in objects {
-        let name = object["metadata"]["name"].clone();
-        create(&client, &ns, object)
-            .await
-            .unwrap_or_else(|e| panic!("{name} rejected: {e}"));
+    let examples = example_objects();
+    assert!(
+        examples.iter().map(Vec::len).sum::<usize>() >= 10,
+        "examples render the LiteLLM kinds"
+    );
+    // Each example in a namespace of its own: they share object names.
+    for objects in examples {
+        let example_ns = k8s::namespace(&client, "example").await;
+        for object in objects {
+            let name = object["metadata"]["name"].clone();
+            create(&client, &example_ns, object)
+                .await
+                .unwrap_or_else(|e| panic!("{name} rejected: {e}"));
+        }
     }
 
     let instance = |name: &str, spec: Value| {
