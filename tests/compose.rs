@@ -281,15 +281,27 @@ fn a_missing_referenced_instance_is_explained() {
     };
     let (warning, (status, reason, message)) = explained(&Fixed::default());
     let warning = warning.expect("a warning before Crossplane supplied it");
-    assert!(warning.contains("has not supplied LiteLLMInstance litellm/shared yet"), "{warning}");
+    assert!(
+        warning.contains("has not supplied LiteLLMInstance litellm/shared yet"),
+        "{warning}"
+    );
     assert!(warning.contains("Crossplane v2.0"), "{warning}");
-    assert_eq!((status, reason, message), (false, "InstanceNotFound", warning));
+    assert_eq!(
+        (status, reason, message),
+        (false, "InstanceNotFound", warning)
+    );
 
     let (warning, (status, reason, message)) =
         explained(&Fixed(BTreeMap::new(), Some(Value::Null), None));
     let warning = warning.expect("a warning when Crossplane found none");
-    assert!(warning.contains("found no LiteLLMInstance litellm/shared"), "{warning}");
-    assert_eq!((status, reason, message), (false, "InstanceNotFound", warning));
+    assert!(
+        warning.contains("found no LiteLLMInstance litellm/shared"),
+        "{warning}"
+    );
+    assert_eq!(
+        (status, reason, message),
+        (false, "InstanceNotFound", warning)
+    );
 
     // An object of another API group under the name is no instance either.
     let (warning, _) = explained(&Fixed(
@@ -341,18 +353,30 @@ fn an_instance_rendered_into_the_tenants_namespace_is_warned_about() {
     let warned = exposure(xr(good_spec()), &attach, None);
     assert_eq!(warned.len(), 1, "{warned:?}");
     assert_eq!(warned[0].0, "input.instance.attach");
-    for part in ["tenant's namespace team-ml", "Secret master", "input.instance.reference", "allowedNamespaces"] {
+    for part in [
+        "tenant's namespace team-ml",
+        "Secret master",
+        "input.instance.reference",
+        "allowedNamespaces",
+    ] {
         assert!(warned[0].1.contains(part), "{part}: {}", warned[0].1);
     }
     let warned = exposure(legacy(good_spec()), &provision, None);
     assert_eq!(warned.len(), 1, "{warned:?}");
     assert_eq!(warned[0].0, "input.instance.provision");
-    assert!(warned[0].1.contains("tenant's namespace apps"), "{}", warned[0].1);
+    assert!(
+        warned[0].1.contains("tenant's namespace apps"),
+        "{}",
+        warned[0].1
+    );
     assert!(warned[0].1.contains("salt key"), "{}", warned[0].1);
 
     // The platform's own namespace for a legacy XR's resources: no tenant reads it.
     assert_eq!(exposure(legacy(good_spec()), &attach, Some("litellm")), []);
-    assert_eq!(exposure(legacy(good_spec()), &provision, Some("litellm")), []);
+    assert_eq!(
+        exposure(legacy(good_spec()), &provision, Some("litellm")),
+        []
+    );
 }
 
 /// With `usages`, each entity rendered against a rendered instance gets a
@@ -398,7 +422,12 @@ fn usages_make_crossplane_delete_a_rendered_instance_last() {
         .collect();
     assert_eq!(
         usages.keys().copied().collect::<Vec<_>>(),
-        ["usage-budget", "usage-key-ci", "usage-model-gpt-4o", "usage-team"]
+        [
+            "usage-budget",
+            "usage-key-ci",
+            "usage-model-gpt-4o",
+            "usage-team"
+        ]
     );
     for (name, usage) in &usages {
         let user = &c.resources[name.trim_start_matches("usage-")].resource;
@@ -412,7 +441,10 @@ fn usages_make_crossplane_delete_a_rendered_instance_last() {
                    "resourceRef": {"name": "ml-litellm"}})
         );
         assert_eq!(usage["spec"]["by"]["kind"], user["kind"]);
-        assert_eq!(usage["spec"]["by"]["resourceRef"]["name"], user["metadata"]["name"]);
+        assert_eq!(
+            usage["spec"]["by"]["resourceRef"]["name"],
+            user["metadata"]["name"]
+        );
         assert_eq!(usage["spec"]["replayDeletion"], true);
     }
     assert_eq!(c.resources["usage-team"].ready, Some(true));
@@ -451,27 +483,46 @@ fn composed_resources_carry_the_xr_labels_and_the_inputs_metadata() {
         }
     });
     let mut xr = xr(good_spec());
-    xr["metadata"]["labels"] = json!({"team": "ml", "crossplane.io/claim-name": "ml", "tier": "xr"});
+    xr["metadata"]["labels"] =
+        json!({"team": "ml", "crossplane.io/claim-name": "ml", "tier": "xr"});
     let Outcome::Composed(c) = compose(&xr, Some(&input), &Fixed::default()) else {
         panic!("fatal")
     };
     let meta = |name: &str| c.resources[name].resource["metadata"].clone();
-    let policies = |name: &str| c.resources[name].resource["spec"].get("managementPolicies").cloned();
-    assert_eq!(meta("team")["labels"], json!({"team": "ml", "env": "prod", "tier": "team"}));
-    assert_eq!(meta("budget")["labels"], json!({"team": "ml", "env": "prod", "tier": "all"}));
-    assert_eq!(meta("key-ci")["labels"], json!({"team": "ml", "env": "prod", "tier": "ci"}));
+    let policies = |name: &str| {
+        c.resources[name].resource["spec"]
+            .get("managementPolicies")
+            .cloned()
+    };
+    assert_eq!(
+        meta("team")["labels"],
+        json!({"team": "ml", "env": "prod", "tier": "team"})
+    );
+    assert_eq!(
+        meta("budget")["labels"],
+        json!({"team": "ml", "env": "prod", "tier": "all"})
+    );
+    assert_eq!(
+        meta("key-ci")["labels"],
+        json!({"team": "ml", "env": "prod", "tier": "ci"})
+    );
     assert_eq!(
         meta("key-ci")["annotations"],
         json!({"crossplane.io/poll-interval": "5m", "crossplane.io/external-name": "sk-adopted"})
     );
     assert!(meta("team").get("annotations").is_none());
     assert_eq!(policies("key-ci"), Some(json!(["Observe"])));
-    assert_eq!(policies("team"), Some(json!(["Observe", "Create", "Update", "LateInitialize"])));
+    assert_eq!(
+        policies("team"),
+        Some(json!(["Observe", "Create", "Update", "LateInitialize"]))
+    );
     // The instance is no managed resource: labels, but no policies.
     assert_eq!(meta("instance")["labels"]["env"], "prod");
     assert_eq!(policies("instance"), None);
     assert!(
-        c.warnings.iter().any(|p| p.field == "input.composed.byName.key-gone"),
+        c.warnings
+            .iter()
+            .any(|p| p.field == "input.composed.byName.key-gone"),
         "{:?}",
         c.warnings
     );
@@ -480,7 +531,10 @@ fn composed_resources_carry_the_xr_labels_and_the_inputs_metadata() {
     let Outcome::Composed(c) = compose(&xr, Some(&input), &Fixed::default()) else {
         panic!("fatal")
     };
-    assert!(c.resources.values().all(|d| d.resource["metadata"].get("labels").is_none()));
+    assert!(c
+        .resources
+        .values()
+        .all(|d| d.resource["metadata"].get("labels").is_none()));
 }
 
 /// Metadata Crossplane sets itself, an external name for many objects,
@@ -489,24 +543,42 @@ fn composed_resources_carry_the_xr_labels_and_the_inputs_metadata() {
 #[test]
 fn bad_composed_metadata_is_fatal_and_names_the_field() {
     for (composed, field) in [
-        (json!({"all": {"labels": {"crossplane.io/composite": "x"}}}),
-         "input.composed.all.labels[\"crossplane.io/composite\"]"),
-        (json!({"keys": {"annotations": {"crossplane.io/external-name": "sk-1"}}}),
-         "input.composed.keys.annotations[\"crossplane.io/external-name\"]"),
-        (json!({"all": {"annotations": {"crossplane.io/composition-resource-name": "x"}}}),
-         "input.composed.all.annotations[\"crossplane.io/composition-resource-name\"]"),
-        (json!({"instance": {"managementPolicies": ["Observe"]}}),
-         "input.composed.instance.managementPolicies"),
-        (json!({"byName": {"usage-team": {"managementPolicies": ["*"]}}}),
-         "input.composed.byName.usage-team.managementPolicies"),
-        (json!({"team": {"managementPolicies": ["Create"]}}),
-         "input.composed.team.managementPolicies"),
-        (json!({"models": {"labels": {"bad key": "v"}}}),
-         "input.composed.models.labels[\"bad key\"]"),
-        (json!({"budget": {"labels": {"ok": "not ok!"}}}),
-         "input.composed.budget.labels[\"ok\"]"),
-        (json!({"team": {"managementPolicies": ["Sometimes"]}}),
-         "input.composed.team.managementPolicies[0]"),
+        (
+            json!({"all": {"labels": {"crossplane.io/composite": "x"}}}),
+            "input.composed.all.labels[\"crossplane.io/composite\"]",
+        ),
+        (
+            json!({"keys": {"annotations": {"crossplane.io/external-name": "sk-1"}}}),
+            "input.composed.keys.annotations[\"crossplane.io/external-name\"]",
+        ),
+        (
+            json!({"all": {"annotations": {"crossplane.io/composition-resource-name": "x"}}}),
+            "input.composed.all.annotations[\"crossplane.io/composition-resource-name\"]",
+        ),
+        (
+            json!({"instance": {"managementPolicies": ["Observe"]}}),
+            "input.composed.instance.managementPolicies",
+        ),
+        (
+            json!({"byName": {"usage-team": {"managementPolicies": ["*"]}}}),
+            "input.composed.byName.usage-team.managementPolicies",
+        ),
+        (
+            json!({"team": {"managementPolicies": ["Create"]}}),
+            "input.composed.team.managementPolicies",
+        ),
+        (
+            json!({"models": {"labels": {"bad key": "v"}}}),
+            "input.composed.models.labels[\"bad key\"]",
+        ),
+        (
+            json!({"budget": {"labels": {"ok": "not ok!"}}}),
+            "input.composed.budget.labels[\"ok\"]",
+        ),
+        (
+            json!({"team": {"managementPolicies": ["Sometimes"]}}),
+            "input.composed.team.managementPolicies[0]",
+        ),
     ] {
         let mut input = input();
         input["composed"] = composed.clone();

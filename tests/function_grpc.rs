@@ -87,10 +87,7 @@ fn assert_composes_the_example(rsp: &RunFunctionResponse) {
         rsp.results
     );
     let names: Vec<String> = desired_resources(rsp).into_keys().collect();
-    assert_eq!(
-        names,
-        ["budget", "key-ci", "key-notebooks", "team"]
-    );
+    assert_eq!(names, ["budget", "key-ci", "key-notebooks", "team"]);
 }
 
 #[tokio::test]
@@ -468,8 +465,7 @@ async fn the_instance_is_required_in_the_one_field_this_crossplane_reads() {
     };
     let with_capabilities = |capabilities: &[Capability]| {
         let mut req = first_call();
-        req.meta.as_mut().unwrap().capabilities =
-            capabilities.iter().map(|c| *c as i32).collect();
+        req.meta.as_mut().unwrap().capabilities = capabilities.iter().map(|c| *c as i32).collect();
         req
     };
     let asked = |rsp: &RunFunctionResponse| {
@@ -490,7 +486,11 @@ async fn the_instance_is_required_in_the_one_field_this_crossplane_reads() {
     let one = vec!["litellm-instance".to_string()];
     let none: Vec<String> = Vec::new();
     let cases = [
-        ("v2.0/v2.1: no capabilities", first_call(), (one.clone(), none.clone())),
+        (
+            "v2.0/v2.1: no capabilities",
+            first_call(),
+            (one.clone(), none.clone()),
+        ),
         (
             "v2.2 on: capabilities with required resources",
             with_capabilities(&[
@@ -533,9 +533,18 @@ async fn the_instance_is_required_in_the_one_field_this_crossplane_reads() {
     }
     let rsp = client.run_function(req).await.unwrap().into_inner();
     let status = function_sdk_rust::resource::struct_to_json(
-        rsp.desired.unwrap().composite.unwrap().resource.as_ref().unwrap(),
+        rsp.desired
+            .unwrap()
+            .composite
+            .unwrap()
+            .resource
+            .as_ref()
+            .unwrap(),
     );
-    assert_eq!(status["status"]["endpoint"], "http://litellm.litellm.svc:4000");
+    assert_eq!(
+        status["status"]["endpoint"],
+        "http://litellm.litellm.svc:4000"
+    );
 
     // Crossplane answers a lookup that found nothing with an empty entry.
     let mut req = example_request();
@@ -545,10 +554,15 @@ async fn the_instance_is_required_in_the_one_field_this_crossplane_reads() {
     let warning = rsp
         .results
         .iter()
-        .find(|r| r.severity == Severity::Warning as i32 && r.message.starts_with("input.instance.reference"))
+        .find(|r| {
+            r.severity == Severity::Warning as i32
+                && r.message.starts_with("input.instance.reference")
+        })
         .unwrap_or_else(|| panic!("{:?}", rsp.results));
     assert!(
-        warning.message.contains("found no LiteLLMInstance litellm/shared"),
+        warning
+            .message
+            .contains("found no LiteLLMInstance litellm/shared"),
         "{}",
         warning.message
     );

@@ -14,8 +14,8 @@ use std::task::{Context, Poll};
 use std::time::Instant;
 
 use function_sdk_rust::proto::v1::{
-    self, resource_selector, Capability, Ready, ResourceSelector, RunFunctionRequest, RunFunctionResponse,
-    Severity, Status as ConditionStatus, Target,
+    self, resource_selector, Capability, Ready, ResourceSelector, RunFunctionRequest,
+    RunFunctionResponse, Severity, Status as ConditionStatus, Target,
 };
 use function_sdk_rust::resource::struct_to_json;
 use prost::Message;

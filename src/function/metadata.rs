@@ -246,7 +246,16 @@ mod tests {
         for good in ["team", "platform.example.org/cost-center", "a.b_c-d", "x/Y"] {
             assert!(is_qualified_name(good), "{good}");
         }
-        for bad in ["", "-a", "a-", "Example.org/a", "a/b/c", "/a", "a/", &"x".repeat(64)] {
+        for bad in [
+            "",
+            "-a",
+            "a-",
+            "Example.org/a",
+            "a/b/c",
+            "/a",
+            "a/",
+            &"x".repeat(64),
+        ] {
             assert!(!is_qualified_name(bad), "{bad}");
         }
         assert!(is_label_value(""));
