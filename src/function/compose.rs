@@ -12,8 +12,9 @@ use crate::api::input::{Input, InstanceSource, INPUT_API_VERSION, INPUT_KIND};
 use super::build::{self, names, InstanceTarget, Target};
 use super::conditions::{self, InstanceState, XrCondition};
 use super::error::Problem;
-use super::request::{lookup, read, XrRequest};
 use super::metadata;
+use super::request::{lookup, read, XrRequest};
+use super::structpb::Keep;
 use super::usage;
 use super::validate;
 
@@ -362,6 +363,22 @@ fn collect<T>(result: Result<Option<T>, Problem>, problems: &mut Vec<Problem>) -
         None
     })
 }
+
+/// What the function reads of an observed composed resource's status (and
+/// of the referenced instance's): the `type` and `status` of each condition
+/// ([`readiness`]), the team's `atProvider.teamId`, the instance's `ready`,
+/// `endpoint` and `gatewayEndpoint` ([`report`]). The gRPC layer decodes
+/// nothing else of an observed status.
+pub static OBSERVED_STATUS: Keep = Keep::Keys(&[
+    (
+        "conditions",
+        Keep::Keys(&[("type", Keep::All), ("status", Keep::All)]),
+    ),
+    ("atProvider", Keep::Keys(&[("teamId", Keep::All)])),
+    ("ready", Keep::All),
+    ("endpoint", Keep::All),
+    ("gatewayEndpoint", Keep::All),
+]);
 
 /// What a status's `Ready` condition says: `Some(true)` for True,
 /// `Some(false)` for False, `None` without a condition or for Unknown.

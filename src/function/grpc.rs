@@ -357,8 +357,7 @@ where
                 Ok(tonic::Status::unimplemented("no such method").into_http())
             });
         }
-        let codec = tonic_prost::ProstCodec::<wire::Response, wire::Request>::default();
-        let mut grpc = tonic::server::Grpc::new(codec)
+        let mut grpc = tonic::server::Grpc::new(wire::Codec)
             .apply_max_message_size_config(self.max_decoding_message_size, None);
         let unary = Unary(self.metrics.clone());
         Box::pin(async move { Ok(grpc.unary(unary, req).await) })

@@ -72,33 +72,34 @@ pub const MODEL_FIELDS: &[&str] = &[
 /// A warning for each field of the object at `path` (or of each object of
 /// the list there, with `list`) that is not among `known`.
 pub fn unknown_fields(root: &Value, path: &str, known: &[&str], list: bool) -> Vec<Problem> {
-    let objects: Vec<(String, &serde_json::Map<String, Value>)> = match lookup(root, path) {
-        Some(Value::Object(object)) if !list => vec![(path.to_string(), object)],
+    // Paths are formatted only for a field that is reported (this runs on
+    // every request, and nearly always finds nothing).
+    let objects: Vec<(Option<usize>, &serde_json::Map<String, Value>)> = match lookup(root, path) {
+        Some(Value::Object(object)) if !list => vec![(None, object)],
         Some(Value::Array(items)) if list => items
             .iter()
             .enumerate()
-            .filter_map(|(i, item)| Some((format!("{path}[{i}]"), item.as_object()?)))
+            .filter_map(|(i, item)| Some((Some(i), item.as_object()?)))
             .collect(),
         _ => Vec::new(),
     };
-    objects
-        .into_iter()
-        .flat_map(|(at, object)| {
-            object
-                .keys()
-                .filter(|field| !known.contains(&field.as_str()))
-                .map(move |field| {
-                    Problem::new(
-                        format!("{at}.{field}"),
-                        format!(
-                            "not a field this function reads (it reads {}); left alone",
-                            known.join(", ")
-                        ),
-                    )
-                })
-                .collect::<Vec<_>>()
-        })
-        .collect()
+    let mut problems = Vec::new();
+    for (index, object) in objects {
+        for field in object.keys().filter(|f| !known.contains(&f.as_str())) {
+            let at = match index {
+                Some(i) => format!("{path}[{i}].{field}"),
+                None => format!("{path}.{field}"),
+            };
+            problems.push(Problem::new(
+                at,
+                format!(
+                    "not a field this function reads (it reads {}); left alone",
+                    known.join(", ")
+                ),
+            ));
+        }
+    }
+    problems
 }
 
 /// The team part: `{alias, models, metadata, blocked}`.

@@ -163,13 +163,23 @@ pub async fn serve(args: &Args, shutdown: impl Future<Output = ()>) -> Result<()
     serve_on(args, listener, shutdown).await
 }
 
+/// HTTP/2 receive window of a connection (all requests in flight on it).
+const CONNECTION_WINDOW: u32 = 8 << 20;
+/// HTTP/2 receive window of one request.
+const STREAM_WINDOW: u32 = 1 << 20;
+
 /// Serves on an already bound listener (tests bind port 0).
 pub async fn serve_on(
     args: &Args,
     listener: tokio::net::TcpListener,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ServeError> {
-    let mut builder = Server::builder();
+    // Flow-control windows that hold a whole request: with HTTP/2's
+    // default 64 KiB for the connection, requests of tens of KiB in flight
+    // together wait on each other's WINDOW_UPDATE round trips.
+    let mut builder = Server::builder()
+        .initial_connection_window_size(CONNECTION_WINDOW)
+        .initial_stream_window_size(STREAM_WINDOW);
     if !args.insecure {
         let dir = args
             .tls_certs_dir

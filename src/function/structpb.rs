@@ -176,11 +176,24 @@ fn write_nested(
 /// Encodes `map` as a `google.protobuf.Struct` in one measuring and one
 /// writing pass, into a buffer of exactly the right size.
 pub fn encode_struct(map: &Map<String, Value>) -> Vec<u8> {
-    let mut lens = Vec::new();
-    let len = Node::Struct(map).measure(&mut lens);
+    let (len, lens) = measure_struct(map);
     let mut buf = Vec::with_capacity(len);
-    Node::Struct(map).write(&mut lens.iter(), &mut buf);
+    write_struct(map, &lens, &mut buf);
     buf
+}
+
+/// The encoded length of `map` as a `google.protobuf.Struct`, and the
+/// lengths of its nested messages for [`write_struct`].
+pub fn measure_struct(map: &Map<String, Value>) -> (usize, Vec<usize>) {
+    let mut lens = Vec::with_capacity(64);
+    let len = Node::Struct(map).measure(&mut lens);
+    (len, lens)
+}
+
+/// Writes `map` as a `google.protobuf.Struct` body, with the lengths
+/// [`measure_struct`] recorded for it.
+pub fn write_struct(map: &Map<String, Value>, lens: &[usize], buf: &mut impl BufMut) {
+    Node::Struct(map).write(&mut lens.iter(), buf)
 }
 
 impl Message for JsonStruct {
@@ -329,8 +342,267 @@ impl Message for JsonList {
     }
 }
 
+/// Which parts of a JSON value to decode: all of it, or only some keys of
+/// an object (a list's elements each kept alike); every other value is
+/// skipped on the wire unread, never allocated.
+#[derive(Debug)]
+pub enum Keep {
+    All,
+    Keys(&'static [(&'static str, Keep)]),
+}
+
+impl Keep {
+    /// What `self` keeps of `value`: what decoding it keeps of the same
+    /// value encoded.
+    pub fn prune(&self, value: &Value) -> Value {
+        match (self, value) {
+            (Keep::All, value) => value.clone(),
+            (Keep::Keys(keys), Value::Object(map)) => Value::Object(
+                map.iter()
+                    .filter_map(|(k, v)| {
+                        let (_, keep) = keys.iter().find(|(name, _)| name == k)?;
+                        Some((k.clone(), keep.prune(v)))
+                    })
+                    .collect(),
+            ),
+            (keys, Value::Array(items)) => {
+                Value::Array(items.iter().map(|v| keys.prune(v)).collect())
+            }
+            (Keep::Keys(_), scalar) => scalar.clone(),
+        }
+    }
+
+    fn child(&self, key: &str) -> Option<&'static Keep> {
+        match self {
+            Keep::All => None,
+            Keep::Keys(keys) => keys.iter().find(|(name, _)| *name == key).map(|(_, k)| k),
+        }
+    }
+}
+
+/// Decodes a `google.protobuf.Value` keeping only what `keep` asks for.
+fn merge_kept(
+    keep: &'static Keep,
+    wire_type: WireType,
+    buf: &mut impl Buf,
+    ctx: DecodeContext,
+) -> Result<Value, DecodeError> {
+    if let Keep::All = keep {
+        let mut value = JsonValue::default();
+        encoding::message::merge(wire_type, &mut value, buf, ctx)?;
+        return Ok(value.0);
+    }
+    let mut value = Kept {
+        keep,
+        value: Value::Null,
+    };
+    encoding::message::merge(wire_type, &mut value, buf, ctx)?;
+    Ok(value.value)
+}
+
+/// A `google.protobuf.Value` (or, by its tags, a `Struct` entry list or a
+/// `ListValue`) decoded under a [`Keep::Keys`].
+#[derive(Debug)]
+struct Kept {
+    keep: &'static Keep,
+    value: Value,
+}
+
+/// One `Struct` entry under a [`Keep::Keys`]: its value decoded only when
+/// its key is kept.
+#[derive(Debug)]
+struct KeptEntry {
+    keep: &'static Keep,
+    key: String,
+    value: Option<Value>,
+    /// Whether `value` was decoded under the keep of the key it now has;
+    /// a value met before its key (or without one: an empty key is not
+    /// written at all) is decoded whole and pruned once the entry ends.
+    pruned: bool,
+}
+
+impl KeptEntry {
+    /// The entry's value as kept, once the whole entry is read: `None`
+    /// when its key is not kept.
+    fn finish(self) -> Option<(String, Value)> {
+        let keep = self.keep.child(&self.key)?;
+        let value = self.value?;
+        let value = match self.pruned {
+            true => value,
+            false => keep.prune(&value),
+        };
+        Some((self.key, value))
+    }
+}
+
+/// A `Struct` or `ListValue` body under a [`Keep::Keys`].
+#[derive(Debug)]
+struct KeptBody {
+    keep: &'static Keep,
+    list: bool,
+    value: Value,
+}
+
+impl Message for Kept {
+    fn encode_raw(&self, buf: &mut impl BufMut) {
+        Node::Value(&self.value).encode_body(buf)
+    }
+
+    fn merge_field(
+        &mut self,
+        tag: u32,
+        wire_type: WireType,
+        buf: &mut impl Buf,
+        ctx: DecodeContext,
+    ) -> Result<(), DecodeError> {
+        match tag {
+            kind::STRUCT | kind::LIST => {
+                let mut body = KeptBody {
+                    keep: self.keep,
+                    list: tag == kind::LIST,
+                    value: if tag == kind::LIST {
+                        Value::Array(Vec::new())
+                    } else {
+                        Value::Object(Map::new())
+                    },
+                };
+                encoding::message::merge(wire_type, &mut body, buf, ctx)?;
+                self.value = body.value;
+                Ok(())
+            }
+            // Scalars: as decoded in full.
+            _ => {
+                let mut value = JsonValue::default();
+                value.merge_field(tag, wire_type, buf, ctx)?;
+                self.value = value.0;
+                Ok(())
+            }
+        }
+    }
+
+    fn encoded_len(&self) -> usize {
+        Node::Value(&self.value).body_len()
+    }
+
+    fn clear(&mut self) {
+        self.value = Value::Null;
+    }
+}
+
+impl Message for KeptBody {
+    fn encode_raw(&self, buf: &mut impl BufMut) {
+        match &self.value {
+            Value::Object(map) => Node::Struct(map).encode_body(buf),
+            Value::Array(items) => Node::List(items).encode_body(buf),
+            _ => {}
+        }
+    }
+
+    fn merge_field(
+        &mut self,
+        tag: u32,
+        wire_type: WireType,
+        buf: &mut impl Buf,
+        ctx: DecodeContext,
+    ) -> Result<(), DecodeError> {
+        if tag != 1 {
+            return encoding::skip_field(wire_type, tag, buf, ctx);
+        }
+        if self.list {
+            // Each element kept as the list is.
+            let item = merge_kept(self.keep, wire_type, buf, ctx)?;
+            if let Value::Array(items) = &mut self.value {
+                items.push(item);
+            }
+            return Ok(());
+        }
+        let mut entry = KeptEntry {
+            keep: self.keep,
+            key: String::new(),
+            value: None,
+            pruned: false,
+        };
+        encoding::message::merge(wire_type, &mut entry, buf, ctx)?;
+        if let (Value::Object(map), Some((key, value))) = (&mut self.value, entry.finish()) {
+            // As for any protobuf map, a repeated key keeps the last value.
+            map.insert(key, value);
+        }
+        Ok(())
+    }
+
+    fn encoded_len(&self) -> usize {
+        match &self.value {
+            Value::Object(map) => Node::Struct(map).body_len(),
+            Value::Array(items) => Node::List(items).body_len(),
+            _ => 0,
+        }
+    }
+
+    fn clear(&mut self) {
+        self.value = Value::Null;
+    }
+}
+
+impl Message for KeptEntry {
+    fn encode_raw(&self, buf: &mut impl BufMut) {
+        if let Some(value) = &self.value {
+            Node::Entry(&self.key, value).encode_body(buf)
+        }
+    }
+
+    fn merge_field(
+        &mut self,
+        tag: u32,
+        wire_type: WireType,
+        buf: &mut impl Buf,
+        ctx: DecodeContext,
+    ) -> Result<(), DecodeError> {
+        match tag {
+            1 => {
+                encoding::string::merge(wire_type, &mut self.key, buf, ctx)?;
+                // A value read under another key's keep is pruned again
+                // when the entry ends ([`KeptEntry::finish`]).
+                self.pruned = false;
+                Ok(())
+            }
+            2 if self.key.is_empty() => {
+                // Before its key: decoded whole, kept or dropped at the end.
+                self.value = Some(merge_kept(&Keep::All, wire_type, buf, ctx)?);
+                self.pruned = false;
+                Ok(())
+            }
+            2 => match self.keep.child(&self.key) {
+                Some(keep) => {
+                    self.value = Some(merge_kept(keep, wire_type, buf, ctx)?);
+                    self.pruned = true;
+                    Ok(())
+                }
+                None => {
+                    self.value = None;
+                    encoding::skip_field(wire_type, tag, buf, ctx)
+                }
+            },
+            _ => encoding::skip_field(wire_type, tag, buf, ctx),
+        }
+    }
+
+    fn encoded_len(&self) -> usize {
+        self.value
+            .as_ref()
+            .map(|value| Node::Entry(&self.key, value).body_len())
+            .unwrap_or(0)
+    }
+
+    fn clear(&mut self) {
+        self.key.clear();
+        self.value = None;
+    }
+}
+
 /// A `google.protobuf.Struct` of which only the `apiVersion` and `status`
-/// fields are decoded; the value of every other field is skipped unread.
+/// fields are decoded, and of `status` only what the function reads
+/// ([`super::compose::OBSERVED_STATUS`]); the value of every other field is
+/// skipped unread.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StatusOnly {
     /// `apiVersion` when it is a string.
@@ -434,9 +706,13 @@ impl Message for StatusEntry {
         match tag {
             1 => encoding::string::merge(wire_type, &mut self.key, buf, ctx),
             2 if wanted => {
-                let mut value = JsonValue::default();
-                encoding::message::merge(wire_type, &mut value, buf, ctx)?;
-                self.value = Some(value.0);
+                // The status as far as the function reads it; `apiVersion`
+                // (or a value before its key) whole.
+                let keep = match self.key.as_str() {
+                    STATUS => &super::compose::OBSERVED_STATUS,
+                    _ => &Keep::All,
+                };
+                self.value = Some(merge_kept(keep, wire_type, buf, ctx)?);
                 Ok(())
             }
             _ => encoding::skip_field(wire_type, tag, buf, ctx),
@@ -519,7 +795,30 @@ mod tests {
             let mut map = object(value);
             map.insert("status".into(), status.clone());
             let bytes = json_to_struct(&map).encode_to_vec();
-            prop_assert_eq!(StatusOnly::decode(bytes.as_slice()).unwrap().status, Some(status));
+            let kept = crate::function::compose::OBSERVED_STATUS.prune(&status);
+            prop_assert_eq!(StatusOnly::decode(bytes.as_slice()).unwrap().status, Some(kept));
+        }
+
+        #[test]
+        fn a_kept_status_is_what_the_function_reads_of_it(
+            extra in arbitrary_json(),
+            ready in any::<bool>(),
+            endpoint in ".{0,12}",
+        ) {
+            let status = json!({
+                "conditions": [{"type": "Ready", "status": "True", "reason": "Available", "message": extra.clone()},
+                               {"type": "Synced", "status": "False", "lastTransitionTime": "2026-12-01T00:00:00Z"}],
+                "atProvider": {"teamId": "t-1", "spend": 1.5, "other": extra.clone()},
+                "ready": ready, "endpoint": endpoint, "gatewayEndpoint": "http://gw", "other": extra,
+            });
+            let map = object(json!({"apiVersion": "v", "status": status}));
+            let bytes = json_to_struct(&map).encode_to_vec();
+            let kept = StatusOnly::decode(bytes.as_slice()).unwrap().status.unwrap();
+            prop_assert_eq!(kept, json!({
+                "conditions": [{"type": "Ready", "status": "True"}, {"type": "Synced", "status": "False"}],
+                "atProvider": {"teamId": "t-1"},
+                "ready": ready, "endpoint": endpoint, "gatewayEndpoint": "http://gw",
+            }));
         }
 
         #[test]

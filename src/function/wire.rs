@@ -86,25 +86,6 @@ pub struct Response {
     pub conditions: Vec<v1::Condition>,
 }
 
-/// One entry of a `map<string, Resource>`, its object already encoded.
-#[derive(Clone, PartialEq, Message)]
-struct ResourceEntry {
-    #[prost(string, tag = "1")]
-    key: String,
-    #[prost(message, optional, tag = "2")]
-    value: Option<EncodedResource>,
-}
-
-/// A `Resource` whose `google.protobuf.Struct` is already encoded: prost
-/// then sizes it in O(1) instead of walking the object again.
-#[derive(Clone, PartialEq, Message)]
-struct EncodedResource {
-    #[prost(bytes = "vec", optional, tag = "1")]
-    resource: Option<Vec<u8>>,
-    #[prost(enumeration = "v1::Ready", tag = "3")]
-    ready: i32,
-}
-
 /// Just the key of a map entry; prost skips the value unread.
 #[derive(Clone, PartialEq, Message)]
 struct EntryKey {
@@ -130,21 +111,84 @@ pub struct JsonResources {
     pub items: Vec<JsonResource>,
 }
 
-/// Encodes a desired composed resource as a raw map entry.
+/// The `RunFunction` codec: prost's, except that a request is decoded from
+/// the received message frozen into one [`Bytes`] (no copy). prost then
+/// reads a contiguous buffer whose `advance` is a pointer bump, and the
+/// pass-through fields ([`Request::context`], [`DesiredState::resources`])
+/// become slices of the received bytes instead of copies of them.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Codec;
+
+/// Decodes a [`Request`] (see [`Codec`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RequestDecoder;
+
+impl tonic::codec::Codec for Codec {
+    type Encode = Response;
+    type Decode = Request;
+    type Encoder = tonic_prost::ProstEncoder<Response>;
+    type Decoder = RequestDecoder;
+
+    fn encoder(&mut self) -> Self::Encoder {
+        tonic_prost::ProstEncoder::default()
+    }
+
+    fn decoder(&mut self) -> Self::Decoder {
+        RequestDecoder
+    }
+}
+
+impl tonic::codec::Decoder for RequestDecoder {
+    type Item = Request;
+    type Error = tonic::Status;
+
+    fn decode(
+        &mut self,
+        src: &mut tonic::codec::DecodeBuf<'_>,
+    ) -> Result<Option<Request>, tonic::Status> {
+        use bytes::Buf;
+        let message = src.copy_to_bytes(src.remaining());
+        Request::decode(message)
+            .map(Some)
+            .map_err(|e| tonic::Status::internal(e.to_string()))
+    }
+}
+
+/// Encodes a desired composed resource as a raw map entry, written once
+/// into a buffer of its exact size.
 pub fn resource_entry(
     name: String,
     object: &serde_json::Map<String, serde_json::Value>,
     ready: v1::Ready,
 ) -> Bytes {
-    ResourceEntry {
-        key: name,
-        value: Some(EncodedResource {
-            resource: Some(structpb::encode_struct(object)),
-            ready: ready as i32,
-        }),
+    use prost::encoding::{self, WireType};
+    let (struct_len, lens) = structpb::measure_struct(object);
+    let ready = ready as i32;
+    // `Resource { resource: 1, ready: 3 }`, then the entry `{key: 1, value: 2}`.
+    let resource_len = encoding::key_len(1)
+        + encoding::encoded_len_varint(struct_len as u64)
+        + struct_len
+        + if ready != 0 {
+            encoding::int32::encoded_len(3, &ready)
+        } else {
+            0
+        };
+    let entry_len = encoding::string::encoded_len(1, &name)
+        + encoding::key_len(2)
+        + encoding::encoded_len_varint(resource_len as u64)
+        + resource_len;
+    let mut buf = Vec::with_capacity(entry_len);
+    encoding::string::encode(1, &name, &mut buf);
+    encoding::encode_key(2, WireType::LengthDelimited, &mut buf);
+    encoding::encode_varint(resource_len as u64, &mut buf);
+    encoding::encode_key(1, WireType::LengthDelimited, &mut buf);
+    encoding::encode_varint(struct_len as u64, &mut buf);
+    structpb::write_struct(object, &lens, &mut buf);
+    if ready != 0 {
+        encoding::int32::encode(3, &ready, &mut buf);
     }
-    .encode_to_vec()
-    .into()
+    debug_assert_eq!(buf.len(), entry_len);
+    buf.into()
 }
 
 /// The name of a raw map entry, or `None` if it is not one.
