@@ -1,7 +1,7 @@
 //! `compose` on good and bad requests, without I/O: every bad input is a
 //! fatal outcome naming its field, and arbitrary input never panics.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use litellm_crossplane::function::{compose, Observed, ObservedState, Outcome, Supplied};
 use proptest::prelude::*;
@@ -22,6 +22,10 @@ static NO_DETAILS: std::sync::LazyLock<HashMap<String, Vec<u8>>> =
     std::sync::LazyLock::new(HashMap::new);
 
 impl ObservedState for Fixed {
+    // Observed names are the naming tests' (`Named`).
+    fn observed_names(&self) -> BTreeMap<String, String> {
+        BTreeMap::new()
+    }
     fn composed(&self, name: &str) -> Option<Observed<'_>> {
         self.0.get(name).map(|status| Observed {
             api_version: self.api_version(),
@@ -168,11 +172,11 @@ fn resources_not_observed_yet_are_reported_as_added() {
     assert_eq!(
         first.added,
         [
-            "adds LiteLLMBudget ml-budget (budget)",
+            "adds LiteLLMBudget ml.budget (budget)",
             "adds LiteLLMInstance ml-litellm (instance)",
-            "adds LiteLLMVirtualKey ml-key-ci (key-ci)",
-            "adds LiteLLMModel ml-model-gpt-4o (model-gpt-4o)",
-            "adds LiteLLMTeam ml-team (team)",
+            "adds LiteLLMVirtualKey ml.key-ci (key-ci)",
+            "adds LiteLLMModel ml.model-gpt-4o (model-gpt-4o)",
+            "adds LiteLLMTeam ml.team (team)",
         ]
     );
     let observed = Fixed(
@@ -187,7 +191,7 @@ fn resources_not_observed_yet_are_reported_as_added() {
     };
     assert_eq!(
         later.added,
-        ["adds LiteLLMModel ml-model-gpt-4o (model-gpt-4o)"]
+        ["adds LiteLLMModel ml.model-gpt-4o (model-gpt-4o)"]
     );
 }
 
@@ -399,6 +403,9 @@ fn usages_make_crossplane_delete_a_rendered_instance_last() {
     // Observed under its own API group: the Usage's, not this project's.
     struct UsageObserved(Fixed);
     impl ObservedState for UsageObserved {
+        fn observed_names(&self) -> BTreeMap<String, String> {
+            BTreeMap::new()
+        }
         fn composed(&self, name: &str) -> Option<Observed<'_>> {
             self.0 .0.get(name).map(|status| Observed {
                 api_version: "protection.crossplane.io/v1beta1",
@@ -434,7 +441,7 @@ fn usages_make_crossplane_delete_a_rendered_instance_last() {
         assert_eq!(usage["apiVersion"], "protection.crossplane.io/v1beta1");
         assert_eq!(usage["kind"], "Usage");
         assert_eq!(usage["metadata"]["namespace"], "team-ml");
-        assert_eq!(usage["metadata"]["name"], format!("ml-{name}"));
+        assert_eq!(usage["metadata"]["name"], format!("ml.{name}"));
         assert_eq!(
             usage["spec"]["of"],
             json!({"apiVersion": "litellm.m.crossplane.io/v1alpha1", "kind": "LiteLLMInstance",
@@ -631,12 +638,12 @@ fn model_names_map_onto_object_names_and_never_collide() {
         BTreeMap::from([
             (
                 "model-openai-gpt-4o",
-                ("ml-model-openai-gpt-4o", "openai/gpt-4o")
+                ("ml.model-openai-gpt-4o", "openai/gpt-4o")
             ),
-            ("model-llama3-70b", ("ml-model-llama3-70b", "llama3:70b")),
+            ("model-llama3-70b", ("ml.model-llama3-70b", "llama3:70b")),
             (
                 "model-mistral-large-2",
-                ("ml-model-mistral-large-2", "Mistral.Large_2")
+                ("ml.model-mistral-large-2", "Mistral.Large_2")
             ),
         ])
     );
@@ -791,7 +798,7 @@ fn policy_holds_when_fields_are_left_out() {
             json!({"budget": {"maxBudget": "80", "duration": "30d"}, "keys": [{"name": "ci"}]}),
             "key-ci",
             "budgetRef",
-            json!({"name": "ml-budget"}),
+            json!({"name": "ml.budget"}),
             "spec.keys[0].maxBudget: not set: 30 applies (the policy ceiling per key)",
         ),
     ];
@@ -1132,4 +1139,171 @@ proptest! {
         let rsp = litellm_crossplane::function::grpc::run(&req);
         prop_assert!(rsp.meta.is_some());
     }
+}
+
+/// Observed names as the API server holds them, beside `Fixed`'s statuses.
+struct Named(Fixed, BTreeMap<String, String>);
+
+impl ObservedState for Named {
+    fn observed_names(&self) -> BTreeMap<String, String> {
+        self.1.clone()
+    }
+    fn composed(&self, name: &str) -> Option<Observed<'_>> {
+        self.0.composed(name)
+    }
+    fn required_instance(&self) -> Supplied<'_> {
+        self.0.required_instance()
+    }
+}
+
+/// The object names of two XRs' composed resources, by kind.
+fn object_names(xr_name: &str, spec: Value) -> BTreeSet<(String, String)> {
+    let mut xr = xr(spec);
+    xr["metadata"]["name"] = json!(xr_name);
+    let mut input = input();
+    input["instance"] = json!({"attach": {"endpoint": "http://litellm.litellm.svc:4000",
+                                          "masterKeySecretRef": {"name": "m", "key": "k"}}});
+    let Outcome::Composed(c) = compose(&xr, Some(&input), &Fixed::default()) else {
+        panic!("fatal")
+    };
+    let mut names = BTreeSet::new();
+    for d in c.resources.values() {
+        let kind = d.resource["kind"].as_str().unwrap().to_string();
+        let name = d.resource["metadata"]["name"].as_str().unwrap().to_string();
+        if kind == "LiteLLMVirtualKey" {
+            // A key's connection Secret shares a namespace with every
+            // other Secret composed there.
+            let secret = d.resource["spec"]["writeConnectionSecretToRef"]["name"]
+                .as_str()
+                .unwrap();
+            names.insert(("Secret".to_string(), secret.to_string()));
+        }
+        names.insert((kind, name));
+    }
+    names
+}
+
+/// With `<xr>-<resource>`, XR `a`'s key `b-key-c` and XR `a-key-b`'s key
+/// `c` were both `a-key-b-key-c`, and so were their connection Secrets:
+/// with `<xr>.<resource>` no two XRs' resources of a kind share a name, nor
+/// do two key Secrets.
+#[test]
+fn composed_names_of_different_xrs_never_collide() {
+    let keys = |names: &[&str]| {
+        json!({"team": {"models": ["gpt-4o"]},
+               "keys": names.iter().map(|n| json!({"name": n})).collect::<Vec<_>>()})
+    };
+    for (a, a_keys, b, b_keys) in [
+        // Both `a-key-b-key-c` before: two keys and two Secrets of one name.
+        ("a", &["b-key-c"][..], "a-key-b", &["c"][..]),
+        ("a", &["team"][..], "a-key", &["x"][..]),
+        ("a", &["budget"][..], "a-key", &["x"][..]),
+        ("a", &["x-team"][..], "a-key-x", &["y"][..]),
+        ("a.b", &["c"][..], "a", &["b-key-c"][..]),
+        ("a", &["litellm"][..], "a-key", &["y"][..]),
+    ] {
+        let first = object_names(a, keys(a_keys));
+        let second = object_names(b, keys(b_keys));
+        let shared: Vec<_> = first.intersection(&second).collect();
+        // Both attach to the same proxy: one instance each, named apart.
+        assert!(
+            shared.is_empty(),
+            "{a} {a_keys:?} and {b} {b_keys:?} share {shared:?}"
+        );
+    }
+    let names = object_names("ml", keys(&["ci"]));
+    assert!(
+        names.contains(&("LiteLLMTeam".into(), "ml.team".into())),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&("Secret".into(), "ml.key-ci".into())),
+        "{names:?}"
+    );
+    assert!(
+        names.contains(&("LiteLLMInstance".into(), "ml-litellm".into())),
+        "{names:?}"
+    );
+}
+
+/// Crossplane keeps an observed composed resource's name whatever the
+/// function desires, so the function keeps it too, and every reference to
+/// it (a key's team and budget, its connection Secret, the instance) uses
+/// it: resources composed under the older `<xr>-<resource>` names stay
+/// where they are, keys and Secrets included, while new ones get the new
+/// names.
+#[test]
+fn observed_resources_keep_their_names_and_references_follow_them() {
+    let mut input = input();
+    input["instance"] = json!({"attach": {"endpoint": "http://litellm.litellm.svc:4000",
+                                          "masterKeySecretRef": {"name": "m", "key": "k"}}});
+    let mut spec = good_spec();
+    spec["keys"] = json!([{"name": "ci"}, {"name": "new"}]);
+    let observed = Named(
+        Fixed::default(),
+        BTreeMap::from([
+            ("team".to_string(), "ml-team".to_string()),
+            ("budget".to_string(), "ml-budget".to_string()),
+            ("key-ci".to_string(), "ml-key-ci".to_string()),
+            ("instance".to_string(), "ml-litellm".to_string()),
+        ]),
+    );
+    let Outcome::Composed(c) = compose(&xr(spec), Some(&input), &observed) else {
+        panic!("fatal")
+    };
+    let resource = |name: &str| &c.resources[name].resource;
+    assert_eq!(resource("team")["metadata"]["name"], "ml-team");
+    assert_eq!(resource("key-ci")["metadata"]["name"], "ml-key-ci");
+    assert_eq!(
+        resource("key-ci")["spec"]["writeConnectionSecretToRef"]["name"],
+        "ml-key-ci"
+    );
+    assert_eq!(resource("key-new")["metadata"]["name"], "ml.key-new");
+    assert_eq!(
+        resource("key-new")["spec"]["writeConnectionSecretToRef"]["name"],
+        "ml.key-new"
+    );
+    for key in ["key-ci", "key-new"] {
+        let for_provider = &resource(key)["spec"]["forProvider"];
+        assert_eq!(for_provider["teamRef"]["name"], "ml-team", "{key}");
+        assert_eq!(for_provider["budgetRef"]["name"], "ml-budget", "{key}");
+        assert_eq!(resource(key)["spec"]["instanceRef"]["name"], "ml-litellm");
+    }
+    let secrets: Vec<&Value> = c.xr_status["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| &k["secretName"])
+        .collect();
+    assert_eq!(secrets, [&json!("ml-key-ci"), &json!("ml.key-new")]);
+}
+
+/// A provisioned proxy's Service is named after the XR, and a Service name
+/// has no `.`: such an XR is a Fatal naming its name, unless its instance
+/// exists already under a name of its own.
+#[test]
+fn a_provisioned_instance_needs_an_xr_name_without_a_dot() {
+    let mut input = input();
+    input["instance"] = json!({"provision": {"masterKey": {"autoGenerate": true}}});
+    let mut xr = xr(good_spec());
+    xr["metadata"]["name"] = json!("ml.prod");
+    assert_eq!(
+        fatal_fields(compose(&xr, Some(&input), &Fixed::default())),
+        ["metadata.name"]
+    );
+    let observed = Named(
+        Fixed::default(),
+        BTreeMap::from([("instance".to_string(), "ml-prod-litellm".to_string())]),
+    );
+    assert!(matches!(
+        compose(&xr, Some(&input), &observed),
+        Outcome::Composed(_)
+    ));
+    // Attached, there is no Service to name.
+    input["instance"] = json!({"attach": {"endpoint": "http://litellm.litellm.svc:4000",
+                                          "masterKeySecretRef": {"name": "m", "key": "k"}}});
+    assert!(matches!(
+        compose(&xr, Some(&input), &Fixed::default()),
+        Outcome::Composed(_)
+    ));
 }

@@ -57,6 +57,9 @@ pub struct Target {
     pub namespace: String,
     /// The instance the entities reconcile against.
     pub instance: InstanceTarget,
+    /// `metadata.name` of the observed composed resources, by
+    /// composition-resource name ([`Target::object_name`]).
+    pub observed_names: BTreeMap<String, String>,
 }
 
 /// The instance the entities point at.
@@ -106,14 +109,56 @@ fn attached_spec(attach: &Attach) -> LiteLLMInstanceSpec {
 }
 
 impl Target {
-    /// `metadata.name` of a composed object: `<xr>-<suffix>`.
-    pub fn object_name(&self, suffix: &str) -> String {
-        format!("{}-{suffix}", self.xr_name)
+    /// `metadata.name` of the object composed as `resource` (a
+    /// composition-resource name), which is also the name of a key's
+    /// connection Secret:
+    ///
+    /// - an observed resource keeps the name it has (Crossplane keeps it
+    ///   whatever the function says; references to it must use it);
+    /// - a new one is `<xr>.<resource>` (`ml.team`, `ml.key-ci`,
+    ///   `ml.model-gpt-4o`): composition-resource names have no `.`, so
+    ///   the name splits at its last `.` into the XR's name and the
+    ///   resource, and no two XRs' resources can share a name (with `-`,
+    ///   XR `a`'s key `team` and XR `a-key`'s team were both `a-key-team`);
+    /// - the instance is `<xr>-litellm`: a provisioned proxy's Service
+    ///   takes its name, and a Service name is a DNS label (no `.`). No
+    ///   other resource can take it: instances are the only kind named
+    ///   without a `.`, and with `provision` the XR's name has none
+    ///   ([`Target::unnameable`]), so neither have the instance's
+    ///   generated Secrets (`<xr>-litellm-master-key`, ...) while every
+    ///   key's connection Secret does.
+    ///
+    /// Objects composed before this scheme (`<xr>-<resource>`) keep their
+    /// names, being observed.
+    pub fn object_name(&self, resource: &str) -> String {
+        if let Some(name) = self.observed_names.get(resource) {
+            return name.clone();
+        }
+        match resource {
+            names::INSTANCE => format!("{}-litellm", self.xr_name),
+            resource => format!("{}.{resource}", self.xr_name),
+        }
     }
 
-    /// Name of the key resource and of its connection Secret.
-    pub fn key_object_name(&self, key: &str) -> String {
-        self.object_name(&names::key(key))
+    /// A Fatal problem when a composed object could not be named: a
+    /// provisioned instance of an XR whose name has a `.` (its Service
+    /// would be refused), unless the instance exists already.
+    pub fn unnameable(&self) -> Option<super::error::Problem> {
+        let provisioned = matches!(&self.instance, InstanceTarget::Rendered(spec)
+            if spec.workload.as_ref().and_then(|w| w.managed) != Some(false));
+        (provisioned
+            && self.xr_name.contains('.')
+            && !self.observed_names.contains_key(names::INSTANCE))
+        .then(|| {
+            super::error::Problem::new(
+                "metadata.name",
+                format!(
+                    "{:?} has a '.': with input.instance.provision the proxy's Service is named \
+                     after the XR, and a Service name cannot have one",
+                    self.xr_name
+                ),
+            )
+        })
     }
 
     /// A key alias unique across the proxy: LiteLLM refuses a duplicate
@@ -131,15 +176,18 @@ impl Target {
                 }
                 r
             }
-            InstanceTarget::Rendered(_) => json!({ "name": self.object_name("litellm") }),
+            InstanceTarget::Rendered(_) => json!({ "name": self.object_name(names::INSTANCE) }),
         }
     }
 
     // Built from owned values: `json!` would serialize (deep-copy) every
     // nested value it is handed, and this runs for every composed resource.
-    fn object(&self, kind: &str, suffix: &str, spec: Value) -> Value {
+    fn object(&self, kind: &str, resource: &str, spec: Value) -> Value {
         let metadata = Map::from_iter([
-            ("name".to_string(), Value::String(self.object_name(suffix))),
+            (
+                "name".to_string(),
+                Value::String(self.object_name(resource)),
+            ),
             (
                 "namespace".to_string(),
                 Value::String(self.namespace.clone()),
@@ -156,12 +204,12 @@ impl Target {
         ]))
     }
 
-    fn entity(&self, kind: &str, suffix: &str, for_provider: Map<String, Value>) -> Value {
+    fn entity(&self, kind: &str, resource: &str, for_provider: Map<String, Value>) -> Value {
         let spec = Map::from_iter([
             ("instanceRef".to_string(), self.instance_ref()),
             ("forProvider".to_string(), Value::Object(for_provider)),
         ]);
-        self.object(kind, suffix, Value::Object(spec))
+        self.object(kind, resource, Value::Object(spec))
     }
 }
 
@@ -187,7 +235,7 @@ pub fn desired(target: &Target, request: &XrRequest) -> BTreeMap<String, Value> 
         let spec = serde_json::to_value(spec.as_ref()).expect("the instance spec serializes");
         out.insert(
             names::INSTANCE.to_string(),
-            target.object("LiteLLMInstance", "litellm", spec),
+            target.object("LiteLLMInstance", names::INSTANCE, spec),
         );
     }
 
@@ -260,7 +308,7 @@ pub fn desired(target: &Target, request: &XrRequest) -> BTreeMap<String, Value> 
         let resource_name = names::key(&key.name);
         let mut object = target.entity("LiteLLMVirtualKey", &resource_name, p);
         object["spec"]["writeConnectionSecretToRef"] =
-            json!({ "name": target.key_object_name(&key.name) });
+            json!({ "name": target.object_name(&resource_name) });
         out.insert(resource_name, object);
     }
 

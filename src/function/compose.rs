@@ -53,6 +53,11 @@ impl Observed<'_> {
 pub trait ObservedState {
     /// The observed composed resource under a composition-resource name.
     fn composed(&self, name: &str) -> Option<Observed<'_>>;
+    /// `metadata.name` of each observed composed resource (of any kind),
+    /// by composition-resource name. Crossplane keeps an observed
+    /// resource's name for what is desired under its composition-resource
+    /// name, so the function names and refers to it by that name.
+    fn observed_names(&self) -> BTreeMap<String, String>;
     /// What Crossplane supplied for the referenced LiteLLMInstance.
     fn required_instance(&self) -> Supplied<'_>;
 }
@@ -434,7 +439,11 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
         xr_name: xr_name.to_string(),
         namespace,
         instance,
+        observed_names: observed.observed_names(),
     };
+    if let Some(problem) = target.unnameable() {
+        return Outcome::Fatal(vec![problem]);
+    }
 
     let mut resources = BTreeMap::new();
     let mut observed_by_name = BTreeMap::new();
@@ -573,7 +582,7 @@ fn report(
             let name = names::key(&key.name);
             json!({
                 "name": key.name,
-                "secretName": target.key_object_name(&key.name),
+                "secretName": target.object_name(&name),
                 "ready": resources.get(&name).is_some_and(Desired::is_ready),
             })
         })

@@ -41,6 +41,20 @@ impl ObservedState for wire::Request {
         })
     }
 
+    fn observed_names(&self) -> BTreeMap<String, String> {
+        let Some(observed) = &self.observed else {
+            return BTreeMap::new();
+        };
+        observed
+            .resources
+            .iter()
+            .filter_map(|(composed, resource)| {
+                let name = resource.resource.as_ref()?.name.as_ref()?;
+                Some((composed.clone(), name.clone()))
+            })
+            .collect()
+    }
+
     fn required_instance(&self) -> Supplied<'_> {
         static NO_STATUS: Value = Value::Null;
         static NO_DETAILS: std::sync::LazyLock<std::collections::HashMap<String, Vec<u8>>> =

@@ -599,22 +599,30 @@ impl Message for KeptEntry {
     }
 }
 
-/// A `google.protobuf.Struct` of which only the `apiVersion` and `status`
-/// fields are decoded, and of `status` only what the function reads
+/// A `google.protobuf.Struct` of which only the `apiVersion`,
+/// `metadata.name` and `status` fields are decoded, and of `status` only
+/// what the function reads
 /// ([`super::compose::OBSERVED_STATUS`]); the value of every other field is
 /// skipped unread.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StatusOnly {
     /// `apiVersion` when it is a string.
     pub api_version: Option<String>,
+    /// `metadata.name` when it is a string: Crossplane keeps an observed
+    /// composed resource's name, so the function refers to it by that name.
+    pub name: Option<String>,
     pub status: Option<Value>,
 }
 
 const STATUS: &str = "status";
 const API_VERSION: &str = "apiVersion";
+const METADATA: &str = "metadata";
 
-/// A Struct entry whose value is decoded only when its key is `status` or
-/// `apiVersion`.
+/// What is kept of an observed object's `metadata`.
+static OBSERVED_METADATA: Keep = Keep::Keys(&[("name", Keep::All)]);
+
+/// A Struct entry whose value is decoded only when its key is `status`,
+/// `metadata` (its `name`) or `apiVersion`.
 #[derive(Default)]
 struct StatusEntry {
     key: String,
@@ -623,7 +631,7 @@ struct StatusEntry {
 
 impl StatusEntry {
     fn wanted(key: &str) -> bool {
-        key == STATUS || key == API_VERSION
+        key == STATUS || key == API_VERSION || key == METADATA
     }
 }
 
@@ -631,12 +639,21 @@ impl StatusOnly {
     fn api_version_value(&self) -> Option<Value> {
         self.api_version.clone().map(Value::String)
     }
+
+    fn metadata_value(&self) -> Option<Value> {
+        self.name
+            .clone()
+            .map(|name| Value::Object(Map::from_iter([("name".to_string(), Value::String(name))])))
+    }
 }
 
 impl Message for StatusOnly {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         if let Some(api_version) = self.api_version_value() {
             Node::Entry(API_VERSION, &api_version).encode_field(1, buf);
+        }
+        if let Some(metadata) = self.metadata_value() {
+            Node::Entry(METADATA, &metadata).encode_field(1, buf);
         }
         if let Some(status) = &self.status {
             Node::Entry(STATUS, status).encode_field(1, buf);
@@ -663,6 +680,15 @@ impl Message for StatusOnly {
                     _ => None,
                 }
             }
+            METADATA => {
+                self.name = match entry.value {
+                    Some(Value::Object(mut metadata)) => match metadata.remove("name") {
+                        Some(Value::String(name)) => Some(name),
+                        _ => None,
+                    },
+                    _ => None,
+                }
+            }
             _ => {}
         }
         Ok(())
@@ -673,12 +699,16 @@ impl Message for StatusOnly {
             .api_version_value()
             .map(|v| Node::Entry(API_VERSION, &v).field_len(1))
             .unwrap_or(0);
+        let metadata = self
+            .metadata_value()
+            .map(|v| Node::Entry(METADATA, &v).field_len(1))
+            .unwrap_or(0);
         let status = self
             .status
             .as_ref()
             .map(|status| Node::Entry(STATUS, status).field_len(1))
             .unwrap_or(0);
-        api_version + status
+        api_version + metadata + status
     }
 
     fn clear(&mut self) {
@@ -710,6 +740,7 @@ impl Message for StatusEntry {
                 // (or a value before its key) whole.
                 let keep = match self.key.as_str() {
                     STATUS => &super::compose::OBSERVED_STATUS,
+                    METADATA => &OBSERVED_METADATA,
                     _ => &Keep::All,
                 };
                 self.value = Some(merge_kept(keep, wire_type, buf, ctx)?);
@@ -827,6 +858,23 @@ mod tests {
             map.insert("apiVersion".into(), Value::String(api_version.clone()));
             let bytes = json_to_struct(&map).encode_to_vec();
             prop_assert_eq!(StatusOnly::decode(bytes.as_slice()).unwrap().api_version, Some(api_version));
+        }
+
+        #[test]
+        fn status_only_reads_the_name_and_no_other_metadata(
+            value in arbitrary_json(),
+            extra in arbitrary_json(),
+            name in "[a-z0-9.-]{0,20}",
+        ) {
+            let mut map = object(value);
+            map.insert("metadata".into(), json!({"name": name.clone(), "managedFields": [extra.clone()],
+                                                 "labels": {"a": "b"}, "uid": "u"}));
+            let bytes = json_to_struct(&map).encode_to_vec();
+            let decoded = StatusOnly::decode(bytes.as_slice()).unwrap();
+            prop_assert_eq!(decoded.name.as_deref(), Some(name.as_str()));
+            // And it encodes back as what it kept.
+            let again = StatusOnly::decode(decoded.encode_to_vec().as_slice()).unwrap();
+            prop_assert_eq!(again, decoded);
         }
     }
 
