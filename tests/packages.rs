@@ -665,8 +665,21 @@ fn runtime_configs_pass_only_flags_and_env_the_binaries_accept() {
         .map(|e| e.unwrap().path().join("functions.yaml"))
         .filter(|p| p.exists())
         .map(|p| {
-            let doc: Value = serde_saphyr::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
-            str_at(&doc, "/spec/package").to_string()
+            // Other functions an example pipeline calls (patch-and-transform)
+            // are installed beside this one.
+            let docs: Vec<Value> =
+                serde_saphyr::from_str_multiple(&std::fs::read_to_string(&p).unwrap()).unwrap();
+            let ours: Vec<&Value> = docs
+                .iter()
+                .filter(|d| d.pointer("/metadata/name") == Some(&Value::from("function-litellm")))
+                .collect();
+            let [ours] = ours[..] else {
+                panic!(
+                    "{}: expected one Function named function-litellm",
+                    p.display()
+                );
+            };
+            str_at(ours, "/spec/package").to_string()
         })
         .collect();
 
