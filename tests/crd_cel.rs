@@ -126,6 +126,7 @@ fn bad_instances_are_rejected_with_the_rules_message_and_every_rule_is_exercised
         exercised.insert(matching[0].rule.clone());
     }
     exercised.extend(key_transition_rules_reject_changes());
+    exercised.extend(team_rules_reject_a_parallel_request_limit());
     assert_eq!(
         exercised,
         all_rules(),
@@ -140,6 +141,30 @@ fn key(for_provider: Value) -> Value {
         "metadata": {"name": "ci", "namespace": "default"},
         "spec": {"instanceRef": {"name": "litellm"}, "forProvider": for_provider},
     })
+}
+
+/// A team takes every shared limit but `maxParallelRequests`, which
+/// LiteLLM drops for teams. Returns the rule that rejected it.
+fn team_rules_reject_a_parallel_request_limit() -> BTreeSet<String> {
+    let schema = schema_of("LiteLLMTeam");
+    let team = |for_provider: Value| {
+        json!({
+            "apiVersion": "litellm.m.crossplane.io/v1alpha1",
+            "kind": "LiteLLMTeam",
+            "metadata": {"name": "ml", "namespace": "default"},
+            "spec": {"instanceRef": {"name": "litellm"}, "forProvider": for_provider},
+        })
+    };
+    let message = litellm_crossplane::api::limits::TEAM_PARALLEL_REQUESTS;
+    let errors = kube_cel::validate(&schema, &team(json!({"maxParallelRequests": 2})), None)
+        .err()
+        .expect("a team with maxParallelRequests is refused");
+    let matching: Vec<_> = errors.iter().filter(|e| e.message == message).collect();
+    assert_eq!(matching.len(), 1, "{errors:?}");
+    let limits = json!({"maxBudget": "10", "budgetDuration": "30d", "tpmLimit": 1, "rpmLimit": 1});
+    let result = kube_cel::validate(&schema, &team(limits), None);
+    assert!(result.is_ok(), "{result:?}");
+    BTreeSet::from([matching[0].rule.clone()])
 }
 
 /// `forProvider.duration` stays as created: changing, adding and removing it

@@ -184,6 +184,12 @@ async fn the_api_server_accepts_the_examples_and_rejects_bad_objects() {
             "spec.forProvider.budgetDuration",
         ),
         (
+            "a team with a parallel-request limit, which LiteLLM drops for teams",
+            json!({"apiVersion": "litellm.m.crossplane.io/v1alpha1", "kind": "LiteLLMTeam", "metadata": {"name": "bad-parallel"},
+                   "spec": {"instanceRef": {"name": "x"}, "forProvider": {"maxParallelRequests": 2}}}),
+            litellm_crossplane::api::limits::TEAM_PARALLEL_REQUESTS,
+        ),
+        (
             "an unknown management policy",
             json!({"apiVersion": "litellm.m.crossplane.io/v1alpha1", "kind": "LiteLLMBudget", "metadata": {"name": "bad-policy"},
                    "spec": {"instanceRef": {"name": "x"}, "managementPolicies": ["Everything"], "forProvider": {}}}),

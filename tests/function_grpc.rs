@@ -269,7 +269,7 @@ async fn policy_defaults_reach_the_wire_as_warning_results() {
         .into_inner();
     let key = &desired_resources(&rsp)["key-notebooks"]["spec"]["forProvider"];
     assert_eq!(key["maxBudget"], "100");
-    assert_eq!(key["budgetRef"]["name"], "ml-research-budget");
+    assert_eq!(key["budgetRef"]["name"], "ml-research.budget");
     assert!(
         warned(
             &rsp,
@@ -443,7 +443,7 @@ async fn earlier_steps_desired_state_and_context_pass_through() {
     )["status"]
         .clone();
     assert_eq!(status["fromEarlierStep"], true);
-    assert_eq!(status["teamId"], "team-ml.ml-research-team");
+    assert_eq!(status["teamId"], "team-ml.ml-research.team");
 }
 
 /// The referenced instance is asked for once, in the field of

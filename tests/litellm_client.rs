@@ -9,6 +9,7 @@ mod support;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use litellm_crossplane::litellm::LimitsRequest;
 use litellm_crossplane::litellm::{
     generate_key, token_of, BudgetRequest, Client, ClientConfig, Error, KeyRequest,
     ModelMetaRequest, ModelParamsRequest, ModelRequest, RegenerateRequest, Secret, TeamRequest,
@@ -57,10 +58,13 @@ async fn team_lifecycle() {
         team_id: team_id.clone(),
         team_alias: Some("Contract team".into()),
         models: Some(vec!["m1".into(), "m2".into()]),
-        max_budget: Some(10.5),
-        budget_duration: Some("30d".into()),
-        tpm_limit: Some(1000),
-        rpm_limit: Some(10),
+        limits: LimitsRequest {
+            max_budget: Some(10.5),
+            budget_duration: Some("30d".into()),
+            tpm_limit: Some(1000),
+            rpm_limit: Some(10),
+            ..LimitsRequest::default()
+        },
         metadata: Some(map(json!({"owner": "test", "keep": 1}))),
         ..TeamRequest::default()
     };
@@ -94,7 +98,10 @@ async fn team_lifecycle() {
     // /team/update replaces metadata wholesale and leaves unsent fields.
     let update = TeamRequest {
         team_id: team_id.clone(),
-        max_budget: Some(20.0),
+        limits: LimitsRequest {
+            max_budget: Some(20.0),
+            ..LimitsRequest::default()
+        },
         metadata: Some(map(json!({"other": true}))),
         ..TeamRequest::default()
     };
@@ -160,11 +167,14 @@ async fn key_lifecycle() {
     let request = KeyRequest {
         key_alias: Some(alias.clone()),
         models: Some(vec!["m1".into()]),
-        max_budget: Some(1.5),
-        budget_duration: Some("1d".into()),
-        tpm_limit: Some(5),
-        rpm_limit: Some(3),
-        max_parallel_requests: Some(2),
+        limits: LimitsRequest {
+            max_budget: Some(1.5),
+            budget_duration: Some("1d".into()),
+            tpm_limit: Some(5),
+            rpm_limit: Some(3),
+            max_parallel_requests: Some(2),
+            ..LimitsRequest::default()
+        },
         metadata: Some(map(json!({"owner": "test", "keep": 1}))),
         ..KeyRequest::default()
     };
@@ -217,7 +227,10 @@ async fn key_lifecycle() {
         .key_update(
             &generated.token,
             &KeyRequest {
-                max_budget: Some(3.0),
+                limits: LimitsRequest {
+                    max_budget: Some(3.0),
+                    ..LimitsRequest::default()
+                },
                 metadata: Some(map(json!({"other": true}))),
                 ..KeyRequest::default()
             },
@@ -388,12 +401,15 @@ async fn budget_lifecycle() {
     let budget_id = unique("ct-budget");
     let request = BudgetRequest {
         budget_id: budget_id.clone(),
-        max_budget: Some(12.25),
+        limits: LimitsRequest {
+            max_budget: Some(12.25),
+            budget_duration: Some("7d".into()),
+            tpm_limit: Some(1000),
+            rpm_limit: Some(100),
+            max_parallel_requests: Some(4),
+            ..LimitsRequest::default()
+        },
         soft_budget: Some(10.0),
-        budget_duration: Some("7d".into()),
-        tpm_limit: Some(1000),
-        rpm_limit: Some(100),
-        max_parallel_requests: Some(4),
     };
 
     let created = litellm.budget_new(&request).await.unwrap();
@@ -423,7 +439,10 @@ async fn budget_lifecycle() {
 
     let update = BudgetRequest {
         budget_id: budget_id.clone(),
-        max_budget: Some(15.0),
+        limits: LimitsRequest {
+            max_budget: Some(15.0),
+            ..LimitsRequest::default()
+        },
         ..BudgetRequest::default()
     };
     let updated = litellm.budget_update(&update).await.unwrap();
@@ -976,8 +995,11 @@ async fn values_at_the_crd_maxima_reach_litellm_unchanged() {
     let team_id = unique("ct-max-team");
     let team = TeamRequest {
         team_id: team_id.clone(),
-        tpm_limit: Some(MAX_RATE_LIMIT),
-        rpm_limit: Some(MAX_RATE_LIMIT),
+        limits: LimitsRequest {
+            tpm_limit: Some(MAX_RATE_LIMIT),
+            rpm_limit: Some(MAX_RATE_LIMIT),
+            ..LimitsRequest::default()
+        },
         ..TeamRequest::default()
     };
     litellm.team_new(&team).await.expect("team_new");
@@ -991,9 +1013,12 @@ async fn values_at_the_crd_maxima_reach_litellm_unchanged() {
     let budget_id = unique("ct-max-budget");
     let budget = BudgetRequest {
         budget_id: budget_id.clone(),
-        tpm_limit: Some(MAX_RATE_LIMIT),
-        rpm_limit: Some(MAX_RATE_LIMIT),
-        max_parallel_requests: Some(MAX_PARALLEL_REQUESTS),
+        limits: LimitsRequest {
+            tpm_limit: Some(MAX_RATE_LIMIT),
+            rpm_limit: Some(MAX_RATE_LIMIT),
+            max_parallel_requests: Some(MAX_PARALLEL_REQUESTS),
+            ..LimitsRequest::default()
+        },
         ..BudgetRequest::default()
     };
     litellm.budget_new(&budget).await.expect("budget_new");
@@ -1015,9 +1040,12 @@ async fn values_at_the_crd_maxima_reach_litellm_unchanged() {
     let key = generate_key();
     let settings = KeyRequest {
         key_alias: Some(unique("ct-max-key")),
-        tpm_limit: Some(MAX_RATE_LIMIT),
-        rpm_limit: Some(MAX_RATE_LIMIT),
-        max_parallel_requests: Some(MAX_PARALLEL_REQUESTS),
+        limits: LimitsRequest {
+            tpm_limit: Some(MAX_RATE_LIMIT),
+            rpm_limit: Some(MAX_RATE_LIMIT),
+            max_parallel_requests: Some(MAX_PARALLEL_REQUESTS),
+            ..LimitsRequest::default()
+        },
         ..KeyRequest::default()
     };
     litellm
@@ -1069,7 +1097,10 @@ async fn one_past_the_parallel_requests_bound_is_a_server_error_in_litellm() {
     let budget_id = unique("ct-over-budget");
     let budget = BudgetRequest {
         budget_id: budget_id.clone(),
-        max_parallel_requests: Some(MAX_PARALLEL_REQUESTS + 1),
+        limits: LimitsRequest {
+            max_parallel_requests: Some(MAX_PARALLEL_REQUESTS + 1),
+            ..LimitsRequest::default()
+        },
         ..BudgetRequest::default()
     };
     let err = litellm.budget_new(&budget).await.unwrap_err();

@@ -18,6 +18,8 @@ use std::time::{Duration, Instant};
 use litellm_crossplane::api::key::KeyParameters;
 use litellm_crossplane::api::team::TeamParameters;
 use litellm_crossplane::api::FreeForm;
+use litellm_crossplane::api::Limits;
+use litellm_crossplane::litellm::LimitsRequest;
 use litellm_crossplane::litellm::{
     generate_key, token_of, Client, ClientConfig, Error, KeyGenerated, KeyInfo, KeyRequest, Secret,
     TeamInfo, TeamRequest,
@@ -187,10 +189,13 @@ async fn scenario(url: &str, master_key: &str, s: &str, key1: &Secret) -> Steps 
         team_id: team_id.clone(),
         team_alias: Some("Stand-in team".into()),
         models: Some(vec!["m1".into(), "m2".into()]),
-        max_budget: Some(10.5),
-        budget_duration: Some("30d".into()),
-        tpm_limit: Some(1000),
-        rpm_limit: Some(10),
+        limits: LimitsRequest {
+            max_budget: Some(10.5),
+            budget_duration: Some("30d".into()),
+            tpm_limit: Some(1000),
+            rpm_limit: Some(10),
+            ..LimitsRequest::default()
+        },
         blocked: Some(false),
         metadata: Some(map(
             json!({"owner": "test", "nested": {"list": [1, "two", null]}, "n": 1.25}),
@@ -214,7 +219,10 @@ async fn scenario(url: &str, master_key: &str, s: &str, key1: &Secret) -> Steps 
     let update = TeamRequest {
         team_id: team_id.clone(),
         team_alias: Some("Renamed".into()),
-        max_budget: Some(20.0),
+        limits: LimitsRequest {
+            max_budget: Some(20.0),
+            ..LimitsRequest::default()
+        },
         metadata: Some(map(json!({"other": true}))),
         ..TeamRequest::default()
     };
@@ -227,7 +235,10 @@ async fn scenario(url: &str, master_key: &str, s: &str, key1: &Secret) -> Steps 
     );
     let missing_update = TeamRequest {
         team_id: format!("sti-missing-{s}"),
-        max_budget: Some(1.0),
+        limits: LimitsRequest {
+            max_budget: Some(1.0),
+            ..LimitsRequest::default()
+        },
         ..TeamRequest::default()
     };
     let r = litellm.team_update(&missing_update).await;
@@ -245,11 +256,14 @@ async fn scenario(url: &str, master_key: &str, s: &str, key1: &Secret) -> Steps 
         key_alias: Some(alias1.clone()),
         team_id: Some(team_id.clone()),
         models: Some(vec!["m1".into()]),
-        max_budget: Some(1.5),
-        budget_duration: Some("1d".into()),
-        tpm_limit: Some(5),
-        rpm_limit: Some(3),
-        max_parallel_requests: Some(2),
+        limits: LimitsRequest {
+            max_budget: Some(1.5),
+            budget_duration: Some("1d".into()),
+            tpm_limit: Some(5),
+            rpm_limit: Some(3),
+            max_parallel_requests: Some(2),
+            ..LimitsRequest::default()
+        },
         metadata: Some(map(json!({"owner": "test", "keep": 1}))),
         ..KeyRequest::default()
     };
@@ -288,7 +302,10 @@ async fn scenario(url: &str, master_key: &str, s: &str, key1: &Secret) -> Steps 
         .key_update(
             &token1,
             &KeyRequest {
-                max_budget: Some(3.0),
+                limits: LimitsRequest {
+                    max_budget: Some(3.0),
+                    ..LimitsRequest::default()
+                },
                 metadata: Some(map(json!({"other": true}))),
                 ..KeyRequest::default()
             },
@@ -615,10 +632,13 @@ fn team_params(i: usize) -> TeamParameters {
     TeamParameters {
         team_alias: Some(format!("Team {i}")),
         models: Some(vec!["gpt-4o".into(), "claude".into()]),
-        max_budget: Some("25.50".into()),
-        budget_duration: Some("30d".into()),
-        tpm_limit: Some(1000),
-        rpm_limit: Some(100),
+        limits: Limits {
+            max_budget: Some("25.50".into()),
+            budget_duration: Some("30d".into()),
+            tpm_limit: Some(1000),
+            rpm_limit: Some(100),
+            ..Limits::default()
+        },
         blocked: Some(false),
         metadata: Some(FreeForm::from([("env".to_owned(), json!("bench"))])),
     }
@@ -629,12 +649,15 @@ fn key_params(team_id: &str, i: usize) -> KeyParameters {
         key_alias: Some(format!("bench.key-{i}")),
         team_id: Some(team_id.to_owned()),
         models: Some(vec!["gpt-4o".into()]),
-        max_budget: Some("2.00".into()),
-        budget_duration: Some("1d".into()),
+        limits: Limits {
+            max_budget: Some("2.00".into()),
+            budget_duration: Some("1d".into()),
+            tpm_limit: Some(50),
+            rpm_limit: Some(5),
+            max_parallel_requests: Some(2),
+            ..Limits::default()
+        },
         duration: Some("30d".into()),
-        tpm_limit: Some(50),
-        rpm_limit: Some(5),
-        max_parallel_requests: Some(2),
         metadata: Some(FreeForm::from([("tier".to_owned(), json!(i % 3))])),
         ..KeyParameters::default()
     }
@@ -720,23 +743,17 @@ async fn a_provider_shaped_flow_converges_and_holds_still_on_the_stand_in() {
 
     // A changed budget is drift, fixed by one update that leaves the budget
     // period alone (budget_duration is not sent).
-    tparams.max_budget = Some("30".into());
+    tparams.limits.max_budget = Some("30".into());
     let drift = observe_team(&litellm, team_id, &tparams, &team_owner).await;
     assert_eq!(drift, ["maxBudget"]);
-    litellm
-        .team_update(&TeamRequest {
-            budget_duration: None,
-            ..team::request(team_id, &tparams, &team_owner)
-        })
-        .await
-        .unwrap();
+    let mut settings = team::request(team_id, &tparams, &team_owner);
+    settings.limits.budget_duration = None;
+    litellm.team_update(&settings).await.unwrap();
     assert!(observe_team(&litellm, team_id, &tparams, &team_owner)
         .await
         .is_empty());
-    let kparams = KeyParameters {
-        rpm_limit: Some(6),
-        ..kparams
-    };
+    let mut kparams = kparams;
+    kparams.limits.rpm_limit = Some(6);
     let (drift, _) = observe_key(&litellm, &token, &kparams, &key_owner).await;
     assert_eq!(drift, ["rpmLimit"]);
     let settings = key::update_request(
@@ -748,7 +765,7 @@ async fn a_provider_shaped_flow_converges_and_holds_still_on_the_stand_in() {
     assert_eq!(
         (
             settings.duration.as_ref(),
-            settings.budget_duration.as_ref()
+            settings.limits.budget_duration.as_ref()
         ),
         (None, None)
     );

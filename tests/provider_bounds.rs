@@ -32,6 +32,7 @@ use litellm_crossplane::api::generate::managed_crds;
 use litellm_crossplane::api::{
     LiteLLMBudget, LiteLLMInstance, LiteLLMModel, LiteLLMTeam, LiteLLMVirtualKey,
 };
+use litellm_crossplane::litellm::LimitsRequest;
 use litellm_crossplane::litellm::MAX_RESPONSE_BODY;
 use litellm_crossplane::provider::managed::ManagedKind;
 use litellm_crossplane::provider::ownership::MARKER_KEY;
@@ -452,28 +453,34 @@ async fn objects_at_every_maximum_are_accepted_and_read_back_by_lists_and_watche
 
     let teams = read_back::<LiteLLMTeam>(&client, &ns, &run).await;
     let team = &teams[0].spec.for_provider;
-    assert_eq!(team.tpm_limit, Some(MAX_RATE_LIMIT));
-    assert_eq!(team.rpm_limit, Some(MAX_RATE_LIMIT));
+    assert_eq!(team.limits.tpm_limit, Some(MAX_RATE_LIMIT));
+    assert_eq!(team.limits.rpm_limit, Some(MAX_RATE_LIMIT));
     assert_eq!(team.models.as_ref().unwrap().len(), MAX_MODELS as usize);
     assert_eq!(
         team.metadata.as_ref().unwrap().len(),
         MAX_METADATA_PROPERTIES as usize
     );
-    assert_eq!(team.max_budget.as_deref(), Some(MAX_MONEY));
+    assert_eq!(team.limits.max_budget.as_deref(), Some(MAX_MONEY));
     let conditions = &teams[0].status.as_ref().unwrap().conditions;
     assert_eq!(conditions[0].observed_generation, Some(MAX_GENERATION));
 
     let keys = read_back::<LiteLLMVirtualKey>(&client, &ns, &run).await;
     let key = &keys[0].spec.for_provider;
-    assert_eq!(key.max_parallel_requests, Some(MAX_PARALLEL_REQUESTS));
-    assert_eq!(key.tpm_limit, Some(MAX_RATE_LIMIT));
+    assert_eq!(
+        key.limits.max_parallel_requests,
+        Some(MAX_PARALLEL_REQUESTS)
+    );
+    assert_eq!(key.limits.tpm_limit, Some(MAX_RATE_LIMIT));
     assert_eq!(key.duration.as_deref(), Some(MAX_MONTHS));
     assert_eq!(key.team_id.as_ref().unwrap().len(), MAX_ID_LENGTH as usize);
 
     let budgets = read_back::<LiteLLMBudget>(&client, &ns, &run).await;
     let budget = &budgets[0].spec.for_provider;
-    assert_eq!(budget.max_parallel_requests, Some(MAX_PARALLEL_REQUESTS));
-    assert_eq!(budget.rpm_limit, Some(MAX_RATE_LIMIT));
+    assert_eq!(
+        budget.limits.max_parallel_requests,
+        Some(MAX_PARALLEL_REQUESTS)
+    );
+    assert_eq!(budget.limits.rpm_limit, Some(MAX_RATE_LIMIT));
     assert_eq!(budget.soft_budget.as_deref(), Some(MAX_MONEY));
 
     let models = read_back::<LiteLLMModel>(&client, &ns, &run).await;
@@ -1452,8 +1459,11 @@ async fn live_values_beyond_the_crds_bounds_are_not_late_initialized() {
         .team_new(&litellm_crossplane::litellm::TeamRequest {
             team_id: id.clone(),
             team_alias: Some("Made elsewhere".into()),
-            max_budget: Some(5e12),
-            tpm_limit: Some(i64::from(MAX_RATE_LIMIT) * 10),
+            limits: LimitsRequest {
+                max_budget: Some(5e12),
+                tpm_limit: Some(i64::from(MAX_RATE_LIMIT) * 10),
+                ..LimitsRequest::default()
+            },
             ..Default::default()
         })
         .await
@@ -1472,8 +1482,8 @@ async fn live_values_beyond_the_crds_bounds_are_not_late_initialized() {
         ready_and_synced,
     )
     .await;
-    assert_eq!(team.spec.for_provider.max_budget, None);
-    assert_eq!(team.spec.for_provider.tpm_limit, None);
+    assert_eq!(team.spec.for_provider.limits.max_budget, None);
+    assert_eq!(team.spec.for_provider.limits.tpm_limit, None);
     tokio::time::sleep(std::time::Duration::from_secs(3)).await;
     let team = teams.get("huge").await.unwrap();
     assert!(ready_and_synced(&team), "{:?}", team.status);

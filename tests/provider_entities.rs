@@ -17,6 +17,7 @@ use litellm_crossplane::api::common::EXTERNAL_NAME;
 use litellm_crossplane::api::{
     LiteLLMBudget, LiteLLMInstance, LiteLLMModel, LiteLLMTeam, LiteLLMVirtualKey,
 };
+use litellm_crossplane::litellm::LimitsRequest;
 use litellm_crossplane::litellm::{
     self, token_of, ClientConfig, KeyRequest, ModelMetaRequest, ModelParamsRequest, ModelRequest,
     Secret, TeamRequest,
@@ -130,7 +131,10 @@ async fn observe_only_imports_an_existing_team_without_writing() {
     let existing = TeamRequest {
         team_id: id.clone(),
         team_alias: Some("Made elsewhere".into()),
-        max_budget: Some(5.0),
+        limits: LimitsRequest {
+            max_budget: Some(5.0),
+            ..LimitsRequest::default()
+        },
         ..TeamRequest::default()
     };
     world
@@ -161,7 +165,7 @@ async fn observe_only_imports_an_existing_team_without_writing() {
     assert_eq!(observed.team_alias.as_deref(), Some("Made elsewhere"));
     assert_eq!(observed.max_budget.as_deref(), Some("5"));
     assert_eq!(
-        team.spec.for_provider.max_budget, None,
+        team.spec.for_provider.limits.max_budget, None,
         "no late initialization without the policy"
     );
 

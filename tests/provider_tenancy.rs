@@ -13,6 +13,7 @@ use kube::api::{Api, DeleteParams, PostParams};
 use kube::ResourceExt;
 use litellm_crossplane::api::common::EXTERNAL_NAME;
 use litellm_crossplane::api::{LiteLLMBudget, LiteLLMTeam, LiteLLMVirtualKey};
+use litellm_crossplane::litellm::LimitsRequest;
 use litellm_crossplane::litellm::{token_of, BudgetRequest, Secret, TeamRequest};
 use litellm_crossplane::provider::managed::ManagedKind;
 use litellm_crossplane::provider::ownership::MARKER_KEY;
@@ -29,7 +30,10 @@ async fn foreign_team(world: &World) -> String {
     let team = TeamRequest {
         team_id: id.clone(),
         team_alias: Some("Victim".into()),
-        max_budget: Some(77.0),
+        limits: LimitsRequest {
+            max_budget: Some(77.0),
+            ..LimitsRequest::default()
+        },
         metadata: Some(
             json!({MARKER_KEY: marker, "cost-center": "secret-project"})
                 .as_object()
@@ -48,7 +52,10 @@ async fn unmarked_team(world: &World) -> String {
     let team = TeamRequest {
         team_id: id.clone(),
         team_alias: Some("Made in the UI".into()),
-        max_budget: Some(12.0),
+        limits: LimitsRequest {
+            max_budget: Some(12.0),
+            ..LimitsRequest::default()
+        },
         ..TeamRequest::default()
     };
     world.litellm.team_new(&team).await.expect("unmarked team");
@@ -96,7 +103,7 @@ async fn an_observe_import_of_another_tenants_team_is_refused() {
         // limits, no metadata copied into forProvider.
         let at_provider = refused.status.as_ref().and_then(|s| s.at_provider.clone());
         assert_eq!(at_provider, None, "{name}");
-        assert_eq!(refused.spec.for_provider.max_budget, None, "{name}");
+        assert_eq!(refused.spec.for_provider.limits.max_budget, None, "{name}");
         assert_eq!(refused.spec.for_provider.metadata, None, "{name}");
         delete(&teams, name).await;
     }
@@ -161,7 +168,10 @@ async fn a_key_cannot_join_another_tenants_team_or_budget_by_raw_id() {
         .litellm
         .budget_new(&BudgetRequest {
             budget_id: budget_id.clone(),
-            max_budget: Some(1000.0),
+            limits: LimitsRequest {
+                max_budget: Some(1000.0),
+                ..LimitsRequest::default()
+            },
             ..BudgetRequest::default()
         })
         .await

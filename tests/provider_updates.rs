@@ -10,6 +10,7 @@ use kube::api::DeleteParams;
 use kube::ResourceExt;
 use litellm_crossplane::api::common::EXTERNAL_NAME;
 use litellm_crossplane::api::{LiteLLMTeam, LiteLLMVirtualKey};
+use litellm_crossplane::litellm::LimitsRequest;
 use litellm_crossplane::litellm::{KeyRequest, TeamRequest};
 use serde_json::json;
 use support::provider::{eventually, is, manifest, wait_for, wait_gone, world};
@@ -35,7 +36,10 @@ async fn correcting_a_keys_drift_moves_neither_its_expiry_nor_its_budget_period(
     // 1.108.7 it moves by the seconds elapsed): let now move on.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let drift = KeyRequest {
-        max_budget: Some(9.0),
+        limits: LimitsRequest {
+            max_budget: Some(9.0),
+            ..LimitsRequest::default()
+        },
         ..KeyRequest::default()
     };
     world.litellm.key_update(&token, &drift).await.unwrap();

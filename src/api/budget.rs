@@ -5,6 +5,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::common::{ManagedFields, ManagedStatus};
+use super::limits::Limits;
 
 /// A LiteLLM budget that keys (and customers) can be linked to.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
@@ -36,30 +37,13 @@ pub struct LiteLLMBudgetSpec {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct BudgetParameters {
-    /// Hard spend limit in USD, a decimal string such as `"100"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::common::money_schema")]
-    pub max_budget: Option<String>,
+    /// Spend and rate limits.
+    #[serde(flatten)]
+    pub limits: Limits,
     /// Soft limit in USD: alerting only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "super::common::money_schema")]
     pub soft_budget: Option<String>,
-    /// How often spend resets: `30s`, `12h`, `30d`, `1mo`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::common::duration_schema")]
-    pub budget_duration: Option<String>,
-    /// Tokens per minute.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0, max = super::common::bounds::MAX_RATE_LIMIT))]
-    pub tpm_limit: Option<i64>,
-    /// Requests per minute.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0, max = super::common::bounds::MAX_RATE_LIMIT))]
-    pub rpm_limit: Option<i64>,
-    /// Parallel requests.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0, max = super::common::bounds::MAX_PARALLEL_REQUESTS))]
-    pub max_parallel_requests: Option<i64>,
 }
 
 /// A LiteLLM budget as the admin API reports it.

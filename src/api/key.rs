@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::common::{FreeForm, LocalRef, ManagedFields, ManagedStatus};
+use super::limits::Limits;
 
 /// Message of the rule that keeps `forProvider.duration` as created.
 pub const DURATION_IMMUTABLE: &str = "forProvider.duration cannot change after creation: LiteLLM \
@@ -71,30 +72,13 @@ pub struct KeyParameters {
         inner(length(max = super::common::bounds::MAX_MODEL_REF_LENGTH))
     )]
     pub models: Option<Vec<String>>,
-    /// Spend limit in USD, a decimal string such as `"10"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::common::money_schema")]
-    pub max_budget: Option<String>,
-    /// How often spend resets: `30s`, `12h`, `30d`, `1mo`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::common::duration_schema")]
-    pub budget_duration: Option<String>,
+    /// Spend and rate limits.
+    #[serde(flatten)]
+    pub limits: Limits,
     /// Lifetime of the key from creation (`duration` in LiteLLM): `30d`, `12h`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "super::common::duration_schema")]
     pub duration: Option<String>,
-    /// Tokens per minute.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0, max = super::common::bounds::MAX_RATE_LIMIT))]
-    pub tpm_limit: Option<i64>,
-    /// Requests per minute.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0, max = super::common::bounds::MAX_RATE_LIMIT))]
-    pub rpm_limit: Option<i64>,
-    /// Parallel requests.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0, max = super::common::bounds::MAX_PARALLEL_REQUESTS))]
-    pub max_parallel_requests: Option<i64>,
     /// Whether the key is blocked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocked: Option<bool>,

@@ -10,6 +10,7 @@ pub mod generate;
 pub mod input;
 pub mod instance;
 pub mod key;
+pub mod limits;
 pub mod model;
 pub mod money;
 pub mod team;
@@ -19,6 +20,7 @@ pub use common::*;
 pub use input::Input;
 pub use instance::{LiteLLMInstance, LiteLLMInstanceSpec};
 pub use key::{KeyParameters, LiteLLMVirtualKey, LiteLLMVirtualKeySpec};
+pub use limits::Limits;
 pub use model::{LiteLLMModel, LiteLLMModelSpec, ModelParameters};
 pub use team::{LiteLLMTeam, LiteLLMTeamSpec, TeamParameters};
 

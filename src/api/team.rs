@@ -1,10 +1,11 @@
 //! `LiteLLMTeam`: a LiteLLM team.
 
-use kube::CustomResource;
+use kube::{CustomResource, KubeSchema};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::common::{FreeForm, ManagedFields, ManagedStatus};
+use super::limits::{Limits, TEAM_PARALLEL_REQUESTS};
 
 /// A LiteLLM team, reconciled against the admin API (`/team/*`).
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
@@ -33,7 +34,8 @@ pub struct LiteLLMTeamSpec {
 }
 
 /// The desired state of a LiteLLM team. Unset fields are left to LiteLLM.
-#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[x_kube(validation = Rule::new("!has(self.maxParallelRequests)").message(TEAM_PARALLEL_REQUESTS))]
 #[serde(rename_all = "camelCase")]
 pub struct TeamParameters {
     /// Display name (`team_alias`). Not unique in LiteLLM.
@@ -47,22 +49,9 @@ pub struct TeamParameters {
         inner(length(max = super::common::bounds::MAX_MODEL_REF_LENGTH))
     )]
     pub models: Option<Vec<String>>,
-    /// Spend limit in USD, a decimal string such as `"25.50"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::common::money_schema")]
-    pub max_budget: Option<String>,
-    /// How often spend resets: `30s`, `12h`, `30d`, `1mo`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(schema_with = "super::common::duration_schema")]
-    pub budget_duration: Option<String>,
-    /// Tokens per minute.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0, max = super::common::bounds::MAX_RATE_LIMIT))]
-    pub tpm_limit: Option<i64>,
-    /// Requests per minute.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0, max = super::common::bounds::MAX_RATE_LIMIT))]
-    pub rpm_limit: Option<i64>,
+    /// Spend and rate limits (`maxParallelRequests` excepted).
+    #[serde(flatten)]
+    pub limits: Limits,
     /// Whether the team is blocked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocked: Option<bool>,

@@ -8,6 +8,7 @@ use serde_json::{json, Map, Value};
 
 use crate::api::input::{Attach, InstanceSource};
 use crate::api::instance::LiteLLMInstanceSpec;
+use crate::api::Limits;
 use crate::api::API_VERSION;
 
 use super::request::{Amount, XrRequest};
@@ -227,6 +228,28 @@ fn put_amount(map: &mut Map<String, Value>, key: &str, value: &Option<Amount>) {
     put(map, key, &value.as_ref().map(|a| a.0.to_string()));
 }
 
+/// A `forProvider`'s limit fields, as the shared [`Limits`] names them.
+fn limits(
+    max_budget: &Option<Amount>,
+    budget_duration: &Option<String>,
+    tpm_limit: Option<u32>,
+    rpm_limit: Option<u32>,
+    max_parallel_requests: Option<u32>,
+) -> Map<String, Value> {
+    let limits = Limits {
+        max_budget: max_budget.as_ref().map(|a| a.0.to_string()),
+        budget_duration: budget_duration.clone(),
+        tpm_limit: tpm_limit.map(i64::from),
+        rpm_limit: rpm_limit.map(i64::from),
+        max_parallel_requests: max_parallel_requests.map(i64::from),
+    };
+    // A struct of plain fields always serializes to an object.
+    match serde_json::to_value(limits) {
+        Ok(Value::Object(map)) => map,
+        _ => Map::new(),
+    }
+}
+
 /// The desired composed resources, by composition-resource name.
 pub fn desired(target: &Target, request: &XrRequest) -> BTreeMap<String, Value> {
     let mut out = BTreeMap::new();
@@ -254,17 +277,20 @@ pub fn desired(target: &Target, request: &XrRequest) -> BTreeMap<String, Value> 
     put(&mut team, "blocked", &request.team.blocked);
     put(&mut team, "metadata", &request.team.metadata);
     if let Some(budget) = &request.budget {
-        let mut limits = Map::new();
-        put_amount(&mut limits, "maxBudget", &budget.max_budget);
-        put(&mut limits, "budgetDuration", &budget.duration);
-        put(&mut limits, "tpmLimit", &budget.tpm_limit);
-        put(&mut limits, "rpmLimit", &budget.rpm_limit);
-        team.extend(limits.clone());
         // LiteLLM drops a team's max_parallel_requests; it lives on the budget.
-        put(
-            &mut limits,
-            "maxParallelRequests",
-            &budget.max_parallel_requests,
+        team.extend(limits(
+            &budget.max_budget,
+            &budget.duration,
+            budget.tpm_limit,
+            budget.rpm_limit,
+            None,
+        ));
+        let mut limits = limits(
+            &budget.max_budget,
+            &budget.duration,
+            budget.tpm_limit,
+            budget.rpm_limit,
+            budget.max_parallel_requests,
         );
         put_amount(&mut limits, "softBudget", &budget.soft_budget);
         out.insert(
@@ -298,12 +324,14 @@ pub fn desired(target: &Target, request: &XrRequest) -> BTreeMap<String, Value> 
             );
         }
         put(&mut p, "models", &key.models);
-        put_amount(&mut p, "maxBudget", &key.max_budget);
-        put(&mut p, "budgetDuration", &key.budget_duration);
+        p.extend(limits(
+            &key.max_budget,
+            &key.budget_duration,
+            key.tpm_limit,
+            key.rpm_limit,
+            key.max_parallel_requests,
+        ));
         put(&mut p, "duration", &key.duration);
-        put(&mut p, "tpmLimit", &key.tpm_limit);
-        put(&mut p, "rpmLimit", &key.rpm_limit);
-        put(&mut p, "maxParallelRequests", &key.max_parallel_requests);
         put(&mut p, "metadata", &key.metadata);
         let resource_name = names::key(&key.name);
         let mut object = target.entity("LiteLLMVirtualKey", &resource_name, p);

@@ -9,7 +9,7 @@ use serde::de::IgnoredAny;
 use serde::{Deserialize, Serialize};
 
 use super::client::{endpoint, Endpoint};
-use super::{Client, Error};
+use super::{Client, Error, LimitsRequest};
 
 const BUDGET_NEW: Endpoint = endpoint!(POST "/budget/new");
 const BUDGET_INFO: Endpoint = endpoint!(POST "/budget/info");
@@ -21,18 +21,10 @@ const BUDGET_DELETE: Endpoint = endpoint!(POST "/budget/delete");
 pub struct BudgetRequest {
     /// Chosen by the caller so a create whose response is lost can be found.
     pub budget_id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_budget: Option<f64>,
+    #[serde(flatten)]
+    pub limits: LimitsRequest,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub soft_budget: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub budget_duration: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tpm_limit: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rpm_limit: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_parallel_requests: Option<i64>,
 }
 
 /// A budget as LiteLLM reports it.

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::client::{endpoint, Endpoint};
 use super::secret::{serialize_exposed, token_for};
-use super::{null_as_default, Client, Error, Secret};
+use super::{null_as_default, Client, Error, LimitsRequest, Secret};
 
 const KEY_GENERATE: Endpoint = endpoint!(POST "/key/generate");
 const KEY_INFO: Endpoint = endpoint!(GET "/key/info");
@@ -34,21 +34,11 @@ pub struct KeyRequest {
     pub budget_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub models: Option<Vec<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_budget: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub soft_budget: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub budget_duration: Option<String>,
+    #[serde(flatten)]
+    pub limits: LimitsRequest,
     /// Validity from now, e.g. `"30d"`; LiteLLM turns it into `expires`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duration: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tpm_limit: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rpm_limit: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_parallel_requests: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blocked: Option<bool>,
     /// `/key/update` replaces the whole map, it does not merge.
@@ -268,7 +258,10 @@ mod tests {
         let key = Secret::new("sk-0123456789abcdef");
         let settings = KeyRequest {
             key_alias: Some("a".into()),
-            max_budget: Some(1.5),
+            limits: LimitsRequest {
+                max_budget: Some(1.5),
+                ..LimitsRequest::default()
+            },
             ..KeyRequest::default()
         };
         let body = WithKey {

@@ -9,6 +9,7 @@ mod client;
 mod error;
 mod health;
 mod keys;
+mod limits;
 mod models;
 mod pacing;
 mod secret;
@@ -23,6 +24,7 @@ pub use client::{
 pub use error::Error;
 pub use health::Readiness;
 pub use keys::{KeyGenerated, KeyInfo, KeyRequest, RegenerateRequest};
+pub use limits::{Limited, LimitsRequest, LiveLimits};
 pub use models::{
     ModelInfo, ModelMeta, ModelMetaRequest, ModelParams, ModelParamsRequest, ModelRequest,
 };

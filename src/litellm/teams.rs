@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::client::{endpoint, Endpoint};
-use super::{null_as_default, Client, Error};
+use super::{null_as_default, Client, Error, LimitsRequest};
 
 const TEAM_NEW: Endpoint = endpoint!(POST "/team/new");
 const TEAM_INFO: Endpoint = endpoint!(GET "/team/info");
@@ -26,16 +26,9 @@ pub struct TeamRequest {
     pub team_alias: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub models: Option<Vec<String>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_budget: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub soft_budget: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub budget_duration: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub tpm_limit: Option<i64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rpm_limit: Option<i64>,
+    /// `max_parallel_requests` left unset (see above).
+    #[serde(flatten)]
+    pub limits: LimitsRequest,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blocked: Option<bool>,
     /// `/team/update` replaces the whole map, it does not merge.
@@ -127,7 +120,10 @@ mod tests {
     fn sends_only_the_fields_that_are_set() {
         let team = TeamRequest {
             team_id: "t1".into(),
-            max_budget: Some(12.5),
+            limits: LimitsRequest {
+                max_budget: Some(12.5),
+                ..LimitsRequest::default()
+            },
             ..TeamRequest::default()
         };
         assert_eq!(

@@ -13,53 +13,30 @@ use std::collections::BTreeMap;
 use crate::api::budget::{BudgetObservation, BudgetParameters, LiteLLMBudget};
 use crate::api::common::{ManagedFields, ManagedStatus};
 use crate::api::LiteLLMVirtualKey;
-use crate::litellm::{self, BudgetInfo, BudgetRequest};
+use crate::litellm::{self, BudgetInfo, BudgetRequest, Limited};
 
 use super::cache::Kube;
 use super::dependents::{self, Dependents, Joins};
 use super::diff::{self, money_f64, money_string, Diff};
+use super::limits;
 use super::managed::{Connection, Creation, External, ExternalError, ManagedKind, Observation};
 use super::ownership;
 
 pub fn request(id: &str, params: &BudgetParameters) -> BudgetRequest {
     BudgetRequest {
         budget_id: id.to_owned(),
-        max_budget: params.max_budget.as_deref().and_then(money_f64),
+        limits: limits::request(&params.limits),
         soft_budget: params.soft_budget.as_deref().and_then(money_f64),
-        budget_duration: params.budget_duration.clone(),
-        tpm_limit: params.tpm_limit,
-        rpm_limit: params.rpm_limit,
-        max_parallel_requests: params.max_parallel_requests,
     }
 }
 
 pub fn diff(params: &BudgetParameters, live: &BudgetInfo) -> Diff {
     let mut diff = Diff::new();
-    diff.money("maxBudget", params.max_budget.as_deref(), live.max_budget);
+    limits::diff(&mut diff, &params.limits, live.limits());
     diff.money(
         "softBudget",
         params.soft_budget.as_deref(),
         live.soft_budget,
-    );
-    diff.field(
-        "budgetDuration",
-        params.budget_duration.as_ref(),
-        live.budget_duration.as_ref(),
-    );
-    diff.field(
-        "tpmLimit",
-        params.tpm_limit.as_ref(),
-        live.tpm_limit.as_ref(),
-    );
-    diff.field(
-        "rpmLimit",
-        params.rpm_limit.as_ref(),
-        live.rpm_limit.as_ref(),
-    );
-    diff.field(
-        "maxParallelRequests",
-        params.max_parallel_requests.as_ref(),
-        live.max_parallel_requests.as_ref(),
     );
     diff
 }
@@ -67,15 +44,8 @@ pub fn diff(params: &BudgetParameters, live: &BudgetInfo) -> Diff {
 pub fn late_init(params: &BudgetParameters, live: &BudgetInfo) -> Option<BudgetParameters> {
     let mut filled = params.clone();
     let changed = [
-        diff::late_init(&mut filled.max_budget, money_string(live.max_budget)),
+        limits::late_init(&mut filled.limits, live.limits()),
         diff::late_init(&mut filled.soft_budget, money_string(live.soft_budget)),
-        diff::late_init(&mut filled.budget_duration, live.budget_duration.clone()),
-        diff::late_init(&mut filled.tpm_limit, live.tpm_limit),
-        diff::late_init(&mut filled.rpm_limit, live.rpm_limit),
-        diff::late_init(
-            &mut filled.max_parallel_requests,
-            live.max_parallel_requests,
-        ),
     ];
     changed.contains(&true).then_some(filled)
 }
@@ -160,11 +130,11 @@ impl External<LiteLLMBudget> for BudgetExternal {
         id: &str,
         drift: &Diff,
     ) -> Result<(), ExternalError> {
-        let mut settings = request(id, &mr.spec.for_provider);
-        // Sending it restarts the budget period: only when it drifted.
-        if !drift.has("budgetDuration") {
-            settings.budget_duration = None;
-        }
+        let params = &mr.spec.for_provider;
+        let settings = BudgetRequest {
+            limits: limits::update_request(&params.limits, drift),
+            ..request(id, params)
+        };
         self.client.budget_update(&settings).await?;
         Ok(())
     }
@@ -178,6 +148,7 @@ impl External<LiteLLMBudget> for BudgetExternal {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::Limits;
 
     fn live() -> BudgetInfo {
         BudgetInfo {
@@ -196,30 +167,36 @@ mod tests {
             (BudgetParameters::default(), vec![]),
             (
                 BudgetParameters {
-                    max_budget: Some("100.00".into()),
+                    limits: Limits {
+                        max_budget: Some("100.00".into()),
+                        budget_duration: Some("30d".into()),
+                        rpm_limit: Some(10),
+                        ..Limits::default()
+                    },
                     soft_budget: Some("80".into()),
-                    budget_duration: Some("30d".into()),
-                    rpm_limit: Some(10),
                     ..BudgetParameters::default()
                 },
                 vec![],
             ),
             (
                 BudgetParameters {
-                    max_budget: Some("100.000001".into()),
+                    limits: Limits {
+                        max_budget: Some("100.000001".into()),
+                        budget_duration: Some("1d".into()),
+                        tpm_limit: Some(5),
+                        rpm_limit: Some(11),
+                        max_parallel_requests: Some(2),
+                        ..Limits::default()
+                    },
                     soft_budget: Some("81".into()),
-                    budget_duration: Some("1d".into()),
-                    tpm_limit: Some(5),
-                    rpm_limit: Some(11),
-                    max_parallel_requests: Some(2),
                 },
                 vec![
                     "maxBudget",
-                    "softBudget",
                     "budgetDuration",
                     "tpmLimit",
                     "rpmLimit",
                     "maxParallelRequests",
+                    "softBudget",
                 ],
             ),
         ];
@@ -235,7 +212,10 @@ mod tests {
     #[test]
     fn request_and_late_init() {
         let params = BudgetParameters {
-            max_budget: Some("12.5".into()),
+            limits: Limits {
+                max_budget: Some("12.5".into()),
+                ..Limits::default()
+            },
             ..BudgetParameters::default()
         };
         let body = serde_json::to_value(request("ns.b", &params)).unwrap();
@@ -244,7 +224,7 @@ mod tests {
             serde_json::json!({"budget_id": "ns.b", "max_budget": 12.5})
         );
         let filled = late_init(&params, &live()).unwrap();
-        assert_eq!(filled.max_budget.as_deref(), Some("12.5"));
+        assert_eq!(filled.limits.max_budget.as_deref(), Some("12.5"));
         assert_eq!(filled.soft_budget.as_deref(), Some("80"));
         assert_eq!(late_init(&filled, &live()), None);
         assert_eq!(at_provider(&live()).max_budget.as_deref(), Some("100"));

@@ -26,13 +26,14 @@ use crate::api::common::{
     interval_seconds, Condition, LocalRef, ManagedFields, ManagedStatus, EXTERNAL_NAME,
 };
 use crate::api::key::{KeyObservation, KeyParameters, LiteLLMVirtualKey};
-use crate::litellm::{self, generate_key, token_of, KeyInfo, KeyRequest, Secret};
+use crate::litellm::{self, generate_key, token_of, KeyInfo, KeyRequest, Limited, Secret};
 
 use super::cache::Kube;
 use super::conditions::condition;
 use super::connection;
 use super::dependents::{Join, Joins};
-use super::diff::{self, money_f64, money_string, user_metadata, Diff};
+use super::diff::{self, money_string, user_metadata, Diff};
+use super::limits;
 use super::managed::{
     Connection, Creation, External, ExternalError, Maintained, ManagedKind, Observation,
 };
@@ -68,13 +69,8 @@ pub fn request(params: &KeyParameters, refs: &Resolved, owner: &Owner) -> KeyReq
         team_id: team_id(params, refs).map(str::to_owned),
         budget_id: budget_id(params, refs).map(str::to_owned),
         models: params.models.clone(),
-        max_budget: params.max_budget.as_deref().and_then(money_f64),
-        soft_budget: None,
-        budget_duration: params.budget_duration.clone(),
+        limits: limits::request(&params.limits),
         duration: params.duration.clone(),
-        tpm_limit: params.tpm_limit,
-        rpm_limit: params.rpm_limit,
-        max_parallel_requests: params.max_parallel_requests,
         blocked: params.blocked,
         metadata: Some(metadata_with_marker(params.metadata.as_ref(), owner)),
     }
@@ -90,12 +86,11 @@ pub fn update_request(
     owner: &Owner,
     drift: &Diff,
 ) -> KeyRequest {
-    let mut settings = request(params, refs, owner);
-    settings.duration = None;
-    if !drift.has("budgetDuration") {
-        settings.budget_duration = None;
+    KeyRequest {
+        limits: limits::update_request(&params.limits, drift),
+        duration: None,
+        ..request(params, refs, owner)
     }
-    settings
 }
 
 /// `duration` is not compared: LiteLLM turns it into an absolute `expires`
@@ -114,27 +109,7 @@ pub fn diff(params: &KeyParameters, refs: &Resolved, live: &KeyInfo, owner: &Own
         live.budget_id.as_deref(),
     );
     diff.set("models", params.models.as_deref(), &live.models);
-    diff.money("maxBudget", params.max_budget.as_deref(), live.max_budget);
-    diff.field(
-        "budgetDuration",
-        params.budget_duration.as_ref(),
-        live.budget_duration.as_ref(),
-    );
-    diff.field(
-        "tpmLimit",
-        params.tpm_limit.as_ref(),
-        live.tpm_limit.as_ref(),
-    );
-    diff.field(
-        "rpmLimit",
-        params.rpm_limit.as_ref(),
-        live.rpm_limit.as_ref(),
-    );
-    diff.field(
-        "maxParallelRequests",
-        params.max_parallel_requests.as_ref(),
-        live.max_parallel_requests.as_ref(),
-    );
+    limits::diff(&mut diff, &params.limits, live.limits());
     diff.field("blocked", params.blocked.as_ref(), live.blocked.as_ref());
     diff.metadata(
         "metadata",
@@ -153,14 +128,7 @@ pub fn late_init(params: &KeyParameters, live: &KeyInfo) -> Option<KeyParameters
     let changed = [
         diff::late_init(&mut filled.key_alias, live.key_alias.clone()),
         diff::late_init(&mut filled.models, models),
-        diff::late_init(&mut filled.max_budget, money_string(live.max_budget)),
-        diff::late_init(&mut filled.budget_duration, live.budget_duration.clone()),
-        diff::late_init(&mut filled.tpm_limit, live.tpm_limit),
-        diff::late_init(&mut filled.rpm_limit, live.rpm_limit),
-        diff::late_init(
-            &mut filled.max_parallel_requests,
-            live.max_parallel_requests,
-        ),
+        limits::late_init(&mut filled.limits, live.limits()),
         diff::late_init(&mut filled.blocked, live.blocked),
         diff::late_init(&mut filled.metadata, user_metadata(live.metadata.as_ref())),
     ];
@@ -968,6 +936,7 @@ mod tests {
     use super::*;
     use crate::api::common::{ConnectionSecretRef, InstanceRef};
     use crate::api::key::LiteLLMVirtualKeySpec;
+    use crate::api::Limits;
 
     fn me() -> Owner {
         Owner {
@@ -1014,7 +983,10 @@ mod tests {
                 KeyParameters {
                     key_alias: Some("ci".into()),
                     models: Some(vec!["gpt-4o".into()]),
-                    max_budget: Some("10.00".into()),
+                    limits: Limits {
+                        max_budget: Some("10.00".into()),
+                        ..Limits::default()
+                    },
                     duration: Some("30d".into()),
                     ..KeyParameters::default()
                 },
@@ -1024,7 +996,10 @@ mod tests {
                 KeyParameters {
                     key_alias: Some("cd".into()),
                     budget_id: Some("b".into()),
-                    max_budget: Some("11".into()),
+                    limits: Limits {
+                        max_budget: Some("11".into()),
+                        ..Limits::default()
+                    },
                     blocked: Some(true),
                     metadata: Some([("env".to_owned(), serde_json::Value::from("x"))].into()),
                     ..KeyParameters::default()
@@ -1063,8 +1038,11 @@ mod tests {
     fn updates_resend_neither_duration_nor_an_unchanged_budget_duration() {
         let params = KeyParameters {
             duration: Some("30d".into()),
-            budget_duration: Some("1mo".into()),
-            max_budget: Some("5".into()),
+            limits: Limits {
+                budget_duration: Some("1mo".into()),
+                max_budget: Some("5".into()),
+                ..Limits::default()
+            },
             ..KeyParameters::default()
         };
         let mut drift = Diff::new();

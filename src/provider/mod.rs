@@ -21,6 +21,7 @@ pub mod instance;
 pub mod key;
 pub mod kube_requests;
 pub mod leader;
+pub mod limits;
 pub mod managed;
 pub mod metrics;
 pub mod model;

@@ -5,11 +5,12 @@ use std::collections::BTreeMap;
 use crate::api::common::{ManagedFields, ManagedStatus};
 use crate::api::team::{LiteLLMTeam, TeamObservation, TeamParameters};
 use crate::api::LiteLLMVirtualKey;
-use crate::litellm::{self, TeamInfo, TeamRequest};
+use crate::litellm::{self, Limited, LiveLimits, TeamInfo, TeamRequest};
 
 use super::cache::Kube;
 use super::dependents::{self, Dependents, Joins};
-use super::diff::{self, money_f64, money_string, user_metadata, Diff};
+use super::diff::{self, money_string, user_metadata, Diff};
+use super::limits;
 use super::managed::{Connection, Creation, External, ExternalError, ManagedKind, Observation};
 use super::ownership::{may_list_models, metadata_with_marker, Owner};
 
@@ -20,11 +21,7 @@ pub fn request(id: &str, params: &TeamParameters, owner: &Owner) -> TeamRequest 
         team_id: id.to_owned(),
         team_alias: params.team_alias.clone(),
         models: params.models.clone(),
-        max_budget: params.max_budget.as_deref().and_then(money_f64),
-        soft_budget: None,
-        budget_duration: params.budget_duration.clone(),
-        tpm_limit: params.tpm_limit,
-        rpm_limit: params.rpm_limit,
+        limits: limits::request(&params.limits),
         blocked: params.blocked,
         metadata: Some(metadata_with_marker(params.metadata.as_ref(), owner)),
     }
@@ -39,22 +36,7 @@ pub fn diff(params: &TeamParameters, live: &TeamInfo, owner: &Owner) -> Diff {
         live.team_alias.as_ref(),
     );
     diff.set("models", params.models.as_deref(), &live.models);
-    diff.money("maxBudget", params.max_budget.as_deref(), live.max_budget);
-    diff.field(
-        "budgetDuration",
-        params.budget_duration.as_ref(),
-        live.budget_duration.as_ref(),
-    );
-    diff.field(
-        "tpmLimit",
-        params.tpm_limit.as_ref(),
-        live.tpm_limit.as_ref(),
-    );
-    diff.field(
-        "rpmLimit",
-        params.rpm_limit.as_ref(),
-        live.rpm_limit.as_ref(),
-    );
+    limits::diff(&mut diff, &params.limits, live.limits());
     diff.field("blocked", params.blocked.as_ref(), live.blocked.as_ref());
     diff.metadata(
         "metadata",
@@ -71,10 +53,15 @@ pub fn late_init(params: &TeamParameters, live: &TeamInfo) -> Option<TeamParamet
     let changed = [
         diff::late_init(&mut filled.team_alias, live.team_alias.clone()),
         diff::late_init(&mut filled.models, models),
-        diff::late_init(&mut filled.max_budget, money_string(live.max_budget)),
-        diff::late_init(&mut filled.budget_duration, live.budget_duration.clone()),
-        diff::late_init(&mut filled.tpm_limit, live.tpm_limit),
-        diff::late_init(&mut filled.rpm_limit, live.rpm_limit),
+        // LiteLLM keeps no parallel-request limit for a team: a value there
+        // would only fail the CRD's rule.
+        limits::late_init(
+            &mut filled.limits,
+            LiveLimits {
+                max_parallel_requests: None,
+                ..live.limits()
+            },
+        ),
         diff::late_init(&mut filled.blocked, live.blocked),
         diff::late_init(&mut filled.metadata, user_metadata(live.metadata.as_ref())),
     ];
@@ -175,11 +162,11 @@ impl External<LiteLLMTeam> for TeamExternal {
 
     async fn update(&self, mr: &LiteLLMTeam, id: &str, drift: &Diff) -> Result<(), ExternalError> {
         self.check_models(&mr.spec.for_provider)?;
-        let mut settings = request(id, &mr.spec.for_provider, &self.owner);
-        // Sending it restarts the budget period: only when it drifted.
-        if !drift.has("budgetDuration") {
-            settings.budget_duration = None;
-        }
+        let params = &mr.spec.for_provider;
+        let settings = TeamRequest {
+            limits: limits::update_request(&params.limits, drift),
+            ..request(id, params, &self.owner)
+        };
         self.client.team_update(&settings).await?;
         Ok(())
     }
@@ -195,6 +182,7 @@ mod tests {
     use serde_json::{Map, Value};
 
     use super::*;
+    use crate::api::Limits;
     use crate::provider::ownership::MARKER_KEY;
 
     fn me() -> Owner {
@@ -245,9 +233,12 @@ mod tests {
                 TeamParameters {
                     team_alias: Some("Web".into()),
                     models: Some(vec!["claude".into(), "gpt-4o".into()]),
-                    max_budget: Some("25.50".into()),
-                    budget_duration: Some("30d".into()),
-                    tpm_limit: Some(1000),
+                    limits: Limits {
+                        max_budget: Some("25.50".into()),
+                        budget_duration: Some("30d".into()),
+                        tpm_limit: Some(1000),
+                        ..Limits::default()
+                    },
                     blocked: Some(false),
                     metadata: Some(env.clone()),
                     ..TeamParameters::default()
@@ -260,10 +251,13 @@ mod tests {
                 TeamParameters {
                     team_alias: Some("Other".into()),
                     models: Some(vec!["gpt-4o".into()]),
-                    max_budget: Some("25.51".into()),
-                    budget_duration: Some("1d".into()),
-                    tpm_limit: Some(1),
-                    rpm_limit: Some(2),
+                    limits: Limits {
+                        max_budget: Some("25.51".into()),
+                        budget_duration: Some("1d".into()),
+                        tpm_limit: Some(1),
+                        rpm_limit: Some(2),
+                        ..Limits::default()
+                    },
                     blocked: Some(true),
                     metadata: Some([("env".to_owned(), Value::from("dev"))].into()),
                     ..TeamParameters::default()
@@ -303,7 +297,10 @@ mod tests {
     fn request_sends_set_fields_and_the_marker() {
         let params = TeamParameters {
             team_alias: Some("Web".into()),
-            max_budget: Some("25.50".into()),
+            limits: Limits {
+                max_budget: Some("25.50".into()),
+                ..Limits::default()
+            },
             metadata: Some([("env".to_owned(), Value::from("prod"))].into()),
             ..TeamParameters::default()
         };
@@ -323,7 +320,7 @@ mod tests {
         };
         let filled = late_init(&params, &live()).unwrap();
         assert_eq!(filled.team_alias.as_deref(), Some("Mine"));
-        assert_eq!(filled.max_budget.as_deref(), Some("25.5"));
+        assert_eq!(filled.limits.max_budget.as_deref(), Some("25.5"));
         assert_eq!(filled.models.as_ref().map(Vec::len), Some(2));
         assert_eq!(
             filled.metadata.as_ref().map(|m| m.contains_key(MARKER_KEY)),
