@@ -6,15 +6,16 @@
 
 mod support;
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use litellm_crossplane::litellm::LimitsRequest;
 use litellm_crossplane::litellm::{
     generate_key, token_of, BudgetRequest, Client, ClientConfig, Error, KeyRequest,
     ModelMetaRequest, ModelParamsRequest, ModelRequest, RegenerateRequest, Secret, TeamRequest,
     MAX_RESPONSE_BODY,
 };
+use litellm_crossplane::litellm::{LimitsRequest, SecretParams, SECRET_PARAMS};
 use serde_json::{json, Map, Value};
 use support::harness;
 
@@ -477,7 +478,7 @@ async fn model_lifecycle() {
         litellm_params: ModelParamsRequest {
             model: "openai/gpt-4o".into(),
             api_base: Some("http://127.0.0.1:9".into()),
-            api_key: Some(provider_key.clone()),
+            secrets: SecretParams(BTreeMap::from([("api_key", provider_key.clone())])),
             rpm: Some(5),
             tpm: Some(50),
             ..ModelParamsRequest::default()
@@ -1108,4 +1109,85 @@ async fn one_past_the_parallel_requests_bound_is_a_server_error_in_litellm() {
     // The proxy closes the connection after the 500: ask on a new one.
     let litellm = client_or_skip!();
     assert_eq!(litellm.budget_info(&budget_id).await.unwrap(), None);
+}
+
+/// Every credential a model can carry is accepted and never comes back in
+/// clear, and every plain parameter comes back as sent (numbers as floats):
+/// what the provider's diff of models relies on (LiteLLM 1.108.7).
+#[tokio::test]
+async fn model_credentials_never_come_back_and_plain_params_do() {
+    let litellm = client_or_skip!();
+    let (url, master_key) = harness::litellm().unwrap();
+    let model_id = unique("ct-cred-model");
+    let secret = |name: &str| Secret::new(format!("{name}-{}", unique("value")));
+    let secrets: BTreeMap<&'static str, Secret> = SECRET_PARAMS
+        .iter()
+        .map(|name| (*name, secret(name)))
+        .collect();
+    let plain = map(json!({
+        "aws_region_name": "us-east-1",
+        "aws_role_name": "arn:aws:iam::123456789012:role/ct",
+        "aws_session_name": "ct-session",
+        "vertex_project": "ct-project",
+        "vertex_location": "us-central1",
+        "tenant_id": "ct-tenant",
+        "client_id": "ct-client",
+        "timeout": 30,
+        "stream_timeout": 60,
+        "max_retries": 3,
+        "drop_params": true,
+        "custom_llm_provider": "bedrock",
+        "tags": ["ct-a", "ct-b"],
+        "input_cost_per_token": 0.0000025,
+        "output_cost_per_token": 0.00001,
+        "num_retries": 2,
+    }));
+    let request = ModelRequest {
+        model_name: unique("ct-cred-model-name"),
+        litellm_params: ModelParamsRequest {
+            model: "bedrock/anthropic.claude-3-5-sonnet".into(),
+            secrets: SecretParams(secrets.clone()),
+            extra: plain.clone(),
+            ..ModelParamsRequest::default()
+        },
+        model_info: ModelMetaRequest {
+            id: model_id.clone(),
+            extra: Map::new(),
+        },
+    };
+    assert_eq!(litellm.model_new(&request).await.unwrap(), model_id);
+    let info = litellm.model_info(&model_id).await.unwrap().unwrap();
+    for (name, want) in &plain {
+        let have = &info.litellm_params.extra[name];
+        let same = match (want.as_f64(), have.as_f64()) {
+            (Some(a), Some(b)) => a == b,
+            _ => want == have,
+        };
+        assert!(same, "{name}: sent {want}, read {have}");
+    }
+    // No secret value, whole or in part, in what any read returns.
+    let raw = reqwest::Client::new()
+        .get(format!("{url}/v2/model/info?modelId={model_id}"))
+        .bearer_auth(&master_key)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(raw.contains(&model_id));
+    for (name, value) in &secrets {
+        let suffix = value.expose().rsplit('-').next().unwrap();
+        assert!(!raw.contains(suffix), "{name} shows in {raw}");
+    }
+    // Some are removed, the rest masked (`aws_session_token` as
+    // `aws_****1234`): the client passes on nothing of either.
+    assert!(
+        raw.contains("\"aws_session_token\""),
+        "masked, not removed: {raw}"
+    );
+    for name in SECRET_PARAMS {
+        assert_eq!(info.litellm_params.extra.get(*name), None, "{name}");
+    }
+    assert!(litellm.model_delete(&model_id).await.unwrap());
 }

@@ -16,8 +16,6 @@
 
 mod support;
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Namespace, Secret as KubeSecret};
@@ -25,14 +23,12 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::ResourceExt;
 use litellm_crossplane::api::common::EXTERNAL_NAME;
 use litellm_crossplane::api::{LiteLLMInstance, LiteLLMModel, LiteLLMTeam, LiteLLMVirtualKey};
-use litellm_crossplane::provider::controllers;
-use litellm_crossplane::provider::metrics::Metrics;
 use serde_json::{json, Value};
 use support::crd_guard::CrdGuard;
 use support::k8s;
+use support::metered::Metered;
 use support::provider::{
-    condition, context, create_instance, eventually, is, manifest, wait_for, wait_gone, world,
-    World, INSTANCE,
+    condition, eventually, is, manifest, wait_for, wait_gone, world, World, INSTANCE,
 };
 use support::upstream::Upstream;
 
@@ -167,7 +163,7 @@ fn public_model_name(model: &LiteLLMModel) -> Option<String> {
 }
 
 fn fingerprint(model: &LiteLLMModel) -> Option<String> {
-    status_json(model)["atProvider"]["apiKeyFingerprint"]
+    status_json(model)["atProvider"]["secretFingerprints"]["litellmParams.apiKeySecretRef"]
         .as_str()
         .map(str::to_owned)
 }
@@ -202,75 +198,6 @@ async fn event_notes(world: &World, namespace: &str) -> String {
         .filter_map(|e| e.note)
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-/// A platform namespace of its own (with an instance on the real proxy)
-/// whose controllers' metrics the test can read: the world's controllers
-/// keep theirs to themselves.
-struct Metered {
-    namespace: String,
-    registry: prometheus_client::registry::Registry,
-    controllers: tokio::task::JoinHandle<()>,
-}
-
-impl Drop for Metered {
-    fn drop(&mut self) {
-        self.controllers.abort();
-    }
-}
-
-impl Metered {
-    async fn start(world: &World, prefix: &str) -> Self {
-        let namespace = k8s::namespace(&world.kube, prefix).await;
-        create_instance(&world.kube, &namespace, &world.url, &world.master_key, true).await;
-        let metrics = Metrics::default();
-        let mut registry = prometheus_client::registry::Registry::default();
-        metrics.register(&mut registry);
-        let ctx = Arc::new(context(&world.provider_client(), metrics));
-        let controllers = tokio::spawn(controllers::run(ctx, Some(namespace.clone())));
-        Self {
-            namespace,
-            registry,
-            controllers,
-        }
-    }
-
-    fn models(&self, world: &World) -> Api<LiteLLMModel> {
-        Api::namespaced(world.kube.clone(), &self.namespace)
-    }
-
-    /// LiteLLM requests so far, by operation.
-    fn requests(&self) -> BTreeMap<String, u64> {
-        support::provider::requests_by_operation(&self.registry)
-    }
-
-    /// Model writes (creates and updates) so far.
-    fn writes(&self) -> u64 {
-        let requests = self.requests();
-        ["POST /model/new", "PATCH /model/{id}/update"]
-            .iter()
-            .map(|op| requests.get(*op).copied().unwrap_or(0))
-            .sum()
-    }
-
-    fn reads(&self) -> u64 {
-        self.requests()
-            .get("GET /v2/model/info")
-            .copied()
-            .unwrap_or(0)
-    }
-
-    /// Asserts that the provider polls for `window` without writing.
-    async fn assert_quiet(&self, window: Duration, what: &str) {
-        let (writes, reads) = (self.writes(), self.reads());
-        tokio::time::sleep(window).await;
-        assert_eq!(
-            self.writes(),
-            writes,
-            "no write in the steady state: {what}"
-        );
-        assert!(self.reads() > reads, "the model is still polled: {what}");
-    }
 }
 
 #[tokio::test]

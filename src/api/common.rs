@@ -91,6 +91,14 @@ pub mod bounds {
     /// Top-level fields of one proxy-config section of the instance
     /// (`litellmSettings` alone has over a hundred settings).
     pub const MAX_CONFIG_PROPERTIES: u32 = 256;
+    /// A model's `timeout` and `streamTimeout`: a day.
+    pub const MAX_TIMEOUT_SECONDS: i64 = 86_400;
+    /// A model's `maxRetries`.
+    pub const MAX_RETRIES: i64 = 100;
+    /// A model's routing `tags`.
+    pub const MAX_TAGS: u32 = 64;
+    /// Secret fingerprints a status records: one per secret field.
+    pub const MAX_FINGERPRINTS: u32 = 32;
 }
 
 /// A reference to the `LiteLLMInstance` an entity is reconciled against.
@@ -251,6 +259,28 @@ pub fn model_info_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema 
 /// Schema for an optional proxy-config section of the instance.
 pub fn config_section_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     optional_free_form(bounds::MAX_CONFIG_PROPERTIES)
+}
+
+/// A per-token price: a decimal string with up to 15 decimals, such as
+/// `"0.0000025"` (prices per token are far below a cent).
+pub const PRICE_PATTERN: &str = r"^(0|[1-9][0-9]{0,5})(\.[0-9]{1,15})?$";
+
+/// Schema for a per-token price, compared numerically.
+pub fn price_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "string",
+        "pattern": PRICE_PATTERN
+    })
+}
+
+/// Schema for a status's map of secret fingerprints, by field.
+pub fn fingerprints_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "nullable": true,
+        "maxProperties": bounds::MAX_FINGERPRINTS,
+        "additionalProperties": {"type": "string", "maxLength": 64}
+    })
 }
 
 /// Schema for money: a decimal string such as `"25.50"`, compared numerically.

@@ -59,11 +59,16 @@ pub struct ModelParameters {
     pub model_info: Option<FreeForm>,
 }
 
-/// `litellm_params` of a model deployment.
+/// `litellm_params` of a model deployment. Every secret comes from a
+/// Secret (a `...SecretRef`), is sent to LiteLLM (which stores it
+/// encrypted and never returns it) and never reaches status, events or
+/// logs; a changed Secret value is noticed by its fingerprint in
+/// `status.atProvider.secretFingerprints` and sent again.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LiteLLMParams {
-    /// Upstream model, such as `openai/gpt-4o`.
+    /// Upstream model, such as `openai/gpt-4o`, `bedrock/anthropic.claude-3-5-sonnet`,
+    /// `vertex_ai/gemini-1.5-pro`, `azure/<deployment>`.
     #[schemars(length(min = 1, max = super::common::bounds::MAX_UPSTREAM_MODEL_LENGTH))]
     pub model: String,
     /// Upstream base URL.
@@ -74,14 +79,23 @@ pub struct LiteLLMParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = super::common::bounds::MAX_WORD_LENGTH))]
     pub api_version: Option<String>,
-    /// Secret key holding the upstream API key. Read by the provider and sent
-    /// to LiteLLM; never copied into status (only a fingerprint, so a changed
-    /// value is sent again). Required outside the platform's namespaces
-    /// (see `modelName`): without it LiteLLM would call the upstream with the
-    /// proxy's own credentials. A value `os.environ/...` (LiteLLM would read
-    /// the proxy's environment) is refused there too.
+    /// Secret key holding the upstream API key. Required outside the
+    /// platform's namespaces (see `modelName`) unless another credential
+    /// of the model's own is given (`aws`, `vertex`, `azure`): without one
+    /// LiteLLM would call the upstream with the proxy's own credentials. A
+    /// value `os.environ/...` (LiteLLM would read the proxy's environment)
+    /// is refused from every namespace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key_secret_ref: Option<SecretKeySelector>,
+    /// AWS (Bedrock, SageMaker) credentials and settings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aws: Option<AwsParams>,
+    /// Google Vertex AI settings and service-account credentials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vertex: Option<VertexParams>,
+    /// Azure OpenAI / Azure AI Entra ID (AD) credentials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub azure: Option<AzureParams>,
     /// Tokens per minute for this deployment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0, max = super::common::bounds::MAX_RATE_LIMIT))]
@@ -90,6 +104,121 @@ pub struct LiteLLMParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0, max = super::common::bounds::MAX_RATE_LIMIT))]
     pub rpm: Option<i64>,
+    /// Seconds a call to the upstream may take (`timeout`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = super::common::bounds::MAX_TIMEOUT_SECONDS))]
+    pub timeout: Option<i64>,
+    /// Seconds a streaming call may take (`stream_timeout`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = super::common::bounds::MAX_TIMEOUT_SECONDS))]
+    pub stream_timeout: Option<i64>,
+    /// Retries of a failed upstream call (`max_retries`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = super::common::bounds::MAX_RETRIES))]
+    pub max_retries: Option<i64>,
+    /// Drop request parameters the upstream does not support instead of
+    /// failing (`drop_params`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drop_params: Option<bool>,
+    /// The LiteLLM provider, when `model` does not start with it
+    /// (`custom_llm_provider`: `openai`, `bedrock`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = super::common::bounds::MAX_WORD_LENGTH))]
+    pub custom_llm_provider: Option<String>,
+    /// Tags for tag-based routing (`tags`; with `modelInfo.enable_tag_filtering`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(
+        length(max = super::common::bounds::MAX_TAGS),
+        inner(length(max = super::common::bounds::MAX_WORD_LENGTH))
+    )]
+    pub tags: Option<Vec<String>>,
+    /// USD per input token, a decimal string such as `"0.0000025"`
+    /// (`input_cost_per_token`), compared numerically.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::price_schema")]
+    pub input_cost_per_token: Option<String>,
+    /// USD per output token (`output_cost_per_token`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::price_schema")]
+    pub output_cost_per_token: Option<String>,
+    /// Further `litellm_params` the fields above do not cover (options
+    /// added to LiteLLM after this CRD), sent as given and compared key by
+    /// key. Never a secret: a name LiteLLM itself treats as one (with a
+    /// `key`, `secret`, `token`, `password`, `credential`, `auth` ...
+    /// part) is refused, as are the fields above under their LiteLLM names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::metadata_schema")]
+    pub additional_params: Option<FreeForm>,
+}
+
+/// AWS credentials and settings of a model (Bedrock, SageMaker).
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AwsParams {
+    /// `aws_region_name`, such as `us-east-1`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = super::common::bounds::MAX_WORD_LENGTH))]
+    pub region_name: Option<String>,
+    /// `aws_access_key_id`, from a Secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_key_id_secret_ref: Option<SecretKeySelector>,
+    /// `aws_secret_access_key`, from a Secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_access_key_secret_ref: Option<SecretKeySelector>,
+    /// `aws_session_token`, from a Secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_token_secret_ref: Option<SecretKeySelector>,
+    /// A role to assume (`aws_role_name`, an ARN). Outside the platform's
+    /// namespaces only with credentials of the model's own (access keys or
+    /// a web identity token): else LiteLLM assumes it with the proxy's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = super::common::bounds::MAX_ALIAS_LENGTH))]
+    pub role_name: Option<String>,
+    /// `aws_session_name` of the assumed role.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = super::common::bounds::MAX_WORD_LENGTH))]
+    pub session_name: Option<String>,
+    /// `aws_web_identity_token` (OIDC) for the role, from a Secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub web_identity_token_secret_ref: Option<SecretKeySelector>,
+}
+
+/// Google Vertex AI settings of a model.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct VertexParams {
+    /// `vertex_project`, the GCP project id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = super::common::bounds::MAX_WORD_LENGTH))]
+    pub project: Option<String>,
+    /// `vertex_location`, such as `us-central1`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = super::common::bounds::MAX_WORD_LENGTH))]
+    pub location: Option<String>,
+    /// `vertex_credentials`: a service account's JSON key, from a Secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials_secret_ref: Option<SecretKeySelector>,
+}
+
+/// Azure Entra ID (AD) credentials of a model; the API version is
+/// `apiVersion`, an api key `apiKeySecretRef`.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AzureParams {
+    /// `azure_ad_token`, from a Secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ad_token_secret_ref: Option<SecretKeySelector>,
+    /// `tenant_id` of the app registration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = super::common::bounds::MAX_WORD_LENGTH))]
+    pub tenant_id: Option<String>,
+    /// `client_id` of the app registration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = super::common::bounds::MAX_WORD_LENGTH))]
+    pub client_id: Option<String>,
+    /// `client_secret` of the app registration, from a Secret.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret_secret_ref: Option<SecretKeySelector>,
 }
 
 /// A model deployment as the admin API reports it (never the api key).
@@ -111,11 +240,12 @@ pub struct ModelObservation {
     pub api_base: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
-    /// Fingerprint of the `apiKeySecretRef` value last written to LiteLLM
-    /// (`sha256:` and 16 hex digits of a domain-separated SHA-256; never
-    /// the value). LiteLLM never returns the key, so this is how a changed
-    /// Secret is noticed: a different value is drift and is sent again.
+    /// Fingerprint of each Secret value last written to LiteLLM, by the
+    /// `forProvider` field that references it (`sha256:` and 16 hex digits
+    /// of a domain-separated SHA-256; never the value). LiteLLM never
+    /// returns these values, so this is how a changed Secret is noticed: a
+    /// different value is drift and is sent again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = 64))]
-    pub api_key_fingerprint: Option<String>,
+    #[schemars(schema_with = "super::common::fingerprints_schema")]
+    pub secret_fingerprints: Option<std::collections::BTreeMap<String, String>>,
 }

@@ -27,6 +27,7 @@ pub use keys::{KeyGenerated, KeyInfo, KeyRequest, RegenerateRequest};
 pub use limits::{Limited, LimitsRequest, LiveLimits};
 pub use models::{
     ModelInfo, ModelMeta, ModelMetaRequest, ModelParams, ModelParamsRequest, ModelRequest,
+    SecretParams, SECRET_PARAMS,
 };
 pub use pacing::{Limits, Pacing};
 pub use secret::{generate_key, token_of, Secret};

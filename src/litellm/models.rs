@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::client::{endpoint, Endpoint};
-use super::secret::serialize_exposed;
+use std::collections::BTreeMap;
+
 use super::{Client, Error, Secret};
 
 const MODEL_NEW: Endpoint = endpoint!(POST "/model/new");
@@ -39,21 +40,59 @@ pub struct ModelParamsRequest {
     pub api_base: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
-    /// Stored encrypted by LiteLLM and never returned by any read.
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "serialize_exposed"
-    )]
-    pub api_key: Option<Secret>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rpm: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tpm: Option<i64>,
-    /// Further `litellm_params` fields: per-deployment pricing
+    /// Credentials by their `litellm_params` name (`api_key`,
+    /// `aws_secret_access_key`, `vertex_credentials`, ...): stored
+    /// encrypted by LiteLLM, and never returned by a read (removed, or
+    /// masked, see [`SECRET_PARAMS`]).
+    #[serde(flatten)]
+    pub secrets: SecretParams,
+    /// Further `litellm_params` fields: provider settings (`aws_region_name`,
+    /// `timeout`, `tags`, ...) and per-deployment pricing
     /// (`input_cost_per_token`, ...), which LiteLLM keeps here and not in
     /// `model_info`. Never a credential.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// The `litellm_params` that hold credentials, as LiteLLM 1.108.7 reads
+/// them. `/v2/model/info` removes `api_key`, `aws_access_key_id`,
+/// `aws_secret_access_key`, `vertex_credentials` and `client_secret`, and
+/// masks the others (`aws_session_token` as `fact****ijkl`).
+pub const SECRET_PARAMS: &[&str] = &[
+    "api_key",
+    "aws_access_key_id",
+    "aws_secret_access_key",
+    "aws_session_token",
+    "aws_web_identity_token",
+    "vertex_credentials",
+    "azure_ad_token",
+    "client_secret",
+];
+
+/// Secret `litellm_params` of a request, by name, sent as their values.
+/// `Debug` shows the names only.
+#[derive(Clone, Default, PartialEq)]
+pub struct SecretParams(pub BTreeMap<&'static str, Secret>);
+
+impl Serialize for SecretParams {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (name, secret) in &self.0 {
+            map.serialize_entry(name, secret.expose())?;
+        }
+        map.end()
+    }
+}
+
+impl std::fmt::Debug for SecretParams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_set().entries(self.0.keys()).finish()
+    }
 }
 
 /// `model_info` of a request.
@@ -148,7 +187,15 @@ impl Client {
         Ok(response
             .data
             .into_iter()
-            .find(|model| model.model_info.id == model_id))
+            .find(|model| model.model_info.id == model_id)
+            .map(|mut model| {
+                // What LiteLLM shows of a credential is masked
+                // (`fact****ijkl`), but still part of it: it goes no further.
+                for name in SECRET_PARAMS {
+                    model.litellm_params.extra.remove(*name);
+                }
+                model
+            }))
     }
 
     /// Merges the request into the model `model_info.id`; [`Error::NotFound`]
@@ -189,7 +236,10 @@ mod tests {
             model_name: "gpt".into(),
             litellm_params: ModelParamsRequest {
                 model: "openai/gpt-4o".into(),
-                api_key: Some(Secret::new("sk-provider-secret")),
+                secrets: SecretParams(BTreeMap::from([(
+                    "api_key",
+                    Secret::new("sk-provider-secret"),
+                )])),
                 ..ModelParamsRequest::default()
             },
             model_info: ModelMetaRequest {

@@ -25,6 +25,7 @@ pub mod limits;
 pub mod managed;
 pub mod metrics;
 pub mod model;
+pub mod model_params;
 pub mod ownership;
 pub mod reconciler;
 pub mod resolve;

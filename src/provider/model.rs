@@ -18,9 +18,11 @@
 //! name the proxy's environment (`os.environ/...`): either would let it call
 //! upstreams with the proxy's own credentials.
 //!
-//! LiteLLM never returns an api key. The fingerprint of the key last written
-//! is kept in `status.atProvider.apiKeyFingerprint`, so a rotated Secret is
-//! drift and is written again (see [`recorded_fingerprint`]).
+//! LiteLLM never returns a credential. The fingerprint of each Secret value
+//! last written is kept in `status.atProvider.secretFingerprints`, so a
+//! rotated Secret is drift and is written again (see
+//! [`model_params::recorded_fingerprints`]). Which field holds which
+//! parameter, and which are secrets, is in [`super::model_params`].
 
 use std::collections::BTreeMap;
 
@@ -30,20 +32,15 @@ use serde_json::{Map, Value};
 
 use crate::api::common::{policy_allows, ManagedFields, ManagedStatus, ManagementPolicy};
 use crate::api::model::{LiteLLMModel, ModelObservation, ModelParameters};
-use crate::litellm::{self, ModelInfo, ModelMetaRequest, ModelParamsRequest, ModelRequest, Secret};
+use crate::litellm::{
+    self, ModelInfo, ModelMetaRequest, ModelParamsRequest, ModelRequest, SecretParams,
+};
 
 use super::diff::{self, Diff};
 use super::managed::{Connection, Creation, External, ExternalError, ManagedKind, Observation};
+use super::model_params::{self as mp, json_names_environment, names_environment};
 use super::ownership::{metadata_with_marker, Owner};
 use super::resolve::{Reference, Resolved};
-
-const API_KEY_REF: &str = "litellmParams.apiKeySecretRef";
-
-/// The prefix by which LiteLLM reads a `litellm_params` value from the
-/// proxy's environment (`os.environ/OPENAI_API_KEY`): measured on 1.108.7,
-/// an `api_key` of `os.environ/LITELLM_MASTER_KEY` sends the proxy's master
-/// key upstream.
-const ENVIRONMENT_PREFIX: &str = "os.environ/";
 
 /// A `model_info` field LiteLLM computes itself (which pricing fields are
 /// overridden) and drops when sent: neither sent nor compared.
@@ -125,93 +122,42 @@ pub fn public_model_name(namespace: &str, model_name: &str, public: bool) -> Str
     }
 }
 
-/// Identifies an upstream api key without revealing it: `sha256:` and the
-/// first 16 hex digits of SHA-256 over a domain prefix and the value.
-pub fn api_key_fingerprint(key: &Secret) -> String {
-    super::scrub::fingerprint(
-        "litellm-crossplane model api key fingerprint v1",
-        key.expose().as_bytes(),
-    )
-}
-
-/// The fingerprint `observe` reports for `status.atProvider`, which the
-/// reconciler records only when the reconciliation succeeds: `current`
-/// (of the Secret as resolved now) when this reconciliation writes the
-/// model (`writes`: a create, or an update of drift, each sending that very
-/// key), else the one `stored` in status. So a failed or lost write records
-/// nothing (the next poll sees the same difference and writes again), and
-/// drift that the policies do not let the provider correct keeps being
-/// reported. Without `apiKeySecretRef` the provider manages no key: `None`.
-pub fn recorded_fingerprint(
-    stored: Option<&str>,
-    current: Option<&str>,
-    writes: bool,
-) -> Option<String> {
-    match current {
-        None => None,
-        Some(current) if writes => Some(current.to_owned()),
-        Some(_) => stored.map(str::to_owned),
-    }
-}
-
-/// Whether `value` makes LiteLLM read the proxy's environment. LiteLLM
-/// checks the exact prefix; leading blanks and case are forgiven here, to
-/// refuse rather than guess.
-fn names_environment(value: &str) -> bool {
-    value
-        .trim_start()
-        .get(..ENVIRONMENT_PREFIX.len())
-        .is_some_and(|prefix| prefix.eq_ignore_ascii_case(ENVIRONMENT_PREFIX))
-}
-
-fn json_names_environment(value: &Value) -> bool {
-    match value {
-        Value::String(text) => names_environment(text),
-        Value::Array(items) => items.iter().any(json_names_environment),
-        Value::Object(map) => map.values().any(json_names_environment),
-        _ => false,
-    }
-}
-
-/// Why the value of `apiKeySecretRef` must not be sent, from any
-/// namespace: `os.environ/...` makes LiteLLM read that variable of the
-/// proxy. Names the field, never the value.
-pub fn secret_refusal(api_key: Option<&Secret>) -> Option<String> {
-    api_key
-        .is_some_and(|key| names_environment(key.expose()))
-        .then(|| {
-            format!(
-                "{API_KEY_REF}: the Secret's value has the form {ENVIRONMENT_PREFIX}..., which \
-                 makes LiteLLM read an environment variable of the proxy; a Secret must hold the \
-                 key itself (leave apiKeySecretRef out to use the proxy's own credentials)"
-            )
-        })
-}
-
 /// Why a model from a namespace that may not publish public names (a
 /// tenant's) must not be written, naming the field and never a value.
 /// Such a model would otherwise reach the proxy's own credentials: with no
-/// `apiKeySecretRef` LiteLLM calls the upstream with the provider keys in
-/// its environment, and any `litellm_params` value `os.environ/<VAR>` is
-/// replaced by that variable of the proxy.
-pub fn tenant_refusal(params: &ModelParameters, api_key: Option<&Secret>) -> Option<String> {
+/// credential of its own LiteLLM calls the upstream with the provider keys
+/// in its environment (or its cloud identity), a role assumed without
+/// credentials of the model's own is assumed with the proxy's, and any
+/// `litellm_params` value `os.environ/<VAR>` is replaced by that variable
+/// of the proxy.
+pub fn tenant_refusal(params: &ModelParameters, refs: &Resolved) -> Option<String> {
     const WHERE: &str =
         "outside the LiteLLMInstance's namespace and its spec.publicModelNamespaces";
     let environment = |field: &str| {
         format!(
-            "{field}: a value of the form {ENVIRONMENT_PREFIX}... makes LiteLLM read an \
-             environment variable of the proxy, which a model {WHERE} may not do"
+            "{field}: a value of the form {}... makes LiteLLM read an environment variable of \
+             the proxy, which a model {WHERE} may not do",
+            mp::ENVIRONMENT_PREFIX
         )
     };
     let p = &params.litellm_params;
-    if p.api_key_secret_ref.is_none() {
+    if !mp::has_own_credentials(p) {
         return Some(format!(
-            "{API_KEY_REF} is required for a model {WHERE}: without it LiteLLM would call the \
-             upstream with the proxy's own provider credentials"
+            "{} is required for a model {WHERE}, unless it brings another credential of its own \
+             (aws, vertex, azure): without one LiteLLM would call the upstream with the proxy's \
+             own provider credentials",
+            mp::API_KEY_REF
         ));
     }
-    if let Some(why) = secret_refusal(api_key) {
+    if let Some(why) = mp::secret_refusal(p, refs) {
         return Some(why);
+    }
+    if let Some(field) = mp::borrowed_identity(p) {
+        return Some(format!(
+            "{field}: a model {WHERE} may assume a role only with credentials of its own \
+             (aws.accessKeyIdSecretRef and aws.secretAccessKeySecretRef, or \
+             aws.webIdentityTokenSecretRef); else LiteLLM assumes it with the proxy's"
+        ));
     }
     let texts = [
         ("litellmParams.model", Some(&p.model)),
@@ -222,6 +168,16 @@ pub fn tenant_refusal(params: &ModelParameters, api_key: Option<&Secret>) -> Opt
         if value.is_some_and(|v| names_environment(v)) {
             return Some(environment(field));
         }
+    }
+    if let Some(name) = mp::plain(p)
+        .iter()
+        .find_map(|(name, value)| json_names_environment(value).then_some(name))
+    {
+        let field = match mp::plain_field(name) {
+            mp::ADDITIONAL_PARAMS => format!("{}.{name}", mp::ADDITIONAL_PARAMS),
+            field => field.to_owned(),
+        };
+        return Some(environment(&field));
     }
     let (info, pricing) = split_model_info(params);
     if let Some(key) = pricing
@@ -239,9 +195,10 @@ pub fn tenant_refusal(params: &ModelParameters, api_key: Option<&Secret>) -> Opt
     None
 }
 
-/// Create/update body: every set field, the api key from its Secret, the
-/// pricing of `modelInfo` in `litellm_params`, and the rest of `modelInfo`
-/// with the marker in `model_info`. `model_name` is the name to serve (see
+/// Create/update body: every set field, the credentials from their
+/// Secrets, the pricing of `modelInfo` and the other plain parameters in
+/// `litellm_params`, and the rest of `modelInfo` with the marker in
+/// `model_info`. `model_name` is the name to serve (see
 /// [`public_model_name`]).
 pub fn request(
     id: &str,
@@ -251,17 +208,18 @@ pub fn request(
     owner: &Owner,
 ) -> ModelRequest {
     let p = &params.litellm_params;
-    let (_, pricing) = split_model_info(params);
+    let (_, mut extra) = split_model_info(params);
+    extra.extend(mp::plain(p));
     ModelRequest {
         model_name: model_name.to_owned(),
         litellm_params: ModelParamsRequest {
             model: p.model.clone(),
             api_base: p.api_base.clone(),
             api_version: p.api_version.clone(),
-            api_key: refs.secret(API_KEY_REF).cloned(),
             rpm: p.rpm,
             tpm: p.tpm,
-            extra: pricing,
+            secrets: SecretParams(mp::secrets(p, refs)),
+            extra,
         },
         model_info: ModelMetaRequest {
             id: id.to_owned(),
@@ -270,25 +228,9 @@ pub fn request(
     }
 }
 
-/// JSON equality with numbers compared by value: LiteLLM returns the
-/// price `1` as `1.0`.
-fn same_json(want: &Value, have: &Value) -> bool {
-    match (want, have) {
-        (Value::Number(a), Value::Number(b)) => a.as_f64() == b.as_f64(),
-        (Value::Array(a), Value::Array(b)) => {
-            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same_json(a, b))
-        }
-        (Value::Object(a), Value::Object(b)) => {
-            a.len() == b.len()
-                && a.iter()
-                    .all(|(key, a)| b.get(key).is_some_and(|b| same_json(a, b)))
-        }
-        _ => want == have,
-    }
-}
-
-/// The api key is never returned by LiteLLM; its fingerprint is compared in
-/// `observe`. `modelName` is compared with the name to serve. `modelInfo`
+/// Credentials are never returned by LiteLLM; their fingerprints are
+/// compared in `observe`. Plain parameters are compared by their
+/// `litellm_params` name (numbers by value), each naming its field. `modelName` is compared with the name to serve. `modelInfo`
 /// is compared key by key, marker included, each key where LiteLLM keeps
 /// it: pricing in `litellm_params` (numerically), the rest in `model_info`,
 /// where the cost map LiteLLM merges in is not drift.
@@ -320,11 +262,22 @@ pub fn diff(params: &ModelParameters, model_name: &str, live: &ModelInfo, owner:
         Some(&live.model_info.extra),
     );
     let (_, pricing) = split_model_info(params);
-    let priced = pricing
-        .iter()
-        .all(|(key, want)| l.extra.get(key).is_some_and(|have| same_json(want, have)));
+    let priced = pricing.iter().all(|(key, want)| {
+        l.extra
+            .get(key)
+            .is_some_and(|have| mp::same_json(want, have))
+    });
     if !priced {
         diff.mark("modelInfo");
+    }
+    for (name, want) in mp::plain(p) {
+        if !l
+            .extra
+            .get(&name)
+            .is_some_and(|have| mp::same_json(&want, have))
+        {
+            diff.mark(mp::plain_field(&name));
+        }
     }
     diff
 }
@@ -344,7 +297,10 @@ pub fn late_init(params: &ModelParameters, live: &ModelInfo) -> Option<ModelPara
     changed.contains(&true).then_some(filled)
 }
 
-pub fn at_provider(live: &ModelInfo, api_key_fingerprint: Option<String>) -> ModelObservation {
+pub fn at_provider(
+    live: &ModelInfo,
+    secret_fingerprints: Option<BTreeMap<String, String>>,
+) -> ModelObservation {
     ModelObservation {
         model_id: Some(live.model_info.id.clone()),
         model_name: Some(live.model_name.clone()),
@@ -352,7 +308,7 @@ pub fn at_provider(live: &ModelInfo, api_key_fingerprint: Option<String>) -> Mod
         model: live.litellm_params.model.clone(),
         api_base: live.litellm_params.api_base.clone(),
         created_at: None,
-        api_key_fingerprint,
+        secret_fingerprints,
     }
 }
 
@@ -371,28 +327,28 @@ impl ModelExternal {
         public_model_name(&self.owner.namespace, &params.model_name, self.public)
     }
 
-    /// The fingerprint recorded in `status.atProvider` as last written,
+    /// The fingerprints recorded in `status.atProvider` as last written,
     /// compared with `current`. The resource handed to a reconciliation
     /// comes from the controller's cache, which may not have seen the status
     /// the previous reconciliation wrote yet (a create records the
-    /// fingerprint, and the reconciliation right after it can start from
-    /// the cached object of before): when the cached fingerprint differs, it
-    /// is read again from the API server, so only a real change of the
+    /// fingerprints, and the reconciliation right after it can start from
+    /// the cached object of before): when a cached fingerprint differs, they
+    /// are read again from the API server, so only a real change of a
     /// Secret is drift. The steady state reads nothing more.
-    async fn stored_fingerprint(
+    async fn stored_fingerprints(
         &self,
         mr: &LiteLLMModel,
-        current: Option<&str>,
-    ) -> Result<Option<String>, ExternalError> {
+        current: &BTreeMap<String, String>,
+    ) -> Result<Option<BTreeMap<String, String>>, ExternalError> {
         let of = |model: &LiteLLMModel| {
             model
                 .status
                 .as_ref()
                 .and_then(|s| s.at_provider.as_ref())
-                .and_then(|a| a.api_key_fingerprint.clone())
+                .and_then(|a| a.secret_fingerprints.clone())
         };
         let cached = of(mr);
-        if current.is_none() || cached.as_deref() == current {
+        if mp::changed_secrets(cached.as_ref(), current).is_empty() {
             return Ok(cached);
         }
         let api: Api<LiteLLMModel> = Api::namespaced(
@@ -408,16 +364,21 @@ impl ModelExternal {
     /// The create/update body for `params`, or why a tenant's model may not
     /// be written as it stands (before anything is sent).
     fn request(&self, id: &str, params: &ModelParameters) -> Result<ModelRequest, ExternalError> {
-        // From any namespace: a Secret is for a key, not for a pointer into
-        // the proxy's environment (a model that should use the proxy's
-        // credentials leaves `apiKeySecretRef` out).
-        if let Some(why) = secret_refusal(self.refs.secret(API_KEY_REF)) {
+        // From any namespace: a Secret is for a credential, not for a
+        // pointer into the proxy's environment (a model that should use the
+        // proxy's credentials leaves the reference out); and nothing
+        // secret goes in clear.
+        let p = &params.litellm_params;
+        let (_, priced) = split_model_info(params);
+        let refusal = mp::secret_refusal(p, &self.refs)
+            .or_else(|| mp::additional_refusal(p, &priced))
+            .or_else(|| {
+                (!self.public)
+                    .then(|| tenant_refusal(params, &self.refs))
+                    .flatten()
+            });
+        if let Some(why) = refusal {
             return Err(ExternalError::Invalid(why));
-        }
-        if !self.public {
-            if let Some(why) = tenant_refusal(params, self.refs.secret(API_KEY_REF)) {
-                return Err(ExternalError::Invalid(why));
-            }
         }
         Ok(request(
             id,
@@ -445,16 +406,7 @@ impl ManagedKind for LiteLLMModel {
         self.status.as_ref()
     }
     fn references(&self) -> Vec<Reference> {
-        self.spec
-            .for_provider
-            .litellm_params
-            .api_key_secret_ref
-            .iter()
-            .map(|selector| Reference::Secret {
-                field: API_KEY_REF,
-                selector: selector.clone(),
-            })
-            .collect()
+        mp::references(&self.spec.for_provider.litellm_params)
     }
     fn connect(connection: Connection) -> ModelExternal {
         ModelExternal {
@@ -475,10 +427,10 @@ impl External<LiteLLMModel> for ModelExternal {
     ) -> Result<Observation<LiteLLMModel>, ExternalError> {
         let params = &mr.spec.for_provider;
         let policies = &mr.spec.managed.management_policies;
-        let current = self.refs.secret(API_KEY_REF).map(api_key_fingerprint);
-        let stored = self.stored_fingerprint(mr, current.as_deref()).await?;
+        let current = mp::fingerprints(&params.litellm_params, &self.refs);
+        let stored = self.stored_fingerprints(mr, &current).await?;
         // Whether `managed::sync` writes after this observation decides
-        // which fingerprint to report; see `recorded_fingerprint`.
+        // which fingerprints to report; see `recorded_fingerprints`.
         let Some(live) = self.client.model_info(id).await? else {
             let mut absent = Observation::absent();
             if policy_allows(policies, ManagementPolicy::Create) {
@@ -486,20 +438,18 @@ impl External<LiteLLMModel> for ModelExternal {
                 absent.at_provider = Some(ModelObservation {
                     model_id: Some(id.to_owned()),
                     public_model_name: Some(self.model_name(params)),
-                    api_key_fingerprint: recorded_fingerprint(
-                        stored.as_deref(),
-                        current.as_deref(),
-                        true,
-                    ),
+                    secret_fingerprints: mp::recorded_fingerprints(stored.as_ref(), &current, true),
                     ..ModelObservation::default()
                 });
             }
             return Ok(absent);
         };
         let mut drift = diff(params, &self.model_name(params), &live, &self.owner);
-        drift.field(API_KEY_REF, current.as_ref(), stored.as_ref());
+        for field in mp::changed_secrets(stored.as_ref(), &current) {
+            drift.mark(field);
+        }
         let writes = !drift.is_empty() && policy_allows(policies, ManagementPolicy::Update);
-        let fingerprint = recorded_fingerprint(stored.as_deref(), current.as_deref(), writes);
+        let fingerprint = mp::recorded_fingerprints(stored.as_ref(), &current, writes);
         Ok(Observation {
             exists: true,
             owner: Owner::from_metadata(Some(&live.model_info.extra)),
@@ -535,8 +485,10 @@ impl External<LiteLLMModel> for ModelExternal {
 mod tests {
     use super::*;
     use crate::api::common::SecretKeySelector;
-    use crate::api::model::LiteLLMParams;
+    use crate::api::model::{AwsParams, LiteLLMParams, VertexParams};
+    use crate::litellm::Secret;
     use crate::litellm::{ModelMeta, ModelParams};
+    use crate::provider::model_params::API_KEY_REF;
     use crate::provider::ownership::MARKER_KEY;
     use serde_json::json;
     use sha2::{Digest, Sha256};
@@ -823,7 +775,35 @@ mod tests {
             },
             ..params()
         };
-        let cases: [(&str, ModelParameters, Option<Secret>, Option<&str>); 10] = [
+        let with_extra = |name: &str, value: Value| {
+            let mut p = params();
+            p.litellm_params.additional_params = Some([(name.to_owned(), value)].into());
+            p
+        };
+        let role_only = {
+            let mut p = params();
+            p.litellm_params.aws = Some(AwsParams {
+                role_name: Some("arn:aws:iam::1:role/proxy-can-assume".into()),
+                ..AwsParams::default()
+            });
+            p
+        };
+        let vertex_own = ModelParameters {
+            litellm_params: LiteLLMParams {
+                api_key_secret_ref: None,
+                vertex: Some(VertexParams {
+                    project: Some("p".into()),
+                    credentials_secret_ref: Some(SecretKeySelector {
+                        name: "sa".into(),
+                        key: "json".into(),
+                    }),
+                    ..VertexParams::default()
+                }),
+                ..params().litellm_params
+            },
+            ..params()
+        };
+        let cases: [(&str, ModelParameters, Option<Secret>, Option<&str>); 14] = [
             ("own key", params(), key("sk-upstream"), None),
             (
                 "a key that only mentions the prefix later",
@@ -831,7 +811,8 @@ mod tests {
                 key("sk-os.environ/x"),
                 None,
             ),
-            ("no apiKeySecretRef", no_ref, None, Some(API_KEY_REF)),
+            ("no credential of its own", no_ref, None, Some(API_KEY_REF)),
+            ("own service account instead", vertex_own, None, None),
             (
                 "the proxy's environment as key",
                 params(),
@@ -845,10 +826,22 @@ mod tests {
                 Some(API_KEY_REF),
             ),
             (
+                "a role assumed with the proxy's identity",
+                role_only,
+                key("sk-upstream"),
+                Some("litellmParams.aws.roleName"),
+            ),
+            (
                 "apiBase from the environment",
                 with_base("os.environ/INTERNAL_URL"),
                 key("sk-upstream"),
                 Some("litellmParams.apiBase"),
+            ),
+            (
+                "an additional parameter from the environment",
+                with_extra("organization", json!("os.environ/OPENAI_ORG")),
+                key("sk-upstream"),
+                Some("litellmParams.additionalParams.organization"),
             ),
             (
                 "a price from the environment",
@@ -874,14 +867,31 @@ mod tests {
                 key("sk-upstream"),
                 None,
             ),
+            (
+                "an additional parameter in clear",
+                with_extra("organization", json!("org-1")),
+                key("sk-upstream"),
+                None,
+            ),
         ];
         for (case, params, api_key, field) in cases {
-            let refusal = tenant_refusal(&params, api_key.as_ref());
+            let refs = match api_key {
+                Some(key) => Resolved::default().with_secret(API_KEY_REF, key),
+                None => Resolved::default(),
+            };
+            let refusal = tenant_refusal(&params, &refs);
             match (field, refusal) {
                 (None, None) => {}
                 (Some(field), Some(message)) => {
                     assert!(message.starts_with(field), "{case}: {message}");
-                    for value in ["OPENAI_API_KEY", "INTERNAL_URL", "sk-upstream", "someone"] {
+                    for value in [
+                        "OPENAI_API_KEY",
+                        "INTERNAL_URL",
+                        "sk-upstream",
+                        "someone",
+                        "OPENAI_ORG",
+                        "proxy-can-assume",
+                    ] {
                         assert!(!message.contains(value), "{case}: {message}");
                     }
                 }
@@ -891,45 +901,65 @@ mod tests {
     }
 
     #[test]
-    fn fingerprints_identify_a_key_without_revealing_it() {
-        let a = api_key_fingerprint(&Secret::new("sk-upstream-1"));
-        assert_eq!(a, api_key_fingerprint(&Secret::new("sk-upstream-1")));
-        assert_ne!(a, api_key_fingerprint(&Secret::new("sk-upstream-2")));
-        assert!(a.starts_with("sha256:") && a.len() == 7 + 16, "{a}");
-        assert!(!a.contains("upstream"));
-        // Not the plain SHA-256 of the key (nor LiteLLM's token of it).
-        let plain: String = Sha256::digest(b"sk-upstream-1")
-            .iter()
-            .take(8)
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        assert_ne!(a, format!("sha256:{plain}"));
-    }
-
-    #[test]
-    fn the_recorded_fingerprint_is_of_what_this_reconciliation_writes() {
-        // (case, stored, current, writes, recorded)
-        let cases = [
-            ("steady state", Some("a"), Some("a"), false, Some("a")),
-            ("rotated and written", Some("a"), Some("b"), true, Some("b")),
-            (
-                "rotated, no Update policy",
-                Some("a"),
-                Some("b"),
-                false,
-                Some("a"),
-            ),
-            ("first write", None, Some("b"), true, Some("b")),
-            ("imported, never written", None, Some("b"), false, None),
-            ("no key managed", Some("a"), None, true, None),
-        ];
-        for (case, stored, current, writes, want) in cases {
-            assert_eq!(
-                recorded_fingerprint(stored, current, writes).as_deref(),
-                want,
-                "{case}"
+    fn plain_params_are_sent_and_drift_by_field_secrets_only_sent() {
+        let mut p = params();
+        p.litellm_params.timeout = Some(30);
+        p.litellm_params.tags = Some(vec!["gold".into()]);
+        p.litellm_params.aws = Some(AwsParams {
+            region_name: Some("us-east-1".into()),
+            secret_access_key_secret_ref: Some(SecretKeySelector {
+                name: "aws".into(),
+                key: "secret".into(),
+            }),
+            ..AwsParams::default()
+        });
+        p.litellm_params.additional_params = Some([("num_retries".to_owned(), json!(2))].into());
+        let refs = Resolved::default()
+            .with_secret(API_KEY_REF, Secret::new("sk-upstream"))
+            .with_secret(
+                "litellmParams.aws.secretAccessKeySecretRef",
+                Secret::new("aws-secret-value"),
             );
+        let body = serde_json::to_value(request("ns.m", &p, "gpt", &refs, &me())).unwrap();
+        let sent = &body["litellm_params"];
+        assert_eq!(sent["timeout"], 30);
+        assert_eq!(sent["aws_region_name"], "us-east-1");
+        assert_eq!(sent["aws_secret_access_key"], "aws-secret-value");
+        assert_eq!(sent["num_retries"], 2);
+        assert_eq!(sent["tags"], json!(["gold"]));
+        let debug = format!("{:?}", request("ns.m", &p, "gpt", &refs, &me()));
+        assert!(
+            !debug.contains("aws-secret-value") && !debug.contains("sk-upstream"),
+            "{debug}"
+        );
+
+        // As LiteLLM answers: numbers as floats, no secrets.
+        let mut live = live();
+        for (k, v) in [
+            ("timeout", json!(30.0)),
+            ("aws_region_name", json!("us-east-1")),
+            ("num_retries", json!(2)),
+            ("tags", json!(["gold"])),
+        ] {
+            live.litellm_params.extra.insert(k.into(), v);
         }
+        let same = diff(&p, "gpt", &live, &me());
+        assert!(same.is_empty(), "{same:?}");
+        live.litellm_params
+            .extra
+            .insert("timeout".into(), json!(60.0));
+        live.litellm_params
+            .extra
+            .insert("num_retries".into(), json!(3));
+        live.litellm_params.extra.remove("aws_region_name");
+        assert_eq!(
+            diff(&p, "gpt", &live, &me()).fields(),
+            [
+                "litellmParams.aws.regionName",
+                "litellmParams.additionalParams",
+                "litellmParams.timeout"
+            ]
+        );
     }
 
     #[test]
@@ -982,9 +1012,10 @@ mod tests {
         let filled = late_init(&params(), &live()).unwrap();
         assert_eq!(filled.litellm_params.api_base.as_deref(), Some("http://up"));
         assert_eq!(late_init(&filled, &live()), None);
-        let observed = at_provider(&live(), Some("sha256:00".into()));
+        let fingerprints = BTreeMap::from([(API_KEY_REF.to_owned(), "sha256:00".to_owned())]);
+        let observed = at_provider(&live(), Some(fingerprints.clone()));
         assert_eq!(observed.model_id.as_deref(), Some("ns.m"));
         assert_eq!(observed.public_model_name.as_deref(), Some("gpt"));
-        assert_eq!(observed.api_key_fingerprint.as_deref(), Some("sha256:00"));
+        assert_eq!(observed.secret_fingerprints, Some(fingerprints));
     }
 }

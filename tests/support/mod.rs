@@ -8,6 +8,8 @@ pub mod harness;
 pub mod instance;
 pub mod k8s;
 pub mod litellm_standin;
+pub mod logs;
+pub mod metered;
 pub mod provider;
 pub mod tcp_pause;
 pub mod upstream;
