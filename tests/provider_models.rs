@@ -794,3 +794,134 @@ async fn a_tenants_team_or_key_reaches_no_other_namespaces_model() {
     wait_gone(&owner_keys, "mine").await;
     delete(&models, "private").await;
 }
+
+/// The key Secret value of the LiteLLMVirtualKey `name` once it is Ready.
+async fn key_value(world: &World, namespace: &str, name: &str) -> String {
+    let keys: Api<LiteLLMVirtualKey> = Api::namespaced(world.kube.clone(), namespace);
+    wait_for(&keys, name, "the key Ready", |k| is(k, "Ready", "True")).await;
+    let secrets: Api<KubeSecret> = Api::namespaced(world.kube.clone(), namespace);
+    let data = secrets
+        .get(&format!("{name}-key"))
+        .await
+        .unwrap()
+        .data
+        .unwrap();
+    String::from_utf8(data["key"].0.clone()).unwrap()
+}
+
+/// Model access groups work on the open-source proxy: a key whose `models`
+/// names a group reaches its models. A tenant's groups, like its model
+/// names, are behind its namespace, so a platform group of the same name
+/// never routes to a tenant's deployment; a team model (`teamRef`) is never
+/// published under a public name, in the platform's namespace either, and
+/// waits for its team.
+#[tokio::test]
+async fn access_groups_and_team_models_stay_in_their_namespace() {
+    let Some(world) = world("pm-groups").await else {
+        return;
+    };
+    let _crds = CrdGuard::start(&world.kube);
+    let tenant = world.tenant("pm-groups-tenant").await;
+    let upstream = Upstream::start().await;
+    let suffix = k8s::unique_suffix();
+    let group = format!("gold-{suffix}");
+    key_secret(&world, &tenant.namespace, "own", "sk-tenant-group-upstream").await;
+    let mut spec = chat_model(&format!("grouped-{suffix}"), upstream.url(), Some("own"));
+    spec["forProvider"]["accessGroups"] = json!([group]);
+    let models = tenant.api::<LiteLLMModel>(&world);
+    let model: LiteLLMModel = world.tenant_manifest("LiteLLMModel", "grouped", json!({}), spec);
+    models.create(&PostParams::default(), &model).await.unwrap();
+    let model = ready(&models, "grouped").await;
+    let own_group = format!("{}/{group}", tenant.namespace);
+    assert_eq!(
+        status_json(&model)["atProvider"]["accessGroups"],
+        json!([own_group])
+    );
+    let published = public_model_name(&model).unwrap();
+    assert_eq!(published, format!("{}/grouped-{suffix}", tenant.namespace));
+
+    // The tenant's key listing its own group reaches the model.
+    let keys = tenant.api::<LiteLLMVirtualKey>(&world);
+    let key: LiteLLMVirtualKey = world.tenant_manifest(
+        "LiteLLMVirtualKey",
+        "by-group",
+        json!({}),
+        json!({"forProvider": {"models": [own_group]}}),
+    );
+    keys.create(&PostParams::default(), &key).await.unwrap();
+    let secret = key_value(&world, &tenant.namespace, "by-group").await;
+    assert_eq!(chat_as(&world, &secret, &published).await, 200);
+    assert_eq!(upstream.seen(), ["Bearer sk-tenant-group-upstream"]);
+
+    // A platform key of the group's bare name does not.
+    let platform_keys = world.api::<LiteLLMVirtualKey>();
+    let platform_key: LiteLLMVirtualKey = manifest(
+        "LiteLLMVirtualKey",
+        "platform-group",
+        json!({}),
+        json!({"forProvider": {"models": [group]}}),
+    );
+    platform_keys
+        .create(&PostParams::default(), &platform_key)
+        .await
+        .unwrap();
+    let platform_secret = key_value(&world, &world.namespace, "platform-group").await;
+    let status = chat_as(&world, &platform_secret, &published).await;
+    assert!(status == 401 || status == 403, "{status}");
+    assert_eq!(upstream.seen().len(), 1);
+
+    // A team model of the platform's: behind the namespace, after its team.
+    let team_model = {
+        let mut spec = chat_model(&format!("team-only-{suffix}"), upstream.url(), None);
+        spec["forProvider"]["teamRef"] = json!({"name": "owners"});
+        manifest::<LiteLLMModel>("LiteLLMModel", "team-only", json!({}), spec)
+    };
+    let platform_models = world.create(&team_model).await;
+    let waiting = wait_for(&platform_models, "team-only", "waiting for its team", |m| {
+        is(m, "Synced", "False")
+    })
+    .await;
+    let message = condition(&waiting, "Synced").unwrap().message.unwrap();
+    assert!(message.contains("teamRef: LiteLLMTeam"), "{message}");
+    // Nothing was created: not even an id was chosen yet.
+    if let Some(id) = waiting.annotations().get(EXTERNAL_NAME) {
+        assert!(live_model(&world, id).await.is_none());
+    }
+    let team: LiteLLMTeam = manifest(
+        "LiteLLMTeam",
+        "owners",
+        json!({}),
+        json!({"forProvider": {"models": [format!("{}/team-only-{suffix}", world.namespace)]}}),
+    );
+    let teams = world.create(&team).await;
+    let team = wait_for(&teams, "owners", "the team Ready", |t| {
+        is(t, "Ready", "True")
+    })
+    .await;
+    let model = ready(&platform_models, "team-only").await;
+    assert_eq!(
+        public_model_name(&model).unwrap(),
+        format!("{}/team-only-{suffix}", world.namespace)
+    );
+    assert_eq!(
+        status_json(&model)["atProvider"]["teamId"],
+        json!(team.annotations()[EXTERNAL_NAME])
+    );
+
+    keys.delete("by-group", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_gone(&keys, "by-group").await;
+    platform_keys
+        .delete("platform-group", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_gone(&platform_keys, "platform-group").await;
+    delete(&platform_models, "team-only").await;
+    teams
+        .delete("owners", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_gone(&teams, "owners").await;
+    delete(&models, "grouped").await;
+}

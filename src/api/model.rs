@@ -5,7 +5,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::common::{FreeForm, ManagedFields, ManagedStatus, SecretKeySelector};
+use super::common::{FreeForm, LocalRef, ManagedFields, ManagedStatus, SecretKeySelector};
 
 /// A model deployment of the LiteLLM router.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
@@ -47,6 +47,26 @@ pub struct ModelParameters {
     pub model_name: String,
     /// How the router calls the upstream model.
     pub litellm_params: LiteLLMParams,
+    /// The LiteLLMTeam (same namespace) whose model this is. It is then
+    /// never published under a public name, in any namespace: LiteLLM
+    /// serves it as `<namespace>/<modelName>`, which only the namespace's
+    /// own teams and keys may list (the team's `models` must name it). The
+    /// model waits for the team. (LiteLLM's own team-only models,
+    /// `model_info.team_id`, need an enterprise licence and are not used.)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team_ref: Option<LocalRef>,
+    /// Model access groups the deployment belongs to
+    /// (`model_info.access_groups`): a team or key whose `models` names a
+    /// group reaches every model of it. Outside the platform's namespaces,
+    /// and for team models, a group is `<namespace>/<group>` (a name that
+    /// starts with it is kept), so a tenant's model never joins a
+    /// platform's group.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(
+        length(max = super::common::bounds::MAX_TAGS),
+        inner(length(max = super::common::bounds::MAX_MODEL_REF_LENGTH))
+    )]
+    pub access_groups: Option<Vec<String>>,
     /// Extra `model_info` fields (mode, base model, ...), passed through.
     /// Per-deployment pricing (`input_cost_per_token`,
     /// `output_cost_per_token`, `cache_read_input_token_cost`, `*_above_<N>k_tokens`
@@ -238,6 +258,12 @@ pub struct ModelObservation {
     pub model: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_base: Option<String>,
+    /// The LiteLLM team of `teamRef`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team_id: Option<String>,
+    /// The model access groups as LiteLLM serves them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_groups: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
     /// Fingerprint of each Secret value last written to LiteLLM, by the

@@ -101,11 +101,33 @@ fn split_model_info(params: &ModelParameters) -> (Map<String, Value>, Map<String
 }
 
 /// The `model_info` fields besides `id` that the provider sends: the user's
-/// non-pricing `modelInfo` and the marker. A user `id` would clash with
-/// ours, so it is dropped.
-fn model_info_fields(params: &ModelParameters, owner: &Owner) -> Map<String, Value> {
-    let (info, _) = split_model_info(params);
+/// non-pricing `modelInfo`, the access groups as published, and the
+/// marker. A user `id` would clash with ours, so it is dropped.
+fn model_info_fields(
+    params: &ModelParameters,
+    to: Published<'_>,
+    owner: &Owner,
+) -> Map<String, Value> {
+    let (mut info, _) = split_model_info(params);
+    if let Some(groups) = &params.access_groups {
+        let groups: Vec<Value> = groups
+            .iter()
+            .map(|g| Value::String(public_model_name(&owner.namespace, g, to.public)))
+            .collect();
+        info.insert(ACCESS_GROUPS.to_owned(), Value::Array(groups));
+    }
     metadata_with_marker(Some(&info.into_iter().collect()), owner)
+}
+
+/// `model_info` field of a deployment's access groups.
+const ACCESS_GROUPS: &str = "access_groups";
+
+/// How a model is served: under `name`, and whether its name and groups
+/// are public (the platform's, not behind its namespace).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Published<'a> {
+    pub name: &'a str,
+    pub public: bool,
 }
 
 /// The name LiteLLM serves a model of `namespace` under: `model_name` when
@@ -120,6 +142,25 @@ pub fn public_model_name(namespace: &str, model_name: &str, public: bool) -> Str
     } else {
         format!("{prefix}{model_name}")
     }
+}
+
+/// The `forProvider` field of a team model's team.
+pub const TEAM_REF: &str = "teamRef";
+
+/// Why the access groups may not be sent as they stand: set in
+/// `modelInfo.access_groups`, they would bypass `accessGroups`, which puts
+/// a tenant's (or a team model's) groups behind its namespace.
+pub fn groups_refusal(params: &ModelParameters) -> Option<String> {
+    params
+        .model_info
+        .as_ref()
+        .is_some_and(|info| info.contains_key(ACCESS_GROUPS))
+        .then(|| {
+            format!(
+                "modelInfo.{ACCESS_GROUPS}: set the model's access groups in accessGroups, which \
+                 keeps a tenant's groups apart from the platform's"
+            )
+        })
 }
 
 /// Why a model from a namespace that may not publish public names (a
@@ -203,7 +244,7 @@ pub fn tenant_refusal(params: &ModelParameters, refs: &Resolved) -> Option<Strin
 pub fn request(
     id: &str,
     params: &ModelParameters,
-    model_name: &str,
+    to: Published<'_>,
     refs: &Resolved,
     owner: &Owner,
 ) -> ModelRequest {
@@ -211,7 +252,7 @@ pub fn request(
     let (_, mut extra) = split_model_info(params);
     extra.extend(mp::plain(p));
     ModelRequest {
-        model_name: model_name.to_owned(),
+        model_name: to.name.to_owned(),
         litellm_params: ModelParamsRequest {
             model: p.model.clone(),
             api_base: p.api_base.clone(),
@@ -223,7 +264,7 @@ pub fn request(
         },
         model_info: ModelMetaRequest {
             id: id.to_owned(),
-            extra: model_info_fields(params, owner),
+            extra: model_info_fields(params, to, owner),
         },
     }
 }
@@ -234,15 +275,11 @@ pub fn request(
 /// is compared key by key, marker included, each key where LiteLLM keeps
 /// it: pricing in `litellm_params` (numerically), the rest in `model_info`,
 /// where the cost map LiteLLM merges in is not drift.
-pub fn diff(params: &ModelParameters, model_name: &str, live: &ModelInfo, owner: &Owner) -> Diff {
+pub fn diff(params: &ModelParameters, to: Published<'_>, live: &ModelInfo, owner: &Owner) -> Diff {
     let p = &params.litellm_params;
     let l = &live.litellm_params;
     let mut diff = Diff::new();
-    diff.field(
-        "modelName",
-        Some(model_name),
-        Some(live.model_name.as_str()),
-    );
+    diff.field("modelName", Some(to.name), Some(live.model_name.as_str()));
     diff.field("litellmParams.model", Some(&p.model), l.model.as_ref());
     diff.field(
         "litellmParams.apiBase",
@@ -258,7 +295,7 @@ pub fn diff(params: &ModelParameters, model_name: &str, live: &ModelInfo, owner:
     diff.field("litellmParams.rpm", p.rpm.as_ref(), l.rpm.as_ref());
     diff.metadata(
         "modelInfo",
-        &model_info_fields(params, owner),
+        &model_info_fields(params, to, owner),
         Some(&live.model_info.extra),
     );
     let (_, pricing) = split_model_info(params);
@@ -299,8 +336,20 @@ pub fn late_init(params: &ModelParameters, live: &ModelInfo) -> Option<ModelPara
 
 pub fn at_provider(
     live: &ModelInfo,
+    refs: &Resolved,
     secret_fingerprints: Option<BTreeMap<String, String>>,
 ) -> ModelObservation {
+    let access_groups = live
+        .model_info
+        .extra
+        .get(ACCESS_GROUPS)
+        .and_then(Value::as_array)
+        .map(|groups| {
+            groups
+                .iter()
+                .filter_map(|g| g.as_str().map(str::to_owned))
+                .collect()
+        });
     ModelObservation {
         model_id: Some(live.model_info.id.clone()),
         model_name: Some(live.model_name.clone()),
@@ -308,6 +357,8 @@ pub fn at_provider(
         model: live.litellm_params.model.clone(),
         api_base: live.litellm_params.api_base.clone(),
         created_at: None,
+        team_id: refs.id(TEAM_REF).map(str::to_owned),
+        access_groups,
         secret_fingerprints,
     }
 }
@@ -323,8 +374,18 @@ pub struct ModelExternal {
 }
 
 impl ModelExternal {
+    /// Whether `params` publishes public names: a model of the platform's
+    /// namespaces that is no team's.
+    fn public_names(&self, params: &ModelParameters) -> bool {
+        self.public && params.team_ref.is_none()
+    }
+
     fn model_name(&self, params: &ModelParameters) -> String {
-        public_model_name(&self.owner.namespace, &params.model_name, self.public)
+        public_model_name(
+            &self.owner.namespace,
+            &params.model_name,
+            self.public_names(params),
+        )
     }
 
     /// The fingerprints recorded in `status.atProvider` as last written,
@@ -372,6 +433,7 @@ impl ModelExternal {
         let (_, priced) = split_model_info(params);
         let refusal = mp::secret_refusal(p, &self.refs)
             .or_else(|| mp::additional_refusal(p, &priced))
+            .or_else(|| groups_refusal(params))
             .or_else(|| {
                 (!self.public)
                     .then(|| tenant_refusal(params, &self.refs))
@@ -380,13 +442,12 @@ impl ModelExternal {
         if let Some(why) = refusal {
             return Err(ExternalError::Invalid(why));
         }
-        Ok(request(
-            id,
-            params,
-            &self.model_name(params),
-            &self.refs,
-            &self.owner,
-        ))
+        let name = self.model_name(params);
+        let to = Published {
+            name: &name,
+            public: self.public_names(params),
+        };
+        Ok(request(id, params, to, &self.refs, &self.owner))
     }
 }
 
@@ -406,7 +467,12 @@ impl ManagedKind for LiteLLMModel {
         self.status.as_ref()
     }
     fn references(&self) -> Vec<Reference> {
-        mp::references(&self.spec.for_provider.litellm_params)
+        let params = &self.spec.for_provider;
+        let team = params.team_ref.iter().map(|r| Reference::Team {
+            field: TEAM_REF,
+            name: r.name.clone(),
+        });
+        team.chain(mp::references(&params.litellm_params)).collect()
     }
     fn connect(connection: Connection) -> ModelExternal {
         ModelExternal {
@@ -444,7 +510,12 @@ impl External<LiteLLMModel> for ModelExternal {
             }
             return Ok(absent);
         };
-        let mut drift = diff(params, &self.model_name(params), &live, &self.owner);
+        let name = self.model_name(params);
+        let to = Published {
+            name: &name,
+            public: self.public_names(params),
+        };
+        let mut drift = diff(params, to, &live, &self.owner);
         for field in mp::changed_secrets(stored.as_ref(), &current) {
             drift.mark(field);
         }
@@ -454,7 +525,7 @@ impl External<LiteLLMModel> for ModelExternal {
             exists: true,
             owner: Owner::from_metadata(Some(&live.model_info.extra)),
             late_init: late_init(params, &live),
-            at_provider: Some(at_provider(&live, fingerprint)),
+            at_provider: Some(at_provider(&live, &self.refs, fingerprint)),
             drift,
             connection_details: BTreeMap::from([
                 ("modelId".to_owned(), live.model_info.id),
@@ -491,7 +562,17 @@ mod tests {
     use crate::provider::model_params::API_KEY_REF;
     use crate::provider::ownership::MARKER_KEY;
     use serde_json::json;
-    use sha2::{Digest, Sha256};
+
+    fn public(name: &str) -> Published<'_> {
+        Published { name, public: true }
+    }
+
+    fn tenant(name: &str) -> Published<'_> {
+        Published {
+            name,
+            public: false,
+        }
+    }
 
     fn me() -> Owner {
         Owner {
@@ -521,6 +602,7 @@ mod tests {
                 ]
                 .into(),
             ),
+            ..ModelParameters::default()
         }
     }
 
@@ -560,14 +642,14 @@ mod tests {
 
     #[test]
     fn diff_table() {
-        assert!(diff(&params(), "gpt", &live(), &me()).is_empty());
+        assert!(diff(&params(), public("gpt"), &live(), &me()).is_empty());
         let mut changed = params();
         changed.model_name = "gpt-2".into();
         changed.litellm_params.model = "openai/gpt-5".into();
         changed.litellm_params.api_version = Some("v1".into());
         changed.litellm_params.rpm = Some(11);
         assert_eq!(
-            diff(&changed, "gpt-2", &live(), &me()).fields(),
+            diff(&changed, public("gpt-2"), &live(), &me()).fields(),
             [
                 "modelName",
                 "litellmParams.model",
@@ -577,7 +659,7 @@ mod tests {
         );
         // A tenant's model is compared with the name it is published under.
         assert_eq!(
-            diff(&params(), "ns/gpt", &live(), &me()).fields(),
+            diff(&params(), tenant("ns/gpt"), &live(), &me()).fields(),
             ["modelName"]
         );
     }
@@ -639,14 +721,14 @@ mod tests {
             ("a nested user value", json!({"tags": {"a": [1]}}), true),
         ];
         for (name, info, differs) in cases {
-            let fields = diff(&with_info(info), "gpt", &live(), &me());
+            let fields = diff(&with_info(info), public("gpt"), &live(), &me());
             let want: &[&str] = if differs { &["modelInfo"] } else { &[] };
             assert_eq!(fields.fields(), want, "{name}");
         }
         let mut unmarked = live();
         unmarked.model_info.extra.remove(MARKER_KEY);
         assert_eq!(
-            diff(&params(), "gpt", &unmarked, &me()).fields(),
+            diff(&params(), public("gpt"), &unmarked, &me()).fields(),
             ["modelInfo"]
         );
     }
@@ -694,9 +776,14 @@ mod tests {
             "pricing_overrides": ["input_cost_per_token"],
         });
         let priced = with_info(info);
-        let body =
-            serde_json::to_value(request("ns.m", &priced, "gpt", &Resolved::default(), &me()))
-                .unwrap();
+        let body = serde_json::to_value(request(
+            "ns.m",
+            &priced,
+            public("gpt"),
+            &Resolved::default(),
+            &me(),
+        ))
+        .unwrap();
         assert_eq!(body["litellm_params"]["input_cost_per_token"], 0.000123);
         assert_eq!(body["litellm_params"]["output_cost_per_second"], 1);
         assert_eq!(
@@ -733,7 +820,7 @@ mod tests {
             "pricing_overrides".into(),
             json!(["output_cost_per_second"]),
         );
-        assert!(diff(&priced, "gpt", &stored, &me()).is_empty());
+        assert!(diff(&priced, public("gpt"), &stored, &me()).is_empty());
 
         let mut repriced = stored.clone();
         repriced
@@ -741,13 +828,13 @@ mod tests {
             .extra
             .insert("input_cost_per_token".into(), json!(0.0002));
         assert_eq!(
-            diff(&priced, "gpt", &repriced, &me()).fields(),
+            diff(&priced, public("gpt"), &repriced, &me()).fields(),
             ["modelInfo"]
         );
         let mut dropped = stored.clone();
         dropped.litellm_params.extra.remove("tiered_pricing");
         assert_eq!(
-            diff(&priced, "gpt", &dropped, &me()).fields(),
+            diff(&priced, public("gpt"), &dropped, &me()).fields(),
             ["modelInfo"]
         );
         // Both kinds of modelInfo drift name the field once.
@@ -755,7 +842,10 @@ mod tests {
         both.model_info
             .extra
             .insert("mode".into(), json!("embedding"));
-        assert_eq!(diff(&priced, "gpt", &both, &me()).fields(), ["modelInfo"]);
+        assert_eq!(
+            diff(&priced, public("gpt"), &both, &me()).fields(),
+            ["modelInfo"]
+        );
     }
 
     #[test]
@@ -920,14 +1010,14 @@ mod tests {
                 "litellmParams.aws.secretAccessKeySecretRef",
                 Secret::new("aws-secret-value"),
             );
-        let body = serde_json::to_value(request("ns.m", &p, "gpt", &refs, &me())).unwrap();
+        let body = serde_json::to_value(request("ns.m", &p, public("gpt"), &refs, &me())).unwrap();
         let sent = &body["litellm_params"];
         assert_eq!(sent["timeout"], 30);
         assert_eq!(sent["aws_region_name"], "us-east-1");
         assert_eq!(sent["aws_secret_access_key"], "aws-secret-value");
         assert_eq!(sent["num_retries"], 2);
         assert_eq!(sent["tags"], json!(["gold"]));
-        let debug = format!("{:?}", request("ns.m", &p, "gpt", &refs, &me()));
+        let debug = format!("{:?}", request("ns.m", &p, public("gpt"), &refs, &me()));
         assert!(
             !debug.contains("aws-secret-value") && !debug.contains("sk-upstream"),
             "{debug}"
@@ -943,7 +1033,7 @@ mod tests {
         ] {
             live.litellm_params.extra.insert(k.into(), v);
         }
-        let same = diff(&p, "gpt", &live, &me());
+        let same = diff(&p, public("gpt"), &live, &me());
         assert!(same.is_empty(), "{same:?}");
         live.litellm_params
             .extra
@@ -953,13 +1043,44 @@ mod tests {
             .insert("num_retries".into(), json!(3));
         live.litellm_params.extra.remove("aws_region_name");
         assert_eq!(
-            diff(&p, "gpt", &live, &me()).fields(),
+            diff(&p, public("gpt"), &live, &me()).fields(),
             [
                 "litellmParams.aws.regionName",
                 "litellmParams.additionalParams",
                 "litellmParams.timeout"
             ]
         );
+    }
+
+    #[test]
+    fn access_groups_of_tenants_and_team_models_stay_behind_their_namespace() {
+        let mut p = params();
+        p.access_groups = Some(vec!["gold".into(), "ns/own".into()]);
+        let groups = |to| {
+            serde_json::to_value(request("ns.m", &p, to, &Resolved::default(), &me())).unwrap()
+                ["model_info"]["access_groups"]
+                .clone()
+        };
+        assert_eq!(groups(public("gpt")), json!(["gold", "ns/own"]));
+        assert_eq!(groups(tenant("ns/gpt")), json!(["ns/gold", "ns/own"]));
+        let mut live = live();
+        live.model_info
+            .extra
+            .insert("access_groups".into(), json!(["ns/gold", "ns/own"]));
+        assert_eq!(
+            diff(&p, tenant("ns/gpt"), &live, &me()).fields(),
+            ["modelName"]
+        );
+        assert_eq!(
+            diff(&p, public("gpt"), &live, &me()).fields(),
+            ["modelInfo"]
+        );
+        // Set directly, they would bypass all of that.
+        assert_eq!(groups_refusal(&p), None);
+        let direct = with_info(json!({"access_groups": ["gold"]}));
+        assert!(groups_refusal(&direct).is_some_and(|why| why.starts_with(
+            "modelInfo.access_groups: set the model's access groups in accessGroups"
+        )));
     }
 
     #[test]
@@ -974,7 +1095,7 @@ mod tests {
             ..me()
         };
         assert_eq!(
-            diff(&params(), "gpt", &live(), &recreated).fields(),
+            diff(&params(), public("gpt"), &live(), &recreated).fields(),
             ["modelInfo"]
         );
     }
@@ -982,14 +1103,17 @@ mod tests {
     #[test]
     fn request_sends_the_key_model_info_and_marker_but_never_a_user_id() {
         let refs = Resolved::default().with_secret(API_KEY_REF, Secret::new("sk-upstream"));
-        let body =
-            serde_json::to_value(request("ns.m", &params(), "ns/gpt", &refs, &me())).unwrap();
+        let body = serde_json::to_value(request("ns.m", &params(), tenant("ns/gpt"), &refs, &me()))
+            .unwrap();
         assert_eq!(body["model_name"], "ns/gpt");
         assert_eq!(body["litellm_params"]["api_key"], "sk-upstream");
         assert_eq!(body["model_info"]["id"], "ns.m");
         assert_eq!(body["model_info"]["mode"], "chat");
         assert_eq!(body["model_info"][MARKER_KEY]["namespace"], "ns");
-        let debug = format!("{:?}", request("ns.m", &params(), "gpt", &refs, &me()));
+        let debug = format!(
+            "{:?}",
+            request("ns.m", &params(), public("gpt"), &refs, &me())
+        );
         assert!(!debug.contains("sk-upstream"), "{debug}");
     }
 
@@ -1013,7 +1137,7 @@ mod tests {
         assert_eq!(filled.litellm_params.api_base.as_deref(), Some("http://up"));
         assert_eq!(late_init(&filled, &live()), None);
         let fingerprints = BTreeMap::from([(API_KEY_REF.to_owned(), "sha256:00".to_owned())]);
-        let observed = at_provider(&live(), Some(fingerprints.clone()));
+        let observed = at_provider(&live(), &Resolved::default(), Some(fingerprints.clone()));
         assert_eq!(observed.model_id.as_deref(), Some("ns.m"));
         assert_eq!(observed.public_model_name.as_deref(), Some("gpt"));
         assert_eq!(observed.secret_fingerprints, Some(fingerprints));
