@@ -1307,3 +1307,151 @@ fn a_provisioned_instance_needs_an_xr_name_without_a_dot() {
         Outcome::Composed(_)
     ));
 }
+
+/// A model with every cloud credential and parameter, as an XR writes it.
+fn cloud_model() -> Value {
+    json!({"name": "claude", "model": "bedrock/anthropic.claude-3-5-sonnet",
+           "aws": {"regionName": "eu-central-1",
+                   "accessKeyIdSecretRef": {"name": "bedrock", "key": "id"},
+                   "secretAccessKeySecretRef": {"name": "bedrock", "key": "secret"}},
+           "timeout": 30, "maxRetries": 2, "dropParams": true, "tags": ["eu"],
+           "accessGroups": ["gold"]})
+}
+
+fn model_spec(models: Value) -> Value {
+    json!({"team": {"models": ["gpt-4o"]}, "models": models})
+}
+
+/// A tenant's models on a shared proxy are its team's: `teamRef`, served
+/// as `<namespace>/<name>` (which the team's list gains), never under a
+/// public name; their credentials and parameters render as the XR wrote
+/// them.
+#[test]
+fn a_tenants_models_are_its_teams_with_their_credentials() {
+    let mut input = input();
+    input["policy"]["allowedModels"] = json!(["gpt-4o", "claude"]);
+    let Outcome::Composed(c) = compose(
+        &xr(model_spec(json!([cloud_model()]))),
+        Some(&input),
+        &Fixed::default(),
+    ) else {
+        panic!("fatal")
+    };
+    let model = &c.resources["model-claude"].resource["spec"]["forProvider"];
+    assert_eq!(model["teamRef"], json!({"name": "ml.team"}));
+    assert_eq!(model["accessGroups"], json!(["gold"]));
+    let params = &model["litellmParams"];
+    assert_eq!(params["aws"]["regionName"], "eu-central-1");
+    assert_eq!(
+        params["aws"]["secretAccessKeySecretRef"],
+        json!({"name": "bedrock", "key": "secret"})
+    );
+    assert_eq!(
+        (
+            &params["timeout"],
+            &params["maxRetries"],
+            &params["dropParams"]
+        ),
+        (&json!(30), &json!(2), &json!(true))
+    );
+    assert_eq!(params["tags"], json!(["eu"]));
+    let team = &c.resources["team"].resource["spec"]["forProvider"];
+    assert_eq!(team["models"], json!(["gpt-4o", "team-ml/claude"]));
+    // Every field of the model is one the function reads.
+    assert!(
+        !c.warnings
+            .iter()
+            .any(|w| w.field.starts_with("spec.models")),
+        "{:?}",
+        c.warnings
+    );
+
+    // A proxy provisioned for the XR alone shares no names: left public.
+    input["instance"] = json!({"provision": {"masterKey": {"autoGenerate": true}}});
+    let Outcome::Composed(own) = compose(
+        &xr(model_spec(json!([cloud_model()]))),
+        Some(&input),
+        &Fixed::default(),
+    ) else {
+        panic!("fatal")
+    };
+    let model = &own.resources["model-claude"].resource["spec"]["forProvider"];
+    assert!(model.get("teamRef").is_none(), "{model}");
+    assert_eq!(
+        own.resources["team"].resource["spec"]["forProvider"]["models"],
+        json!(["gpt-4o"])
+    );
+}
+
+/// Which providers and Secrets an XR's models may use is the platform's
+/// policy; composed into a namespace of the platform's, naming a Secret
+/// needs that list, since a claim could otherwise have any Secret there
+/// (the proxy's master key) sent to an upstream of its choosing.
+#[test]
+fn providers_and_secrets_of_models_follow_the_policy() {
+    let mut input = input();
+    input["policy"]["allowedModels"] = json!(["gpt-4o", "claude"]);
+    input["policy"]["allowedProviders"] = json!(["openai", "azure"]);
+    let fields = fatal_fields(compose(
+        &xr(model_spec(json!([cloud_model()]))),
+        Some(&input),
+        &Fixed::default(),
+    ));
+    assert_eq!(fields, ["spec.models[0].model"]);
+    input["policy"]["allowedProviders"] = json!(["bedrock"]);
+    input["policy"]["allowedSecrets"] = json!(["openai-*"]);
+    let fields = fatal_fields(compose(
+        &xr(model_spec(json!([cloud_model()]))),
+        Some(&input),
+        &Fixed::default(),
+    ));
+    assert_eq!(
+        fields,
+        [
+            "spec.models[0].aws.accessKeyIdSecretRef",
+            "spec.models[0].aws.secretAccessKeySecretRef"
+        ]
+    );
+    input["policy"]["allowedSecrets"] = json!(["bedrock"]);
+    assert!(matches!(
+        compose(
+            &xr(model_spec(json!([cloud_model()]))),
+            Some(&input),
+            &Fixed::default()
+        ),
+        Outcome::Composed(_)
+    ));
+
+    // A claim's XR composed into the platform's namespace.
+    input["policy"]
+        .as_object_mut()
+        .unwrap()
+        .remove("allowedSecrets");
+    input["namespace"] = json!("litellm");
+    let mut claimed = xr(model_spec(json!([cloud_model()])));
+    let metadata = claimed["metadata"].as_object_mut().unwrap();
+    metadata.remove("namespace");
+    metadata.insert(
+        "labels".into(),
+        json!({"crossplane.io/claim-namespace": "apps"}),
+    );
+    let Outcome::Fatal(problems) = compose(&claimed, Some(&input), &Fixed::default()) else {
+        panic!("composed")
+    };
+    assert_eq!(problems[0].field, "spec.models[0].aws.accessKeyIdSecretRef");
+    assert!(
+        problems[0]
+            .to_string()
+            .contains("set input.policy.allowedSecrets"),
+        "{}",
+        problems[0]
+    );
+    // Even there, a claim's models are its team's.
+    input["policy"]["allowedSecrets"] = json!(["bedrock"]);
+    let Outcome::Composed(c) = compose(&claimed, Some(&input), &Fixed::default()) else {
+        panic!("fatal")
+    };
+    let model = &c.resources["model-claude"].resource;
+    assert_eq!(model["metadata"]["namespace"], "litellm");
+    assert!(model["spec"]["forProvider"]["teamRef"].is_object());
+}

@@ -374,3 +374,144 @@ async fn secret_looking_params_and_borrowed_identities_are_refused() {
         wait_gone(&models, name).await;
     }
 }
+
+/// `examples/cloud-models-v2` as a tenant gets it: the function renders the
+/// XR, the API server takes every rendered object, and the provider
+/// reconciles the team, its key and the three cloud models against the
+/// real proxy, each model served as the team's (`<namespace>/<name>`, in
+/// the team's models list), with its credentials from the tenant's Secrets.
+#[tokio::test]
+async fn the_cloud_models_example_renders_and_reconciles() {
+    use litellm_crossplane::api::{LiteLLMTeam, LiteLLMVirtualKey};
+    use litellm_crossplane::function::render::{render, RenderFiles};
+
+    let Some(world) = world("pcm-example").await else {
+        return;
+    };
+    let _crds = CrdGuard::start(&world.kube);
+    let tenant = world.tenant("pcm-example-tenant").await;
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/cloud-models-v2");
+    // The example's XR, made in the tenant's namespace.
+    let xr = std::fs::read_to_string(dir.join("xr.yaml"))
+        .unwrap()
+        .replace("namespace: team-ml", &format!("namespace: {}", tenant.namespace));
+    let xr_file = std::env::temp_dir().join(format!("{}-xr.yaml", tenant.namespace));
+    std::fs::write(&xr_file, xr).unwrap();
+    let docs = render(&RenderFiles {
+        xr: xr_file.clone(),
+        composition: dir.join("composition.yaml"),
+        observed: None,
+        required: Some(dir.join("required.yaml")),
+    })
+    .expect("the example renders");
+    let _ = std::fs::remove_file(&xr_file);
+    // The Secrets the example's models name, in the tenant's namespace.
+    secret(
+        &world,
+        &tenant.namespace,
+        "cloud-aws",
+        json!({"accessKeyId": "AKIAE2EEXAMPLE000001", "secretAccessKey": "e2e-example-aws-secret"}),
+    )
+    .await;
+    secret(
+        &world,
+        &tenant.namespace,
+        "cloud-gcp",
+        json!({"serviceAccount.json": "{\"type\": \"service_account\"}"}),
+    )
+    .await;
+    secret(
+        &world,
+        &tenant.namespace,
+        "cloud-azure",
+        json!({"clientSecret": "e2e-example-azure-secret"}),
+    )
+    .await;
+    // Each rendered LiteLLM object in the tenant's namespace, pointing at
+    // the world's instance (the example references `litellm/shared`).
+    let mut names: Vec<(String, String)> = Vec::new();
+    for mut doc in docs {
+        let Some(kind) = doc["kind"].as_str().map(str::to_owned) else {
+            continue;
+        };
+        if !kind.starts_with("LiteLLM") {
+            continue;
+        }
+        assert_eq!(doc["metadata"]["namespace"], json!(tenant.namespace));
+        doc["metadata"]["annotations"]["crossplane.io/poll-interval"] = json!("2s");
+        doc["spec"]["instanceRef"] =
+            json!({"name": support::provider::INSTANCE, "namespace": world.namespace});
+        let name = doc["metadata"]["name"].as_str().unwrap().to_owned();
+        let resource = |plural: &str| kube::core::ApiResource {
+            group: "litellm.m.crossplane.io".into(),
+            version: "v1alpha1".into(),
+            api_version: "litellm.m.crossplane.io/v1alpha1".into(),
+            kind: kind.clone(),
+            plural: plural.into(),
+        };
+        let plural = format!("{}s", kind.to_lowercase());
+        let api: Api<kube::api::DynamicObject> =
+            Api::namespaced_with(world.kube.clone(), &tenant.namespace, &resource(&plural));
+        let object: kube::api::DynamicObject = serde_json::from_value(doc).unwrap();
+        api.create(&PostParams::default(), &object)
+            .await
+            .unwrap_or_else(|e| panic!("{kind} {name}: {e}"));
+        names.push((kind, name));
+    }
+    assert_eq!(names.iter().filter(|(k, _)| k == "LiteLLMModel").count(), 3);
+
+    let teams = tenant.api::<LiteLLMTeam>(&world);
+    let team = wait_for(&teams, "research.team", "the team Ready", |t| {
+        is(t, "Ready", "True")
+    })
+    .await;
+    let team_id = team.annotations()[EXTERNAL_NAME].clone();
+    let models = tenant.api::<LiteLLMModel>(&world);
+    for (kind, name) in &names {
+        if kind != "LiteLLMModel" {
+            continue;
+        }
+        let model = ready(&models, name).await;
+        let at_provider = serde_json::to_value(&model.status).unwrap()["atProvider"].clone();
+        let served = at_provider["publicModelName"].as_str().unwrap().to_owned();
+        assert!(
+            served.starts_with(&format!("{}/", tenant.namespace)),
+            "{served}"
+        );
+        assert_eq!(at_provider["teamId"], json!(team_id));
+        let live = world
+            .litellm
+            .model_info(&model.annotations()[EXTERNAL_NAME])
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(live.model_name, served);
+        // The team's list names it, as LiteLLM keeps it.
+        let live_team = world.team_info(&team_id).await.unwrap();
+        assert!(live_team.models.contains(&served), "{:?}", live_team.models);
+    }
+    let keys = tenant.api::<LiteLLMVirtualKey>(&world);
+    wait_for(&keys, "research.key-app", "the key Ready", |k| {
+        is(k, "Ready", "True")
+    })
+    .await;
+
+    for (kind, name) in names.iter().rev() {
+        match kind.as_str() {
+            "LiteLLMModel" => {
+                models.delete(name, &Default::default()).await.unwrap();
+                wait_gone(&models, name).await;
+            }
+            "LiteLLMVirtualKey" => {
+                keys.delete(name, &Default::default()).await.unwrap();
+                wait_gone(&keys, name).await;
+            }
+            _ => {}
+        }
+    }
+    teams
+        .delete("research.team", &Default::default())
+        .await
+        .unwrap();
+    wait_gone(&teams, "research.team").await;
+}

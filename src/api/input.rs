@@ -284,4 +284,20 @@ pub struct Policy {
     /// Whether the XR may render LiteLLMModel entries; true by default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allow_models: Option<bool>,
+    /// LiteLLM providers an XR's model may use: the part of its `model`
+    /// before the first `/` (`openai`, `bedrock`, `vertex_ai`, `azure`), or
+    /// its `customLlmProvider`. Unset: any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 64), inner(length(max = 64)))]
+    pub allowed_providers: Option<Vec<String>>,
+    /// Secrets an XR's model may read its credentials from, by name (an
+    /// entry ending in `*` admits every name with that prefix). Required
+    /// for credentials when the composed resources go to a namespace of the
+    /// platform's (`namespace` on a legacy XR): a claim could otherwise
+    /// name any Secret there, the proxy's master key included, and have it
+    /// sent to an upstream of its choosing. Unset in the tenant's own
+    /// namespace: any of its Secrets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 64), inner(length(max = 253)))]
+    pub allowed_secrets: Option<Vec<String>>,
 }

@@ -61,6 +61,12 @@ pub struct Target {
     /// `metadata.name` of the observed composed resources, by
     /// composition-resource name ([`Target::object_name`]).
     pub observed_names: BTreeMap<String, String>,
+    /// Whether the XR's models are its team's (`teamRef`): never
+    /// published under a public name, whatever namespace they go to. So
+    /// for a tenant's XR (namespaced, or a claim's) on a proxy others may
+    /// share (referenced or attached; a proxy provisioned for the XR is
+    /// its own).
+    pub team_models: bool,
 }
 
 /// The instance the entities point at.
@@ -340,22 +346,56 @@ pub fn desired(target: &Target, request: &XrRequest) -> BTreeMap<String, Value> 
         out.insert(resource_name, object);
     }
 
+    // A tenant's models are its team's: LiteLLM serves them as
+    // `<namespace>/<name>`, which the team's own list must name.
+    let team_models: Vec<String> = request
+        .models
+        .iter()
+        .filter(|_| target.team_models)
+        .map(|m| format!("{}/{}", target.namespace, m.name))
+        .collect();
     for model in &request.models {
         let mut params = Map::new();
         params.insert("model".into(), json!(model.model));
         put(&mut params, "apiBase", &model.api_base);
         put(&mut params, "apiVersion", &model.api_version);
         put(&mut params, "apiKeySecretRef", &model.api_key_secret_ref);
+        put(&mut params, "aws", &model.aws);
+        put(&mut params, "vertex", &model.vertex);
+        put(&mut params, "azure", &model.azure);
         put(&mut params, "tpm", &model.tpm);
         put(&mut params, "rpm", &model.rpm);
+        put(&mut params, "timeout", &model.timeout);
+        put(&mut params, "streamTimeout", &model.stream_timeout);
+        put(&mut params, "maxRetries", &model.max_retries);
+        put(&mut params, "dropParams", &model.drop_params);
+        put(&mut params, "customLlmProvider", &model.custom_llm_provider);
+        put(&mut params, "tags", &model.tags);
         let mut p = Map::new();
         p.insert("modelName".into(), json!(model.name));
         p.insert("litellmParams".into(), Value::Object(params));
+        put(&mut p, "accessGroups", &model.access_groups);
+        if target.team_models {
+            p.insert(
+                "teamRef".into(),
+                json!({ "name": target.object_name(names::TEAM) }),
+            );
+        }
         let resource_name = names::model(&model.name);
         out.insert(
             resource_name.clone(),
             target.entity("LiteLLMModel", &resource_name, p),
         );
+    }
+    if let Some(Value::Array(models)) = out
+        .get_mut(names::TEAM)
+        .and_then(|team| team.pointer_mut("/spec/forProvider/models"))
+    {
+        for name in team_models {
+            if !models.iter().any(|m| m.as_str() == Some(name.as_str())) {
+                models.push(Value::String(name));
+            }
+        }
     }
     out
 }

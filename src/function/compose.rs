@@ -274,6 +274,18 @@ fn parse_ttl(text: &str) -> Option<Duration> {
     Some(Duration::from_secs(seconds))
 }
 
+/// Whether a legacy XR was made for a claim (its labels or `claimRef` say
+/// so): a tenant's request, like every namespaced XR.
+fn claimed(xr: &Value) -> bool {
+    let label = |name: &str| {
+        xr.pointer(&format!("/metadata/labels/{}", name.replace('/', "~1")))
+            .is_some()
+    };
+    label(CLAIM_NAMESPACE_LABEL)
+        || label("crossplane.io/claim-name")
+        || lookup(xr, "spec.claimRef").is_some()
+}
+
 /// Where the XR's composed resources go: the XR's own namespace for a
 /// namespaced (v2) XR; for a legacy cluster XR the input's namespace, else
 /// its claim's. `true` with it when that is the tenant's namespace (the
@@ -434,12 +446,25 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
             .warnings
             .extend(tenant_exposure(&input.instance, &namespace));
     }
+    let secrets = validate::model_secrets(
+        &request,
+        &input.fields,
+        &input.policy,
+        (!tenants).then_some(namespace.as_str()),
+    );
+    if !secrets.is_empty() {
+        return Outcome::Fatal(secrets);
+    }
     let legacy = lookup(xr, "metadata.namespace").is_none();
+    // A proxy provisioned for this XR alone serves no other tenant: its
+    // public names hurt nobody.
+    let own_proxy = input.instance.provision.is_some();
     let target = Target {
         xr_name: xr_name.to_string(),
         namespace,
         instance,
         observed_names: observed.observed_names(),
+        team_models: (!legacy || claimed(xr)) && !own_proxy,
     };
     if let Some(problem) = target.unnameable() {
         return Outcome::Fatal(vec![problem]);

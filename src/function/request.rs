@@ -8,6 +8,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use crate::api::common::SecretKeySelector;
+use crate::api::model::{AwsParams, AzureParams, VertexParams};
 use crate::api::money::Money;
 
 use super::error::Problem;
@@ -67,6 +68,16 @@ pub const MODEL_FIELDS: &[&str] = &[
     "apiKeySecretRef",
     "tpm",
     "rpm",
+    "aws",
+    "vertex",
+    "azure",
+    "timeout",
+    "streamTimeout",
+    "maxRetries",
+    "dropParams",
+    "customLlmProvider",
+    "tags",
+    "accessGroups",
 ];
 
 /// A warning for each field of the object at `path` (or of each object of
@@ -172,6 +183,69 @@ pub struct ModelRequest {
     pub api_key_secret_ref: Option<SecretKeySelector>,
     pub tpm: Option<u32>,
     pub rpm: Option<u32>,
+    /// As `LiteLLMModel.forProvider.litellmParams.aws`.
+    pub aws: Option<AwsParams>,
+    pub vertex: Option<VertexParams>,
+    pub azure: Option<AzureParams>,
+    pub timeout: Option<u32>,
+    pub stream_timeout: Option<u32>,
+    pub max_retries: Option<u32>,
+    pub drop_params: Option<bool>,
+    pub custom_llm_provider: Option<String>,
+    pub tags: Option<Vec<String>>,
+    /// Model access groups the deployment joins.
+    pub access_groups: Option<Vec<String>>,
+}
+
+impl ModelRequest {
+    /// The LiteLLM provider the model is called through: its
+    /// `customLlmProvider`, else the part of `model` before the first `/`.
+    pub fn provider(&self) -> &str {
+        self.custom_llm_provider
+            .as_deref()
+            .unwrap_or_else(|| self.model.split('/').next().unwrap_or_default())
+    }
+
+    /// Every Secret reference of the model, with its field below the model.
+    pub fn secret_refs(&self) -> Vec<(&'static str, &SecretKeySelector)> {
+        let aws = self.aws.as_ref();
+        let vertex = self.vertex.as_ref();
+        let azure = self.azure.as_ref();
+        [
+            ("apiKeySecretRef", self.api_key_secret_ref.as_ref()),
+            (
+                "aws.accessKeyIdSecretRef",
+                aws.and_then(|a| a.access_key_id_secret_ref.as_ref()),
+            ),
+            (
+                "aws.secretAccessKeySecretRef",
+                aws.and_then(|a| a.secret_access_key_secret_ref.as_ref()),
+            ),
+            (
+                "aws.sessionTokenSecretRef",
+                aws.and_then(|a| a.session_token_secret_ref.as_ref()),
+            ),
+            (
+                "aws.webIdentityTokenSecretRef",
+                aws.and_then(|a| a.web_identity_token_secret_ref.as_ref()),
+            ),
+            (
+                "vertex.credentialsSecretRef",
+                vertex.and_then(|v| v.credentials_secret_ref.as_ref()),
+            ),
+            (
+                "azure.adTokenSecretRef",
+                azure.and_then(|a| a.ad_token_secret_ref.as_ref()),
+            ),
+            (
+                "azure.clientSecretSecretRef",
+                azure.and_then(|a| a.client_secret_secret_ref.as_ref()),
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(field, selector)| Some((field, selector?)))
+        .collect()
+    }
 }
 
 /// Everything the XR asks for.

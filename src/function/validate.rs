@@ -422,8 +422,64 @@ fn check(request: &XrRequest, paths: &FieldPaths, policy: &Policy) -> Findings {
                 ));
             }
         }
+        if let (Some(providers), false) = (&policy.allowed_providers, model.model.is_empty()) {
+            let provider = model.provider();
+            if !providers.iter().any(|p| p == provider) {
+                let at = match model.custom_llm_provider {
+                    Some(_) => "customLlmProvider",
+                    None => "model",
+                };
+                findings.fatal.push(Problem::new(
+                    field(at),
+                    format!(
+                        "provider {provider:?} is not allowed by policy (allowed: {})",
+                        providers.join(", ")
+                    ),
+                ));
+            }
+        }
     }
     findings
+}
+
+/// The Secrets the XR's models read credentials from, against
+/// `policy.allowedSecrets`. Composed into a namespace of the platform's
+/// (`platform_namespace`), a reference needs that list: a claim could
+/// otherwise name any Secret of the platform's, and have it sent to an
+/// upstream of its choosing.
+pub fn model_secrets(
+    request: &XrRequest,
+    paths: &FieldPaths,
+    policy: &Policy,
+    platform_namespace: Option<&str>,
+) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    for (i, model) in request.models.iter().enumerate() {
+        for (field, selector) in model.secret_refs() {
+            let at = format!("{}[{i}].{field}", paths.models);
+            match (&policy.allowed_secrets, platform_namespace) {
+                (Some(allowed), _) if !model_allowed(allowed, &selector.name) => {
+                    problems.push(Problem::new(
+                        at,
+                        format!(
+                            "Secret {:?} is not allowed by policy (allowed: {})",
+                            selector.name,
+                            allowed.join(", ")
+                        ),
+                    ));
+                }
+                (None, Some(namespace)) => problems.push(Problem::new(
+                    at,
+                    format!(
+                        "names a Secret in {namespace}, a namespace of the platform's: set \
+                         input.policy.allowedSecrets to the Secrets XRs may read credentials from"
+                    ),
+                )),
+                _ => {}
+            }
+        }
+    }
+    problems
 }
 
 fn duration_message(value: &str) -> String {
@@ -522,6 +578,8 @@ mod tests {
             max_key_budget: Some("50".into()),
             max_keys: Some(2),
             allow_models: None,
+            allowed_providers: Some(vec!["openai".into()]),
+            allowed_secrets: None,
         };
         let findings = check(&request, &FieldPaths::default(), &policy);
         assert_eq!(
