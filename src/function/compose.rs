@@ -389,12 +389,12 @@ fn collect<T>(result: Result<Option<T>, Problem>, problems: &mut Vec<Problem>) -
 pub static OBSERVED_STATUS: Keep = Keep::Keys(&[
     (
         "conditions",
-        Keep::Keys(&[("type", Keep::All), ("status", Keep::All)]),
+        &Keep::Keys(&[("type", &Keep::All), ("status", &Keep::All)]),
     ),
-    ("atProvider", Keep::Keys(&[("teamId", Keep::All)])),
-    ("ready", Keep::All),
-    ("endpoint", Keep::All),
-    ("gatewayEndpoint", Keep::All),
+    ("atProvider", &Keep::Keys(&[("teamId", &Keep::All)])),
+    ("ready", &Keep::All),
+    ("endpoint", &Keep::All),
+    ("gatewayEndpoint", &Keep::All),
 ]);
 
 /// What a status's `Ready` condition says: `Some(true)` for True,

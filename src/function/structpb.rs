@@ -348,7 +348,7 @@ impl Message for JsonList {
 #[derive(Debug)]
 pub enum Keep {
     All,
-    Keys(&'static [(&'static str, Keep)]),
+    Keys(&'static [(&'static str, &'static Keep)]),
 }
 
 impl Keep {
@@ -375,7 +375,7 @@ impl Keep {
     fn child(&self, key: &str) -> Option<&'static Keep> {
         match self {
             Keep::All => None,
-            Keep::Keys(keys) => keys.iter().find(|(name, _)| *name == key).map(|(_, k)| k),
+            Keep::Keys(keys) => keys.iter().find(|(name, _)| *name == key).map(|(_, k)| *k),
         }
     }
 }
@@ -601,9 +601,8 @@ impl Message for KeptEntry {
 
 /// A `google.protobuf.Struct` of which only the `apiVersion`,
 /// `metadata.name` and `status` fields are decoded, and of `status` only
-/// what the function reads
-/// ([`super::compose::OBSERVED_STATUS`]); the value of every other field is
-/// skipped unread.
+/// what the function reads ([`super::compose::OBSERVED_STATUS`]); the value
+/// of every other field is skipped unread.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StatusOnly {
     /// `apiVersion` when it is a string.
@@ -619,45 +618,36 @@ const API_VERSION: &str = "apiVersion";
 const METADATA: &str = "metadata";
 
 /// What is kept of an observed object's `metadata`.
-static OBSERVED_METADATA: Keep = Keep::Keys(&[("name", Keep::All)]);
+static OBSERVED_METADATA: Keep = Keep::Keys(&[("name", &Keep::All)]);
 
-/// A Struct entry whose value is decoded only when its key is `status`,
-/// `metadata` (its `name`) or `apiVersion`.
-#[derive(Default)]
-struct StatusEntry {
-    key: String,
-    value: Option<Value>,
-}
-
-impl StatusEntry {
-    fn wanted(key: &str) -> bool {
-        key == STATUS || key == API_VERSION || key == METADATA
-    }
-}
+/// What is kept of an observed object.
+static OBSERVED_OBJECT: Keep = Keep::Keys(&[
+    (API_VERSION, &Keep::All),
+    (METADATA, &OBSERVED_METADATA),
+    (STATUS, &super::compose::OBSERVED_STATUS),
+]);
 
 impl StatusOnly {
-    fn api_version_value(&self) -> Option<Value> {
-        self.api_version.clone().map(Value::String)
-    }
-
-    fn metadata_value(&self) -> Option<Value> {
-        self.name
-            .clone()
-            .map(|name| Value::Object(Map::from_iter([("name".to_string(), Value::String(name))])))
+    /// The kept object, as JSON.
+    fn object(&self) -> Map<String, Value> {
+        let mut object = Map::new();
+        if let Some(api_version) = &self.api_version {
+            object.insert(API_VERSION.into(), Value::String(api_version.clone()));
+        }
+        if let Some(name) = &self.name {
+            let metadata = Map::from_iter([("name".to_string(), Value::String(name.clone()))]);
+            object.insert(METADATA.into(), Value::Object(metadata));
+        }
+        if let Some(status) = &self.status {
+            object.insert(STATUS.into(), status.clone());
+        }
+        object
     }
 }
 
 impl Message for StatusOnly {
     fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(api_version) = self.api_version_value() {
-            Node::Entry(API_VERSION, &api_version).encode_field(1, buf);
-        }
-        if let Some(metadata) = self.metadata_value() {
-            Node::Entry(METADATA, &metadata).encode_field(1, buf);
-        }
-        if let Some(status) = &self.status {
-            Node::Entry(STATUS, status).encode_field(1, buf);
-        }
+        Node::Struct(&self.object()).encode_body(buf)
     }
 
     fn merge_field(
@@ -670,24 +660,23 @@ impl Message for StatusOnly {
         if tag != 1 {
             return encoding::skip_field(wire_type, tag, buf, ctx);
         }
-        let mut entry = StatusEntry::default();
+        let mut entry = KeptEntry {
+            keep: &OBSERVED_OBJECT,
+            key: String::new(),
+            value: None,
+            pruned: false,
+        };
         encoding::message::merge(wire_type, &mut entry, buf, ctx)?;
-        match entry.key.as_str() {
-            STATUS => self.status = entry.value,
-            API_VERSION => {
-                self.api_version = match entry.value {
-                    Some(Value::String(v)) => Some(v),
-                    _ => None,
-                }
-            }
-            METADATA => {
-                self.name = match entry.value {
-                    Some(Value::Object(mut metadata)) => match metadata.remove("name") {
-                        Some(Value::String(name)) => Some(name),
-                        _ => None,
-                    },
-                    _ => None,
-                }
+        let text = |value: Value| match value {
+            Value::String(text) => Some(text),
+            _ => None,
+        };
+        // As for any protobuf map, a repeated key keeps the last value.
+        match entry.finish() {
+            Some((key, value)) if key == STATUS => self.status = Some(value),
+            Some((key, value)) if key == API_VERSION => self.api_version = text(value),
+            Some((key, mut value)) if key == METADATA => {
+                self.name = value.get_mut("name").map(Value::take).and_then(text)
             }
             _ => {}
         }
@@ -695,78 +684,11 @@ impl Message for StatusOnly {
     }
 
     fn encoded_len(&self) -> usize {
-        let api_version = self
-            .api_version_value()
-            .map(|v| Node::Entry(API_VERSION, &v).field_len(1))
-            .unwrap_or(0);
-        let metadata = self
-            .metadata_value()
-            .map(|v| Node::Entry(METADATA, &v).field_len(1))
-            .unwrap_or(0);
-        let status = self
-            .status
-            .as_ref()
-            .map(|status| Node::Entry(STATUS, status).field_len(1))
-            .unwrap_or(0);
-        api_version + metadata + status
+        Node::Struct(&self.object()).body_len()
     }
 
     fn clear(&mut self) {
         *self = StatusOnly::default();
-    }
-}
-
-impl Message for StatusEntry {
-    fn encode_raw(&self, buf: &mut impl BufMut) {
-        if let Some(value) = &self.value {
-            Node::Entry(&self.key, value).encode_body(buf);
-        }
-    }
-
-    fn merge_field(
-        &mut self,
-        tag: u32,
-        wire_type: WireType,
-        buf: &mut impl Buf,
-        ctx: DecodeContext,
-    ) -> Result<(), DecodeError> {
-        // Encoders write the key first; should a value come before its key,
-        // it is decoded rather than guessed about.
-        let wanted = self.key.is_empty() || Self::wanted(&self.key);
-        match tag {
-            1 => encoding::string::merge(wire_type, &mut self.key, buf, ctx),
-            2 if wanted => {
-                // The status as far as the function reads it; `apiVersion`
-                // (or a value before its key) whole.
-                let keep = match self.key.as_str() {
-                    STATUS => &super::compose::OBSERVED_STATUS,
-                    METADATA => &OBSERVED_METADATA,
-                    _ => &Keep::All,
-                };
-                self.value = Some(merge_kept(keep, wire_type, buf, ctx)?);
-                Ok(())
-            }
-            _ => encoding::skip_field(wire_type, tag, buf, ctx),
-        }
-    }
-
-    fn encoded_len(&self) -> usize {
-        self.value
-            .as_ref()
-            .map(|value| Node::Entry(&self.key, value).body_len())
-            .unwrap_or(0)
-    }
-
-    fn clear(&mut self) {
-        *self = StatusEntry::default();
-    }
-}
-
-impl std::fmt::Debug for StatusEntry {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StatusEntry")
-            .field("key", &self.key)
-            .finish_non_exhaustive()
     }
 }
 
