@@ -137,18 +137,6 @@ impl Node<'_> {
         self.measure(&mut lens);
         self.write(&mut lens.iter(), buf);
     }
-
-    /// Length of this message as field `tag` of its parent.
-    fn field_len(self, tag: u32) -> usize {
-        nested(tag, self, &mut Vec::new())
-    }
-
-    /// Writes this message as field `tag` of its parent.
-    fn encode_field(self, tag: u32, buf: &mut impl BufMut) {
-        let mut lens = Vec::new();
-        nested(tag, self, &mut lens);
-        write_nested(tag, self, &mut lens.iter(), buf);
-    }
 }
 
 /// Measures `node` as field `tag`, recording its body length first.
