@@ -58,6 +58,16 @@ pub fn strip(meta: &mut ObjectMeta) {
     }
 }
 
+/// What a cache keeps of a managed resource's metadata: [`strip`], and
+/// neither its labels nor its owner references (a composite's, under
+/// Crossplane), which no reconciliation reads. A map holding a single
+/// label costs a 544-byte node; for 20,000 resources that is 11 MB.
+pub fn strip_managed(meta: &mut ObjectMeta) {
+    strip(meta);
+    meta.labels = None;
+    meta.owner_references = None;
+}
+
 /// A resourceVersion as a number, to order a read against watch events.
 /// The API server's are etcd revisions; anything else counts as newest.
 fn version(meta: &ObjectMeta) -> u64 {
@@ -609,11 +619,13 @@ impl Secrets {
     }
 }
 
-/// A reflector over `K` in `scope`, objects stripped: its store, and the
-/// stream that fills it (to be polled by whoever needs its events, or by
-/// [`drain`]).
+/// A reflector over `K` in `scope`, each object's metadata stripped by
+/// `strip` ([`strip`], or [`strip_managed`] for the managed kinds): its
+/// store, and the stream that fills it (to be polled by whoever needs its
+/// events, or by [`drain`]).
 pub fn reflect<K>(
     api: Api<K>,
+    strip: fn(&mut ObjectMeta),
 ) -> (
     Store<K>,
     impl tokio_stream::Stream<Item = Result<K, watcher::Error>> + Send + 'static,
@@ -630,7 +642,7 @@ where
     let (store, writer) = reflector::store();
     let stream = watcher(api, watcher::Config::default())
         .default_backoff()
-        .modify(|object: &mut K| strip(object.meta_mut()))
+        .modify(move |object: &mut K| strip(object.meta_mut()))
         .reflect(writer)
         .applied_objects();
     (store, stream)
@@ -646,7 +658,10 @@ pub fn namespaces(
         + Send
         + 'static,
 ) {
-    reflect(Api::<PartialObjectMeta<Namespace>>::all(client.clone()))
+    reflect(
+        Api::<PartialObjectMeta<Namespace>>::all(client.clone()),
+        strip,
+    )
 }
 
 /// Polls a reflector's stream for its store's sake, logging watch errors.
@@ -798,6 +813,21 @@ mod tests {
             value(&secrets.known("ns", "master").unwrap()).as_deref(),
             Some("n")
         );
+    }
+
+    #[test]
+    fn a_managed_resource_is_cached_without_labels_and_owners() {
+        let mut meta = ObjectMeta {
+            labels: Some([("crossplane.io/composite".to_owned(), "xr".to_owned())].into()),
+            owner_references: Some(vec![OwnerReference::default()]),
+            annotations: Some([(LAST_APPLIED.to_owned(), "{}".to_owned())].into()),
+            finalizers: Some(vec!["f".to_owned()]),
+            ..ObjectMeta::default()
+        };
+        strip_managed(&mut meta);
+        assert!(meta.labels.is_none() && meta.owner_references.is_none());
+        assert_eq!(meta.annotations, Some(Default::default()));
+        assert_eq!(meta.finalizers, Some(vec!["f".to_owned()]));
     }
 
     #[test]
