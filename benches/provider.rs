@@ -47,7 +47,6 @@ use litellm_crossplane::provider::{controllers, key, team, timing};
 use prometheus_client::registry::Registry;
 use serde::de::DeserializeOwned;
 use serde_json::json;
-use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 /// The provider binary's allocator, so the memory measured is what the
@@ -515,22 +514,21 @@ where
     Fut: std::future::Future<Output = Result<(), litellm::Error>> + Send + 'static,
 {
     let started = Instant::now();
-    let permits = Arc::new(Semaphore::new(BASELINE_CONCURRENCY));
     let mut tasks = JoinSet::new();
-    for pair in pairs {
-        let permit = permits.clone().acquire_owned().await.expect("never closed");
-        let call = call(client.clone(), pair.clone());
-        tasks.spawn(async move {
-            let result = call.await;
-            drop(permit);
-            result
-        });
-    }
     let mut failures = Vec::new();
-    while let Some(result) = tasks.join_next().await {
-        if let Err(err) = result.expect("baseline task") {
+    let mut joined = |result: Option<Result<Result<(), litellm::Error>, _>>| {
+        if let Some(Err(err)) = result.map(|task| task.expect("baseline task")) {
             failures.push(err.to_string());
         }
+    };
+    for pair in pairs {
+        if tasks.len() >= BASELINE_CONCURRENCY {
+            joined(tasks.join_next().await);
+        }
+        tasks.spawn(call(client.clone(), pair.clone()));
+    }
+    while !tasks.is_empty() {
+        joined(tasks.join_next().await);
     }
     (started.elapsed(), failures)
 }
@@ -771,9 +769,16 @@ impl World {
             let label = json!({WAVE_LABEL: (first / wave).to_string()});
             // Created as fast as the API server takes them (32 requests
             // in flight), so "at once" means at once for the provider too.
-            let creating = Arc::new(Semaphore::new(CREATE_CONCURRENCY));
+            // A finished task is joined before the next starts: a JoinSet
+            // keeps each task's memory until it is joined, and this
+            // process's peak memory is the provider's figure.
             let mut creates = JoinSet::new();
             for i in first..end {
+                if creates.len() >= CREATE_CONCURRENCY {
+                    if let Some(created) = creates.join_next().await {
+                        created.expect("create task");
+                    }
+                }
                 let team: LiteLLMTeam = manifest(
                     "LiteLLMTeam",
                     &format!("team-{i:04}"),
@@ -787,7 +792,6 @@ impl World {
                     json!({"teamRef": {"name": format!("team-{i:04}")}}),
                 );
                 let (teams, keys) = (self.teams.clone(), self.keys.clone());
-                let permit = creating.clone().acquire_owned().await.expect("semaphore");
                 creates.spawn(async move {
                     teams
                         .create(&PostParams::default(), &team)
@@ -796,7 +800,6 @@ impl World {
                     keys.create(&PostParams::default(), &key)
                         .await
                         .expect("key created");
-                    drop(permit);
                 });
             }
             while let Some(created) = creates.join_next().await {
