@@ -16,6 +16,12 @@ use litellm_crossplane::provider::{cluster_id, controllers, http, resolve, timin
 use prometheus_client::registry::Registry;
 use tracing_subscriber::EnvFilter;
 
+/// The provider's caches and every reconciliation allocate and free small
+/// objects from many threads; glibc's per-thread arenas kept what they
+/// freed, mimalloc returns it (docs/provider-benchmark.md).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum LogFormat {
     Text,

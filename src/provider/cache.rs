@@ -58,6 +58,16 @@ pub fn strip(meta: &mut ObjectMeta) {
     }
 }
 
+/// What a cache keeps of a managed resource's metadata: [`strip`], and
+/// neither its labels nor its owner references (a composite's, under
+/// Crossplane), which no reconciliation reads. A map holding a single
+/// label costs a 544-byte node; for 20,000 resources that is 11 MB.
+pub fn strip_managed(meta: &mut ObjectMeta) {
+    strip(meta);
+    meta.labels = None;
+    meta.owner_references = None;
+}
+
 /// A resourceVersion as a number, to order a read against watch events.
 /// The API server's are etcd revisions; anything else counts as newest.
 fn version(meta: &ObjectMeta) -> u64 {
@@ -350,11 +360,32 @@ impl Kube {
 
 /// One cached Secret, or the knowledge that it does not exist.
 struct Entry {
+    /// As [`compact`] keeps it.
     secret: Option<Arc<Secret>>,
     /// Of the Secret, or of its deletion: an older read does not replace it.
     version: u64,
     /// A reconciliation asked for it; else it is kept for its label only.
     wanted: bool,
+    /// It carries the provider's label (a connection Secret it wrote).
+    own: bool,
+}
+
+/// What the Secret cache keeps of a Secret: what reconciliations read of
+/// it (its data and owners) and its name. Its labels, annotations and the
+/// rest of its metadata are not kept: whether it is the provider's own and
+/// its version are noted beside it ([`Entry`]). For 10,000 connection
+/// Secrets that is a third of the memory of whole copies.
+fn compact(secret: Secret) -> Secret {
+    Secret {
+        metadata: ObjectMeta {
+            name: secret.metadata.name,
+            namespace: secret.metadata.namespace,
+            owner_references: secret.metadata.owner_references,
+            ..ObjectMeta::default()
+        },
+        data: secret.data,
+        ..Secret::default()
+    }
 }
 
 /// The Secret cache (see the module): the provider's own connection Secrets
@@ -415,14 +446,15 @@ impl Secrets {
         let entries = self.inner.entries.read().unwrap_or_else(|p| p.into_inner());
         entries
             .get(&(namespace.to_owned(), name.to_owned()))
+            .filter(|entry| entry.own)
             .and_then(|entry| entry.secret.clone())
-            .filter(|secret| is_own(secret))
     }
 
     /// Registers interest in a Secret just read from the API server; a
     /// newer state the watch delivered meanwhile wins.
     fn learned(&self, namespace: &str, name: &str, secret: Option<Arc<Secret>>) {
         let version = secret.as_ref().map_or(0, |s| version(&s.metadata));
+        let own = secret.as_deref().is_some_and(is_own);
         let mut entries = self.entries();
         let entry = entries
             .entry((namespace.to_owned(), name.to_owned()))
@@ -430,14 +462,17 @@ impl Secrets {
                 secret: None,
                 version: 0,
                 wanted: true,
+                own: false,
             });
         entry.wanted = true;
         if version >= entry.version {
-            entry.secret = secret;
+            entry.secret = secret.map(|s| Arc::new(compact(Secret::clone(&s))));
             entry.version = version;
+            entry.own = own;
         }
     }
 
+    /// Wakes the keys owning `secret` (they read it again).
     fn wake(&self, secret: &Secret) {
         let wake = self.inner.wake.lock().unwrap_or_else(|p| p.into_inner());
         let Some(wake) = wake.as_ref() else {
@@ -455,10 +490,11 @@ impl Secrets {
 
     /// A Secret as the watch delivers it: kept if it is the provider's own
     /// or wanted, and its key woken if it is a changed connection Secret.
-    fn applied(&self, mut secret: Secret) {
+    fn applied(&self, secret: Secret) {
         let key = key_of(&secret);
         let own = is_own(&secret);
         let version = version(&secret.metadata);
+        let kept = Arc::new(compact(secret));
         let changed = {
             let mut entries = self.entries();
             match entries.get_mut(&key) {
@@ -467,22 +503,22 @@ impl Secrets {
                         return;
                     }
                     let changed = entry.version != version;
-                    strip(&mut secret.metadata);
-                    entry.secret = Some(Arc::new(secret.clone()));
+                    entry.secret = Some(kept.clone());
                     entry.version = version;
+                    entry.own = own;
                     if !own && !entry.wanted {
                         entries.remove(&key);
                     }
                     changed
                 }
                 None if own => {
-                    strip(&mut secret.metadata);
                     entries.insert(
                         key,
                         Entry {
-                            secret: Some(Arc::new(secret.clone())),
+                            secret: Some(kept.clone()),
                             version,
                             wanted: false,
+                            own,
                         },
                     );
                     true
@@ -491,26 +527,30 @@ impl Secrets {
             }
         };
         if own && changed {
-            self.wake(&secret);
+            self.wake(&kept);
         }
     }
 
-    fn deleted(&self, secret: &Secret) {
-        let key = key_of(secret);
-        let version = version(&secret.metadata);
-        {
+    /// The Secret `key` is gone (at `version`, where a watch event says
+    /// so; else as of the version last known); `secret` is what is known
+    /// of it, to wake its keys if it was the provider's own.
+    fn deleted(&self, key: (String, String), version: Option<u64>, secret: &Secret) {
+        let own = {
             let mut entries = self.entries();
             let Some(entry) = entries.get_mut(&key) else {
                 return;
             };
+            let own = entry.own;
             if entry.wanted {
                 entry.secret = None;
-                entry.version = version;
+                entry.version = version.unwrap_or(entry.version);
+                entry.own = false;
             } else {
                 entries.remove(&key);
             }
-        }
-        if is_own(secret) {
+            own
+        };
+        if own || is_own(secret) {
             self.wake(secret);
         }
     }
@@ -519,7 +559,9 @@ impl Secrets {
     fn apply(&self, event: Event<Secret>) {
         match event {
             Event::Apply(secret) => self.applied(secret),
-            Event::Delete(secret) => self.deleted(&secret),
+            Event::Delete(secret) => {
+                self.deleted(key_of(&secret), Some(version(&secret.metadata)), &secret)
+            }
             Event::Init => self
                 .inner
                 .relisted
@@ -544,17 +586,17 @@ impl Secrets {
                 );
                 // What the list no longer has went while the watch was
                 // down: gone, as if its deletion had been seen.
-                let gone: Vec<Arc<Secret>> = self
+                let gone: Vec<((String, String), Arc<Secret>)> = self
                     .inner
                     .entries
                     .read()
                     .unwrap_or_else(|p| p.into_inner())
                     .iter()
                     .filter(|(key, _)| !seen.contains(*key))
-                    .filter_map(|(_, entry)| entry.secret.clone())
+                    .filter_map(|(key, entry)| Some((key.clone(), entry.secret.clone()?)))
                     .collect();
-                for secret in gone {
-                    self.deleted(&secret);
+                for (key, secret) in gone {
+                    self.deleted(key, None, &secret);
                 }
                 self.inner
                     .synced
@@ -577,11 +619,13 @@ impl Secrets {
     }
 }
 
-/// A reflector over `K` in `scope`, objects stripped: its store, and the
-/// stream that fills it (to be polled by whoever needs its events, or by
-/// [`drain`]).
+/// A reflector over `K` in `scope`, each object's metadata stripped by
+/// `strip` ([`strip`], or [`strip_managed`] for the managed kinds): its
+/// store, and the stream that fills it (to be polled by whoever needs its
+/// events, or by [`drain`]).
 pub fn reflect<K>(
     api: Api<K>,
+    strip: fn(&mut ObjectMeta),
 ) -> (
     Store<K>,
     impl tokio_stream::Stream<Item = Result<K, watcher::Error>> + Send + 'static,
@@ -598,7 +642,7 @@ where
     let (store, writer) = reflector::store();
     let stream = watcher(api, watcher::Config::default())
         .default_backoff()
-        .modify(|object: &mut K| strip(object.meta_mut()))
+        .modify(move |object: &mut K| strip(object.meta_mut()))
         .reflect(writer)
         .applied_objects();
     (store, stream)
@@ -614,7 +658,10 @@ pub fn namespaces(
         + Send
         + 'static,
 ) {
-    reflect(Api::<PartialObjectMeta<Namespace>>::all(client.clone()))
+    reflect(
+        Api::<PartialObjectMeta<Namespace>>::all(client.clone()),
+        strip,
+    )
 }
 
 /// Polls a reflector's stream for its store's sake, logging watch errors.
@@ -722,11 +769,29 @@ mod tests {
     }
 
     #[test]
+    fn a_cached_secret_keeps_its_data_and_owners_only() {
+        let secrets = Secrets::default();
+        secrets.apply(Event::Init);
+        let mut full = secret("conn", 5, true, "a");
+        full.metadata.annotations = Some([("note".to_owned(), "x".to_owned())].into());
+        secrets.apply(Event::InitApply(full));
+        secrets.apply(Event::InitDone);
+        let kept = secrets.owned("ns", "conn").expect("own Secret cached");
+        assert_eq!(value(&Some(kept.clone())).as_deref(), Some("a"));
+        assert_eq!(kept.owner_references()[0].name, "conn-key");
+        assert!(kept.metadata.labels.is_none() && kept.metadata.annotations.is_none());
+        assert!(kept.metadata.uid.is_none() && kept.metadata.resource_version.is_none());
+    }
+
+    #[test]
     fn a_relist_forgets_what_went_while_the_watch_was_down() {
         let secrets = Secrets::default();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        secrets.wake_keys(tx);
         secrets.apply(Event::Init);
         secrets.apply(Event::InitApply(secret("conn", 5, true, "a")));
         secrets.apply(Event::InitDone);
+        assert_eq!(rx.try_recv().unwrap().name, "conn-key");
         secrets.learned(
             "ns",
             "master",
@@ -735,7 +800,34 @@ mod tests {
         secrets.apply(Event::Init);
         secrets.apply(Event::InitDone);
         assert!(secrets.owned("ns", "conn").is_none());
+        // Its key is told, though the cached copy carries no label.
+        assert_eq!(rx.try_recv().unwrap().name, "conn-key");
         assert!(secrets.known("ns", "master").unwrap().is_none());
+        // What is read after the missed deletion counts again.
+        secrets.learned(
+            "ns",
+            "master",
+            Some(Arc::new(secret("master", 4, false, "n"))),
+        );
+        assert_eq!(
+            value(&secrets.known("ns", "master").unwrap()).as_deref(),
+            Some("n")
+        );
+    }
+
+    #[test]
+    fn a_managed_resource_is_cached_without_labels_and_owners() {
+        let mut meta = ObjectMeta {
+            labels: Some([("crossplane.io/composite".to_owned(), "xr".to_owned())].into()),
+            owner_references: Some(vec![OwnerReference::default()]),
+            annotations: Some([(LAST_APPLIED.to_owned(), "{}".to_owned())].into()),
+            finalizers: Some(vec!["f".to_owned()]),
+            ..ObjectMeta::default()
+        };
+        strip_managed(&mut meta);
+        assert!(meta.labels.is_none() && meta.owner_references.is_none());
+        assert_eq!(meta.annotations, Some(Default::default()));
+        assert_eq!(meta.finalizers, Some(vec!["f".to_owned()]));
     }
 
     #[test]

@@ -123,17 +123,18 @@ fn waking<R: ManagedKind>(
 }
 
 /// What a change must touch to reconcile the object: its spec
-/// (`generation`), labels, annotations, finalizers or deletion. A write of
-/// the status alone (the provider's own, every reconciliation) wakes
-/// nobody, as crossplane-runtime's managed controllers filter with
+/// (`generation`), annotations, finalizers or deletion. A write of the
+/// status alone (the provider's own, every reconciliation) wakes nobody, as
+/// crossplane-runtime's managed controllers filter with
 /// `DesiredStateChanged`; whatever the provider must look at again after a
-/// write of its own, it requeues.
+/// write of its own, it requeues. Labels, which that filter also watches,
+/// are not kept in the caches ([`cache::strip_managed`]): nothing the
+/// provider does depends on them.
 fn desired_state<K: Resource>(object: &K) -> Option<u64> {
     use std::hash::{Hash, Hasher};
     let meta = object.meta();
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     meta.generation.hash(&mut hasher);
-    meta.labels.hash(&mut hasher);
     meta.annotations.hash(&mut hasher);
     meta.finalizers.hash(&mut hasher);
     meta.deletion_timestamp
@@ -183,15 +184,17 @@ pub async fn run(ctx: Arc<Context>, namespace: Option<String>) {
 pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Output = ()>, Caches) {
     let client = ctx.client.clone();
     let scope = Scope::of(namespace.as_deref());
-    let (teams_store, teams_stream) = cache::reflect::<Tolerant<LiteLLMTeam>>(scope.api(&client));
+    let managed = cache::strip_managed;
+    let (teams_store, teams_stream) =
+        cache::reflect::<Tolerant<LiteLLMTeam>>(scope.api(&client), managed);
     let (keys_store, keys_stream) =
-        cache::reflect::<Tolerant<LiteLLMVirtualKey>>(scope.api(&client));
+        cache::reflect::<Tolerant<LiteLLMVirtualKey>>(scope.api(&client), managed);
     let (budgets_store, budgets_stream) =
-        cache::reflect::<Tolerant<LiteLLMBudget>>(scope.api(&client));
+        cache::reflect::<Tolerant<LiteLLMBudget>>(scope.api(&client), managed);
     let (models_store, models_stream) =
-        cache::reflect::<Tolerant<LiteLLMModel>>(scope.api(&client));
+        cache::reflect::<Tolerant<LiteLLMModel>>(scope.api(&client), managed);
     let (instances_store, instances_stream) =
-        cache::reflect::<Tolerant<LiteLLMInstance>>(scope.api(&client));
+        cache::reflect::<Tolerant<LiteLLMInstance>>(scope.api(&client), cache::strip);
     let (namespaces_store, namespaces_stream) = match scope {
         Scope::All => {
             let (store, stream) = cache::namespaces(&client);

@@ -15,6 +15,7 @@
 //! and generated anew. A create on a proxy that takes chosen keys looks no
 //! alias up.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::core::v1::Secret as KubeSecret;
@@ -857,8 +858,8 @@ impl External<LiteLLMVirtualKey> for KeyExternal {
         // Writes go from the resource as the API server has it, never from
         // an older cached copy.
         let mut current = match why {
-            Some(_) => self.ensure_fresh(mr, id).await?,
-            None => mr.clone(),
+            Some(_) => Cow::Owned(self.ensure_fresh(mr, id).await?),
+            None => Cow::Borrowed(mr),
         };
         // A rotation that has recorded its new id keeps its predecessor's
         // grace period; any other rotation first retires an earlier
@@ -866,8 +867,8 @@ impl External<LiteLLMVirtualKey> for KeyExternal {
         let finishing = pending.as_ref().is_some_and(|p| token_of(p) == id);
         if let Some((token, after)) = retiring(&current) {
             if after <= now || (why.is_some() && !finishing) {
-                current = self.retire(&current, &token).await?;
-                maintained.mr = Some(current.clone());
+                current = Cow::Owned(self.retire(&current, &token).await?);
+                maintained.mr = Some(current.clone().into_owned());
             } else {
                 maintained.requeue_after = Some(
                     std::time::Duration::try_from(after.duration_since(now))

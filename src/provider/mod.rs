@@ -15,6 +15,7 @@ pub mod connection;
 pub mod controllers;
 pub mod dependents;
 pub mod diff;
+pub mod events;
 pub mod health;
 pub mod http;
 pub mod instance;

@@ -253,7 +253,13 @@ impl Verified {
     }
 
     /// The LiteLLM `kind` object `id` at `endpoint` is `owner`'s resource's.
+    /// Only teams are kept: they are what keys join (budgets carry their
+    /// owner in their id, and nothing joins a key or a model), and a poll of
+    /// every other kind would only fill memory.
     pub fn establish(&self, endpoint: &str, kind: &'static str, id: &str, owner: &Owner) {
+        if kind != <crate::api::LiteLLMTeam as super::managed::ManagedKind>::NOUN {
+            return;
+        }
         let now = Instant::now();
         let mut map = self.lock();
         // Dropped once a period, so objects the provider no longer looks at
@@ -489,5 +495,8 @@ mod tests {
         );
         verified.forget("http://p", "team", "a.web");
         assert_eq!(verified.owner("http://p", "team", "a.web"), None);
+        // Nothing joins a key: it is not kept.
+        verified.establish("http://p", "key", "a.web", &owner);
+        assert_eq!(verified.owner("http://p", "key", "a.web"), None);
     }
 }

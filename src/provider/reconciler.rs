@@ -11,7 +11,6 @@ use std::time::Duration;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::Action;
-use kube::runtime::events::{Event as KubeEvent, EventType, Recorder, Reporter};
 use kube::runtime::finalizer::{self, finalizer, Event};
 use kube::ResourceExt;
 use serde_json::json;
@@ -26,6 +25,7 @@ use super::cache::{Cache, Kube};
 use super::conditions::{self, condition, reason, READY, SYNCED};
 use super::connection;
 use super::dependents;
+use super::events::{Event as KubeEvent, EventType, Recorder};
 use super::managed::{
     self, Cleanup, Connection, Creation, External, ExternalError, Failed, Maintained, ManagedKind,
     Outcome, Step,
@@ -237,12 +237,12 @@ pub struct Context {
 
 impl Context {
     pub fn new(client: kube::Client, cluster_id: impl Into<String>, metrics: Metrics) -> Self {
-        let reporter = Reporter {
-            controller: "provider-litellm".into(),
-            instance: std::env::var("POD_NAME").ok(),
-        };
         Self {
-            recorder: Recorder::new(client.clone(), reporter),
+            recorder: Recorder::new(
+                client.clone(),
+                "provider-litellm",
+                std::env::var("POD_NAME").ok(),
+            ),
             clients: ClientCache::new(metrics.observer(), DEFAULT_LITELLM_TIMEOUT),
             client,
             metrics,

@@ -31,10 +31,11 @@ use crate::api::common::{Condition, InstanceRef};
 use crate::provider::conditions::condition;
 
 /// An object as read from a list or watch: the kind, or what could be read
-/// of an object that could not.
+/// of an object that could not. Two words: the caches hold one per object
+/// (each in an `Arc` of its own), and an unreadable one is rare.
 pub enum Tolerant<K> {
     Ok(Arc<K>),
-    Unreadable(Unreadable),
+    Unreadable(Box<Unreadable>),
 }
 
 /// The identity of an object that does not deserialize, and why.
@@ -134,7 +135,7 @@ pub fn parse<K: DeserializeOwned>(text: &str) -> Result<Tolerant<K>, serde_json:
         Err(error) => {
             let identity: Identity = serde_json::from_str(text)?;
             let meta = identity.metadata;
-            Ok(Tolerant::Unreadable(Unreadable {
+            Ok(Tolerant::Unreadable(Box::new(Unreadable {
                 metadata: ObjectMeta {
                     name: meta.name,
                     namespace: meta.namespace,
@@ -147,7 +148,7 @@ pub fn parse<K: DeserializeOwned>(text: &str) -> Result<Tolerant<K>, serde_json:
                 },
                 instance_ref: identity.spec.and_then(|spec| spec.instance_ref),
                 error: error.to_string(),
-            }))
+            })))
         }
     }
 }
@@ -248,6 +249,14 @@ mod tests {
               "finalizers":["f"],"managedFields":[{{"fieldsV1":{metadata}}}]}},
             "spec":{{"instanceRef":{{"name":"proxy"}},"forProvider":{{"metadata":{metadata}}}}}}}"#
         )
+    }
+
+    #[test]
+    fn a_cached_object_costs_two_words_beside_the_object() {
+        assert_eq!(
+            std::mem::size_of::<Tolerant<LiteLLMTeam>>(),
+            2 * std::mem::size_of::<usize>()
+        );
     }
 
     #[test]
