@@ -127,6 +127,7 @@ fn bad_instances_are_rejected_with_the_rules_message_and_every_rule_is_exercised
     }
     exercised.extend(key_transition_rules_reject_changes());
     exercised.extend(team_rules_reject_a_parallel_request_limit());
+    exercised.extend(credential_rules_reject_no_values_and_values_twice());
     assert_eq!(
         exercised,
         all_rules(),
@@ -201,5 +202,54 @@ fn key_transition_rules_reject_changes() -> BTreeSet<String> {
         assert!(result.is_ok(), "{what}: {result:?}");
     }
     assert!(kube_cel::validate(&schema, &key(json!({"duration": "30d"})), None).is_ok());
+    exercised
+}
+
+/// A credential needs a value, and gives each name once (from a Secret or
+/// plain). Returns the rules that rejected.
+fn credential_rules_reject_no_values_and_values_twice() -> BTreeSet<String> {
+    use litellm_crossplane::api::credential::{CREDENTIAL_NEEDS_VALUES, CREDENTIAL_VALUE_TWICE};
+    let schema = schema_of("LiteLLMCredential");
+    let credential = |for_provider: Value| {
+        json!({
+            "apiVersion": "litellm.m.crossplane.io/v1alpha1",
+            "kind": "LiteLLMCredential",
+            "metadata": {"name": "openai", "namespace": "default"},
+            "spec": {"instanceRef": {"name": "litellm"}, "forProvider": for_provider},
+        })
+    };
+    let from_secret = json!([{"name": "api_key", "secretKeyRef": {"name": "s", "key": "k"}}]);
+    let mut exercised = BTreeSet::new();
+    for (what, for_provider, message) in [
+        ("nothing", json!({}), CREDENTIAL_NEEDS_VALUES),
+        (
+            "empty lists",
+            json!({"values": [], "plainValues": {}, "displayName": "x"}),
+            CREDENTIAL_NEEDS_VALUES,
+        ),
+        (
+            "a name twice",
+            json!({"values": from_secret, "plainValues": {"api_key": "x"}}),
+            CREDENTIAL_VALUE_TWICE,
+        ),
+    ] {
+        let errors = kube_cel::validate(&schema, &credential(for_provider), None)
+            .err()
+            .unwrap_or_else(|| panic!("{what}: accepted"));
+        let matching: Vec<_> = errors.iter().filter(|e| e.message == message).collect();
+        assert_eq!(matching.len(), 1, "{what}: {errors:?}");
+        exercised.insert(matching[0].rule.clone());
+    }
+    for (what, for_provider) in [
+        ("from a Secret", json!({"values": from_secret})),
+        ("plain", json!({"plainValues": {"api_base": "http://x"}})),
+        (
+            "both, other names",
+            json!({"values": from_secret, "plainValues": {"api_base": "http://x"}}),
+        ),
+    ] {
+        let result = kube_cel::validate(&schema, &credential(for_provider), None);
+        assert!(result.is_ok(), "{what}: {result:?}");
+    }
     exercised
 }

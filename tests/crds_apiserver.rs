@@ -141,6 +141,11 @@ async fn the_api_server_accepts_the_examples_and_rejects_bad_objects() {
                "metadata": {"name": name}, "spec": spec})
     };
     let secret_ref = json!({"secretRef": {"name": "m", "key": "k"}});
+    let credential = |name: &str, for_provider: Value| {
+        json!({"apiVersion": "litellm.m.crossplane.io/v1alpha1", "kind": "LiteLLMCredential",
+               "metadata": {"name": name},
+               "spec": {"instanceRef": {"name": "x"}, "forProvider": for_provider}})
+    };
     let bad: Vec<(&str, Value, &str)> = vec![
         (
             "endpoint while managed by default",
@@ -194,6 +199,29 @@ async fn the_api_server_accepts_the_examples_and_rejects_bad_objects() {
             json!({"apiVersion": "litellm.m.crossplane.io/v1alpha1", "kind": "LiteLLMBudget", "metadata": {"name": "bad-policy"},
                    "spec": {"instanceRef": {"name": "x"}, "managementPolicies": ["Everything"], "forProvider": {}}}),
             "spec.managementPolicies[0]",
+        ),
+        (
+            "a credential without values",
+            credential("no-values", json!({"displayName": "x"})),
+            litellm_crossplane::api::credential::CREDENTIAL_NEEDS_VALUES,
+        ),
+        (
+            "a credential value given twice",
+            credential(
+                "twice",
+                json!({"values": [{"name": "api_key", "secretKeyRef": {"name": "s", "key": "k"}}],
+                       "plainValues": {"api_key": "x"}}),
+            ),
+            litellm_crossplane::api::credential::CREDENTIAL_VALUE_TWICE,
+        ),
+        (
+            "a credential value from two Secrets",
+            credential(
+                "duplicate",
+                json!({"values": [{"name": "api_key", "secretKeyRef": {"name": "s", "key": "k"}},
+                                  {"name": "api_key", "secretKeyRef": {"name": "t", "key": "k"}}]}),
+            ),
+            "spec.forProvider.values[1]: Duplicate value",
         ),
     ];
     for (what, object, message) in bad {

@@ -11,9 +11,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use litellm_crossplane::litellm::{
-    generate_key, token_of, BudgetRequest, Client, ClientConfig, Error, KeyRequest,
-    ModelMetaRequest, ModelParamsRequest, ModelRequest, RegenerateRequest, Secret, TeamRequest,
-    MAX_RESPONSE_BODY,
+    generate_key, masked_when_read, token_of, BudgetRequest, Client, ClientConfig,
+    CredentialRequest, Error, KeyRequest, ModelMetaRequest, ModelParamsRequest, ModelRequest,
+    RegenerateRequest, Secret, TeamRequest, MAX_RESPONSE_BODY,
 };
 use litellm_crossplane::litellm::{LimitsRequest, SecretParams, SECRET_PARAMS};
 use serde_json::{json, Map, Value};
@@ -1190,4 +1190,286 @@ async fn model_credentials_never_come_back_and_plain_params_do() {
         assert_eq!(info.litellm_params.extra.get(*name), None, "{name}");
     }
     assert!(litellm.model_delete(&model_id).await.unwrap());
+}
+
+/// A credential with `values` (all of them secret to the client) and
+/// `info`.
+fn credential(name: &str, values: &[(&str, &str)], info: Value) -> CredentialRequest {
+    CredentialRequest {
+        credential_name: name.to_owned(),
+        credential_values: values
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), Secret::new(*v)))
+            .collect(),
+        credential_info: map(info),
+        ..CredentialRequest::default()
+    }
+}
+
+/// A row of LiteLLM's credentials table, as JSON text (`credential_info`,
+/// `credential_values`), read with `psql` from the harness's database.
+fn stored_credential(name: &str, column: &str) -> String {
+    let url = std::env::var("LITELLM_DATABASE_URL")
+        .expect("the LiteLLM harness exports LITELLM_DATABASE_URL");
+    let query = format!(
+        "select {column} from \"LiteLLM_CredentialsTable\" where credential_name = '{name}'"
+    );
+    let out = std::process::Command::new("psql")
+        .args([
+            "-X",
+            "-A",
+            "-t",
+            "-v",
+            "ON_ERROR_STOP=1",
+            &url,
+            "-c",
+            &query,
+        ])
+        .output()
+        .expect("psql runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// [`stored_credential`] of a JSON column, parsed.
+fn stored_json(name: &str, column: &str) -> Value {
+    let text = stored_credential(name, column);
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{column} of {name}: {e}: {text:?}"))
+}
+
+/// Status and body of a raw admin request.
+async fn raw(method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, String) {
+    let (url, master_key) = harness::litellm().unwrap();
+    let mut request = reqwest::Client::new()
+        .request(method, format!("{url}{path}"))
+        .bearer_auth(master_key);
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let response = request.send().await.expect("request sent");
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap())
+}
+
+#[tokio::test]
+async fn credential_lifecycle() {
+    let litellm = client_or_skip!();
+    let name = unique("ct-cred");
+    let api_key = format!("sk-{}-k7", unique("upstream"));
+    let owner = json!({"cluster": "c", "namespace": "ns", "name": "cred", "uid": "u"});
+    let request = credential(
+        &name,
+        &[("api_key", &api_key), ("api_base", "http://127.0.0.1:9/v1")],
+        json!({"crossplane_owner": owner, "description": "first"}),
+    );
+    assert!(litellm.credential_get(&name).await.unwrap().is_none());
+    litellm.credential_new(&request).await.expect("created");
+    let duplicate = litellm.credential_new(&request).await.unwrap_err();
+    assert!(
+        matches!(
+            duplicate,
+            Error::Conflict {
+                op: "POST /credentials",
+                ..
+            }
+        ),
+        "{duplicate}"
+    );
+
+    // Masked: the first and last two characters; api_base as stored.
+    let stored = litellm.credential_get(&name).await.unwrap().expect("found");
+    assert_eq!(stored.credential_name, name);
+    assert_eq!(stored.display_name, None);
+    assert_eq!(
+        stored.credential_info,
+        Some(request.credential_info.clone())
+    );
+    assert_eq!(stored.credential_values["api_key"], json!("sk****k7"));
+    assert_eq!(
+        stored.credential_values["api_base"],
+        "http://127.0.0.1:9/v1"
+    );
+    // The list masks them too; there is no GET of one by its bare name.
+    let (status, listed) = raw(reqwest::Method::GET, "/credentials", None).await;
+    assert_eq!(status, 200);
+    assert!(listed.contains(&name) && !listed.contains(&api_key));
+    let (status, _) = raw(reqwest::Method::GET, &format!("/credentials/{name}"), None).await;
+    assert_eq!(status, 405);
+    // Encrypted at rest; credential_info in plain text.
+    assert!(!stored_credential(&name, "credential_values").contains(&api_key));
+    assert!(stored_credential(&name, "credential_info").contains("\"first\""));
+
+    // PATCH merges values, removes those to delete, and replaces
+    // credential_info in the database (the proxy's memory merges it until
+    // its next periodic reload from the database, so what a read shows of
+    // the old credential_info depends on the moment).
+    let rotated = format!("sk-{}-r2", unique("upstream"));
+    let update = CredentialRequest {
+        credential_values_to_delete: vec!["api_base".into()],
+        display_name: Some("Contract".into()),
+        ..credential(
+            &name,
+            &[("api_key", &rotated), ("aws_region_name", "eu-west-1")],
+            json!({"crossplane_owner": owner}),
+        )
+    };
+    litellm.credential_update(&update).await.expect("updated");
+    let stored = litellm.credential_get(&name).await.unwrap().unwrap();
+    assert_eq!(stored.display_name.as_deref(), Some("Contract"));
+    assert_eq!(
+        stored.credential_values,
+        map(json!({"api_key": "sk****r2", "aws_region_name": "eu-west-1"}))
+    );
+    assert_eq!(
+        stored.credential_info.as_ref().unwrap()["crossplane_owner"],
+        owner
+    );
+    let in_db = stored_json(&name, "credential_info");
+    assert_eq!(
+        in_db,
+        json!({"crossplane_owner": owner}),
+        "replaced in the database"
+    );
+    // `{}` leaves credential_info; an unset display name stays.
+    litellm
+        .credential_update(&credential(&name, &[], json!({})))
+        .await
+        .unwrap();
+    let in_db = stored_json(&name, "credential_info");
+    assert_eq!(in_db, json!({"crossplane_owner": owner}));
+    let stored = litellm.credential_get(&name).await.unwrap().unwrap();
+    assert_eq!(stored.display_name.as_deref(), Some("Contract"));
+    assert_eq!(stored.credential_values.len(), 2);
+    // The name in the body must be the path's.
+    let (status, _) = raw(
+        reqwest::Method::PATCH,
+        &format!("/credentials/{name}"),
+        Some(json!({"credential_name": "another", "credential_info": {}})),
+    )
+    .await;
+    assert_eq!(status, 400);
+
+    assert!(litellm.credential_delete(&name).await.unwrap());
+    assert!(!litellm.credential_delete(&name).await.unwrap());
+    assert!(litellm.credential_get(&name).await.unwrap().is_none());
+    let missing = litellm.credential_update(&update).await.unwrap_err();
+    assert!(
+        matches!(
+            missing,
+            Error::NotFound {
+                op: "PATCH /credentials/{name}"
+            }
+        ),
+        "{missing}"
+    );
+}
+
+#[tokio::test]
+async fn a_credential_needs_values_and_credential_info() {
+    let litellm = client_or_skip!();
+    let name = unique("ct-cred-bad");
+    let empty = litellm
+        .credential_new(&credential(&name, &[], json!({})))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(empty, Error::Permanent { status: 422, .. }),
+        "{empty}"
+    );
+    let (status, _) = raw(
+        reqwest::Method::POST,
+        "/credentials",
+        Some(json!({"credential_name": name, "credential_values": {"api_base": "http://x"}})),
+    )
+    .await;
+    assert_eq!(status, 422);
+    assert!(litellm.credential_get(&name).await.unwrap().is_none());
+}
+
+/// Which values LiteLLM masks when it reads a credential back:
+/// [`masked_when_read`] says the same for every name.
+#[tokio::test]
+async fn credential_values_are_masked_by_their_names() {
+    let litellm = client_or_skip!();
+    let name = unique("ct-cred-mask");
+    let names = [
+        "api_key",
+        "API_KEY",
+        "aws_access_key_id",
+        "aws_secret_access_key",
+        "aws_session_token",
+        "vertex_credentials",
+        "db_password",
+        "passwd",
+        "x_authorization",
+        "keystone",
+        "api_base",
+        "api_version",
+        "aws_region_name",
+        "vertex_project",
+        "organization",
+    ];
+    let value = "value-long-enough-to-mask";
+    let values: Vec<(&str, &str)> = names.iter().map(|n| (*n, value)).collect();
+    litellm
+        .credential_new(&credential(&name, &values, json!({})))
+        .await
+        .unwrap();
+    let stored = litellm.credential_get(&name).await.unwrap().unwrap();
+    litellm.credential_delete(&name).await.unwrap();
+    for key in names {
+        let masked = stored.credential_values[key] != value;
+        assert_eq!(masked, masked_when_read(key), "{key}");
+    }
+}
+
+/// LiteLLM deletes a credential that models use, and `/model/new` takes a
+/// credential name that does not exist; only a model update checks it.
+#[tokio::test]
+async fn credentials_in_use_are_deleted_without_a_check() {
+    let litellm = client_or_skip!();
+    let name = unique("ct-cred-used");
+    litellm
+        .credential_new(&credential(
+            &name,
+            &[("api_key", "sk-in-use-0000")],
+            json!({}),
+        ))
+        .await
+        .unwrap();
+    let model = |id: &str, credential: &str| ModelRequest {
+        model_name: unique("ct-cred-model"),
+        litellm_params: ModelParamsRequest {
+            model: "openai/gpt-4o".into(),
+            api_base: Some("http://127.0.0.1:9".into()),
+            extra: map(json!({"litellm_credential_name": credential})),
+            ..ModelParamsRequest::default()
+        },
+        model_info: ModelMetaRequest {
+            id: id.to_owned(),
+            extra: Map::new(),
+        },
+    };
+    let (user, orphan) = (unique("ct-cred-user"), unique("ct-cred-orphan"));
+    litellm.model_new(&model(&user, &name)).await.unwrap();
+    assert!(litellm.credential_delete(&name).await.unwrap());
+    litellm
+        .model_new(&model(&orphan, &unique("ct-no-such-credential")))
+        .await
+        .expect("/model/new takes any credential name");
+    let update = litellm
+        .model_update(&model(&orphan, &unique("ct-no-such-credential")))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(update, Error::Permanent { status: 400, .. }),
+        "{update}"
+    );
+    for id in [user, orphan] {
+        litellm.model_delete(&id).await.unwrap();
+    }
 }

@@ -30,7 +30,7 @@ use litellm_crossplane::api::common::bounds::*;
 use litellm_crossplane::api::common::EXTERNAL_NAME;
 use litellm_crossplane::api::generate::managed_crds;
 use litellm_crossplane::api::{
-    LiteLLMBudget, LiteLLMInstance, LiteLLMModel, LiteLLMTeam, LiteLLMVirtualKey,
+    LiteLLMBudget, LiteLLMCredential, LiteLLMInstance, LiteLLMModel, LiteLLMTeam, LiteLLMVirtualKey,
 };
 use litellm_crossplane::litellm::LimitsRequest;
 use litellm_crossplane::litellm::MAX_RESPONSE_BODY;
@@ -185,6 +185,44 @@ fn model_at_max(run: &str, name: &str) -> Value {
                 "rpm": MAX_RATE_LIMIT,
             },
             "modelInfo": fields(MAX_MODEL_INFO_PROPERTIES),
+        })),
+    )
+}
+
+/// `count` credential values from Secrets, with names and Secret
+/// references at their maximum length.
+fn credential_values(count: u32) -> Value {
+    let names = texts(count, MAX_NAME_LENGTH);
+    names
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|name| {
+            json!({"name": name,
+                   "secretKeyRef": {"name": text(MAX_NAME_LENGTH), "key": text(MAX_NAME_LENGTH)}})
+        })
+        .collect()
+}
+
+/// `count` plain credential values at their maximum length.
+fn plain_values(count: u32) -> Value {
+    Value::Object(
+        (0..count)
+            .map(|i| (format!("p{i:03}"), json!(text(MAX_PLAIN_VALUE_LENGTH))))
+            .collect(),
+    )
+}
+
+fn credential_at_max(run: &str, name: &str) -> Value {
+    object(
+        "LiteLLMCredential",
+        name,
+        run,
+        with_managed(json!({
+            "values": credential_values(MAX_CREDENTIAL_VALUES),
+            "plainValues": plain_values(MAX_CREDENTIAL_VALUES),
+            "displayName": text(MAX_DISPLAY_NAME_LENGTH),
+            "credentialInfo": fields(MAX_METADATA_PROPERTIES),
         })),
     )
 }
@@ -432,6 +470,7 @@ async fn objects_at_every_maximum_are_accepted_and_read_back_by_lists_and_watche
         key_at_max(&run, "key"),
         budget_at_max(&run, "budget"),
         model_at_max(&run, "model"),
+        credential_at_max(&run, "credential"),
         instance_at_max(&run, "instance"),
     ] {
         let kind = object["kind"].as_str().unwrap().to_owned();
@@ -490,6 +529,18 @@ async fn objects_at_every_maximum_are_accepted_and_read_back_by_lists_and_watche
     assert_eq!(
         model.model_info.as_ref().unwrap().len(),
         MAX_MODEL_INFO_PROPERTIES as usize
+    );
+
+    let credentials = read_back::<LiteLLMCredential>(&client, &ns, &run).await;
+    let credential = &credentials[0].spec.for_provider;
+    assert_eq!(credential.values.len(), MAX_CREDENTIAL_VALUES as usize);
+    assert_eq!(
+        credential.plain_values.len(),
+        MAX_CREDENTIAL_VALUES as usize
+    );
+    assert_eq!(
+        credential.credential_info.as_ref().unwrap().len(),
+        MAX_METADATA_PROPERTIES as usize
     );
 
     let instances = read_back::<LiteLLMInstance>(&client, &ns, &run).await;
@@ -569,6 +620,7 @@ fn spec_cases() -> Vec<Past> {
         "LiteLLMVirtualKey",
         "LiteLLMBudget",
         "LiteLLMModel",
+        "LiteLLMCredential",
     ] {
         cases.extend([
             past(
@@ -712,6 +764,44 @@ fn spec_cases() -> Vec<Past> {
             fields(MAX_MODEL_INFO_PROPERTIES + 1),
         ),
     ]);
+    let credential = "LiteLLMCredential";
+    cases.extend([
+        past(
+            credential,
+            "/spec/forProvider/values",
+            credential_values(MAX_CREDENTIAL_VALUES + 1),
+        ),
+        past(
+            credential,
+            "/spec/forProvider/values/0/name",
+            json!(text(MAX_NAME_LENGTH + 1)),
+        ),
+        past(
+            credential,
+            "/spec/forProvider/values/0/secretKeyRef/key",
+            json!(text(MAX_NAME_LENGTH + 1)),
+        ),
+        past(
+            credential,
+            "/spec/forProvider/plainValues",
+            plain_values(MAX_CREDENTIAL_VALUES + 1),
+        ),
+        past(
+            credential,
+            "/spec/forProvider/plainValues/p000",
+            json!(text(MAX_PLAIN_VALUE_LENGTH + 1)),
+        ),
+        past(
+            credential,
+            "/spec/forProvider/displayName",
+            json!(text(MAX_DISPLAY_NAME_LENGTH + 1)),
+        ),
+        past(
+            credential,
+            "/spec/forProvider/credentialInfo",
+            fields(MAX_METADATA_PROPERTIES + 1),
+        ),
+    ]);
     let instance = "LiteLLMInstance";
     let long_url = format!(
         "http://{}",
@@ -824,6 +914,7 @@ fn status_cases() -> Vec<Past> {
         "LiteLLMVirtualKey",
         "LiteLLMBudget",
         "LiteLLMModel",
+        "LiteLLMCredential",
         "LiteLLMInstance",
     ] {
         cases.extend([
@@ -858,6 +949,7 @@ fn at_max(kind: &str, run: &str, name: &str) -> Value {
         "LiteLLMVirtualKey" => key_at_max(run, name),
         "LiteLLMBudget" => budget_at_max(run, name),
         "LiteLLMModel" => model_at_max(run, name),
+        "LiteLLMCredential" => credential_at_max(run, name),
         "LiteLLMInstance" => instance_at_max(run, name),
         other => panic!("no such kind {other}"),
     }
@@ -914,7 +1006,11 @@ async fn refusals(kinds: &Kinds<'_>, run: &str) -> Vec<String> {
         let mut object = at_max(case.kind, run, &format!("past-{i}"));
         // The long lists at one entry keep a hundred creates quick; the
         // cases on the lists themselves set them whole.
-        for list in ["/spec/forProvider/models", "/spec/allowedNamespaces/names"] {
+        for list in [
+            "/spec/forProvider/models",
+            "/spec/forProvider/values",
+            "/spec/allowedNamespaces/names",
+        ] {
             if let Some(Value::Array(items)) = object.pointer_mut(list) {
                 items.truncate(1);
             }
@@ -929,6 +1025,7 @@ async fn refusals(kinds: &Kinds<'_>, run: &str) -> Vec<String> {
         "LiteLLMVirtualKey",
         "LiteLLMBudget",
         "LiteLLMModel",
+        "LiteLLMCredential",
         "LiteLLMInstance",
     ] {
         let name = format!("status-{}", kind.to_lowercase());

@@ -83,6 +83,15 @@ pub mod bounds {
     /// Management policies: there are six, so a longer list only repeats.
     pub const MAX_MANAGEMENT_POLICIES: u32 = 6;
 
+    /// Values of a credential, in `values` and in `plainValues` each
+    /// (LiteLLM's providers take a dozen at the most; each value from a
+    /// Secret has a fingerprint in status, up to [`MAX_FINGERPRINTS`]).
+    pub const MAX_CREDENTIAL_VALUES: u32 = MAX_FINGERPRINTS;
+    /// A plain credential value (`api_base`, `aws_region_name`, ...).
+    pub const MAX_PLAIN_VALUE_LENGTH: u32 = MAX_URL_LENGTH;
+    /// A credential's `displayName`: LiteLLM's limit.
+    pub const MAX_DISPLAY_NAME_LENGTH: u32 = 255;
+
     /// Top-level fields of LiteLLM `metadata` (LiteLLM reads about twenty
     /// well-known ones).
     pub const MAX_METADATA_PROPERTIES: u32 = 64;

@@ -1,4 +1,4 @@
-//! The API: CRD types for the five managed kinds and the function's `Input`.
+//! The API: CRD types for the six managed kinds and the function's `Input`.
 //!
 //! Plain data, no I/O. `crds/` and `package/input/` are generated from these
 //! types by `crdgen` (see `crate::api::generate`), and a test fails when the
@@ -6,6 +6,7 @@
 
 pub mod budget;
 pub mod common;
+pub mod credential;
 pub mod generate;
 pub mod input;
 pub mod instance;
@@ -17,6 +18,7 @@ pub mod team;
 
 pub use budget::{BudgetParameters, LiteLLMBudget, LiteLLMBudgetSpec};
 pub use common::*;
+pub use credential::{CredentialParameters, LiteLLMCredential, LiteLLMCredentialSpec};
 pub use input::Input;
 pub use instance::{LiteLLMInstance, LiteLLMInstanceSpec};
 pub use key::{KeyParameters, LiteLLMVirtualKey, LiteLLMVirtualKeySpec};

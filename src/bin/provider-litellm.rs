@@ -1,6 +1,7 @@
 //! `provider-litellm`: reconciles LiteLLMInstance, LiteLLMTeam,
-//! LiteLLMVirtualKey, LiteLLMBudget and LiteLLMModel resources against the
-//! LiteLLM admin API, with Crossplane managed-resource semantics.
+//! LiteLLMVirtualKey, LiteLLMBudget, LiteLLMModel and LiteLLMCredential
+//! resources against the LiteLLM admin API, with Crossplane
+//! managed-resource semantics.
 
 use std::net::SocketAddr;
 use std::sync::Arc;

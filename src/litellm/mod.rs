@@ -6,6 +6,7 @@
 
 mod budgets;
 mod client;
+mod credentials;
 mod error;
 mod health;
 mod keys;
@@ -21,6 +22,7 @@ pub use budgets::{BudgetInfo, BudgetRequest};
 pub use client::{
     parse_retry_after, Client, ClientConfig, Observer, MAX_RESPONSE_BODY, MAX_RETRY_AFTER,
 };
+pub use credentials::{masked_when_read, Credential, CredentialRequest};
 pub use error::Error;
 pub use health::Readiness;
 pub use keys::{KeyGenerated, KeyInfo, KeyRequest, RegenerateRequest};

@@ -1,7 +1,8 @@
 //! Shared watch caches: what a reconciliation reads of Kubernetes besides
 //! its own object (its `LiteLLMInstance`, the master-key Secret, referenced
-//! teams and budgets, namespace labels for admission, its connection
-//! Secret), so the steady state reads nothing from the API server.
+//! teams, budgets and credentials, namespace labels for admission, its
+//! connection Secret), so the steady state reads nothing from the API
+//! server.
 //!
 //! controller-runtime (and with it every crossplane-runtime provider) reads
 //! through informer caches the same way. One watch per kind feeds each
@@ -38,8 +39,10 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio_stream::StreamExt;
 
 use crate::api::budget::LiteLLMBudget;
+use crate::api::credential::LiteLLMCredential;
 use crate::api::instance::LiteLLMInstance;
 use crate::api::key::LiteLLMVirtualKey;
+use crate::api::model::LiteLLMModel;
 use crate::api::team::LiteLLMTeam;
 
 use super::connection::{MANAGED_BY, MANAGED_BY_LABEL};
@@ -107,17 +110,25 @@ impl Scope {
     }
 }
 
+/// The watch caches of the kinds, each filled by its one watch.
+pub struct Stores {
+    pub instances: Store<Tolerant<LiteLLMInstance>>,
+    pub teams: Store<Tolerant<LiteLLMTeam>>,
+    /// The key controller's: what a team or budget waits for before it
+    /// goes.
+    pub keys: Store<Tolerant<LiteLLMVirtualKey>>,
+    pub budgets: Store<Tolerant<LiteLLMBudget>>,
+    /// The model controller's: what a credential waits for before it goes.
+    pub models: Store<Tolerant<LiteLLMModel>>,
+    pub credentials: Store<Tolerant<LiteLLMCredential>>,
+}
+
 /// The caches of one set of controllers. Each is read only once its watch
 /// has listed everything; before that (the first moments after a start),
 /// reads go to the API server.
 pub struct Cache {
     scope: Scope,
-    instances: Store<Tolerant<LiteLLMInstance>>,
-    teams: Store<Tolerant<LiteLLMTeam>>,
-    /// The key controller's: what a team or budget waits for before it
-    /// goes.
-    keys: Store<Tolerant<LiteLLMVirtualKey>>,
-    budgets: Store<Tolerant<LiteLLMBudget>>,
+    stores: Stores,
     /// Only with [`Scope::All`]: the labels `spec.allowedNamespaces`
     /// selects on. A provider watching one namespace reads them when asked.
     namespaces: Option<Store<PartialObjectMeta<Namespace>>>,
@@ -127,19 +138,13 @@ pub struct Cache {
 impl Cache {
     pub fn new(
         scope: Scope,
-        instances: Store<Tolerant<LiteLLMInstance>>,
-        teams: Store<Tolerant<LiteLLMTeam>>,
-        keys: Store<Tolerant<LiteLLMVirtualKey>>,
-        budgets: Store<Tolerant<LiteLLMBudget>>,
+        stores: Stores,
         namespaces: Option<Store<PartialObjectMeta<Namespace>>>,
         secrets: Secrets,
     ) -> Self {
         Self {
             scope,
-            instances,
-            teams,
-            keys,
-            budgets,
+            stores,
             namespaces,
             secrets,
         }
@@ -178,28 +183,24 @@ pub trait Cached:
     fn store(cache: &Cache) -> &Store<Tolerant<Self>>;
 }
 
-impl Cached for LiteLLMInstance {
-    fn store(cache: &Cache) -> &Store<Tolerant<Self>> {
-        &cache.instances
-    }
+/// Implements [`Cached`] for each kind with its field of [`Stores`].
+macro_rules! cached {
+    ($($kind:ty => $field:ident),* $(,)?) => {$(
+        impl Cached for $kind {
+            fn store(cache: &Cache) -> &Store<Tolerant<Self>> {
+                &cache.stores.$field
+            }
+        }
+    )*};
 }
 
-impl Cached for LiteLLMTeam {
-    fn store(cache: &Cache) -> &Store<Tolerant<Self>> {
-        &cache.teams
-    }
-}
-
-impl Cached for LiteLLMVirtualKey {
-    fn store(cache: &Cache) -> &Store<Tolerant<Self>> {
-        &cache.keys
-    }
-}
-
-impl Cached for LiteLLMBudget {
-    fn store(cache: &Cache) -> &Store<Tolerant<Self>> {
-        &cache.budgets
-    }
+cached! {
+    LiteLLMInstance => instances,
+    LiteLLMTeam => teams,
+    LiteLLMVirtualKey => keys,
+    LiteLLMBudget => budgets,
+    LiteLLMModel => models,
+    LiteLLMCredential => credentials,
 }
 
 /// How a reconciliation reads Kubernetes: through a [`Cache`] where one
@@ -273,7 +274,7 @@ impl Kube {
         )
     }
 
-    /// A `LiteLLMInstance`, team or budget.
+    /// A `LiteLLMInstance`, team, budget or credential.
     pub async fn get<K: Cached>(
         &self,
         namespace: &str,

@@ -1,4 +1,4 @@
-//! The four entity controllers, each a `kube::runtime::Controller` driving
+//! The entity controllers, each a `kube::runtime::Controller` driving
 //! the generic [`reconcile`] for its kind.
 
 use std::fmt::Debug;
@@ -12,9 +12,11 @@ use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Resource, ResourceExt};
 use tokio_stream::{Stream, StreamExt};
 
-use crate::api::{LiteLLMBudget, LiteLLMInstance, LiteLLMModel, LiteLLMTeam, LiteLLMVirtualKey};
+use crate::api::{
+    LiteLLMBudget, LiteLLMCredential, LiteLLMInstance, LiteLLMModel, LiteLLMTeam, LiteLLMVirtualKey,
+};
 
-use super::cache::{self, Cache, Scope, Secrets};
+use super::cache::{self, Cache, Scope, Secrets, Stores};
 use super::conditions::{READY, SYNCED};
 use super::dependents::Joins;
 use super::health::Caches;
@@ -67,15 +69,16 @@ async fn drive<K: ManagedKind + Debug>(controller: Controller<Tolerant<K>>, ctx:
     }
 }
 
-/// The keys that join `referenced` (a team or budget, by reference or by
-/// id, in its namespace) and are not Ready and Synced, when `referenced`
-/// is Ready: they have waited for it (and their retry waits a poll
-/// interval, counting on this).
-fn keys_waiting_for<R: ManagedKind>(
-    keys: &[Arc<Tolerant<LiteLLMVirtualKey>>],
+/// The resources of kind `U` that join `referenced` (a team or budget
+/// that keys join, a credential that models use; by reference or by id, in
+/// its namespace) and are not Ready and Synced, when `referenced` is Ready:
+/// they have waited for it (and their retry waits a poll interval,
+/// counting on this).
+fn waiting_for<U: ManagedKind, R: ManagedKind>(
+    users: &[Arc<Tolerant<U>>],
     joins: Joins,
     referenced: &Tolerant<R>,
-) -> Vec<ObjectRef<Tolerant<LiteLLMVirtualKey>>> {
+) -> Vec<ObjectRef<Tolerant<U>>> {
     let Tolerant::Ok(referenced) = referenced else {
         return Vec::new();
     };
@@ -88,34 +91,38 @@ fn keys_waiting_for<R: ManagedKind>(
         .get(crate::api::common::EXTERNAL_NAME)
         .cloned()
         .unwrap_or_default();
-    keys.iter()
-        .filter(|key| match &***key {
-            Tolerant::Ok(key) => {
-                key.namespace() == referenced.namespace()
-                    && !(key.condition_is_true(READY) && key.condition_is_true(SYNCED))
-                    && key.joins().iter().any(|join| join.names(joins, &name, &id))
+    users
+        .iter()
+        .filter(|user| match &***user {
+            Tolerant::Ok(user) => {
+                user.namespace() == referenced.namespace()
+                    && !(user.condition_is_true(READY) && user.condition_is_true(SYNCED))
+                    && user
+                        .joins()
+                        .iter()
+                        .any(|join| join.names(joins, &name, &id))
             }
             Tolerant::Unreadable(_) => false,
         })
-        .map(|key| ObjectRef::from_obj(&**key))
+        .map(|user| ObjectRef::from_obj(&**user))
         .collect()
 }
 
-type Woken = tokio::sync::mpsc::UnboundedSender<ObjectRef<Tolerant<LiteLLMVirtualKey>>>;
+type Woken<U> = tokio::sync::mpsc::UnboundedSender<ObjectRef<Tolerant<U>>>;
 
-/// Passes a team's or budget's events on, waking the keys that wait for it
-/// (see [`keys_waiting_for`]).
-fn waking<R: ManagedKind>(
-    keys: &Store<Tolerant<LiteLLMVirtualKey>>,
-    wake: &Woken,
+/// Passes a referenced resource's events on, waking the resources of kind
+/// `U` that wait for it (see [`waiting_for`]).
+fn waking<U: ManagedKind, R: ManagedKind>(
+    users: &Store<Tolerant<U>>,
+    wake: &Woken<U>,
     joins: Joins,
 ) -> impl FnMut(Result<Tolerant<R>, watcher::Error>) -> Result<Tolerant<R>, watcher::Error> {
-    let keys = keys.clone();
+    let users = users.clone();
     let wake = wake.clone();
     move |event| {
         if let Ok(referenced) = &event {
-            for key in keys_waiting_for(&keys.state(), joins, referenced) {
-                let _ = wake.send(key);
+            for user in waiting_for(&users.state(), joins, referenced) {
+                let _ = wake.send(user);
             }
         }
         event
@@ -169,18 +176,20 @@ fn controller<K: ManagedKind + Debug>(
         .with_config(controller::Config::default().concurrency(concurrency))
 }
 
-/// Runs the team, key, budget and model controllers until SIGTERM/Ctrl-C,
-/// over all namespaces or only `namespace`. The key controller also watches
-/// the connection Secrets it owns, so a deleted Secret is noticed.
+/// Runs the team, key, budget, model and credential controllers until
+/// SIGTERM/Ctrl-C, over all namespaces or only `namespace`. The key
+/// controller also watches the connection Secrets it owns, so a deleted
+/// Secret is noticed.
 pub async fn run(ctx: Arc<Context>, namespace: Option<String>) {
     build(ctx, namespace).0.await
 }
 
 /// [`run`] as a future, with the controllers' caches (for `/readyz`).
 ///
-/// One watch per kind: teams, keys, budgets, models, instances, Secrets
-/// and (over all namespaces) Namespaces, each filling one shared cache
-/// ([`super::cache`]) that reconciliations read instead of the API server.
+/// One watch per kind: teams, keys, budgets, models, credentials,
+/// instances, Secrets and (over all namespaces) Namespaces, each filling
+/// one shared cache ([`super::cache`]) that reconciliations read instead of
+/// the API server.
 pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Output = ()>, Caches) {
     let client = ctx.client.clone();
     let scope = Scope::of(namespace.as_deref());
@@ -193,6 +202,8 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
         cache::reflect::<Tolerant<LiteLLMBudget>>(scope.api(&client), managed);
     let (models_store, models_stream) =
         cache::reflect::<Tolerant<LiteLLMModel>>(scope.api(&client), managed);
+    let (credentials_store, credentials_stream) =
+        cache::reflect::<Tolerant<LiteLLMCredential>>(scope.api(&client), managed);
     let (instances_store, instances_stream) =
         cache::reflect::<Tolerant<LiteLLMInstance>>(scope.api(&client), cache::strip);
     let (namespaces_store, namespaces_stream) = match scope {
@@ -203,33 +214,45 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
         Scope::Namespace(_) => (None, None),
     };
     // Keys wake when their connection Secret changes or goes, and when a
-    // team or budget they wait for becomes Ready.
+    // team or budget they wait for becomes Ready; models when a credential
+    // they wait for does.
     let (wake, woken) = tokio::sync::mpsc::unbounded_channel();
+    let (wake_models, woken_models) = tokio::sync::mpsc::unbounded_channel();
     let secrets = Secrets::default();
     secrets.wake_keys(wake.clone());
     ctx.use_cache(Arc::new(Cache::new(
         scope.clone(),
-        instances_store.clone(),
-        teams_store.clone(),
-        keys_store.clone(),
-        budgets_store.clone(),
+        Stores {
+            instances: instances_store.clone(),
+            teams: teams_store.clone(),
+            keys: keys_store.clone(),
+            budgets: budgets_store.clone(),
+            models: models_store.clone(),
+            credentials: credentials_store.clone(),
+        },
         namespaces_store,
         secrets.clone(),
     )));
     let teams_stream = teams_stream.map(waking(&keys_store, &wake, Joins::Team));
     let budgets_stream = budgets_stream.map(waking(&keys_store, &wake, Joins::Budget));
+    let credentials_stream =
+        credentials_stream.map(waking(&models_store, &wake_models, Joins::Credential));
     // Each kind reconciles at most `concurrency` objects at once, as a
     // crossplane-runtime provider's controllers do (`--max-reconcile-rate`).
     let teams = controller(teams_store, teams_stream, &ctx);
     let keys = controller(keys_store, keys_stream, &ctx)
         .reconcile_on(tokio_stream::wrappers::UnboundedReceiverStream::new(woken));
     let budgets = controller(budgets_store, budgets_stream, &ctx);
-    let models = controller(models_store, models_stream, &ctx);
+    let models = controller(models_store, models_stream, &ctx).reconcile_on(
+        tokio_stream::wrappers::UnboundedReceiverStream::new(woken_models),
+    );
+    let credentials = controller(credentials_store, credentials_stream, &ctx);
     let mut caches = Caches::default();
     caches.add(teams.store());
     caches.add(keys.store());
     caches.add(budgets.store());
     caches.add(models.store());
+    caches.add(credentials.store());
     caches.add(instances_store);
     let work = async move {
         let namespaces = async {
@@ -243,6 +266,7 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
                 drive(keys, ctx.clone()),
                 drive(budgets, ctx.clone()),
                 drive(models, ctx.clone()),
+                drive(credentials, ctx.clone()),
             )
         };
         let watches = async {

@@ -2,12 +2,15 @@
 //! it. A `LiteLLMInstance` waits for every managed resource that references
 //! it (they need its proxy to delete their LiteLLM objects), a team or
 //! budget for the keys that join it (LiteLLM deletes a team's keys with the
-//! team, which would take keys from resources that still hold them).
+//! team, which would take keys from resources that still hold them), a
+//! credential for the models that use it (LiteLLM deletes a credential in
+//! use without a word, and the model then fails).
 //!
 //! Only resources that can act on the object count: those in namespaces the
-//! instance admits, and for teams and budgets those in their own namespace
-//! (a key may only join a team or budget of its own namespace). A tenant
-//! cannot hold up another's deletion by pointing at its objects.
+//! instance admits, and for teams, budgets and credentials those in their
+//! own namespace (a key may only join a team or budget of its own
+//! namespace, a model only use a credential of its own). A tenant cannot
+//! hold up another's deletion by pointing at its objects.
 
 use std::collections::BTreeMap;
 
@@ -15,8 +18,9 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, ListParams};
 use kube::ResourceExt;
 
+use crate::api::common::LocalRef;
 use crate::api::instance::LiteLLMInstance;
-use crate::api::{LiteLLMBudget, LiteLLMModel, LiteLLMTeam, LiteLLMVirtualKey};
+use crate::api::{LiteLLMBudget, LiteLLMCredential, LiteLLMModel, LiteLLMTeam, LiteLLMVirtualKey};
 
 use super::cache::{Cached, Kube};
 use super::managed::ManagedKind;
@@ -31,6 +35,8 @@ pub const RECHECK: std::time::Duration = std::time::Duration::from_secs(3);
 pub enum Joins {
     Team,
     Budget,
+    /// A `LiteLLMCredential`, which a `LiteLLMModel` uses by its name.
+    Credential,
 }
 
 /// One object a resource's LiteLLM object joins: by reference to a
@@ -42,6 +48,21 @@ pub struct Join {
     pub resource: Option<String>,
     /// The raw LiteLLM id it names.
     pub id: Option<String>,
+}
+
+/// The join of a resource that names a `what` by a reference to a resource
+/// of its namespace (`resource`), or by raw id, if it names one: what
+/// [`ManagedKind::joins`] returns for each such field. A key joins its team
+/// by `teamRef`/`teamId` and its budget by `budgetRef`/`budgetId`; a model
+/// joins its credential by `credential_ref: Option<LocalRef>`
+/// (`spec.forProvider.litellmParams.credentialRef`): `join(Joins::Credential,
+/// params.litellm_params.credential_ref.as_ref(), None)`.
+pub fn join(what: Joins, resource: Option<&LocalRef>, id: Option<&str>) -> Option<Join> {
+    (resource.is_some() || id.is_some()).then(|| Join {
+        what,
+        resource: resource.map(|r| r.name.clone()),
+        id: id.map(str::to_owned),
+    })
 }
 
 impl Join {
@@ -182,6 +203,7 @@ pub async fn of_instance(
     referencing::<LiteLLMVirtualKey>(client, instance, scope, &mut found).await?;
     referencing::<LiteLLMBudget>(client, instance, scope, &mut found).await?;
     referencing::<LiteLLMModel>(client, instance, scope, &mut found).await?;
+    referencing::<LiteLLMCredential>(client, instance, scope, &mut found).await?;
     let home = instance.namespace().unwrap_or_default();
     let mut labels: BTreeMap<String, Option<BTreeMap<String, String>>> = BTreeMap::new();
     let mut dependents = Dependents::default();
@@ -242,6 +264,23 @@ async fn referencing<K: ManagedKind>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_field_that_names_nothing_joins_nothing() {
+        let web = LocalRef { name: "web".into() };
+        assert_eq!(join(Joins::Team, None, None), None);
+        assert_eq!(
+            join(Joins::Credential, Some(&web), None),
+            Some(Join {
+                what: Joins::Credential,
+                resource: Some("web".into()),
+                id: None,
+            })
+        );
+        let by_id = join(Joins::Budget, None, Some("c/ns/b")).unwrap();
+        assert!(by_id.names(Joins::Budget, "other", "c/ns/b"));
+        assert!(!by_id.names(Joins::Credential, "other", "c/ns/b"));
+    }
 
     #[test]
     fn a_join_names_a_resource_by_reference_or_by_id() {

@@ -24,7 +24,7 @@ use kube::api::{Api, Patch, PatchParams};
 use kube::ResourceExt;
 
 use crate::api::common::{
-    interval_seconds, Condition, LocalRef, ManagedFields, ManagedStatus, EXTERNAL_NAME,
+    interval_seconds, Condition, ManagedFields, ManagedStatus, EXTERNAL_NAME,
 };
 use crate::api::key::{KeyObservation, KeyParameters, LiteLLMVirtualKey};
 use crate::litellm::{self, generate_key, token_of, KeyInfo, KeyRequest, Limited, Secret};
@@ -32,7 +32,7 @@ use crate::litellm::{self, generate_key, token_of, KeyInfo, KeyRequest, Limited,
 use super::cache::Kube;
 use super::conditions::condition;
 use super::connection;
-use super::dependents::{Join, Joins};
+use super::dependents::{join, Join, Joins};
 use super::diff::{self, money_string, user_metadata, Diff};
 use super::limits;
 use super::managed::{
@@ -644,17 +644,17 @@ impl ManagedKind for LiteLLMVirtualKey {
 
     fn joins(&self) -> Vec<Join> {
         let params = &self.spec.for_provider;
-        let join = |what, resource: &Option<LocalRef>, id: &Option<String>| {
-            (resource.is_some() || id.is_some()).then(|| Join {
-                what,
-                resource: resource.as_ref().map(|r| r.name.clone()),
-                id: id.clone(),
-            })
-        };
-        join(Joins::Team, &params.team_ref, &params.team_id)
-            .into_iter()
-            .chain(join(Joins::Budget, &params.budget_ref, &params.budget_id))
-            .collect()
+        let team = join(
+            Joins::Team,
+            params.team_ref.as_ref(),
+            params.team_id.as_deref(),
+        );
+        let budget = join(
+            Joins::Budget,
+            params.budget_ref.as_ref(),
+            params.budget_id.as_deref(),
+        );
+        team.into_iter().chain(budget).collect()
     }
 
     fn connection_secret_name(&self) -> Option<String> {
@@ -935,17 +935,12 @@ impl External<LiteLLMVirtualKey> for KeyExternal {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::common::{ConnectionSecretRef, InstanceRef};
+    use crate::api::common::{ConnectionSecretRef, InstanceRef, LocalRef};
     use crate::api::key::LiteLLMVirtualKeySpec;
     use crate::api::Limits;
 
     fn me() -> Owner {
-        Owner {
-            cluster: "c".into(),
-            namespace: "ns".into(),
-            name: "k".into(),
-            uid: "u".into(),
-        }
+        Owner::of_test("k")
     }
 
     fn live() -> KeyInfo {

@@ -640,12 +640,7 @@ mod tests {
     }
 
     fn me() -> Owner {
-        Owner {
-            cluster: "c".into(),
-            namespace: "ns".into(),
-            name: "web".into(),
-            uid: "u".into(),
-        }
+        Owner::of_test("web")
     }
 
     fn stranger() -> Owner {

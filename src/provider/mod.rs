@@ -3,9 +3,9 @@
 //!
 //! Entities: [`reconciler`] is the one generic managed reconciler (finalizer,
 //! references, instance, external name, status) over the contract in
-//! [`managed`]; [`team`], [`key`], [`budget`] and [`model`] are the per-kind
-//! `External` implementations with their pure diffs; [`controllers`] runs
-//! them. [`leader`], [`health`] and [`http`] serve the binary.
+//! [`managed`]; [`team`], [`key`], [`budget`], [`model`] and [`credential`]
+//! are the per-kind `External` implementations with their pure diffs;
+//! [`controllers`] runs them. [`leader`], [`health`] and [`http`] serve the binary.
 
 pub mod budget;
 pub mod cache;
@@ -13,6 +13,7 @@ pub mod cluster_id;
 pub mod conditions;
 pub mod connection;
 pub mod controllers;
+pub mod credential;
 pub mod dependents;
 pub mod diff;
 pub mod events;

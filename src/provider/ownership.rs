@@ -71,6 +71,20 @@ impl Owner {
     }
 }
 
+#[cfg(test)]
+impl Owner {
+    /// The owner of the kinds' unit tests: `name` in namespace `ns` of
+    /// cluster `c`, uid `u`.
+    pub fn of_test(name: &str) -> Owner {
+        Owner {
+            cluster: "c".into(),
+            namespace: "ns".into(),
+            name: name.into(),
+            uid: "u".into(),
+        }
+    }
+}
+
 /// Why a resource may not act on a LiteLLM object. Neither variant names
 /// the other owner: a refusal must not tell a tenant who else uses the
 /// proxy.

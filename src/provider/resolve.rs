@@ -11,11 +11,12 @@ use sha2::{Digest, Sha256};
 
 use crate::api::budget::LiteLLMBudget;
 use crate::api::common::{InstanceRef, SecretKeySelector, EXTERNAL_NAME};
+use crate::api::credential::LiteLLMCredential;
 use crate::api::instance::{AllowedNamespaces, LiteLLMInstance, LiteLLMInstanceStatus};
 use crate::api::team::LiteLLMTeam;
 use crate::litellm::{self, ClientConfig, Observer, Pacing, Secret};
 
-use super::cache::Kube;
+use super::cache::{Cached, Kube};
 use super::conditions::READY;
 use super::managed::ManagedKind;
 
@@ -34,6 +35,15 @@ pub enum Reference {
         field: &'static str,
         selector: SecretKeySelector,
     },
+    /// Keys of Secrets in the same namespace, each under an entry name (a
+    /// credential's values); resolves to their values, by entry.
+    Secrets {
+        field: &'static str,
+        entries: Vec<(String, SecretKeySelector)>,
+    },
+    /// A `LiteLLMCredential` in the same namespace; resolves to its
+    /// credential name.
+    Credential { field: &'static str, name: String },
 }
 
 /// Resolved references, by field name.
@@ -41,6 +51,7 @@ pub enum Reference {
 pub struct Resolved {
     ids: BTreeMap<&'static str, String>,
     secrets: BTreeMap<&'static str, Secret>,
+    secret_sets: BTreeMap<&'static str, BTreeMap<String, Secret>>,
 }
 
 impl Resolved {
@@ -52,9 +63,17 @@ impl Resolved {
         self.secrets.get(field)
     }
 
+    /// The values of the [`Reference::Secrets`] of `field`, by entry;
+    /// `None` when the resource has no such reference.
+    pub fn secret_set(&self, field: &str) -> Option<&BTreeMap<String, Secret>> {
+        self.secret_sets.get(field)
+    }
+
     /// Every resolved secret value, for scrubbing.
     pub fn secret_values(&self) -> impl Iterator<Item = &Secret> {
-        self.secrets.values()
+        self.secrets
+            .values()
+            .chain(self.secret_sets.values().flat_map(BTreeMap::values))
     }
 
     pub fn with_id(mut self, field: &'static str, id: impl Into<String>) -> Self {
@@ -64,6 +83,15 @@ impl Resolved {
 
     pub fn with_secret(mut self, field: &'static str, secret: Secret) -> Self {
         self.secrets.insert(field, secret);
+        self
+    }
+
+    pub fn with_secret_set(
+        mut self,
+        field: &'static str,
+        secrets: BTreeMap<String, Secret>,
+    ) -> Self {
+        self.secret_sets.insert(field, secrets);
         self
     }
 }
@@ -303,33 +331,45 @@ pub async fn references(
     for reference in refs {
         resolved = match reference {
             Reference::Team { field, name } => {
-                let team = kube.get::<LiteLLMTeam>(namespace, name).await?;
-                let id = entity(team.as_deref(), namespace, field, name)?;
+                let id = entity::<LiteLLMTeam>(kube, namespace, field, name).await?;
                 resolved.with_id(field, id)
             }
             Reference::Budget { field, name } => {
-                let budget = kube.get::<LiteLLMBudget>(namespace, name).await?;
-                let id = entity(budget.as_deref(), namespace, field, name)?;
+                let id = entity::<LiteLLMBudget>(kube, namespace, field, name).await?;
+                resolved.with_id(field, id)
+            }
+            Reference::Credential { field, name } => {
+                let id = entity::<LiteLLMCredential>(kube, namespace, field, name).await?;
                 resolved.with_id(field, id)
             }
             Reference::Secret { field, selector } => {
                 let secret = secret_value(kube, namespace, selector, field).await?;
                 resolved.with_secret(field, secret)
             }
+            Reference::Secrets { field, entries } => {
+                let mut secrets = BTreeMap::new();
+                for (entry, selector) in entries {
+                    let secret = secret_value(kube, namespace, selector, field).await?;
+                    secrets.insert(entry.clone(), secret);
+                }
+                resolved.with_secret_set(field, secrets)
+            }
         };
     }
     Ok(resolved)
 }
 
-/// The id of a referenced resource, or why there is none.
-fn entity<K: ManagedKind>(
-    referenced: Option<&K>,
+/// The id of the referenced resource `namespace/name` of kind `K`, or why
+/// there is none.
+async fn entity<K: ManagedKind + Cached>(
+    kube: &Kube,
     namespace: &str,
     field: &'static str,
     name: &str,
 ) -> Result<String, Unresolved> {
+    let referenced = kube.get::<K>(namespace, name).await?;
     let kind = K::kind(&()).into_owned();
-    let Some(referenced) = referenced else {
+    let Some(referenced) = referenced.as_deref() else {
         return Err(Unresolved::RefMissing {
             field,
             kind,

@@ -186,12 +186,7 @@ mod tests {
     use crate::provider::ownership::MARKER_KEY;
 
     fn me() -> Owner {
-        Owner {
-            cluster: "c".into(),
-            namespace: "ns".into(),
-            name: "web".into(),
-            uid: "u".into(),
-        }
+        Owner::of_test("web")
     }
 
     fn marked(extra: &[(&str, Value)]) -> Option<Map<String, Value>> {

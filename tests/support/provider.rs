@@ -379,6 +379,24 @@ pub async fn create_instance_with(
     set_instance_ready(kube, namespace, endpoint, ready).await;
 }
 
+/// Writes the Secret `name` of `namespace` with `data` as its string data:
+/// creates it, or changes those keys of an existing one.
+pub async fn write_secret(
+    kube: &kube::Client,
+    namespace: &str,
+    name: &str,
+    data: serde_json::Value,
+) {
+    let secrets: Api<KubeSecret> = Api::namespaced(kube.clone(), namespace);
+    let secret = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": name},
+                        "stringData": data});
+    let apply = PatchParams::apply("litellm-crossplane-tests").force();
+    secrets
+        .patch(name, &apply, &Patch::Apply(&secret))
+        .await
+        .expect("Secret written");
+}
+
 pub async fn set_instance_ready(kube: &kube::Client, namespace: &str, endpoint: &str, ready: bool) {
     let instances: Api<LiteLLMInstance> = Api::namespaced(kube.clone(), namespace);
     let status = json!({"status": {"ready": ready, "endpoint": endpoint}});

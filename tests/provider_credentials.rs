@@ -1,0 +1,446 @@
+//! `LiteLLMCredential` end to end, against the real Kubernetes API server
+//! and the real LiteLLM proxy (SPEC sections 4 and 8): a credential built
+//! from a Secret reaches LiteLLM with the ownership marker and masked
+//! values, a rotated Secret value is written again, drift made in LiteLLM
+//! is corrected, imports follow the ownership rules, deletion removes it,
+//! and no secret value ever shows in status, events or the provider's logs.
+
+mod support;
+
+use std::time::Duration;
+
+use kube::api::{Api, DeleteParams, PostParams};
+use kube::ResourceExt;
+use litellm_crossplane::api::common::EXTERNAL_NAME;
+use litellm_crossplane::api::LiteLLMCredential;
+use litellm_crossplane::litellm::{Credential, CredentialRequest, Secret};
+use litellm_crossplane::provider::cache::Kube;
+use litellm_crossplane::provider::resolve::{self, Reference, Unresolved};
+use serde_json::{json, Value};
+use support::crd_guard::CrdGuard;
+use support::k8s;
+use support::logs::Logs;
+use support::provider::{
+    condition, is, manifest, wait_for, wait_gone, world, write_secret, World, CLUSTER,
+};
+
+/// The Secret `name` of `namespace` holding `apiKey: value`.
+async fn secret(world: &World, namespace: &str, name: &str, value: &str) {
+    write_secret(&world.kube, namespace, name, json!({"apiKey": value})).await;
+}
+
+/// A world for one test, with the logs of the process and its CRD
+/// fields kept.
+async fn start(prefix: &str) -> Option<(World, Logs, CrdGuard)> {
+    let logs = support::logs::capture().expect("no other log subscriber (TEST_LOG unset)");
+    let world = world(prefix).await?;
+    let guard = CrdGuard::start(&world.kube);
+    Some((world, logs, guard))
+}
+
+/// `forProvider` with `api_key` from the Secret `secret` and a plain
+/// `api_base`.
+fn openai(secret: &str) -> Value {
+    json!({"forProvider": {
+        "values": [{"name": "api_key", "secretKeyRef": {"name": secret, "key": "apiKey"}}],
+        "plainValues": {"api_base": "http://127.0.0.1:9/v1"},
+        "displayName": "OpenAI e2e",
+        "credentialInfo": {"custom_llm_provider": "openai"},
+    }})
+}
+
+async fn live(world: &World, name: &str) -> Option<Credential> {
+    world
+        .litellm
+        .credential_get(name)
+        .await
+        .expect("credential read")
+}
+
+fn at_provider(credential: &LiteLLMCredential) -> Value {
+    serde_json::to_value(&credential.status).unwrap()["atProvider"].clone()
+}
+
+/// The fingerprint of `api_key` in status.
+fn fingerprint(credential: &LiteLLMCredential) -> Option<String> {
+    at_provider(credential)["secretFingerprints"]["api_key"]
+        .as_str()
+        .map(str::to_owned)
+}
+
+async fn ready(api: &Api<LiteLLMCredential>, name: &str) -> LiteLLMCredential {
+    wait_for(api, name, "Ready and Synced", |c| {
+        is(c, "Ready", "True") && is(c, "Synced", "True")
+    })
+    .await
+}
+
+async fn refused(api: &Api<LiteLLMCredential>, name: &str) -> (LiteLLMCredential, String) {
+    let credential = wait_for(api, name, "Synced=False", |c| is(c, "Synced", "False")).await;
+    let message = condition(&credential, "Synced").unwrap().message.unwrap();
+    (credential, message)
+}
+
+async fn delete(api: &Api<LiteLLMCredential>, name: &str) {
+    api.delete(name, &DeleteParams::default()).await.unwrap();
+    wait_gone(api, name).await;
+}
+
+/// The events of `namespace` with `reason` (every event for `None`), as
+/// JSON (repeats of one event count up in it), and their notes.
+async fn events(world: &World, namespace: &str, reason: Option<&str>) -> (String, Vec<String>) {
+    let events: Vec<_> = support::provider::events(&world.kube, namespace)
+        .await
+        .into_iter()
+        .filter(|e| reason.is_none() || e.reason.as_deref() == reason)
+        .collect();
+    let notes = events.iter().filter_map(|e| e.note.clone()).collect();
+    (serde_json::to_string(&events).unwrap(), notes)
+}
+
+/// No value of `secrets` is in any status of `namespace`'s credentials, in
+/// its events, or in what the provider logged.
+async fn assert_nowhere(world: &World, logs: &Logs, namespace: &str, secrets: &[&str]) {
+    let credentials: Api<LiteLLMCredential> = Api::namespaced(world.kube.clone(), namespace);
+    let statuses: Vec<Value> = credentials
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .iter()
+        .map(|c| serde_json::to_value(&c.status).unwrap())
+        .collect();
+    let statuses = serde_json::to_string(&statuses).unwrap();
+    let (events, _) = events(world, namespace, None).await;
+    let logs = logs.text();
+    assert!(
+        logs.contains("litellm admin request"),
+        "the logs are captured"
+    );
+    for secret in secrets {
+        assert!(!statuses.contains(secret), "a secret in status: {statuses}");
+        assert!(!events.contains(secret), "a secret in an event: {events}");
+        assert!(!logs.contains(secret), "a secret in the logs");
+    }
+}
+
+#[tokio::test]
+async fn a_credential_from_a_secret_is_created_rotated_corrected_and_deleted() {
+    let Some((world, logs, _crds)) = start("pc-life").await else {
+        return;
+    };
+    let ns = world.namespace.clone();
+    let first = format!("sk-cred-{}-A1", k8s::unique_suffix());
+    secret(&world, &ns, "openai", &first).await;
+    let credentials = world
+        .create(&manifest::<LiteLLMCredential>(
+            "LiteLLMCredential",
+            "openai",
+            json!({}),
+            openai("openai"),
+        ))
+        .await;
+    let created = ready(&credentials, "openai").await;
+    let id = created.annotations()[EXTERNAL_NAME].clone();
+    assert_eq!(id, format!("{ns}.openai"));
+
+    // In LiteLLM: the marker beside the user's info, the key masked, the
+    // plain value as written.
+    let stored = live(&world, &id).await.expect("created in LiteLLM");
+    let info = stored.credential_info.clone().unwrap();
+    assert_eq!(
+        info["crossplane_owner"],
+        json!({"cluster": CLUSTER, "namespace": ns, "name": "openai",
+               "uid": created.metadata.uid.clone().unwrap()})
+    );
+    assert_eq!(info["custom_llm_provider"], "openai");
+    assert_eq!(stored.credential_values["api_key"], "sk****A1");
+    assert_eq!(
+        stored.credential_values["api_base"],
+        "http://127.0.0.1:9/v1"
+    );
+    assert_eq!(stored.display_name.as_deref(), Some("OpenAI e2e"));
+    let observed = at_provider(&created);
+    assert_eq!(observed["credentialName"], id.as_str());
+    assert_eq!(observed["valueNames"], json!(["api_base", "api_key"]));
+    let first_fingerprint = fingerprint(&created).expect("a fingerprint");
+    assert!(first_fingerprint.starts_with("sha256:"));
+
+    // A new value in the Secret reaches LiteLLM at the next poll.
+    let second = format!("sk-cred-{}-B2", k8s::unique_suffix());
+    secret(&world, &ns, "openai", &second).await;
+    let rotated = wait_for(&credentials, "openai", "the new fingerprint", |c| {
+        fingerprint(c).is_some_and(|f| f != first_fingerprint) && is(c, "Synced", "True")
+    })
+    .await;
+    assert_eq!(
+        live(&world, &id).await.unwrap().credential_values["api_key"],
+        "sk****B2"
+    );
+    let (_, updates) = events(&world, &ns, Some("UpdatedExternalResource")).await;
+    assert!(updates.iter().any(|n| n == "updated values"), "{updates:?}");
+    assert!(is(&rotated, "Ready", "True"));
+
+    // Drift made in LiteLLM: a changed plain value and a value nobody
+    // asked for are corrected.
+    let drift = CredentialRequest {
+        credential_name: id.clone(),
+        credential_values: [
+            ("api_base", "http://127.0.0.1:10/v1"),
+            ("organization", "org-ui"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), Secret::new(v)))
+        .collect(),
+        ..CredentialRequest::default()
+    };
+    world.litellm.credential_update(&drift).await.unwrap();
+    support::provider::eventually("the drift corrected", || async {
+        let values = live(&world, &id).await?.credential_values;
+        (values.get("api_base") == Some(&json!("http://127.0.0.1:9/v1"))
+            && !values.contains_key("organization"))
+        .then_some(())
+    })
+    .await;
+    let stored = live(&world, &id).await.unwrap();
+    assert_eq!(stored.credential_values["api_key"], "sk****B2");
+    assert!(stored
+        .credential_info
+        .unwrap()
+        .contains_key("crossplane_owner"));
+
+    // Then it stays: polls find nothing to write.
+    ready(&credentials, "openai").await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let (before, _) = events(&world, &ns, Some("UpdatedExternalResource")).await;
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let (after, _) = events(&world, &ns, Some("UpdatedExternalResource")).await;
+    assert_eq!(before, after, "no write in the steady state");
+
+    assert_nowhere(&world, &logs, &ns, &[&first, &second]).await;
+    delete(&credentials, "openai").await;
+    assert!(live(&world, &id).await.is_none(), "deleted in LiteLLM");
+    assert_nowhere(&world, &logs, &ns, &[&first, &second]).await;
+}
+
+/// A credential made in LiteLLM, with `owner` as its marker if any.
+async fn made_in_litellm(world: &World, name: &str, owner: Option<Value>) {
+    let mut info = serde_json::Map::new();
+    info.insert("custom_llm_provider".into(), json!("openai"));
+    if let Some(owner) = owner {
+        info.insert("crossplane_owner".into(), owner);
+    }
+    let request = CredentialRequest {
+        credential_name: name.to_owned(),
+        credential_values: [
+            ("api_key", "sk-made-in-the-ui-0000"),
+            ("api_base", "http://ui"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), Secret::new(v)))
+        .collect(),
+        credential_info: info,
+        ..CredentialRequest::default()
+    };
+    world.litellm.credential_new(&request).await.unwrap();
+}
+
+#[tokio::test]
+async fn imports_follow_the_ownership_rules() {
+    let Some((world, logs, _crds)) = start("pc-import").await else {
+        return;
+    };
+    let tenant = world.tenant("pc-import-tenant").await;
+    let unmarked = format!("pc-unmarked-{}", k8s::unique_suffix());
+    let foreign = format!("pc-foreign-{}", k8s::unique_suffix());
+    made_in_litellm(&world, &unmarked, None).await;
+    let stranger =
+        json!({"cluster": CLUSTER, "namespace": "someone-else", "name": "x", "uid": "u"});
+    made_in_litellm(&world, &foreign, Some(stranger.clone())).await;
+    let spec = |policies: Value| {
+        json!({"managementPolicies": policies,
+               "forProvider": {"plainValues": {"api_base": "http://ui"}}})
+    };
+
+    // The platform's namespace imports the unmarked one.
+    let platform = world
+        .create(&manifest::<LiteLLMCredential>(
+            "LiteLLMCredential",
+            "imported",
+            json!({EXTERNAL_NAME: unmarked}),
+            spec(json!(["Observe"])),
+        ))
+        .await;
+    let imported = wait_for(&platform, "imported", "imported", |c| {
+        is(c, "Ready", "True") && is(c, "Synced", "True")
+    })
+    .await;
+    let observed = at_provider(&imported);
+    assert_eq!(observed["credentialName"], unmarked.as_str());
+    assert_eq!(observed["valueNames"], json!(["api_base", "api_key"]));
+
+    // A tenant may not import it, under any policy; nor may anyone import
+    // a credential marked for another resource.
+    let tenants = tenant.api::<LiteLLMCredential>(&world);
+    for (name, policies) in [("peek", json!(["Observe"])), ("take", json!(["*"]))] {
+        let attacker: LiteLLMCredential = world.tenant_manifest(
+            "LiteLLMCredential",
+            name,
+            json!({EXTERNAL_NAME: unmarked}),
+            spec(policies),
+        );
+        tenants
+            .create(&PostParams::default(), &attacker)
+            .await
+            .unwrap();
+        let (refused, message) = refused(&tenants, name).await;
+        assert!(
+            message.contains("only resources in the LiteLLMInstance's own namespace"),
+            "{message}"
+        );
+        assert!(refused.status.unwrap().at_provider.is_none());
+    }
+    for (name, policies) in [
+        ("foreign-peek", json!(["Observe"])),
+        ("foreign-take", json!(["*"])),
+    ] {
+        world
+            .create(&manifest::<LiteLLMCredential>(
+                "LiteLLMCredential",
+                name,
+                json!({EXTERNAL_NAME: foreign}),
+                spec(policies),
+            ))
+            .await;
+        let (refused, message) = refused(&platform, name).await;
+        assert!(message.contains("managed by another resource"), "{message}");
+        assert!(!message.contains("someone-else"), "{message}");
+        assert!(refused.status.unwrap().at_provider.is_none());
+    }
+    // Deleting the refused resources deletes nothing, nor does deleting
+    // an import without the Delete policy; nothing was written either.
+    for name in ["peek", "take"] {
+        delete(&tenants, name).await;
+    }
+    for name in ["foreign-peek", "foreign-take", "imported"] {
+        delete(&platform, name).await;
+    }
+    let left = live(&world, &unmarked)
+        .await
+        .expect("the unmarked one stays");
+    assert!(!left
+        .credential_info
+        .unwrap()
+        .contains_key("crossplane_owner"));
+    assert_eq!(left.credential_values["api_base"], "http://ui");
+    let left = live(&world, &foreign).await.expect("the foreign one stays");
+    assert_eq!(left.credential_info.unwrap()["crossplane_owner"], stranger);
+    assert_nowhere(&world, &logs, &world.namespace, &["sk-made-in-the-ui-0000"]).await;
+    assert_nowhere(
+        &world,
+        &logs,
+        &tenant.namespace,
+        &["sk-made-in-the-ui-0000"],
+    )
+    .await;
+    for name in [unmarked, foreign] {
+        world.litellm.credential_delete(&name).await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn values_that_read_the_proxy_or_are_missing_write_nothing() {
+    let Some((world, logs, _crds)) = start("pc-refuse").await else {
+        return;
+    };
+    let ns = world.namespace.clone();
+    let credentials = world.api::<LiteLLMCredential>();
+
+    secret(&world, &ns, "environment", "os.environ/LITELLM_MASTER_KEY").await;
+    let plain_secret = json!({"forProvider": {
+        "plainValues": {"aws_secret_access_key": "AKIA-plain-e2e"},
+    }});
+    for (name, spec, field) in [
+        (
+            "environment",
+            openai("environment"),
+            "forProvider.values[api_key]: ",
+        ),
+        (
+            "plain-secret",
+            plain_secret,
+            "forProvider.plainValues.aws_secret_access_key: ",
+        ),
+    ] {
+        world
+            .create(&manifest::<LiteLLMCredential>(
+                "LiteLLMCredential",
+                name,
+                json!({}),
+                spec,
+            ))
+            .await;
+        let (_, message) = refused(&credentials, name).await;
+        assert!(message.starts_with(field), "{message}");
+        assert!(
+            !message.contains("LITELLM_MASTER_KEY") && !message.contains("AKIA"),
+            "{message}"
+        );
+        assert!(live(&world, &format!("{ns}.{name}")).await.is_none());
+    }
+
+    // A Secret that is not there yet: nothing is created until it is, and
+    // a reference to the credential resolves only once it is Ready.
+    world
+        .create(&manifest::<LiteLLMCredential>(
+            "LiteLLMCredential",
+            "later",
+            json!({}),
+            openai("later"),
+        ))
+        .await;
+    let (_, message) = refused(&credentials, "later").await;
+    assert_eq!(message, format!("values: Secret {ns}/later not found"));
+    assert!(live(&world, &format!("{ns}.later")).await.is_none());
+    let kube = Kube::live(world.kube.clone());
+    let by_ref = |name: &str| {
+        [Reference::Credential {
+            field: "credentialRef",
+            name: name.to_owned(),
+        }]
+    };
+    let unready = resolve::references(&kube, &ns, &by_ref("later"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(unready, Unresolved::RefNotReady { .. }),
+        "{unready}"
+    );
+    assert_eq!(
+        unready.to_string(),
+        format!("credentialRef: LiteLLMCredential {ns}/later is not ready yet")
+    );
+    let missing = resolve::references(&kube, &ns, &by_ref("nope"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(missing, Unresolved::RefMissing { .. }),
+        "{missing}"
+    );
+
+    let value = format!("sk-later-{}", k8s::unique_suffix());
+    secret(&world, &ns, "later", &value).await;
+    ready(&credentials, "later").await;
+    let resolved = resolve::references(&kube, &ns, &by_ref("later"))
+        .await
+        .unwrap();
+    assert_eq!(
+        resolved.id("credentialRef"),
+        Some(format!("{ns}.later").as_str())
+    );
+
+    assert_nowhere(&world, &logs, &ns, &[&value, "AKIA-plain-e2e"]).await;
+    for name in ["environment", "plain-secret", "later"] {
+        delete(&credentials, name).await;
+    }
+    assert!(live(&world, &format!("{ns}.later")).await.is_none());
+}
