@@ -394,7 +394,10 @@ async fn the_cloud_models_example_renders_and_reconciles() {
     // The example's XR, made in the tenant's namespace.
     let xr = std::fs::read_to_string(dir.join("xr.yaml"))
         .unwrap()
-        .replace("namespace: team-ml", &format!("namespace: {}", tenant.namespace));
+        .replace(
+            "namespace: team-ml",
+            &format!("namespace: {}", tenant.namespace),
+        );
     let xr_file = std::env::temp_dir().join(format!("{}-xr.yaml", tenant.namespace));
     std::fs::write(&xr_file, xr).unwrap();
     let docs = render(&RenderFiles {
