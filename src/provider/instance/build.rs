@@ -1626,7 +1626,11 @@ mod tests {
         );
         let litellm = &config["litellm_settings"];
         assert_eq!(litellm["cache"], true);
-        assert_eq!(litellm["cache_params"], json!({"type": "redis"}));
+        assert_eq!(
+            litellm["cache_params"],
+            json!({"type": "redis", "host": "os.environ/REDIS_HOST",
+                   "port": "os.environ/REDIS_PORT", "password": "os.environ/REDIS_PASSWORD"})
+        );
         assert_eq!(litellm["drop_params"], true);
         assert_eq!(litellm["success_callback"], json!(["langfuse"]));
         let router = &config["router_settings"];
