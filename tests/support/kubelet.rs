@@ -1272,10 +1272,11 @@ impl Shared {
             .into_iter()
             .map(|(k, v)| (k, port_arg(&rewrite(&v))))
             .collect();
-        let command: Option<Vec<String>> = container
-            .command
-            .as_ref()
-            .map(|c| c.iter().map(|a| rewrite(&expand(a, &env))).collect());
+        let command: Option<Vec<String>> = container.command.as_ref().map(|c| {
+            c.iter()
+                .map(|a| port_arg(&rewrite(&expand(a, &env))))
+                .collect()
+        });
         let args: Option<Vec<String>> = container.args.as_ref().map(|c| {
             c.iter()
                 .map(|a| port_arg(&rewrite(&expand(a, &env))))
