@@ -683,8 +683,12 @@ async fn keys_generated_by_an_earlier_release_are_kept_and_outlive_the_instance_
 /// and it has not changed for three seconds.
 async fn settled_deployment(run: &Running, name: &str) -> Deployment {
     let rolled_out = |d: &Deployment| {
-        let Some(status) = d.status.as_ref() else {
-            return true; // nothing runs it
+        let Some(status) = d
+            .status
+            .as_ref()
+            .filter(|s| s.observed_generation.is_some())
+        else {
+            return true; // no kubelet runs it
         };
         let wanted = d.spec.replicas.unwrap_or(1);
         status.observed_generation == d.metadata.generation
