@@ -1,8 +1,10 @@
 //! The `LiteLLMInstance` controller (provisioning and attach-to-existing)
 //! against the real Kubernetes API server harness and the real LiteLLM proxy
-//! harness. The harness runs no controllers, so the provisioning tests play
-//! the Deployment, Job and kubelet controllers by writing `.status`. Each
-//! test runs its own controller, scoped to its own namespace.
+//! harness. The harness runs no controllers; where pods must run, the test
+//! kubelet (`tests/support/kubelet.rs`) runs them as local processes (the
+//! real LiteLLM proxy and migration for a provisioned instance) and writes
+//! their status; no test writes workload status by hand. Each test runs its
+//! own controller, scoped to its own namespace.
 //!
 //! Version disclosure and a draining proxy cannot be produced by the harness
 //! proxy (its config is fixed), so those are covered by the unit tests of
@@ -19,10 +21,12 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service, ServiceAccount};
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use litellm_crossplane::api::instance::LiteLLMInstance;
 use litellm_crossplane::provider::instance::{condition_type, reason};
 use serde_json::{json, Value};
 use support::harness;
-use support::instance::{condition, namespace, reason_of, secret_string, start};
+use support::instance::{condition, namespace, reason_of, secret_string, start, TestDatabase};
+use support::kubelet::Kubelet;
 
 /// The real proxy's URL, or `None` (skipped).
 fn proxy_url() -> Option<String> {
@@ -157,17 +161,10 @@ async fn same_named_workload_objects_stay_byte_identical() {
     };
     let params = PostParams::default();
     let labels = json!({"app": "gw"});
-    let deployment: Deployment = serde_json::from_value(json!({
-        "metadata": {"name": "gw", "labels": {"app.kubernetes.io/managed-by": "Helm"}},
-        "spec": {
-            "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {"containers": [{"name": "litellm", "image": "ghcr.io/berriai/litellm:main-v1.0.0"}]},
-            },
-        },
-    }))
-    .unwrap();
+    let deployment: Deployment = serde_json::from_value(foreign_deployment()).unwrap();
+    let Some(_kubelet) = Kubelet::start(run.client.clone(), &run.namespace) else {
+        return;
+    };
     let service: Service = serde_json::from_value(json!({
         "metadata": {"name": "gw"},
         "spec": {"selector": labels, "ports": [{"port": 4000}]},
@@ -182,17 +179,10 @@ async fn same_named_workload_objects_stay_byte_identical() {
     let services: Api<Service> = Api::namespaced(run.client.clone(), &run.namespace);
     let config_maps: Api<ConfigMap> = Api::namespaced(run.client.clone(), &run.namespace);
     deployments.create(&params, &deployment).await.unwrap();
-    // A ready replica of a same-named Deployment must not make the
-    // instance ready: readiness comes from the proxy answering.
-    let ready_replicas = json!({"status": {"replicas": 1, "readyReplicas": 1}});
-    deployments
-        .patch_status(
-            "gw",
-            &PatchParams::default(),
-            &Patch::Merge(&ready_replicas),
-        )
-        .await
-        .unwrap();
+    // A ready replica of a same-named Deployment (run by the test kubelet)
+    // must not make the instance ready: readiness comes from the proxy
+    // answering.
+    foreign_ready(&run).await;
     services.create(&params, &service).await.unwrap();
     config_maps.create(&params, &config_map).await.unwrap();
     let before = (
@@ -375,9 +365,26 @@ async fn a_managed_instance_provisions_its_workload_and_reports_it() {
         serde_json::to_value(run.wait_for_object::<ConfigMap>("gw").await).unwrap(),
         serde_json::to_value(run.wait_for_object::<ServiceAccount>("gw").await).unwrap(),
         serde_json::to_value(run.wait_for_object::<Service>("gw").await).unwrap(),
-        serde_json::to_value(run.wait_for_object::<Deployment>("gw").await).unwrap(),
         serde_json::to_value(job).unwrap(),
     ];
+    // No kubelet runs here: the migration Job never completes, so the
+    // Deployment is never created (it waits for its image's migration; the
+    // runs on the test kubelet below show the whole sequence).
+    assert!(run
+        .api::<Deployment>()
+        .get_opt("gw")
+        .await
+        .unwrap()
+        .is_none());
+    let message = condition(&instance, condition_type::READY)
+        .unwrap()
+        .message
+        .clone()
+        .unwrap();
+    assert!(
+        message.contains("waits for migration Job gw-migrate-"),
+        "{message}"
+    );
     for object in &objects {
         let metadata = &object["metadata"];
         if ["gw-master-key", "gw-salt-key"].contains(&metadata["name"].as_str().unwrap()) {
@@ -423,87 +430,15 @@ async fn a_managed_instance_provisions_its_workload_and_reports_it() {
     let status_json = serde_json::to_string(&instance.status).unwrap();
     assert!(!status_json.contains(&key) && !status_json.contains("w%rd"));
 
-    // Play the Job, Deployment and kubelet controllers.
-    let now = "2026-01-02T03:04:05Z";
-    run.api::<Job>()
-        .patch_status(
-            job.metadata.name.as_deref().unwrap(),
-            &PatchParams::default(),
-            &Patch::Merge(&json!({"status": {
-                "startTime": now, "completionTime": now, "succeeded": 1,
-                "conditions": [
-                    {"type": "SuccessCriteriaMet", "status": "True", "lastTransitionTime": now},
-                    {"type": "Complete", "status": "True", "lastTransitionTime": now},
-                ],
-            }})),
-        )
+    // A rotated password rebuilds the URL; the master key is never
+    // regenerated.
+    let url_version = run
+        .api::<Secret>()
+        .get("gw-database-url")
         .await
-        .unwrap();
-    run.api::<Deployment>()
-        .patch_status(
-            "gw",
-            &PatchParams::default(),
-            &Patch::Merge(&json!({"status": {"replicas": 1, "readyReplicas": 1}})),
-        )
-        .await
-        .unwrap();
-    let pod_labels = json!({
-        "app.kubernetes.io/name": "litellm",
-        "app.kubernetes.io/instance": "gw",
-        "app.kubernetes.io/component": "proxy",
-    });
-    run.create_object::<Pod>(json!({
-        "metadata": {"name": "gw-abc", "labels": pod_labels},
-        "spec": {"containers": [{"name": "litellm", "image": "x"}]},
-    }))
-    .await;
-    run.api::<Pod>()
-        .patch_status(
-            "gw-abc",
-            &PatchParams::default(),
-            &Patch::Merge(&json!({"status": {
-                "phase": "Running",
-                "conditions": [{"type": "Ready", "status": "True"}],
-            }})),
-        )
-        .await
-        .unwrap();
-    let instance = run
-        .wait_for("gw", |i| {
-            i.status.as_ref().is_some_and(|s| s.ready)
-                && condition(i, condition_type::PODS_HEALTHY).is_some_and(|c| c.status == "True")
-                && condition(i, condition_type::DATABASE_READY).is_some_and(|c| c.status == "True")
-        })
-        .await;
-    let status = instance.status.clone().unwrap();
-    assert_eq!((status.replicas, status.ready_replicas), (1, 1));
-    assert_eq!(
-        reason_of(&instance, condition_type::READY),
-        ("True".into(), reason::ALL_RESOURCES_READY.into())
-    );
-    assert_eq!(
-        reason_of(&instance, condition_type::PODS_HEALTHY),
-        ("True".into(), reason::ALL_PODS_HEALTHY.into())
-    );
-    assert_eq!(
-        reason_of(&instance, condition_type::DATABASE_READY),
-        ("True".into(), reason::MIGRATION_COMPLETE.into())
-    );
-
-    // A rotated password rebuilds the URL and rolls the pods; the master
-    // key is never regenerated.
-    let hash = |d: &Deployment| {
-        d.spec
-            .template
-            .metadata
-            .as_ref()
-            .unwrap()
-            .annotations
-            .as_ref()
-            .unwrap()["litellm.crossplane.io/secrets-hash"]
-            .clone()
-    };
-    let before = hash(&run.api::<Deployment>().get("gw").await.unwrap());
+        .unwrap()
+        .metadata
+        .resource_version;
     run.api::<Secret>()
         .patch(
             "litellm-db",
@@ -512,16 +447,13 @@ async fn a_managed_instance_provisions_its_workload_and_reports_it() {
         )
         .await
         .unwrap();
-    let mut rolled = false;
     for _ in 0..300 {
-        let deployment = run.api::<Deployment>().get("gw").await.unwrap();
-        if hash(&deployment) != before {
-            rolled = true;
+        let current = run.api::<Secret>().get("gw-database-url").await.unwrap();
+        if current.metadata.resource_version != url_version {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert!(rolled, "the pod template did not change");
     let url_secret = run.api::<Secret>().get("gw-database-url").await.unwrap();
     let url = url::Url::parse(&secret_string(&url_secret, "DATABASE_URL")).unwrap();
     assert_eq!(decode(url.password().unwrap()), "new/pass@");
@@ -545,26 +477,13 @@ async fn same_named_unowned_objects_stay_byte_identical_under_a_managed_instance
         return;
     };
     let labels = json!({"app": "gw"});
-    run.create_object::<Deployment>(json!({
-        "metadata": {"name": "gw", "labels": {"app.kubernetes.io/managed-by": "Helm"}},
-        "spec": {
-            "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {"containers": [{"name": "litellm", "image": "ghcr.io/berriai/litellm:main-v1.0.0"}]},
-            },
-        },
-    }))
-    .await;
-    // A ready replica of someone else's Deployment is not this instance's.
-    run.api::<Deployment>()
-        .patch_status(
-            "gw",
-            &PatchParams::default(),
-            &Patch::Merge(&json!({"status": {"replicas": 1, "readyReplicas": 1}})),
-        )
-        .await
-        .unwrap();
+    let Some(_kubelet) = Kubelet::start(run.client.clone(), &run.namespace) else {
+        return;
+    };
+    run.create_object::<Deployment>(foreign_deployment()).await;
+    // A ready replica of someone else's Deployment (run by the test
+    // kubelet) is not this instance's.
+    foreign_ready(&run).await;
     run.create_object::<Service>(json!({
         "metadata": {"name": "gw"},
         "spec": {"selector": labels, "ports": [{"port": 4000}]},
@@ -672,10 +591,10 @@ async fn switching_to_unmanaged_leaves_the_provisioned_objects_byte_identical() 
     // A change to an owned Deployment wakes the controller (it owns it), and
     // still nothing is written.
     run.api::<Deployment>()
-        .patch_status(
+        .patch(
             "gw",
             &PatchParams::default(),
-            &Patch::Merge(&json!({"status": {"replicas": 1, "readyReplicas": 1}})),
+            &Patch::Merge(&json!({"metadata": {"annotations": {"example.com/touched": "yes"}}})),
         )
         .await
         .unwrap();
@@ -685,6 +604,48 @@ async fn switching_to_unmanaged_leaves_the_provisioned_objects_byte_identical() 
     assert_eq!(run.snapshot_all().await, expected);
     let instance = run.instances().get("gw").await.unwrap();
     assert_eq!(instance.status.unwrap().replicas, 0);
+}
+
+/// Someone else's Deployment named `gw` (a Helm release, say), whose pod
+/// the test kubelet runs: a small web server with a readiness probe.
+fn foreign_deployment() -> Value {
+    let labels = json!({"app": "gw"});
+    json!({
+        "metadata": {"name": "gw", "labels": {"app.kubernetes.io/managed-by": "Helm"}},
+        "spec": {
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{
+                    "name": "web",
+                    "image": "python:3.11-slim",
+                    "command": ["python3", "-m", "http.server", "8080", "--bind", "127.0.0.1"],
+                    "ports": [{"containerPort": 8080}],
+                    "readinessProbe": {"httpGet": {"path": "/", "port": 8080}},
+                }]},
+            },
+        },
+    })
+}
+
+/// Waits until the test kubelet reports the foreign Deployment's replica
+/// ready, and its status has settled.
+async fn foreign_ready(run: &support::instance::Running) {
+    let ready = within(
+        "the foreign Deployment ready",
+        Duration::from_secs(60),
+        || async {
+            let d = run.api::<Deployment>().get("gw").await.ok()?;
+            (d.status.as_ref()?.ready_replicas == Some(1)).then_some(d)
+        },
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let later = run.api::<Deployment>().get("gw").await.unwrap();
+    assert_eq!(
+        later.metadata.resource_version, ready.metadata.resource_version,
+        "the kubelet settles"
+    );
 }
 
 #[tokio::test]
@@ -851,4 +812,529 @@ async fn a_private_ca_from_the_ca_secret_is_trusted() {
         after.metadata.resource_version,
         before.metadata.resource_version
     );
+}
+
+// ---------------------------------------------------------------------------
+// Provisioned proxies running on the test kubelet (tests/support/kubelet.rs):
+// the real LiteLLM proxy and migration, started from what the provider
+// renders, against a database of their own on the harness's PostgreSQL.
+
+/// Characters a URL builder must percent-encode (the harness's PostgreSQL
+/// trusts loopback, so it checks the user and database the URL names, not
+/// the password).
+const DB_PASSWORD: &str = "p@ss/w%rd:x";
+
+/// Generous: a LiteLLM proxy start is CPU bound (~30 s alone), and CI runs
+/// the suites in parallel on 2 cores.
+const BOOT: Duration = Duration::from_secs(420);
+
+/// Polls `probe` every 500 ms until it gives a value, up to `limit`.
+async fn within<T, F, Fut>(what: &str, limit: Duration, mut probe: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        support::authz::assert_no_denials();
+        if let Some(value) = probe().await {
+            return value;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what}: not within {limit:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+async fn ready_instance(run: &support::instance::Running, name: &str) -> LiteLLMInstance {
+    within("the instance Ready", BOOT, || async {
+        let instance = run.instances().get(name).await.ok()?;
+        let status = instance.status.as_ref()?;
+        (status.ready && status.observed_generation == instance.metadata.generation)
+            .then_some(instance)
+    })
+    .await
+}
+
+fn job_complete(job: &Job) -> bool {
+    job.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|c| {
+            c.iter()
+                .any(|c| c.type_ == "Complete" && c.status == "True")
+        })
+}
+
+fn deployment_image(deployment: &Deployment) -> String {
+    deployment.spec.template.spec.as_ref().unwrap().containers[0]
+        .image
+        .clone()
+        .unwrap()
+}
+
+/// The migration Job `name` runs to completion while no Deployment of
+/// `deployments` has `image`: the pods wait for their image's migration.
+async fn migration_before_pods(
+    run: &support::instance::Running,
+    job: &str,
+    deployments: &[&str],
+    image: &str,
+) -> Job {
+    within("the migration Job complete", BOOT, || async {
+        for name in deployments {
+            if let Some(deployment) = run.api::<Deployment>().get_opt(name).await.unwrap() {
+                let rendered = deployment_image(&deployment);
+                let job_done = run
+                    .api::<Job>()
+                    .get_opt(job)
+                    .await
+                    .unwrap()
+                    .is_some_and(|j| job_complete(&j));
+                assert!(
+                    job_done || rendered != image,
+                    "Deployment {name} runs {image} before migration Job {job} completed"
+                );
+            }
+        }
+        let found = run.api::<Job>().get_opt(job).await.unwrap()?;
+        job_complete(&found).then_some(found)
+    })
+    .await
+}
+
+/// `(status, body)` of a request to the proxy with `bearer`.
+async fn call(
+    method: reqwest::Method,
+    url: &str,
+    bearer: &str,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let mut request = reqwest::Client::new()
+        .request(method, url)
+        .bearer_auth(bearer)
+        .timeout(Duration::from_secs(60));
+    if let Some(body) = body {
+        request = request.json(&body);
+    }
+    let response = request.send().await.expect("the proxy answers");
+    let status = response.status().as_u16();
+    let body = response.json().await.unwrap_or(Value::Null);
+    (status, body)
+}
+
+/// Creates a team and a key for it through `admin` (the admin API), and
+/// returns the key.
+async fn team_and_key(admin: &str, master_key: &str, team: &str) -> String {
+    let (status, body) = call(
+        reqwest::Method::POST,
+        &format!("{admin}/team/new"),
+        master_key,
+        Some(json!({"team_id": team, "team_alias": team})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = call(
+        reqwest::Method::POST,
+        &format!("{admin}/key/generate"),
+        master_key,
+        Some(json!({"team_id": team, "key_alias": format!("{team}-key")})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let key = body["key"].as_str().expect("a key").to_string();
+    assert!(key.starts_with("sk-"), "{body}");
+    key
+}
+
+/// The key authenticates at `url` (as itself), and a made-up one does not.
+async fn key_authenticates(url: &str, key: &str, team: &str) {
+    let (status, body) = call(
+        reqwest::Method::GET,
+        &format!("{url}/key/info?key={key}"),
+        key,
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["info"]["team_id"], team, "{body}");
+    let (status, _) = call(
+        reqwest::Method::GET,
+        &format!("{url}/v1/models"),
+        "sk-not-a-key-of-this-proxy",
+        None,
+    )
+    .await;
+    assert_eq!(status, 401);
+}
+
+async fn generated_master_key(run: &support::instance::Running, instance: &str) -> String {
+    let secret = run
+        .api::<Secret>()
+        .get(&format!("{instance}-master-key"))
+        .await
+        .unwrap();
+    secret_string(&secret, "LITELLM_MASTER_KEY")
+}
+
+/// The pods the kubelet runs for `component`, and whether all are ready
+/// and of one pod template.
+fn settled_pods(kubelet: &Kubelet, component: &str) -> Option<Vec<String>> {
+    let pods: Vec<_> = kubelet
+        .pods()
+        .into_iter()
+        .filter(|(_, labels, _)| {
+            labels
+                .get("app.kubernetes.io/component")
+                .map(String::as_str)
+                == Some(component)
+        })
+        .collect();
+    let hashes: std::collections::BTreeSet<_> = pods
+        .iter()
+        .map(|(_, labels, _)| labels.get("pod-template-hash").cloned())
+        .collect();
+    (!pods.is_empty() && hashes.len() == 1 && pods.iter().all(|(_, _, ready)| *ready))
+        .then(|| pods.into_iter().map(|(name, _, _)| name).collect())
+}
+
+#[tokio::test]
+async fn a_provisioned_proxy_migrates_boots_serves_and_rolls_on_the_test_kubelet() {
+    let Some(run) = start("li-run").await else {
+        return;
+    };
+    let Some(kubelet) = Kubelet::start(run.client.clone(), &run.namespace) else {
+        return;
+    };
+    let Some(db) = TestDatabase::create("li_run", DB_PASSWORD) else {
+        return;
+    };
+    run.create_object::<Secret>(json!({
+        "metadata": {"name": "litellm-db"},
+        "stringData": {"username": db.user, "password": DB_PASSWORD},
+    }))
+    .await;
+    let spec = json!({
+        "masterKey": {"autoGenerate": true},
+        "image": {"tag": "main-v1.108.7"},
+        "database": {
+            "host": db.host, "port": db.port, "name": db.name,
+            "credentialsSecretRef": {"name": "litellm-db"},
+            "migration": {"enabled": true},
+            "schema": "llm", "sslMode": "disable",
+        },
+        "routerSettings": {"routing_strategy": "simple-shuffle"},
+    });
+    run.create("gw", spec).await;
+
+    // The migration Job runs first, on the empty database, and the
+    // Deployment waits for it.
+    let job_name = within("the migration Job", Duration::from_secs(30), || async {
+        let jobs = run.api::<Job>().list(&ListParams::default()).await.ok()?;
+        jobs.items.first().and_then(|j| j.metadata.name.clone())
+    })
+    .await;
+    assert!(run
+        .api::<Deployment>()
+        .get_opt("gw")
+        .await
+        .unwrap()
+        .is_none());
+    let waiting = run.observed("gw").await;
+    let ready = condition(&waiting, condition_type::READY).unwrap();
+    assert_eq!(ready.reason, reason::DEPLOYMENT_NOT_READY);
+    let job = migration_before_pods(
+        &run,
+        &job_name,
+        &["gw"],
+        "ghcr.io/berriai/litellm:main-v1.108.7",
+    )
+    .await;
+    let applied: i64 = db
+        .query("SELECT count(*) FROM llm.\"_prisma_migrations\"")
+        .parse()
+        .unwrap();
+    assert!(applied > 200, "{applied} migrations recorded");
+    assert_eq!(
+        db.query("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'llm' AND table_name = 'LiteLLM_TeamTable'"),
+        "1",
+        "the schema is the instance's"
+    );
+
+    // The proxy boots with the rendered config and becomes Ready through
+    // its own health endpoints (the kubelet's readiness probe).
+    let instance = ready_instance(&run, "gw").await;
+    let status = instance.status.clone().unwrap();
+    let endpoint = status.endpoint.clone().unwrap();
+    assert_eq!(endpoint, format!("http://gw.{}.svc:4000", run.namespace));
+    assert_eq!((status.replicas, status.ready_replicas), (1, 1));
+    assert_eq!(
+        reason_of(&instance, condition_type::PODS_HEALTHY),
+        ("True".into(), reason::ALL_PODS_HEALTHY.into())
+    );
+    assert_eq!(
+        reason_of(&instance, condition_type::DATABASE_READY),
+        ("True".into(), reason::MIGRATION_COMPLETE.into())
+    );
+    let deployment = run.api::<Deployment>().get("gw").await.unwrap();
+    assert!(
+        deployment.metadata.creation_timestamp.as_ref().unwrap().0
+            >= job
+                .status
+                .as_ref()
+                .unwrap()
+                .completion_time
+                .as_ref()
+                .unwrap()
+                .0,
+        "the Deployment was created after its migration completed"
+    );
+    let url = kubelet.url(&endpoint).await;
+    let (code, readiness) = call(
+        reqwest::Method::GET,
+        &format!("{url}/health/readiness"),
+        "",
+        None,
+    )
+    .await;
+    assert_eq!(code, 200);
+    assert_eq!(readiness["db"], "connected", "{readiness}");
+
+    // A team and a key through it; the key authenticates; the rows are in
+    // the instance's database.
+    let master_key = generated_master_key(&run, "gw").await;
+    let team = format!("run-{}", support::k8s::unique_suffix());
+    let key = team_and_key(&url, &master_key, &team).await;
+    key_authenticates(&url, &key, &team).await;
+    assert_eq!(
+        db.query(&format!(
+            "SELECT count(*) FROM llm.\"LiteLLM_TeamTable\" WHERE team_id = '{team}'"
+        )),
+        "1"
+    );
+    let status_json = serde_json::to_string(&instance.status).unwrap();
+    assert!(!status_json.contains(&master_key) && !status_json.contains(DB_PASSWORD));
+
+    // A router setting rolls the pods; the new pod runs with it.
+    let before = settled_pods(&kubelet, "proxy").expect("one ready pod");
+    run.instances()
+        .patch(
+            "gw",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"spec": {"routerSettings": {"routing_strategy": "least-busy"}}})),
+        )
+        .await
+        .unwrap();
+    let after = within("the pods rolled", BOOT, || async {
+        settled_pods(&kubelet, "proxy").filter(|pods| *pods != before)
+    })
+    .await;
+    assert_eq!(after.len(), 1);
+    let (code, settings) = call(
+        reqwest::Method::GET,
+        &format!("{url}/router/settings"),
+        &master_key,
+        None,
+    )
+    .await;
+    assert_eq!(code, 200, "{settings}");
+    let strategy = settings["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["field_name"] == "routing_strategy")
+        .map(|f| f["field_value"].clone());
+    assert_eq!(strategy, Some(json!("least-busy")), "{settings}");
+    key_authenticates(&url, &key, &team).await;
+
+    // A new image tag: a new migration Job runs (on a current database it
+    // applies nothing) before the Deployment takes the image.
+    run.instances()
+        .patch(
+            "gw",
+            &PatchParams::default(),
+            &Patch::Merge(&json!({"spec": {"image": {"tag": "main-v1.108.7-patch1"}}})),
+        )
+        .await
+        .unwrap();
+    let second = within(
+        "a second migration Job",
+        Duration::from_secs(60),
+        || async {
+            let jobs = run.api::<Job>().list(&ListParams::default()).await.ok()?;
+            jobs.items
+                .into_iter()
+                .filter_map(|j| j.metadata.name)
+                .find(|n| *n != job_name)
+        },
+    )
+    .await;
+    let second_job = migration_before_pods(
+        &run,
+        &second,
+        &["gw"],
+        "ghcr.io/berriai/litellm:main-v1.108.7-patch1",
+    )
+    .await;
+    assert_eq!(
+        db.query("SELECT count(*) FROM llm.\"_prisma_migrations\"")
+            .parse::<i64>()
+            .unwrap(),
+        applied,
+        "a current database gets no migration twice"
+    );
+    let rolled = within("the new image's pods", BOOT, || async {
+        let instance = run.instances().get("gw").await.ok()?;
+        let status = instance.status.as_ref()?;
+        let pods = settled_pods(&kubelet, "proxy").filter(|pods| *pods != after)?;
+        (status.ready && status.version.as_deref() == Some("main-v1.108.7-patch1")).then_some(pods)
+    })
+    .await;
+    let pod = run.api::<Pod>().get(&rolled[0]).await.unwrap();
+    assert!(
+        pod.metadata.creation_timestamp.as_ref().unwrap().0
+            >= second_job
+                .status
+                .as_ref()
+                .unwrap()
+                .completion_time
+                .as_ref()
+                .unwrap()
+                .0,
+        "the new image's pod started after its migration completed"
+    );
+    assert_eq!(
+        pod.spec.unwrap().containers[0].image.as_deref(),
+        Some("ghcr.io/berriai/litellm:main-v1.108.7-patch1")
+    );
+    key_authenticates(&url, &key, &team).await;
+    drop(kubelet);
+}
+
+#[tokio::test]
+async fn the_split_topology_runs_gateway_and_backend_on_the_test_kubelet() {
+    let Some(run) = start("li-split").await else {
+        return;
+    };
+    let Some(kubelet) = Kubelet::start(run.client.clone(), &run.namespace) else {
+        return;
+    };
+    let Some(db) = TestDatabase::create("li_split", DB_PASSWORD) else {
+        return;
+    };
+    run.create_object::<Secret>(json!({
+        "metadata": {"name": "litellm-db"},
+        "stringData": {"username": db.user, "password": DB_PASSWORD},
+    }))
+    .await;
+    let spec = json!({
+        "masterKey": {"autoGenerate": true},
+        "image": {"tag": "main-v1.108.7"},
+        "database": {
+            "host": db.host, "port": db.port, "name": db.name,
+            "credentialsSecretRef": {"name": "litellm-db"},
+            "migration": {"enabled": true},
+        },
+        "workload": {
+            "topology": "split",
+            "resources": {"requests": {"memory": "1Gi"}},
+            "gateway": {"replicas": 1, "resources": {"requests": {"cpu": "1", "memory": "2Gi"}}},
+            "backend": {"replicas": 1},
+            // The dashboard is the same image on :3000; not started here to
+            // spare the CPU of a third proxy (its objects are checked).
+            "ui": {"replicas": 0},
+        },
+    });
+    run.create("ai", spec).await;
+    let job = within("the migration Job", Duration::from_secs(30), || async {
+        let jobs = run.api::<Job>().list(&ListParams::default()).await.ok()?;
+        jobs.items.first().and_then(|j| j.metadata.name.clone())
+    })
+    .await;
+    migration_before_pods(
+        &run,
+        &job,
+        &["ai-gateway", "ai-backend", "ai-ui"],
+        "ghcr.io/berriai/litellm:main-v1.108.7",
+    )
+    .await;
+    let instance = ready_instance(&run, "ai").await;
+    let status = instance.status.clone().unwrap();
+    let ns = &run.namespace;
+    assert_eq!(
+        status.endpoint.as_deref(),
+        Some(format!("http://ai-backend.{ns}.svc:4001").as_str())
+    );
+    assert_eq!(
+        status.gateway_endpoint.as_deref(),
+        Some(format!("http://ai-gateway.{ns}.svc:4000").as_str())
+    );
+    assert_eq!((status.replicas, status.ready_replicas), (2, 2));
+
+    // The chart's names, roles and ports; replicas and resources per role.
+    let mut deployments = run.names::<Deployment>().await;
+    deployments.sort();
+    assert_eq!(deployments, ["ai-backend", "ai-gateway", "ai-ui"]);
+    let mut services = run.names::<Service>().await;
+    services.sort();
+    assert_eq!(services, ["ai-backend", "ai-gateway", "ai-ui"]);
+    for (name, role, port, replicas, memory) in [
+        ("ai-gateway", "gateway", 4000, 1, "2Gi"),
+        ("ai-backend", "backend", 4001, 1, "1Gi"),
+        ("ai-ui", "ui", 3000, 0, "1Gi"),
+    ] {
+        let deployment = run.api::<Deployment>().get(name).await.unwrap();
+        let spec = &deployment.spec;
+        assert_eq!(spec.replicas, Some(replicas), "{name}");
+        assert_eq!(
+            spec.selector.match_labels.as_ref().unwrap()["app.kubernetes.io/component"],
+            role
+        );
+        let container = &spec.template.spec.as_ref().unwrap().containers[0];
+        assert_eq!(
+            container.ports.as_ref().unwrap()[0].container_port,
+            port,
+            "{name}"
+        );
+        assert_eq!(
+            container
+                .resources
+                .as_ref()
+                .unwrap()
+                .requests
+                .as_ref()
+                .unwrap()["memory"]
+                .0,
+            memory,
+            "{name}"
+        );
+        let service = run.api::<Service>().get(name).await.unwrap();
+        let service_spec = service.spec.unwrap();
+        assert_eq!(service_spec.ports.unwrap()[0].port, port, "{name}");
+        assert_eq!(
+            service_spec.selector.unwrap()["app.kubernetes.io/component"],
+            role
+        );
+    }
+
+    // The backend creates a team and a key; the gateway authenticates it.
+    let master_key = generated_master_key(&run, "ai").await;
+    let backend = kubelet.url(status.endpoint.as_deref().unwrap()).await;
+    let gateway = kubelet
+        .url(status.gateway_endpoint.as_deref().unwrap())
+        .await;
+    let team = format!("split-{}", support::k8s::unique_suffix());
+    let key = team_and_key(&backend, &master_key, &team).await;
+    key_authenticates(&gateway, &key, &team).await;
+    let (code, models) = call(
+        reqwest::Method::GET,
+        &format!("{gateway}/v1/models"),
+        &key,
+        None,
+    )
+    .await;
+    assert_eq!(code, 200, "{models}");
+    drop(kubelet);
 }

@@ -1,9 +1,10 @@
 //! Nothing is lost (SPEC section 8): the generated master key and salt key
 //! of a provisioned `LiteLLMInstance` are never regenerated behind the
 //! user's back and outlive the instance. Against the real Kubernetes API
-//! server harness; the harness has no controllers, so the tests play the
-//! Deployment controller (replica counts) and the garbage collector
-//! (deleting what an owner reference ties to a deleted instance).
+//! server harness; where a proxy must run, the test kubelet
+//! (`tests/support/kubelet.rs`) runs the rendered Deployment with the real
+//! LiteLLM proxy, and the tests play the garbage collector (deleting what an
+//! owner reference ties to a deleted instance).
 //!
 //! The instance's status is read as plain JSON, and the conditions this
 //! behaviour adds are named by their strings, so the file states the
@@ -24,6 +25,7 @@ use litellm_crossplane::api::instance::LiteLLMInstance;
 use litellm_crossplane::provider::instance::{condition_type, reason};
 use serde_json::{json, Value};
 use support::instance::{condition, prepare, reason_of, secret_string, start, Running};
+use support::kubelet::Kubelet;
 
 const GENERATED_FOR: &str = "litellm.crossplane.io/generated-for";
 const SALT_KEY_MISSING: &str = "SaltKeyMissing";
@@ -58,16 +60,18 @@ async fn recorded(run: &Running, name: &str) -> Value {
     );
 }
 
-/// Plays the Deployment controller: one ready replica.
+/// Waits (up to 7 minutes: a LiteLLM proxy start is CPU bound) until the
+/// test kubelet runs a ready replica of the instance's Deployment.
 async fn one_ready_replica(run: &Running, name: &str) {
-    run.api::<Deployment>()
-        .patch_status(
-            name,
-            &PatchParams::default(),
-            &Patch::Merge(&json!({"status": {"replicas": 1, "readyReplicas": 1}})),
-        )
-        .await
-        .expect("Deployment status patched");
+    for _ in 0..840 {
+        support::authz::assert_no_denials();
+        let instance = run.instances().get(name).await.unwrap();
+        if instance.status.as_ref().is_some_and(|s| s.ready) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    panic!("the proxy of {name} never became ready");
 }
 
 /// The stored object as a restore from a backup recreates it: the same
@@ -210,11 +214,12 @@ async fn a_salt_key_lost_after_the_first_run_is_reported_never_regenerated_and_n
     let Some(run) = start("loss-salt").await else {
         return;
     };
+    let Some(_kubelet) = Kubelet::start(run.client.clone(), &run.namespace) else {
+        return;
+    };
     run.create("gw", generated()).await;
     run.wait_for_object::<Deployment>("gw").await;
     one_ready_replica(&run, "gw").await;
-    run.wait_for("gw", |i| i.status.as_ref().is_some_and(|s| s.ready))
-        .await;
     // The status that says the instance has run (checked further down, so
     // the behaviour is what a regression trips over first).
     let ran = stored(&run, "gw").await["status"].clone();
@@ -673,16 +678,32 @@ async fn keys_generated_by_an_earlier_release_are_kept_and_outlive_the_instance_
     assert!(condition(&instance, condition_type::WORKLOAD_CONFLICT).is_none());
 }
 
-/// The Deployment `name` once it has not changed for three seconds.
+/// The Deployment `name` once its rollout is done (every replica of the
+/// current pod template ready, as the test kubelet reports it, if one runs)
+/// and it has not changed for three seconds.
 async fn settled_deployment(run: &Running, name: &str) -> Deployment {
+    let rolled_out = |d: &Deployment| {
+        let Some(status) = d
+            .status
+            .as_ref()
+            .filter(|s| s.observed_generation.is_some())
+        else {
+            return true; // no kubelet runs it
+        };
+        let wanted = d.spec.replicas.unwrap_or(1);
+        status.observed_generation == d.metadata.generation
+            && status.updated_replicas == Some(wanted)
+            && status.ready_replicas == Some(wanted)
+            && status.replicas == Some(wanted)
+    };
     let mut last = run.api::<Deployment>().get(name).await.unwrap();
-    for _ in 0..30 {
+    for _ in 0..140 {
         tokio::time::sleep(Duration::from_secs(3)).await;
         let now = run.api::<Deployment>().get(name).await.unwrap();
-        if now.metadata.resource_version == last.metadata.resource_version {
+        if now.metadata.resource_version == last.metadata.resource_version && rolled_out(&now) {
             return now;
         }
         last = now;
     }
-    panic!("Deployment {name} kept changing for 90 s");
+    panic!("Deployment {name} kept changing for 7 minutes");
 }

@@ -33,6 +33,11 @@ LITELLM_NOCUSTOM_URL=$(
 )
 export KUBECONFIG LITELLM_URL LITELLM_MASTER_KEY LITELLM_NOCUSTOM_URL
 export LITELLM_CROSSPLANE_REQUIRE_HARNESS=1
+# The test kubelet (tests/support/kubelet.rs) runs provisioned proxies from
+# the harness's installation: its lib.sh and the cache with venv and shim
+# (lib.sh's own default when LITELLM_HARNESS_CACHE is unset).
+export LITELLM_CROSSPLANE_SHARED=$SHARED
+export LITELLM_HARNESS_CACHE=${LITELLM_HARNESS_CACHE:-$HOME/.cache/litellm-harness}
 
 echo "== generated files are current" >&2
 cargo run --quiet --bin crdgen -- --check

@@ -192,13 +192,86 @@ pub struct Workload {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^https?://[^\s/?#]+"), length(max = super::common::bounds::MAX_URL_LENGTH))]
     pub gateway_endpoint: Option<String>,
-    /// Replicas of a provisioned proxy.
+    /// Replicas of a provisioned proxy (with `topology: split`, the default
+    /// of every role).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0, max = super::common::bounds::MAX_REPLICAS))]
     pub replicas: Option<i32>,
-    /// Container resources of a provisioned proxy.
+    /// Container resources of a provisioned proxy (with `topology: split`,
+    /// the default of every role).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<ResourceRequirements>,
+    /// How a provisioned proxy is laid out: `single` (default), one
+    /// Deployment and Service `<name>`; or `split`, LiteLLM's component
+    /// chart: `<name>-gateway` (LLM traffic, :4000), `<name>-backend` (admin
+    /// API, :4001) and `<name>-ui` (dashboard, :3000), each a Deployment and
+    /// a Service of its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<Topology>,
+    /// A HorizontalPodAutoscaler for the single Deployment
+    /// (`topology: single`); it then owns the replica count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub autoscaling: Option<Autoscaling>,
+    /// The gateway role (`topology: split`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gateway: Option<Role>,
+    /// The backend role (`topology: split`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend: Option<Role>,
+    /// The UI role (`topology: split`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ui: Option<Role>,
+}
+
+/// The layout of a provisioned proxy.
+#[derive(
+    Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, schemars::JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Topology {
+    /// One Deployment and Service `<name>`.
+    #[default]
+    Single,
+    /// Gateway, backend and UI, as LiteLLM's component chart.
+    Split,
+}
+
+/// One role of the split topology.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Role {
+    /// Replicas of this role; `workload.replicas` (else 1) by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = super::common::bounds::MAX_REPLICAS))]
+    pub replicas: Option<i32>,
+    /// Container resources; `workload.resources` by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<ResourceRequirements>,
+    /// A HorizontalPodAutoscaler for this role's Deployment; it then owns
+    /// the replica count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub autoscaling: Option<Autoscaling>,
+}
+
+/// An `autoscaling/v2` HorizontalPodAutoscaler on CPU and/or memory.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Autoscaling {
+    /// 1 by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = super::common::bounds::MAX_REPLICAS))]
+    pub min_replicas: Option<i32>,
+    #[schemars(range(min = 1, max = super::common::bounds::MAX_REPLICAS))]
+    pub max_replicas: i32,
+    /// Average CPU utilization (percent of requests) to keep; 80 when
+    /// neither target is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 1000))]
+    pub target_cpu_utilization_percentage: Option<i32>,
+    /// Average memory utilization (percent of requests) to keep.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 1000))]
+    pub target_memory_utilization_percentage: Option<i32>,
 }
 
 impl Workload {
@@ -286,6 +359,22 @@ pub struct Database {
     /// Secret key holding a complete `DATABASE_URL` instead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url_secret_ref: Option<SecretKeySelector>,
+    /// PostgreSQL schema of LiteLLM's tables (the chart's
+    /// `DATABASE_SCHEMA`); `public` by default. With discrete values only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = super::common::bounds::MAX_LABEL_LENGTH))]
+    pub schema: Option<String>,
+    /// libpq `sslmode`: `disable`, `allow`, `prefer`, `require`,
+    /// `verify-ca` or `verify-full` (`verify-full` by default with
+    /// `caSecretRef`). With discrete values only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = super::common::bounds::MAX_WORD_LENGTH))]
+    pub ssl_mode: Option<String>,
+    /// Secret key holding the PEM CA bundle the database's certificate is
+    /// checked against; mounted into the pods and named in the URL
+    /// (`sslrootcert`). With discrete values only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_secret_ref: Option<SecretKeySelector>,
     /// The Prisma migration Job (provisioned proxy only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub migration: Option<Migration>,

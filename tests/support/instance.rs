@@ -1,8 +1,8 @@
 //! The `LiteLLMInstance` controller run against the real API server harness
 //! for one test: a fresh namespace, the controller scoped to it, and the
 //! reads and waits the instance tests share. The harness runs no
-//! controllers, so tests play the Deployment, Job, kubelet and garbage
-//! collector parts themselves.
+//! controllers: pods run on the test kubelet (`kubelet.rs`), and tests play
+//! the garbage collector themselves.
 
 #![allow(dead_code)] // each test binary uses a different part of the support code
 
@@ -274,4 +274,111 @@ pub fn reason_of(instance: &LiteLLMInstance, type_: &str) -> (String, String) {
 
 pub fn secret_string(secret: &Secret, key: &str) -> String {
     String::from_utf8(secret.data.as_ref().unwrap()[key].0.clone()).unwrap()
+}
+
+/// A database and role of their own on the LiteLLM harness's PostgreSQL
+/// (which trusts loopback connections, so the admin is `postgres`), for a
+/// provisioned proxy: an empty database the migration Job must fill. Both
+/// are dropped on drop.
+pub struct TestDatabase {
+    pub host: String,
+    pub port: u16,
+    pub name: String,
+    pub user: String,
+    pub password: String,
+    admin: String,
+}
+
+impl TestDatabase {
+    /// A fresh role with `password` and an empty database it owns, or
+    /// `None` (skipped) without the harness.
+    pub fn create(prefix: &str, password: &str) -> Option<TestDatabase> {
+        let Ok(url) = std::env::var("LITELLM_DATABASE_URL") else {
+            assert!(
+                !super::k8s::harness_required(),
+                "LITELLM_DATABASE_URL is not set: start ../shared/litellm/up.sh"
+            );
+            eprintln!("skipped: LITELLM_DATABASE_URL not set");
+            return None;
+        };
+        let parsed = url::Url::parse(&url).expect("LITELLM_DATABASE_URL is a URL");
+        let host = parsed.host_str().unwrap_or("127.0.0.1").to_string();
+        let port = parsed.port().unwrap_or(5432);
+        let suffix = super::k8s::unique_suffix();
+        let database = TestDatabase {
+            admin: format!("postgresql://postgres@{host}:{port}/postgres"),
+            host,
+            port,
+            name: format!("{prefix}_{suffix}"),
+            user: format!("{prefix}_user_{suffix}"),
+            password: password.to_string(),
+        };
+        database.psql(&format!(
+            "CREATE ROLE \"{}\" LOGIN PASSWORD '{}'",
+            database.user,
+            password.replace('\'', "''")
+        ));
+        database.psql(&format!(
+            "CREATE DATABASE \"{}\" OWNER \"{}\"",
+            database.name, database.user
+        ));
+        Some(database)
+    }
+
+    /// Runs `sql` as the admin; panics naming the statement's first word on
+    /// failure (never the statement, which may hold the password).
+    pub fn psql(&self, sql: &str) -> String {
+        self.psql_on("postgres", sql)
+    }
+
+    /// Runs `sql` as the admin in database `database`.
+    pub fn psql_on(&self, database: &str, sql: &str) -> String {
+        let url = format!("{}/{database}", self.admin.trim_end_matches("/postgres"));
+        let output = std::process::Command::new("psql")
+            .args(["-X", "-At", "-v", "ON_ERROR_STOP=1", &url])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut child| {
+                use std::io::Write;
+                child
+                    .stdin
+                    .take()
+                    .expect("stdin")
+                    .write_all(sql.as_bytes())?;
+                child.wait_with_output()
+            })
+            .expect("psql runs");
+        assert!(
+            output.status.success(),
+            "psql {} failed: {}",
+            sql.split_whitespace().next().unwrap_or_default(),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).trim().to_string()
+    }
+
+    /// Runs `sql` in the test's database.
+    pub fn query(&self, sql: &str) -> String {
+        self.psql_on(&self.name.clone(), sql)
+    }
+}
+
+impl Drop for TestDatabase {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("psql")
+            .args([
+                "-X",
+                "-q",
+                &self.admin,
+                "-c",
+                &format!("DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)", self.name),
+                "-c",
+                &format!("DROP ROLE IF EXISTS \"{}\"", self.user),
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
 }

@@ -7,6 +7,7 @@ pub mod fault_proxy;
 pub mod harness;
 pub mod instance;
 pub mod k8s;
+pub mod kubelet;
 pub mod litellm_standin;
 pub mod logs;
 pub mod metered;

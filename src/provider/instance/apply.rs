@@ -36,6 +36,7 @@
 use std::fmt::Debug;
 
 use k8s_openapi::api::apps::v1::Deployment;
+use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service, ServiceAccount};
 use k8s_openapi::NamespaceResourceScope;
@@ -49,7 +50,7 @@ use crate::litellm::{generate_key, Secret as SecretValue};
 
 use super::build::{self, DatabaseSource, GeneratedKey, KeyLoss, KeyPlan, Marker};
 use super::controller::FIELD_MANAGER;
-use super::database::database_url;
+use super::database::database_url_with;
 use super::status::{
     holds_deployment, key_record, DatabaseState, JobState, KeyObservation, KeyState, PodHealth,
     WorkloadObservation,
@@ -85,7 +86,7 @@ impl Applier<'_> {
         &mut self,
         name: &str,
         policy: Policy,
-        build: impl FnOnce() -> K,
+        build: impl FnOnce(Option<&K>) -> K,
     ) -> Result<Option<K>, Error>
     where
         K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
@@ -106,7 +107,7 @@ impl Applier<'_> {
             ..PostParams::default()
         };
         let result = match api.get_opt(name).await.map_err(failed)? {
-            None => match api.create(&post, &build()).await {
+            None => match api.create(&post, &build(None)).await {
                 Ok(created) => Some(created),
                 // Someone created it since the GET: not ours, so leave it.
                 Err(kube::Error::Api(status)) if status.code == 409 => None,
@@ -122,7 +123,7 @@ impl Applier<'_> {
             }
             Some(existing) if policy == Policy::CreateOnly => Some(existing),
             Some(existing) => {
-                let mut desired = build();
+                let mut desired = build(Some(&existing));
                 desired.meta_mut().resource_version = existing.resource_version();
                 Some(api.replace(name, &post, &desired).await.map_err(failed)?)
             }
@@ -261,8 +262,8 @@ struct Evidence<'a> {
     /// The instance as the API server has it; the watch cache may not hold
     /// the status patch of the previous round yet.
     fresh: Option<Option<LiteLLMInstance>>,
-    /// The Deployment of the instance's name, if this instance owns it.
-    deployment: Option<Option<Deployment>>,
+    /// The Deployments of the instance's names that this instance owns.
+    deployment: Option<Vec<Deployment>>,
 }
 
 impl Evidence<'_> {
@@ -287,33 +288,39 @@ impl Evidence<'_> {
         Ok(fresh.and_then(|f| key_record(f.status.as_ref(), key).cloned()))
     }
 
-    /// Whether this instance's Deployment reads the Secret `secret`: the
-    /// proxy has run with what was in it.
+    /// Whether one of this instance's Deployments (of either topology)
+    /// reads the Secret `secret`: the proxy has run with what was in it.
     async fn deployment_reads(&mut self, secret: &str) -> Result<bool, Error> {
         if self.deployment.is_none() {
-            let name = build::names::workload(self.instance);
             let api: Api<Deployment> = Api::namespaced(self.client.clone(), self.namespace);
             let uid = self.instance.uid();
-            let deployment = api
-                .get_opt(&name)
-                .await
-                .map_err(|source| Error::Workload {
-                    kind: "Deployment".to_string(),
-                    name,
-                    source,
-                })?
-                .filter(|d| {
-                    d.owner_references()
-                        .iter()
-                        .any(|o| Some(&o.uid) == uid.as_ref())
-                });
-            self.deployment = Some(deployment);
+            let mut owned = Vec::new();
+            let names = std::iter::once(build::Component::Proxy)
+                .chain(build::Component::SPLIT)
+                .map(|c| build::names::component(self.instance, c));
+            for name in names {
+                let found = api
+                    .get_opt(&name)
+                    .await
+                    .map_err(|source| Error::Workload {
+                        kind: "Deployment".to_string(),
+                        name,
+                        source,
+                    })?
+                    .filter(|d| {
+                        d.owner_references()
+                            .iter()
+                            .any(|o| Some(&o.uid) == uid.as_ref())
+                    });
+                owned.extend(found);
+            }
+            self.deployment = Some(owned);
         }
         Ok(self
             .deployment
-            .as_ref()
-            .and_then(Option::as_ref)
-            .is_some_and(|d| build::deployment_reads_secret(d, secret)))
+            .iter()
+            .flatten()
+            .any(|d| build::deployment_reads_secret(d, secret)))
     }
 }
 
@@ -370,18 +377,19 @@ pub async fn provision(
             match read_credentials(&secrets, &credentials, &username_key, &password_key).await? {
                 Err(cause) => DatabaseState::CredentialsUnavailable(cause),
                 Ok((user, password)) => {
-                    let url = SecretValue::new(database_url(
+                    let url = SecretValue::new(database_url_with(
                         &host,
                         port,
                         &name,
                         user.expose(),
                         password.expose(),
+                        &build::database_params(instance),
                     ));
                     applier
                         .ensure(
                             &build::names::database_url(instance),
                             Policy::Reconcile,
-                            || build::database_url_secret(instance, &url),
+                            |_| build::database_url_secret(instance, &url),
                         )
                         .await?;
                     migration_pending(instance)
@@ -392,22 +400,54 @@ pub async fn provision(
 
     let workload = build::names::workload(instance);
     applier
-        .ensure(&workload, Policy::Reconcile, || build::config_map(instance))
-        .await?;
-    applier
-        .ensure(&workload, Policy::Reconcile, || {
-            build::service_account(instance)
+        .ensure(&workload, Policy::Reconcile, |_| {
+            build::config_map(instance)
         })
         .await?;
     applier
-        .ensure(&workload, Policy::Reconcile, || build::service(instance))
+        .ensure(&workload, Policy::Reconcile, |_| {
+            build::service_account(instance)
+        })
         .await?;
+    let components = build::components(instance);
+    for &component in &components {
+        applier
+            .ensure(
+                &build::names::component(instance, component),
+                Policy::Reconcile,
+                |_| build::component_service(instance, component),
+            )
+            .await?;
+    }
 
-    let deployment = if holds_deployment(&keys) {
-        // A key is missing, altered or someone else's: any change to the
-        // pod template (a new secrets hash above all) would start pods
-        // without it, so the Deployment stays as it is, or absent.
-        applier.observe::<Deployment>(&workload).await?
+    // The migration of the image comes first: the Deployments take a new
+    // image only once its migration Job has completed (see
+    // [`WorkloadObservation::held_for_migration`]).
+    if let DatabaseState::Migration(_) = database {
+        let job = applier
+            .ensure(
+                &build::names::migration_job(instance),
+                Policy::CreateOnly,
+                |_| build::migration_job(instance),
+            )
+            .await?;
+        database = DatabaseState::Migration(job.map_or(JobState::NotOwned, |job| job_state(&job)));
+    }
+    let held_for_migration = match database {
+        DatabaseState::Migration(state) if state != JobState::Complete => {
+            Some(build::names::migration_job(instance))
+        }
+        _ => None,
+    };
+
+    // A key is missing, altered or someone else's: any change to the pod
+    // template (a new secrets hash above all) would start pods without it,
+    // so the Deployments stay as they are, or absent. The same while the
+    // image's migration has not completed: the running pods keep serving
+    // the schema they know.
+    let hold = holds_deployment(&keys) || held_for_migration.is_some();
+    let secrets_hash = if hold {
+        String::new()
     } else {
         let mut versions = Vec::new();
         for name in build::referenced_secrets(instance) {
@@ -422,30 +462,73 @@ pub async fn provision(
                 .and_then(|meta| meta.metadata.resource_version);
             versions.push((name, version));
         }
-        let secrets_hash = build::secrets_hash(&versions);
-        applier
-            .ensure(&workload, Policy::Reconcile, || {
-                build::deployment(instance, &secrets_hash)
-            })
-            .await?
+        build::secrets_hash(&versions)
     };
-    let deployment = deployment.map(|deployment| {
-        let status = deployment.status.unwrap_or_default();
-        (
-            status.replicas.unwrap_or(0),
-            status.ready_replicas.unwrap_or(0),
-        )
-    });
-
-    if let DatabaseState::Migration(_) = database {
-        let job = applier
-            .ensure(
-                &build::names::migration_job(instance),
-                Policy::CreateOnly,
-                || build::migration_job(instance),
-            )
+    let mut totals = Some((0, 0));
+    let mut not_ready = Vec::new();
+    for &component in &components {
+        let name = build::names::component(instance, component);
+        let autoscaled = build::autoscaler(instance, component);
+        let deployment = if hold {
+            applier.observe::<Deployment>(&name).await?
+        } else {
+            applier
+                .ensure(&name, Policy::Reconcile, |existing: Option<&Deployment>| {
+                    let mut desired =
+                        build::component_deployment(instance, component, &secrets_hash);
+                    // An autoscaler owns the replica count once it exists.
+                    if autoscaled.is_some() {
+                        if let Some(replicas) = existing.and_then(|d| d.spec.replicas) {
+                            desired.spec.replicas = Some(replicas);
+                        }
+                    }
+                    desired
+                })
+                .await?
+        };
+        match deployment {
+            Some(deployment) => {
+                let status = deployment.status.unwrap_or_default();
+                let ready = status.ready_replicas.unwrap_or(0);
+                if let Some((replicas, ready_replicas)) = totals.as_mut() {
+                    *replicas += status.replicas.unwrap_or(0);
+                    *ready_replicas += ready;
+                }
+                if component.required() && ready == 0 {
+                    not_ready.push(name.clone());
+                }
+                if let Some(autoscaler) = autoscaled {
+                    applier
+                        .ensure(&name, Policy::Reconcile, |_| autoscaler)
+                        .await?;
+                }
+            }
+            None if component.required() => totals = None,
+            None => {}
+        }
+    }
+    // What the other topology (or dropped autoscaling) left behind.
+    let keep: Vec<String> = components
+        .iter()
+        .map(|&c| build::names::component(instance, c))
+        .collect();
+    let autoscaled: Vec<String> = components
+        .iter()
+        .filter(|&&c| build::autoscaling(instance, c).is_some())
+        .map(|&c| build::names::component(instance, c))
+        .collect();
+    if let Some(uid) = instance.uid() {
+        let scope = DeleteScope::new(client, namespace, instance, &uid, &keep);
+        let mut pruned = Vec::new();
+        scope.delete_owned::<Deployment>(&mut pruned).await?;
+        scope.delete_owned::<Service>(&mut pruned).await?;
+        let scope = DeleteScope::new(client, namespace, instance, &uid, &autoscaled);
+        scope
+            .delete_owned::<HorizontalPodAutoscaler>(&mut pruned)
             .await?;
-        database = DatabaseState::Migration(job.map_or(JobState::NotOwned, |job| job_state(&job)));
+        if !pruned.is_empty() {
+            tracing::info!(%namespace, instance = %instance.name_any(), ?pruned, "left over from another topology, deleted");
+        }
     }
 
     let selector = build::proxy_selector_string(instance);
@@ -460,7 +543,9 @@ pub async fn provision(
     Ok(WorkloadObservation {
         problems: Vec::new(),
         conflicts: applier.conflicts,
-        deployment,
+        deployment: totals,
+        not_ready,
+        held_for_migration,
         pods: pods.items.iter().map(pod_health).collect(),
         database,
         keys,
@@ -562,17 +647,10 @@ pub async fn teardown(
         build::names::salt_key(instance),
     ];
     let mut deleted = Vec::new();
-    let scope = DeleteScope {
-        client,
-        namespace,
-        selector: build::labels(instance)
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(","),
-        uid: &uid,
-        keep: &keep,
-    };
+    let scope = DeleteScope::new(client, namespace, instance, &uid, &keep);
+    scope
+        .delete_owned::<HorizontalPodAutoscaler>(&mut deleted)
+        .await?;
     scope.delete_owned::<Deployment>(&mut deleted).await?;
     scope.delete_owned::<Job>(&mut deleted).await?;
     scope.delete_owned::<Service>(&mut deleted).await?;
@@ -590,7 +668,29 @@ struct DeleteScope<'a> {
     keep: &'a [String],
 }
 
-impl DeleteScope<'_> {
+impl<'a> DeleteScope<'a> {
+    /// The objects labelled for `instance` and owned by `uid`, but those
+    /// named in `keep`.
+    fn new(
+        client: &'a kube::Client,
+        namespace: &'a str,
+        instance: &LiteLLMInstance,
+        uid: &'a str,
+        keep: &'a [String],
+    ) -> Self {
+        DeleteScope {
+            client,
+            namespace,
+            selector: build::labels(instance)
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(","),
+            uid,
+            keep,
+        }
+    }
+
     async fn delete_owned<K>(&self, deleted: &mut Vec<String>) -> Result<(), Error>
     where
         K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
@@ -605,10 +705,16 @@ impl DeleteScope<'_> {
             source,
         };
         let api: Api<K> = Api::namespaced(self.client.clone(), self.namespace);
-        let listed = api
+        let listed = match api
             .list(&ListParams::default().labels(&self.selector))
             .await
-            .map_err(|source| failed(&self.selector, source))?;
+        {
+            Ok(listed) => listed,
+            // A kind the API server does not serve (autoscaling/v2 on a
+            // server without it) holds nothing to delete.
+            Err(kube::Error::Api(status)) if status.code == 404 => return Ok(()),
+            Err(source) => return Err(failed(&self.selector, source)),
+        };
         for object in listed {
             let name = object.name_any();
             let owned = object

@@ -14,11 +14,16 @@
 use std::collections::BTreeMap;
 
 use k8s_openapi::api::apps::v1::{Deployment, DeploymentSpec};
+use k8s_openapi::api::autoscaling::v2::{
+    CrossVersionObjectReference, HorizontalPodAutoscaler, HorizontalPodAutoscalerSpec, MetricSpec,
+    MetricTarget, ResourceMetricSource,
+};
 use k8s_openapi::api::batch::v1::{Job, JobSpec};
 use k8s_openapi::api::core::v1::{
     ConfigMap, ConfigMapVolumeSource, Container, ContainerPort, EnvVar, EnvVarSource,
-    HTTPGetAction, PodSpec, PodTemplateSpec, Probe, Secret, SecretKeySelector as KubeKeySelector,
-    Service, ServiceAccount, ServicePort, ServiceSpec, Volume, VolumeMount,
+    HTTPGetAction, KeyToPath, PodSpec, PodTemplateSpec, Probe, ResourceRequirements, Secret,
+    SecretKeySelector as KubeKeySelector, SecretVolumeSource, Service, ServiceAccount, ServicePort,
+    ServiceSpec, Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -28,9 +33,9 @@ use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::api::common::SecretKeySelector;
-use crate::api::instance::{LiteLLMInstance, DEFAULT_PORT};
+use crate::api::instance::{Autoscaling, LiteLLMInstance, Role, Topology, DEFAULT_PORT};
 
-use super::database::{valid_database_name, valid_host};
+use super::database::{valid_database_name, valid_host, valid_schema};
 
 /// Image repository when `spec.image.repository` is unset.
 pub const DEFAULT_IMAGE_REPOSITORY: &str = "ghcr.io/berriai/litellm";
@@ -60,9 +65,131 @@ pub const SECRETS_HASH_ANNOTATION: &str = "litellm.crossplane.io/secrets-hash";
 pub const GENERATED_FOR_ANNOTATION: &str = "litellm.crossplane.io/generated-for";
 
 const CONFIG_DIR: &str = "/etc/litellm";
+/// Where the database CA of `spec.database.caSecretRef` is mounted.
+pub const DATABASE_CA_DIR: &str = "/etc/litellm-database-ca";
+/// The CA file in [`DATABASE_CA_DIR`], named by the URL's `sslrootcert`.
+pub const DATABASE_CA_FILE: &str = "ca.crt";
 const CONTAINER_PORT_NAME: &str = "http";
-const COMPONENT_PROXY: &str = "proxy";
 const COMPONENT_MIGRATION: &str = "migration";
+/// libpq's `sslmode` values.
+pub const SSL_MODES: [&str; 6] = [
+    "disable",
+    "allow",
+    "prefer",
+    "require",
+    "verify-ca",
+    "verify-full",
+];
+
+/// One Deployment (with its Service) of a provisioned proxy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Component {
+    /// `topology: single`: the whole proxy, `<name>`.
+    Proxy,
+    /// `topology: split`: LLM traffic, `<name>-gateway`, :4000.
+    Gateway,
+    /// `topology: split`: the admin API, `<name>-backend`, :4001.
+    Backend,
+    /// `topology: split`: the dashboard, `<name>-ui`, :3000.
+    Ui,
+}
+
+impl Component {
+    /// The roles of LiteLLM's component chart.
+    pub const SPLIT: [Component; 3] = [Component::Gateway, Component::Backend, Component::Ui];
+
+    /// `app.kubernetes.io/component` of its objects and pods.
+    pub fn label(self) -> &'static str {
+        match self {
+            Component::Proxy => "proxy",
+            Component::Gateway => "gateway",
+            Component::Backend => "backend",
+            Component::Ui => "ui",
+        }
+    }
+
+    /// The port its container listens on: the chart's per role.
+    pub fn container_port(self) -> i32 {
+        match self {
+            Component::Proxy | Component::Gateway => DEFAULT_PORT,
+            Component::Backend => 4001,
+            Component::Ui => 3000,
+        }
+    }
+
+    /// Whether the instance needs a ready replica of it to be ready: the
+    /// admin API and LLM traffic do, the dashboard does not.
+    pub fn required(self) -> bool {
+        self != Component::Ui
+    }
+
+    fn role(self, instance: &LiteLLMInstance) -> Option<&Role> {
+        let workload = instance.spec.workload.as_ref()?;
+        match self {
+            Component::Proxy => None,
+            Component::Gateway => workload.gateway.as_ref(),
+            Component::Backend => workload.backend.as_ref(),
+            Component::Ui => workload.ui.as_ref(),
+        }
+    }
+}
+
+/// `spec.workload.topology`, `single` by default.
+pub fn topology(instance: &LiteLLMInstance) -> Topology {
+    instance
+        .spec
+        .workload
+        .as_ref()
+        .and_then(|w| w.topology)
+        .unwrap_or_default()
+}
+
+/// The Deployments (and Services) of the topology.
+pub fn components(instance: &LiteLLMInstance) -> Vec<Component> {
+    match topology(instance) {
+        Topology::Single => vec![Component::Proxy],
+        Topology::Split => Component::SPLIT.to_vec(),
+    }
+}
+
+/// Replicas of `component`: its role's, else `workload.replicas`, else 1;
+/// with autoscaling the autoscaler's minimum (it owns the count from then).
+pub fn replicas(instance: &LiteLLMInstance, component: Component) -> i32 {
+    if let Some(autoscaling) = autoscaling(instance, component) {
+        return autoscaling.min_replicas.unwrap_or(1);
+    }
+    let workload = instance.spec.workload.as_ref();
+    component
+        .role(instance)
+        .and_then(|r| r.replicas)
+        .or_else(|| workload.and_then(|w| w.replicas))
+        .unwrap_or(1)
+}
+
+/// Container resources of `component`: its role's, else `workload.resources`.
+pub fn resources(instance: &LiteLLMInstance, component: Component) -> Option<ResourceRequirements> {
+    component
+        .role(instance)
+        .and_then(|r| r.resources.clone())
+        .or_else(|| instance.spec.workload.as_ref()?.resources.clone())
+}
+
+/// The autoscaling asked for `component`, if any.
+pub fn autoscaling(instance: &LiteLLMInstance, component: Component) -> Option<&Autoscaling> {
+    match component {
+        Component::Proxy => instance.spec.workload.as_ref()?.autoscaling.as_ref(),
+        _ => component.role(instance)?.autoscaling.as_ref(),
+    }
+}
+
+/// The Service port of `component`: `spec.service.port` (4000) for the
+/// single proxy, the chart's port for a role.
+pub fn service_port(instance: &LiteLLMInstance, component: Component) -> i32 {
+    match component {
+        Component::Proxy => port(instance),
+        other => other.container_port(),
+    }
+}
 
 /// Where the proxy's database URL comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -150,7 +277,111 @@ pub fn validate(instance: &LiteLLMInstance) -> Vec<String> {
         problems
             .push("spec.database.migration needs a database (host or urlSecretRef)".to_string());
     }
+    if let Some(workload) = &instance.spec.workload {
+        let split = topology(instance) == Topology::Split;
+        for (field, set) in [
+            ("gateway", workload.gateway.is_some()),
+            ("backend", workload.backend.is_some()),
+            ("ui", workload.ui.is_some()),
+        ] {
+            if set && !split {
+                problems.push(format!(
+                    "spec.workload.{field} needs spec.workload.topology: split"
+                ));
+            }
+        }
+        if split && workload.autoscaling.is_some() {
+            problems.push(
+                "spec.workload.autoscaling is for topology single; give each role its own \
+                 (spec.workload.gateway.autoscaling, ...)"
+                    .to_string(),
+            );
+        }
+        for component in components(instance) {
+            if let Some(a) = autoscaling(instance, component) {
+                if a.min_replicas.unwrap_or(1) > a.max_replicas {
+                    problems.push(format!(
+                        "autoscaling of {}: minReplicas {} exceeds maxReplicas {}",
+                        names::component(instance, component),
+                        a.min_replicas.unwrap_or(1),
+                        a.max_replicas
+                    ));
+                }
+            }
+        }
+    }
+    if let Some(database) = &instance.spec.database {
+        if database.url_secret_ref.is_some() {
+            for (field, set) in [
+                ("schema", database.schema.is_some()),
+                ("sslMode", database.ssl_mode.is_some()),
+                ("caSecretRef", database.ca_secret_ref.is_some()),
+            ] {
+                if set {
+                    problems.push(format!(
+                        "spec.database.{field} is for discrete values; with urlSecretRef put it \
+                         into the URL"
+                    ));
+                }
+            }
+        }
+        if let Some(mode) = database.ssl_mode.as_deref() {
+            if !SSL_MODES.contains(&mode) {
+                problems.push(format!(
+                    "spec.database.sslMode {mode:?} is not one of {}",
+                    SSL_MODES.join(", ")
+                ));
+            }
+        }
+        if let Some(schema) = database.schema.as_deref() {
+            if !valid_schema(schema) {
+                problems.push(format!(
+                    "spec.database.schema {schema:?} is not a plain PostgreSQL identifier \
+                     (letters, digits, _; not starting with a digit)"
+                ));
+            }
+        }
+    }
     problems
+}
+
+/// The query parameters of the built URL: `schema`, `sslmode` and the
+/// mounted CA as `sslrootcert` (LiteLLM hands libpq's TLS parameters on to
+/// Prisma in Prisma's terms).
+pub fn database_params(instance: &LiteLLMInstance) -> Vec<(&'static str, String)> {
+    let Some(database) = instance.spec.database.as_ref() else {
+        return Vec::new();
+    };
+    let mut params = Vec::new();
+    if let Some(schema) = &database.schema {
+        params.push(("schema", schema.clone()));
+    }
+    let mode = database.ssl_mode.clone().or_else(|| {
+        database
+            .ca_secret_ref
+            .as_ref()
+            .map(|_| "verify-full".to_string())
+    });
+    if let Some(mode) = mode {
+        params.push(("sslmode", mode));
+    }
+    if database.ca_secret_ref.is_some() {
+        params.push((
+            "sslrootcert",
+            format!("{DATABASE_CA_DIR}/{DATABASE_CA_FILE}"),
+        ));
+    }
+    params
+}
+
+/// `spec.database.caSecretRef`, when the URL is built from discrete values.
+fn database_ca(instance: &LiteLLMInstance) -> Option<&SecretKeySelector> {
+    match database_source(instance) {
+        Ok(Some(DatabaseSource::Discrete { .. })) => {
+            instance.spec.database.as_ref()?.ca_secret_ref.as_ref()
+        }
+        _ => None,
+    }
 }
 
 /// Whether `spec.database.migration.enabled` is true.
@@ -179,9 +410,14 @@ pub fn labels(instance: &LiteLLMInstance) -> BTreeMap<String, String> {
     ])
 }
 
-/// Labels selecting the proxy's pods (and nothing else, in particular not
-/// the migration Job's pods).
+/// Labels selecting the single proxy's pods (and nothing else, in
+/// particular not the migration Job's pods).
 pub fn proxy_selector(instance: &LiteLLMInstance) -> BTreeMap<String, String> {
+    selector(instance, Component::Proxy)
+}
+
+/// Labels selecting the pods of `component`.
+pub fn selector(instance: &LiteLLMInstance, component: Component) -> BTreeMap<String, String> {
     BTreeMap::from([
         ("app.kubernetes.io/name".to_string(), "litellm".to_string()),
         (
@@ -190,18 +426,18 @@ pub fn proxy_selector(instance: &LiteLLMInstance) -> BTreeMap<String, String> {
         ),
         (
             "app.kubernetes.io/component".to_string(),
-            COMPONENT_PROXY.to_string(),
+            component.label().to_string(),
         ),
     ])
 }
 
-/// [`proxy_selector`] as a label selector string, for listing pods.
+/// A label selector string for the pods of every component of either
+/// topology (never the migration Job's), for listing pods.
 pub fn proxy_selector_string(instance: &LiteLLMInstance) -> String {
-    proxy_selector(instance)
-        .iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(",")
+    format!(
+        "app.kubernetes.io/name=litellm,app.kubernetes.io/instance={},app.kubernetes.io/component in (proxy,gateway,backend,ui)",
+        instance.name_any()
+    )
 }
 
 /// Names of the workload objects.
@@ -212,6 +448,15 @@ pub mod names {
     /// instance's name, so the endpoint formula names the Service.
     pub fn workload(instance: &LiteLLMInstance) -> String {
         instance.name_any()
+    }
+    /// The Deployment, Service (and autoscaler) of `component`: `<name>`
+    /// for the single proxy, `<name>-gateway`, `<name>-backend`,
+    /// `<name>-ui` for the roles, as the component chart names them.
+    pub fn component(instance: &LiteLLMInstance, component: Component) -> String {
+        match component {
+            Component::Proxy => instance.name_any(),
+            role => format!("{}-{}", instance.name_any(), role.label()),
+        }
     }
     pub fn master_key(instance: &LiteLLMInstance) -> String {
         format!("{}-master-key", instance.name_any())
@@ -299,6 +544,7 @@ pub fn referenced_secrets(instance: &LiteLLMInstance) -> Vec<String> {
         .filter_map(|env| env.value_from.as_ref()?.secret_key_ref.as_ref())
         .map(|selector| selector.name.clone())
         .collect();
+    secrets.extend(database_ca(instance).map(|ca| ca.name.clone()));
     secrets.sort();
     secrets.dedup();
     secrets
@@ -690,8 +936,26 @@ pub fn proxy_config(instance: &LiteLLMInstance) -> Value {
 
     let mut litellm = Map::new();
     if let Some(caching) = &config.caching {
+        let mut params: Map<String, Value> = caching.clone().into_iter().collect();
+        // With spec.redis, a Redis cache (the default type then) reads the
+        // same discrete values and password as the router.
+        let redis_cache = params.get("type").is_none_or(|t| t == "redis");
+        if instance.spec.redis.is_some() && redis_cache {
+            params.entry("type").or_insert(json!("redis"));
+            params
+                .entry("host")
+                .or_insert(json!("os.environ/REDIS_HOST"));
+            params
+                .entry("port")
+                .or_insert(json!("os.environ/REDIS_PORT"));
+            if redis_password_ref(instance).is_some() {
+                params
+                    .entry("password")
+                    .or_insert(json!("os.environ/REDIS_PASSWORD"));
+            }
+        }
         litellm.insert("cache".into(), json!(true));
-        litellm.insert("cache_params".into(), json!(caching));
+        litellm.insert("cache_params".into(), Value::Object(params));
     }
     for section in [&config.litellm_settings, &config.callbacks]
         .into_iter()
@@ -782,6 +1046,7 @@ fn proxy_env(instance: &LiteLLMInstance) -> Vec<EnvVar> {
     if let Some(url) = database_url_ref(instance) {
         env.push(from_secret("DATABASE_URL", &url));
     }
+    env.extend(database_schema_env(instance));
     if migration_enabled(instance) {
         // The migration Job owns the schema; replicas racing to migrate it
         // on start is what the Job exists to avoid.
@@ -829,15 +1094,51 @@ fn container(instance: &LiteLLMInstance, name: &str, env: Vec<EnvVar>) -> Contai
     }
 }
 
-/// The proxy Deployment. `secrets_hash` is the hash of the referenced
-/// Secrets' versions (see [`SECRETS_HASH_ANNOTATION`]).
+/// The single proxy's Deployment. `secrets_hash` is the hash of the
+/// referenced Secrets' versions (see [`SECRETS_HASH_ANNOTATION`]).
 pub fn deployment(instance: &LiteLLMInstance, secrets_hash: &str) -> Deployment {
+    component_deployment(instance, Component::Proxy, secrets_hash)
+}
+
+/// The volume and mount of the database CA, if any.
+fn database_ca_volume(instance: &LiteLLMInstance) -> Option<(Volume, VolumeMount)> {
+    let ca = database_ca(instance)?;
+    Some((
+        Volume {
+            name: "database-ca".to_string(),
+            secret: Some(SecretVolumeSource {
+                secret_name: Some(ca.name.clone()),
+                items: Some(vec![KeyToPath {
+                    key: ca.key.clone(),
+                    path: DATABASE_CA_FILE.to_string(),
+                    ..KeyToPath::default()
+                }]),
+                ..SecretVolumeSource::default()
+            }),
+            ..Volume::default()
+        },
+        VolumeMount {
+            name: "database-ca".to_string(),
+            mount_path: DATABASE_CA_DIR.to_string(),
+            read_only: Some(true),
+            ..VolumeMount::default()
+        },
+    ))
+}
+
+/// The Deployment of `component`: the proxy on the component's port with
+/// the shared config. Every component runs `spec.image`.
+pub fn component_deployment(
+    instance: &LiteLLMInstance,
+    component: Component,
+    secrets_hash: &str,
+) -> Deployment {
     let config_yaml = config_map(instance)
         .data
         .and_then(|mut d| d.remove(CONFIG_KEY))
         .unwrap_or_default();
     let mut pod_labels = labels(instance);
-    pod_labels.extend(proxy_selector(instance));
+    pod_labels.extend(selector(instance, component));
     let annotations = BTreeMap::from([
         (CONFIG_HASH_ANNOTATION.to_string(), hash(&config_yaml)),
         (
@@ -845,7 +1146,25 @@ pub fn deployment(instance: &LiteLLMInstance, secrets_hash: &str) -> Deployment 
             secrets_hash.to_string(),
         ),
     ]);
-    let container_port = DEFAULT_PORT;
+    let container_port = component.container_port();
+    let mut volumes = vec![Volume {
+        name: "config".to_string(),
+        config_map: Some(ConfigMapVolumeSource {
+            name: names::workload(instance),
+            ..ConfigMapVolumeSource::default()
+        }),
+        ..Volume::default()
+    }];
+    let mut mounts = vec![VolumeMount {
+        name: "config".to_string(),
+        mount_path: CONFIG_DIR.to_string(),
+        read_only: Some(true),
+        ..VolumeMount::default()
+    }];
+    if let Some((volume, mount)) = database_ca_volume(instance) {
+        volumes.push(volume);
+        mounts.push(mount);
+    }
     let proxy = Container {
         args: Some(vec![
             "--config".to_string(),
@@ -859,34 +1178,33 @@ pub fn deployment(instance: &LiteLLMInstance, secrets_hash: &str) -> Deployment 
             protocol: Some("TCP".to_string()),
             ..ContainerPort::default()
         }]),
+        // Start-up imports LiteLLM and its generated Prisma client, CPU
+        // bound for half a minute or more: the liveness probe waits for it
+        // (up to 5 minutes) instead of restarting a slow start.
+        startup_probe: Some(Probe {
+            period_seconds: Some(5),
+            initial_delay_seconds: Some(0),
+            failure_threshold: Some(60),
+            ..http_probe("/health/liveliness", 5)
+        }),
         liveness_probe: Some(http_probe("/health/liveliness", 15)),
         readiness_probe: Some(http_probe("/health/readiness", 10)),
-        resources: instance
-            .spec
-            .workload
-            .as_ref()
-            .and_then(|w| w.resources.clone()),
-        volume_mounts: Some(vec![VolumeMount {
-            name: "config".to_string(),
-            mount_path: CONFIG_DIR.to_string(),
-            read_only: Some(true),
-            ..VolumeMount::default()
-        }]),
+        resources: resources(instance, component),
+        volume_mounts: Some(mounts),
         ..container(instance, "litellm", proxy_env(instance))
     };
+    let mut metadata = metadata(
+        instance,
+        names::component(instance, component),
+        Some(component.label()),
+    );
+    metadata.labels.get_or_insert_with(BTreeMap::new);
     Deployment {
-        metadata: metadata(instance, names::workload(instance), Some(COMPONENT_PROXY)),
+        metadata,
         spec: DeploymentSpec {
-            replicas: Some(
-                instance
-                    .spec
-                    .workload
-                    .as_ref()
-                    .and_then(|w| w.replicas)
-                    .unwrap_or(1),
-            ),
+            replicas: Some(replicas(instance, component)),
             selector: LabelSelector {
-                match_labels: Some(proxy_selector(instance)),
+                match_labels: Some(selector(instance, component)),
                 ..LabelSelector::default()
             },
             template: PodTemplateSpec {
@@ -898,14 +1216,7 @@ pub fn deployment(instance: &LiteLLMInstance, secrets_hash: &str) -> Deployment 
                 spec: Some(PodSpec {
                     service_account_name: Some(names::workload(instance)),
                     containers: vec![proxy],
-                    volumes: Some(vec![Volume {
-                        name: "config".to_string(),
-                        config_map: Some(ConfigMapVolumeSource {
-                            name: names::workload(instance),
-                            ..ConfigMapVolumeSource::default()
-                        }),
-                        ..Volume::default()
-                    }]),
+                    volumes: Some(volumes),
                     ..PodSpec::default()
                 }),
             },
@@ -915,16 +1226,29 @@ pub fn deployment(instance: &LiteLLMInstance, secrets_hash: &str) -> Deployment 
     }
 }
 
-/// The proxy Service; its port is the one of the endpoint formula.
+/// The single proxy's Service; its port is the one of the endpoint formula.
 pub fn service(instance: &LiteLLMInstance) -> Service {
+    component_service(instance, Component::Proxy)
+}
+
+/// The Service of `component`, selecting its pods only.
+pub fn component_service(instance: &LiteLLMInstance, component: Component) -> Service {
+    let component_label = match component {
+        Component::Proxy => None,
+        role => Some(role.label()),
+    };
     Service {
-        metadata: metadata(instance, names::workload(instance), None),
+        metadata: metadata(
+            instance,
+            names::component(instance, component),
+            component_label,
+        ),
         spec: Some(ServiceSpec {
             type_: instance.spec.service.as_ref().and_then(|s| s.type_.clone()),
-            selector: Some(proxy_selector(instance)),
+            selector: Some(selector(instance, component)),
             ports: Some(vec![ServicePort {
                 name: Some(CONTAINER_PORT_NAME.to_string()),
-                port: port(instance),
+                port: service_port(instance, component),
                 target_port: Some(IntOrString::String(CONTAINER_PORT_NAME.to_string())),
                 protocol: Some("TCP".to_string()),
                 ..ServicePort::default()
@@ -935,6 +1259,66 @@ pub fn service(instance: &LiteLLMInstance) -> Service {
     }
 }
 
+/// The `autoscaling/v2` HorizontalPodAutoscaler of `component`, when asked
+/// for: CPU and/or memory utilization of its Deployment (CPU at 80% when
+/// no target is given).
+pub fn autoscaler(
+    instance: &LiteLLMInstance,
+    component: Component,
+) -> Option<HorizontalPodAutoscaler> {
+    let autoscaling = autoscaling(instance, component)?;
+    let resource = |name: &str, percent: i32| MetricSpec {
+        type_: "Resource".to_string(),
+        resource: Some(ResourceMetricSource {
+            name: name.to_string(),
+            target: MetricTarget {
+                type_: "Utilization".to_string(),
+                average_utilization: Some(percent),
+                ..MetricTarget::default()
+            },
+        }),
+        ..MetricSpec::default()
+    };
+    let mut metrics = Vec::new();
+    let cpu = autoscaling.target_cpu_utilization_percentage;
+    let memory = autoscaling.target_memory_utilization_percentage;
+    if let Some(cpu) = cpu.or(memory.is_none().then_some(80)) {
+        metrics.push(resource("cpu", cpu));
+    }
+    if let Some(memory) = memory {
+        metrics.push(resource("memory", memory));
+    }
+    let name = names::component(instance, component);
+    Some(HorizontalPodAutoscaler {
+        metadata: metadata(instance, name.clone(), Some(component.label())),
+        spec: HorizontalPodAutoscalerSpec {
+            scale_target_ref: CrossVersionObjectReference {
+                api_version: Some("apps/v1".to_string()),
+                kind: "Deployment".to_string(),
+                name,
+            },
+            min_replicas: Some(autoscaling.min_replicas.unwrap_or(1)),
+            max_replicas: autoscaling.max_replicas,
+            metrics: Some(metrics),
+            ..HorizontalPodAutoscalerSpec::default()
+        },
+        ..HorizontalPodAutoscaler::default()
+    })
+}
+
+/// `DATABASE_SCHEMA` for a schema other than `public`: the URL's
+/// `schema=` places Prisma's queries, and LiteLLM's own raw queries (its
+/// spend views) read the schema from this variable, as the chart sets it.
+fn database_schema_env(instance: &LiteLLMInstance) -> Option<EnvVar> {
+    match database_source(instance) {
+        Ok(Some(DatabaseSource::Discrete { .. })) => {
+            let schema = instance.spec.database.as_ref()?.schema.as_ref()?;
+            Some(value("DATABASE_SCHEMA", schema.clone()))
+        }
+        _ => None,
+    }
+}
+
 /// The Prisma migration Job (`spec.database.migration.enabled`), the way
 /// LiteLLM's chart runs it: the image's `prisma_migration.py`.
 pub fn migration_job(instance: &LiteLLMInstance) -> Job {
@@ -942,11 +1326,14 @@ pub fn migration_job(instance: &LiteLLMInstance) -> Job {
     if let Some(url) = database_url_ref(instance) {
         env.push(from_secret("DATABASE_URL", &url));
     }
+    env.extend(database_schema_env(instance));
+    let ca = database_ca_volume(instance);
     let migrate = Container {
         command: Some(vec![
             "python".to_string(),
             "litellm/proxy/prisma_migration.py".to_string(),
         ]),
+        volume_mounts: ca.as_ref().map(|(_, mount)| vec![mount.clone()]),
         ..container(instance, "migrate", env)
     };
     let mut pod_labels = labels(instance);
@@ -971,6 +1358,7 @@ pub fn migration_job(instance: &LiteLLMInstance) -> Job {
                     service_account_name: Some(names::workload(instance)),
                     restart_policy: Some("OnFailure".to_string()),
                     containers: vec![migrate],
+                    volumes: ca.map(|(volume, _)| vec![volume]),
                     ..PodSpec::default()
                 }),
             },
@@ -1238,7 +1626,11 @@ mod tests {
         );
         let litellm = &config["litellm_settings"];
         assert_eq!(litellm["cache"], true);
-        assert_eq!(litellm["cache_params"], json!({"type": "redis"}));
+        assert_eq!(
+            litellm["cache_params"],
+            json!({"type": "redis", "host": "os.environ/REDIS_HOST",
+                   "port": "os.environ/REDIS_PORT", "password": "os.environ/REDIS_PASSWORD"})
+        );
         assert_eq!(litellm["drop_params"], true);
         assert_eq!(litellm["success_callback"], json!(["langfuse"]));
         let router = &config["router_settings"];
@@ -1284,6 +1676,215 @@ mod tests {
         assert_eq!(a, b, "order does not matter");
         assert_ne!(a, c);
         assert_ne!(a, d, "a Secret appearing rolls the pods");
+    }
+
+    #[test]
+    fn the_split_topology_renders_the_charts_roles() {
+        let instance = instance(json!({
+            "masterKey": {"autoGenerate": true},
+            "service": {"port": 8080, "https": true},
+            "workload": {
+                "topology": "split",
+                "replicas": 2,
+                "resources": {"requests": {"memory": "1Gi"}},
+                "gateway": {"replicas": 4, "resources": {"requests": {"cpu": "2"}},
+                            "autoscaling": {"minReplicas": 3, "maxReplicas": 10, "targetMemoryUtilizationPercentage": 70}},
+                "ui": {"autoscaling": {"maxReplicas": 2}},
+            },
+        }));
+        assert!(validate(&instance).is_empty(), "{:?}", validate(&instance));
+        assert_eq!(components(&instance), Component::SPLIT.to_vec());
+        let cases = [
+            (Component::Gateway, "gw-gateway", 4000, 3, "cpu"),
+            (Component::Backend, "gw-backend", 4001, 2, "memory"),
+            (Component::Ui, "gw-ui", 3000, 1, "memory"),
+        ];
+        for (component, name, port, replicas, resource) in cases {
+            let deployment = component_deployment(&instance, component, "h");
+            assert_eq!(deployment.metadata.name.as_deref(), Some(name));
+            assert_eq!(deployment.spec.replicas, Some(replicas), "{name}");
+            let selector = deployment.spec.selector.match_labels.clone().unwrap();
+            assert_eq!(selector["app.kubernetes.io/component"], component.label());
+            let pod = deployment.spec.template.spec.unwrap();
+            let container = &pod.containers[0];
+            assert_eq!(container.ports.as_ref().unwrap()[0].container_port, port);
+            let args = container.args.clone().unwrap();
+            assert_eq!(args[args.len() - 1], port.to_string(), "{name}");
+            assert!(container
+                .resources
+                .as_ref()
+                .unwrap()
+                .requests
+                .as_ref()
+                .unwrap()
+                .contains_key(resource));
+            let service = component_service(&instance, component);
+            assert_eq!(service.metadata.name.as_deref(), Some(name));
+            let spec = service.spec.unwrap();
+            assert_eq!(
+                spec.ports.unwrap()[0].port,
+                port,
+                "the chart's port, not service.port"
+            );
+            assert_eq!(spec.selector.unwrap(), selector);
+        }
+        // An autoscaler per role that asks for one; none for the backend.
+        let gateway = autoscaler(&instance, Component::Gateway).unwrap();
+        assert_eq!(gateway.metadata.name.as_deref(), Some("gw-gateway"));
+        let spec = &gateway.spec;
+        assert_eq!(spec.scale_target_ref.name, "gw-gateway");
+        assert_eq!(spec.scale_target_ref.kind, "Deployment");
+        assert_eq!((spec.min_replicas, spec.max_replicas), (Some(3), 10));
+        let metrics = spec.metrics.clone().unwrap();
+        assert_eq!(metrics.len(), 1);
+        let memory = metrics[0].resource.as_ref().unwrap();
+        assert_eq!(
+            (memory.name.as_str(), memory.target.average_utilization),
+            ("memory", Some(70))
+        );
+        assert!(autoscaler(&instance, Component::Backend).is_none());
+        let ui = autoscaler(&instance, Component::Ui).unwrap();
+        let cpu = ui.spec.metrics.unwrap()[0].resource.clone().unwrap();
+        assert_eq!(
+            (cpu.name.as_str(), cpu.target.average_utilization),
+            ("cpu", Some(80))
+        );
+        assert_eq!(ui.metadata.owner_references.unwrap()[0].uid, "uid-1");
+        // The single topology keeps its names and its own autoscaler.
+        let single = instance_with_autoscaling();
+        assert_eq!(components(&single), vec![Component::Proxy]);
+        assert_eq!(
+            autoscaler(&single, Component::Proxy)
+                .unwrap()
+                .metadata
+                .name
+                .as_deref(),
+            Some("gw")
+        );
+        assert_eq!(deployment(&single, "h").spec.replicas, Some(2));
+    }
+
+    fn instance_with_autoscaling() -> LiteLLMInstance {
+        instance(json!({
+            "masterKey": {"autoGenerate": true},
+            "workload": {"replicas": 5, "autoscaling": {"minReplicas": 2, "maxReplicas": 4}},
+        }))
+    }
+
+    #[test]
+    fn topology_and_autoscaling_mistakes_are_reported() {
+        let cases = [
+            (
+                json!({"workload": {"gateway": {"replicas": 1}}}),
+                "spec.workload.gateway needs spec.workload.topology: split",
+            ),
+            (
+                json!({"workload": {"topology": "split", "autoscaling": {"maxReplicas": 2}}}),
+                "spec.workload.autoscaling is for topology single",
+            ),
+            (
+                json!({"workload": {"autoscaling": {"minReplicas": 3, "maxReplicas": 2}}}),
+                "autoscaling of gw: minReplicas 3 exceeds maxReplicas 2",
+            ),
+            (
+                json!({"database": {"urlSecretRef": {"name": "u", "key": "k"}, "schema": "x"}}),
+                "spec.database.schema is for discrete values",
+            ),
+            (
+                json!({"database": {"host": "pg", "credentialsSecretRef": {"name": "c"}, "sslMode": "strict"}}),
+                "spec.database.sslMode \"strict\" is not one of",
+            ),
+            (
+                json!({"database": {"host": "pg", "credentialsSecretRef": {"name": "c"}, "schema": "a;b"}}),
+                "spec.database.schema \"a;b\" is not a plain PostgreSQL identifier",
+            ),
+        ];
+        for (spec, want) in cases {
+            let problems = validate(&instance(spec.clone()));
+            assert!(
+                problems.iter().any(|p| p.starts_with(want)),
+                "{spec}: {problems:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_database_schema_tls_and_ca_reach_url_env_and_volumes() {
+        let instance = instance(json!({
+            "masterKey": {"autoGenerate": true},
+            "database": {
+                "host": "pg", "credentialsSecretRef": {"name": "litellm-db"},
+                "schema": "tenant_a", "caSecretRef": {"name": "pg-ca", "key": "root.pem"},
+                "migration": {"enabled": true},
+            },
+        }));
+        assert!(validate(&instance).is_empty(), "{:?}", validate(&instance));
+        assert_eq!(
+            database_params(&instance),
+            vec![
+                ("schema", "tenant_a".to_string()),
+                ("sslmode", "verify-full".to_string()),
+                ("sslrootcert", "/etc/litellm-database-ca/ca.crt".to_string()),
+            ]
+        );
+        let built = deployment(&instance, "h");
+        assert_eq!(
+            env(&built, "DATABASE_SCHEMA").and_then(|e| e.value.as_deref()),
+            Some("tenant_a")
+        );
+        let pod = built.spec.template.spec.as_ref().unwrap();
+        let volume = pod
+            .volumes
+            .as_ref()
+            .unwrap()
+            .iter()
+            .find(|v| v.name == "database-ca")
+            .unwrap();
+        let secret = volume.secret.as_ref().unwrap();
+        assert_eq!(secret.secret_name.as_deref(), Some("pg-ca"));
+        assert_eq!(secret.items.as_ref().unwrap()[0].key, "root.pem");
+        assert_eq!(secret.items.as_ref().unwrap()[0].path, "ca.crt");
+        assert!(pod.containers[0]
+            .volume_mounts
+            .as_ref()
+            .unwrap()
+            .iter()
+            .any(|m| m.mount_path == "/etc/litellm-database-ca"));
+        // A rotated CA rolls the pods like a rotated password.
+        assert!(referenced_secrets(&instance).contains(&"pg-ca".to_string()));
+        let job = migration_job(&instance);
+        let job_pod = job.spec.unwrap().template.spec.unwrap();
+        assert_eq!(job_pod.volumes.unwrap()[0].name, "database-ca");
+        assert!(job_pod.containers[0]
+            .env
+            .as_ref()
+            .unwrap()
+            .iter()
+            .any(|e| e.name == "DATABASE_SCHEMA"));
+        // Without the options, nothing extra.
+        let plain = full();
+        assert!(database_params(&plain).is_empty());
+        assert!(env(&deployment(&plain, "h"), "DATABASE_SCHEMA").is_none());
+    }
+
+    #[test]
+    fn a_redis_cache_reads_the_discrete_redis_values() {
+        let config = proxy_config(&full());
+        let params = &config["litellm_settings"]["cache_params"];
+        assert_eq!(params["type"], "redis");
+        assert_eq!(params["host"], "os.environ/REDIS_HOST");
+        assert_eq!(params["port"], "os.environ/REDIS_PORT");
+        assert_eq!(params["password"], "os.environ/REDIS_PASSWORD");
+        // Another cache type keeps to itself.
+        let local = instance(json!({
+            "masterKey": {"autoGenerate": true},
+            "redis": {"host": "redis"},
+            "caching": {"type": "local"},
+        }));
+        let config = proxy_config(&local);
+        assert!(config["litellm_settings"]["cache_params"]
+            .get("host")
+            .is_none());
     }
 
     #[test]

@@ -17,6 +17,38 @@ pub fn database_url(host: &str, port: i32, name: &str, user: &str, password: &st
     )
 }
 
+/// The URL of [`database_url`] with query parameters (`schema`,
+/// `sslmode`, `sslrootcert`), each value percent-encoded except `/`, which
+/// a query may carry as is (a file path stays readable).
+pub fn database_url_with(
+    host: &str,
+    port: i32,
+    name: &str,
+    user: &str,
+    password: &str,
+    params: &[(&str, String)],
+) -> String {
+    let mut url = database_url(host, port, name, user, password);
+    for (index, (key, value)) in params.iter().enumerate() {
+        url.push(if index == 0 { '?' } else { '&' });
+        url.push_str(&encode(key));
+        url.push('=');
+        url.push_str(&encode(value).replace("%2F", "/"));
+    }
+    url
+}
+
+/// Whether `schema` is a plain PostgreSQL identifier (what the chart's
+/// `DATABASE_SCHEMA` and Prisma's `schema=` can carry unquoted).
+pub fn valid_schema(schema: &str) -> bool {
+    let mut chars = schema.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && schema.len() <= 63
+}
+
 /// Whether `name` survives as the URL path: URL parsers (WHATWG, and so
 /// most drivers) resolve a `.` or `..` segment, even percent-encoded, away.
 pub fn valid_database_name(name: &str) -> bool {
@@ -79,6 +111,43 @@ mod tests {
             database_url("db", 6543, "my db", "a:b", "x?y#z"),
             "postgresql://a%3Ab:x%3Fy%23z@db:6543/my%20db"
         );
+    }
+
+    #[test]
+    fn schema_and_tls_go_into_the_query() {
+        let url = database_url_with(
+            "db",
+            5432,
+            "litellm",
+            "u",
+            "p@ss",
+            &[
+                ("schema", "tenant_a".to_string()),
+                ("sslmode", "verify-full".to_string()),
+                ("sslrootcert", "/etc/litellm-database-ca/ca.crt".to_string()),
+            ],
+        );
+        assert_eq!(
+            url,
+            "postgresql://u:p%40ss@db:5432/litellm?schema=tenant_a&sslmode=verify-full&sslrootcert=/etc/litellm-database-ca/ca.crt"
+        );
+        let parsed = url::Url::parse(&url).unwrap();
+        let pairs: Vec<(String, String)> = parsed.query_pairs().into_owned().collect();
+        assert_eq!(pairs[2].1, "/etc/litellm-database-ca/ca.crt");
+        assert_eq!(
+            database_url_with("db", 1, "n", "u", "p", &[]),
+            database_url("db", 1, "n", "u", "p")
+        );
+    }
+
+    #[test]
+    fn schemas_are_plain_identifiers() {
+        for good in ["public", "tenant_a", "_x", "A1"] {
+            assert!(valid_schema(good), "{good}");
+        }
+        for bad in ["", "1a", "a-b", "a;drop", "a b", "\"x\"", &"a".repeat(64)] {
+            assert!(!valid_schema(bad), "{bad}");
+        }
     }
 
     #[test]

@@ -122,20 +122,59 @@ pub struct ProbeTarget {
 
 /// The admin API URL of `instance`: `spec.workload.endpoint` without trailing
 /// `/`, else `http(s)://<name>.<namespace>.svc:<service.port or 4000>`.
+///
+/// A provisioned proxy of `topology: split` answers admin calls at its
+/// backend, `http(s)://<name>-backend.<namespace>.svc:4001`.
 pub fn endpoint(instance: &LiteLLMInstance) -> String {
     let spec = &instance.spec;
     if let Some(explicit) = spec.workload.as_ref().and_then(|w| w.endpoint.as_deref()) {
         return explicit.trim_end_matches('/').to_string();
     }
-    let service = spec.service.as_ref();
-    let scheme = if service.and_then(|s| s.https).unwrap_or(false) {
+    if split(instance) {
+        return service_url(instance, build::Component::Backend);
+    }
+    let port = spec
+        .service
+        .as_ref()
+        .and_then(|s| s.port)
+        .unwrap_or(DEFAULT_PORT);
+    let namespace = instance.namespace().unwrap_or_default();
+    format!(
+        "{}://{}.{namespace}.svc:{port}",
+        scheme(instance),
+        instance.name_any()
+    )
+}
+
+fn scheme(instance: &LiteLLMInstance) -> &'static str {
+    if instance
+        .spec
+        .service
+        .as_ref()
+        .and_then(|s| s.https)
+        .unwrap_or(false)
+    {
         "https"
     } else {
         "http"
-    };
-    let port = service.and_then(|s| s.port).unwrap_or(DEFAULT_PORT);
-    let namespace = instance.namespace().unwrap_or_default();
-    format!("{scheme}://{}.{namespace}.svc:{port}", instance.name_any())
+    }
+}
+
+/// Whether the instance is a provisioned proxy of `topology: split`.
+fn split(instance: &LiteLLMInstance) -> bool {
+    Workload::is_managed(instance.spec.workload.as_ref())
+        && build::topology(instance) == crate::api::instance::Topology::Split
+}
+
+/// The URL of a provisioned component's Service.
+fn service_url(instance: &LiteLLMInstance, component: build::Component) -> String {
+    format!(
+        "{}://{}.{}.svc:{}",
+        scheme(instance),
+        build::names::component(instance, component),
+        instance.namespace().unwrap_or_default(),
+        build::service_port(instance, component)
+    )
 }
 
 /// What to probe, or `None` for an instance this controller must not touch
@@ -283,8 +322,12 @@ pub fn desired_status(
     status
 }
 
-/// `spec.workload.gatewayEndpoint` without trailing `/`.
+/// `spec.workload.gatewayEndpoint` without trailing `/`; for a
+/// provisioned proxy of `topology: split` its gateway's Service.
 fn gateway_endpoint(instance: &LiteLLMInstance) -> Option<String> {
+    if split(instance) {
+        return Some(service_url(instance, build::Component::Gateway));
+    }
     instance
         .spec
         .workload
@@ -301,8 +344,15 @@ pub struct WorkloadObservation {
     /// Same-named objects the instance does not own, as `Kind name`; they
     /// were left untouched.
     pub conflicts: Vec<String>,
-    /// `(replicas, readyReplicas)` of the owned Deployment, if any.
+    /// `(replicas, readyReplicas)` of the owned Deployments, summed over
+    /// the topology's; `None` when one the instance needs (the single
+    /// proxy; the gateway or backend) is absent or not owned.
     pub deployment: Option<(i32, i32)>,
+    /// The needed Deployments without a ready replica.
+    pub not_ready: Vec<String>,
+    /// The migration Job the Deployments wait for: they are not created or
+    /// changed until the Job of their image has completed.
+    pub held_for_migration: Option<String>,
     /// The proxy pods, selected by the provider's labels.
     pub pods: Vec<PodHealth>,
     pub database: DatabaseState,
@@ -528,7 +578,21 @@ pub fn provisioned_status(
     }
 
     let (replicas, ready_replicas) = observed.deployment.unwrap_or((0, 0));
-    let ready = observed.problems.is_empty() && lost.is_empty() && ready_replicas > 0;
+    let ready = observed.problems.is_empty()
+        && lost.is_empty()
+        && observed.deployment.is_some()
+        && observed.not_ready.is_empty()
+        && ready_replicas > 0;
+    let deployments = english_list(
+        &build::components(instance)
+            .into_iter()
+            .filter(|c| c.required())
+            .map(|c| build::names::component(instance, c))
+            .collect::<Vec<_>>()
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+    );
     let mut status = LiteLLMInstanceStatus {
         ready,
         endpoint: Some(endpoint(instance)),
@@ -567,7 +631,17 @@ pub fn provisioned_status(
     } else if ready {
         (
             reason::ALL_RESOURCES_READY,
-            format!("{ready_replicas} of {replicas} replicas of Deployment {name} are ready"),
+            format!(
+                "{ready_replicas} of {replicas} replicas of Deployment {deployments} are ready"
+            ),
+        )
+    } else if let (None, Some(job)) = (observed.deployment, &observed.held_for_migration) {
+        (
+            reason::DEPLOYMENT_NOT_READY,
+            format!(
+                "Deployment {deployments} waits for migration Job {job} to complete before it is \
+                 created"
+            ),
         )
     } else if observed.deployment.is_none() && !not_owned_keys.is_empty() {
         let names: Vec<&str> = not_owned_keys.iter().map(String::as_str).collect();
@@ -583,13 +657,25 @@ pub fn provisioned_status(
     } else if observed.deployment.is_none() {
         (
             reason::DEPLOYMENT_NOT_READY,
-            format!("Deployment {name} is not owned by this instance (see WorkloadConflict)"),
+            format!(
+                "Deployment {deployments} is not owned by this instance (see WorkloadConflict)"
+            ),
         )
     } else {
-        (
-            reason::DEPLOYMENT_NOT_READY,
-            format!("no replica of Deployment {name} is ready ({replicas} replicas)"),
-        )
+        let waiting: Vec<&str> = observed.not_ready.iter().map(String::as_str).collect();
+        let waiting = if waiting.is_empty() {
+            deployments.clone()
+        } else {
+            english_list(&waiting)
+        };
+        let mut message =
+            format!("no replica of Deployment {waiting} is ready ({replicas} replicas)");
+        if let Some(job) = &observed.held_for_migration {
+            message.push_str(&format!(
+                "; the pod template is updated once migration Job {job} has completed"
+            ));
+        }
+        (reason::DEPLOYMENT_NOT_READY, message)
     };
     conditions.set(condition_type::READY, ready, ready_reason, ready_message);
 
