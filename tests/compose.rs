@@ -1454,4 +1454,54 @@ fn providers_and_secrets_of_models_follow_the_policy() {
     let model = &c.resources["model-claude"].resource;
     assert_eq!(model["metadata"]["namespace"], "litellm");
     assert!(model["spec"]["forProvider"]["teamRef"].is_object());
+
+    // A LiteLLMCredential by reference: there too only one the policy
+    // names; in the tenant's own namespace, any of its own.
+    input["policy"]["allowedProviders"] = json!(["bedrock", "openai"]);
+    let by_credential = json!({"name": "gpt-4o", "model": "openai/gpt-4o",
+                               "credentialRef": {"name": "openai-shared"}});
+    let mut claimed = claimed.clone();
+    claimed["spec"]["models"] = json!([by_credential]);
+    let Outcome::Fatal(problems) = compose(&claimed, Some(&input), &Fixed::default()) else {
+        panic!("composed")
+    };
+    assert_eq!(problems[0].field, "spec.models[0].credentialRef");
+    assert!(
+        problems[0]
+            .to_string()
+            .contains("set input.policy.allowedCredentials"),
+        "{}",
+        problems[0]
+    );
+    input["policy"]["allowedCredentials"] = json!(["team-*"]);
+    let Outcome::Fatal(problems) = compose(&claimed, Some(&input), &Fixed::default()) else {
+        panic!("composed")
+    };
+    assert!(
+        problems[0]
+            .to_string()
+            .contains("LiteLLMCredential \"openai-shared\" is not allowed by policy"),
+        "{}",
+        problems[0]
+    );
+    input["policy"]["allowedCredentials"] = json!(["openai-*"]);
+    let Outcome::Composed(c) = compose(&claimed, Some(&input), &Fixed::default()) else {
+        panic!("fatal")
+    };
+    let params = &c.resources["model-gpt-4o"].resource["spec"]["forProvider"]["litellmParams"];
+    assert_eq!(params["credentialRef"], json!({"name": "openai-shared"}));
+    input["policy"]
+        .as_object_mut()
+        .unwrap()
+        .remove("allowedCredentials");
+    input.as_object_mut().unwrap().remove("namespace");
+    let Outcome::Composed(c) = compose(
+        &xr(model_spec(json!([by_credential]))),
+        Some(&input),
+        &Fixed::default(),
+    ) else {
+        panic!("fatal")
+    };
+    let params = &c.resources["model-gpt-4o"].resource["spec"]["forProvider"]["litellmParams"];
+    assert_eq!(params["credentialRef"], json!({"name": "openai-shared"}));
 }

@@ -1429,6 +1429,9 @@ async fn credential_values_are_masked_by_their_names() {
 
 /// LiteLLM deletes a credential that models use, and `/model/new` takes a
 /// credential name that does not exist; only a model update checks it.
+/// An update that sends the name `null` detaches the credential (the one
+/// parameter besides pricing that `null` clears), and a create may send
+/// `null`.
 #[tokio::test]
 async fn credentials_in_use_are_deleted_without_a_check() {
     let litellm = client_or_skip!();
@@ -1446,7 +1449,7 @@ async fn credentials_in_use_are_deleted_without_a_check() {
         litellm_params: ModelParamsRequest {
             model: "openai/gpt-4o".into(),
             api_base: Some("http://127.0.0.1:9".into()),
-            extra: map(json!({"litellm_credential_name": credential})),
+            credential_name: Some(credential.to_owned()),
             ..ModelParamsRequest::default()
         },
         model_info: ModelMetaRequest {
@@ -1456,6 +1459,16 @@ async fn credentials_in_use_are_deleted_without_a_check() {
     };
     let (user, orphan) = (unique("ct-cred-user"), unique("ct-cred-orphan"));
     litellm.model_new(&model(&user, &name)).await.unwrap();
+    let read = litellm.model_info(&user).await.unwrap().unwrap();
+    assert_eq!(
+        read.litellm_params.credential_name.as_deref(),
+        Some(name.as_str()),
+        "the credential's name is read back in clear"
+    );
+    assert!(!read
+        .litellm_params
+        .extra
+        .contains_key("litellm_credential_name"));
     assert!(litellm.credential_delete(&name).await.unwrap());
     litellm
         .model_new(&model(&orphan, &unique("ct-no-such-credential")))
@@ -1469,7 +1482,28 @@ async fn credentials_in_use_are_deleted_without_a_check() {
         matches!(update, Error::Permanent { status: 400, .. }),
         "{update}"
     );
-    for id in [user, orphan] {
+    let detached = ModelRequest {
+        litellm_params: ModelParamsRequest {
+            credential_name: None,
+            ..model(&user, "").litellm_params
+        },
+        ..model(&user, "")
+    };
+    litellm.model_update(&detached).await.unwrap();
+    let read = litellm.model_info(&user).await.unwrap().unwrap();
+    assert_eq!(read.litellm_params.credential_name, None, "null detaches");
+    let fresh = unique("ct-cred-none");
+    litellm
+        .model_new(&ModelRequest {
+            model_info: ModelMetaRequest {
+                id: fresh.clone(),
+                extra: Map::new(),
+            },
+            ..detached.clone()
+        })
+        .await
+        .expect("a create may send no credential as null");
+    for id in [user, orphan, fresh] {
         litellm.model_delete(&id).await.unwrap();
     }
 }

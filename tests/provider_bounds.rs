@@ -1049,7 +1049,9 @@ async fn refusals(kinds: &Kinds<'_>, run: &str) -> Vec<String> {
 fn unbounded(path: &str, schema: &Value, in_spec: bool, out: &mut Vec<String>) {
     // Kubernetes' own types, as Kubernetes defines them (and typed, so they
     // always decode).
-    if path.ends_with(".workload.resources")
+    // The container resources of the proxy and of each role of the split
+    // topology.
+    if (path.contains(".workload.") && path.ends_with(".resources"))
         || path.ends_with(".allowedNamespaces.selector")
         || path.ends_with(".publicModelNamespaces.selector")
     {

@@ -4,6 +4,9 @@
 //! values, a rotated Secret value is written again, drift made in LiteLLM
 //! is corrected, imports follow the ownership rules, deletion removes it,
 //! and no secret value ever shows in status, events or the provider's logs.
+//! Models use a credential of their own namespace by `credentialRef`: the
+//! credential's deletion waits for them, and a tenant's credential must hold
+//! a credential of its own.
 
 mod support;
 
@@ -12,7 +15,7 @@ use std::time::Duration;
 use kube::api::{Api, DeleteParams, PostParams};
 use kube::ResourceExt;
 use litellm_crossplane::api::common::EXTERNAL_NAME;
-use litellm_crossplane::api::LiteLLMCredential;
+use litellm_crossplane::api::{LiteLLMCredential, LiteLLMModel};
 use litellm_crossplane::litellm::{Credential, CredentialRequest, Secret};
 use litellm_crossplane::provider::cache::Kube;
 use litellm_crossplane::provider::resolve::{self, Reference, Unresolved};
@@ -21,7 +24,7 @@ use support::crd_guard::CrdGuard;
 use support::k8s;
 use support::logs::Logs;
 use support::provider::{
-    condition, is, manifest, wait_for, wait_gone, world, write_secret, World, CLUSTER,
+    condition, eventually, is, manifest, wait_for, wait_gone, world, write_secret, World, CLUSTER,
 };
 
 /// The Secret `name` of `namespace` holding `apiKey: value`.
@@ -443,4 +446,291 @@ async fn values_that_read_the_proxy_or_are_missing_write_nothing() {
         delete(&credentials, name).await;
     }
     assert!(live(&world, &format!("{ns}.later")).await.is_none());
+}
+
+/// The model `name` of `models`, Ready and Synced.
+async fn model_ready(models: &Api<LiteLLMModel>, name: &str) -> LiteLLMModel {
+    wait_for(models, name, "the model Ready and Synced", |m| {
+        is(m, "Ready", "True") && is(m, "Synced", "True")
+    })
+    .await
+}
+
+/// The name of the credential LiteLLM uses for the model of `model`.
+async fn used_by(world: &World, model: &LiteLLMModel) -> Option<String> {
+    let id = &model.annotations()[EXTERNAL_NAME];
+    let live = world.litellm.model_info(id).await.unwrap().expect("model");
+    live.litellm_params.credential_name
+}
+
+/// `forProvider` of a model served as `name` with `litellmParams` `params`.
+fn model_spec(name: &str, params: Value) -> Value {
+    json!({"forProvider": {"modelName": name, "litellmParams": params}})
+}
+
+#[tokio::test]
+async fn models_use_credentials_by_reference_and_keep_them_until_detached() {
+    let Some((world, logs, _crds)) = start("pc-ref").await else {
+        return;
+    };
+    let ns = world.namespace.clone();
+    let credentials = world.api::<LiteLLMCredential>();
+    let models = world.api::<LiteLLMModel>();
+    let served = format!("pc-ref-{}", k8s::unique_suffix());
+
+    // The model waits for a credential that is not there yet, and starts
+    // when it is Ready.
+    let uses = json!({"model": "openai/gpt-4o", "credentialRef": {"name": "shared"}});
+    world
+        .create(&manifest::<LiteLLMModel>(
+            "LiteLLMModel",
+            "uses",
+            json!({}),
+            model_spec(&served, uses),
+        ))
+        .await;
+    let waiting = wait_for(&models, "uses", "waiting for its credential", |m| {
+        is(m, "Synced", "False")
+    })
+    .await;
+    let message = condition(&waiting, "Synced").unwrap().message.unwrap();
+    assert!(
+        message.contains("litellmParams.credentialRef: LiteLLMCredential")
+            && message.contains("shared"),
+        "{message}"
+    );
+    secret(&world, &ns, "shared-key", "sk-by-reference-0000").await;
+    world
+        .create(&manifest::<LiteLLMCredential>(
+            "LiteLLMCredential",
+            "shared",
+            json!({}),
+            openai("shared-key"),
+        ))
+        .await;
+    let credential = ready(&credentials, "shared").await;
+    let name = credential.annotations()[EXTERNAL_NAME].clone();
+    assert_eq!(name, format!("{ns}.shared"));
+    let model = model_ready(&models, "uses").await;
+    assert_eq!(
+        used_by(&world, &model).await.as_deref(),
+        Some(name.as_str())
+    );
+    let observed = serde_json::to_value(&model.status).unwrap()["atProvider"].clone();
+    assert_eq!(observed["credentialName"], name.as_str());
+
+    // Detached in LiteLLM by someone else: drift, attached again.
+    let id = model.annotations()[EXTERNAL_NAME].clone();
+    let mut detached = world.litellm.model_info(&id).await.unwrap().unwrap();
+    detached.litellm_params.credential_name = None;
+    let request = litellm_crossplane::litellm::ModelRequest {
+        model_name: detached.model_name.clone(),
+        litellm_params: litellm_crossplane::litellm::ModelParamsRequest {
+            model: "openai/gpt-4o".into(),
+            ..Default::default()
+        },
+        model_info: litellm_crossplane::litellm::ModelMetaRequest {
+            id: id.clone(),
+            extra: Default::default(),
+        },
+    };
+    world.litellm.model_update(&request).await.unwrap();
+    eventually("the credential attached again", || async {
+        let live = world.litellm.model_info(&id).await.unwrap().unwrap();
+        (live.litellm_params.credential_name.as_deref() == Some(name.as_str())).then_some(())
+    })
+    .await;
+
+    // The credential's deletion waits for the model that uses it.
+    credentials
+        .delete("shared", &DeleteParams::default())
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let held = credentials.get("shared").await.expect("still there");
+    assert!(held.metadata.deletion_timestamp.is_some());
+    assert!(live(&world, &name).await.is_some(), "kept in LiteLLM");
+
+    // Removing the reference detaches it; then the deletion goes on.
+    secret(&world, &ns, "own-key", "sk-own-key-0000").await;
+    let own = json!({"model": "openai/gpt-4o", "credentialRef": null,
+                     "apiKeySecretRef": {"name": "own-key", "key": "apiKey"}});
+    models
+        .patch(
+            "uses",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(json!({"spec": model_spec(&served, own)})),
+        )
+        .await
+        .unwrap();
+    let before = world.litellm.model_info(&id).await.unwrap().unwrap();
+    assert_eq!(
+        before.litellm_params.credential_name.as_deref(),
+        Some(name.as_str()),
+        "attached until the reference is removed"
+    );
+    eventually("the model detached", || async {
+        let live = world.litellm.model_info(&id).await.unwrap().unwrap();
+        live.litellm_params.credential_name.is_none().then_some(())
+    })
+    .await;
+    wait_gone(&credentials, "shared").await;
+    assert!(live(&world, &name).await.is_none(), "deleted in LiteLLM");
+    // status.atProvider is what the last observation saw.
+    wait_for(&models, "uses", "no credential observed", |m| {
+        let observed = serde_json::to_value(&m.status).unwrap()["atProvider"].clone();
+        is(m, "Ready", "True") && observed.get("credentialName").is_none()
+    })
+    .await;
+    models
+        .delete("uses", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_gone(&models, "uses").await;
+    assert_nowhere(
+        &world,
+        &logs,
+        &ns,
+        &["sk-by-reference-0000", "sk-own-key-0000"],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_tenants_model_uses_only_a_credential_of_its_own() {
+    let Some((world, logs, _crds)) = start("pc-tenref").await else {
+        return;
+    };
+    let tenant = world.tenant("pc-tenref-tenant").await;
+    let tns = tenant.namespace.clone();
+    let credentials = tenant.api::<LiteLLMCredential>(&world);
+    let models = tenant.api::<LiteLLMModel>(&world);
+    let create_credential = |name: &str, spec: Value| {
+        let object: LiteLLMCredential =
+            world.tenant_manifest("LiteLLMCredential", name, json!({}), spec);
+        let credentials = credentials.clone();
+        async move {
+            credentials
+                .create(&PostParams::default(), &object)
+                .await
+                .unwrap();
+        }
+    };
+
+    // A tenant's credential holds a credential of its own: settings alone
+    // would make its models call the upstream with the proxy's keys, and a
+    // role would be assumed with the proxy's identity.
+    create_credential(
+        "settings",
+        json!({"forProvider": {"plainValues": {"api_base": "http://127.0.0.1:9/v1"}}}),
+    )
+    .await;
+    let (_, message) = refused(&credentials, "settings").await;
+    assert!(message.starts_with("values: "), "{message}");
+    assert!(message.contains("credential of its own"), "{message}");
+    secret(&world, &tns, "key", "sk-tenant-cred-0000").await;
+    create_credential(
+        "role",
+        json!({"forProvider": {
+            "values": [{"name": "api_key", "secretKeyRef": {"name": "key", "key": "apiKey"}}],
+            "plainValues": {"aws_role_name": "arn:aws:iam::1:role/proxy-can-assume"},
+        }}),
+    )
+    .await;
+    let (_, message) = refused(&credentials, "role").await;
+    assert!(
+        message.starts_with("plainValues.aws_role_name: "),
+        "{message}"
+    );
+    assert!(!message.contains("proxy-can-assume"), "{message}");
+    for name in ["settings", "role"] {
+        assert!(live(&world, &format!("{tns}.{name}")).await.is_none());
+    }
+
+    // With one, a model that names it needs no key of its own, and is
+    // published behind the tenant's namespace.
+    create_credential("mine", openai("key")).await;
+    ready(&credentials, "mine").await;
+    let served = format!("pc-tenref-{}", k8s::unique_suffix());
+    let model: LiteLLMModel = world.tenant_manifest(
+        "LiteLLMModel",
+        "uses",
+        json!({}),
+        model_spec(
+            &served,
+            json!({"model": "openai/gpt-4o", "credentialRef": {"name": "mine"}}),
+        ),
+    );
+    models.create(&PostParams::default(), &model).await.unwrap();
+    let model = model_ready(&models, "uses").await;
+    let id = model.annotations()[EXTERNAL_NAME].clone();
+    let live_model = world.litellm.model_info(&id).await.unwrap().unwrap();
+    assert_eq!(live_model.model_name, format!("{tns}/{served}"));
+    assert_eq!(
+        live_model.litellm_params.credential_name,
+        Some(format!("{tns}.mine"))
+    );
+
+    // A credential is found in the model's own namespace only: the
+    // platform's credential of that name is not the tenant's.
+    secret(
+        &world,
+        &world.namespace,
+        "platform-key",
+        "sk-platform-cred-0000",
+    )
+    .await;
+    world
+        .create(&manifest::<LiteLLMCredential>(
+            "LiteLLMCredential",
+            "platforms",
+            json!({}),
+            openai("platform-key"),
+        ))
+        .await;
+    ready(&world.api::<LiteLLMCredential>(), "platforms").await;
+    let borrowing: LiteLLMModel = world.tenant_manifest(
+        "LiteLLMModel",
+        "borrows",
+        json!({}),
+        model_spec(
+            &format!("{served}-b"),
+            json!({"model": "openai/gpt-4o", "credentialRef": {"name": "platforms"}}),
+        ),
+    );
+    models
+        .create(&PostParams::default(), &borrowing)
+        .await
+        .unwrap();
+    let refused_model = wait_for(&models, "borrows", "Synced=False", |m| {
+        is(m, "Synced", "False")
+    })
+    .await;
+    let message = condition(&refused_model, "Synced")
+        .unwrap()
+        .message
+        .unwrap();
+    assert!(
+        message.contains(&format!("LiteLLMCredential {tns}/platforms not found")),
+        "{message}"
+    );
+    if let Some(id) = refused_model.annotations().get(EXTERNAL_NAME) {
+        assert!(world.litellm.model_info(id).await.unwrap().is_none());
+    }
+
+    for name in ["uses", "borrows"] {
+        models.delete(name, &DeleteParams::default()).await.unwrap();
+        wait_gone(&models, name).await;
+    }
+    for name in ["settings", "role", "mine"] {
+        delete(&credentials, name).await;
+    }
+    delete(&world.api::<LiteLLMCredential>(), "platforms").await;
+    assert_nowhere(
+        &world,
+        &logs,
+        &tns,
+        &["sk-tenant-cred-0000", "sk-platform-cred-0000"],
+    )
+    .await;
 }

@@ -300,4 +300,13 @@ pub struct Policy {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 64), inner(length(max = 253)))]
     pub allowed_secrets: Option<Vec<String>>,
+    /// `LiteLLMCredential`s an XR's model may use (`credentialRef`), by
+    /// name (an entry ending in `*` admits every name with that prefix).
+    /// Required for a credential reference when the composed resources go
+    /// to a namespace of the platform's, for the reason of
+    /// `allowedSecrets`. Unset in the tenant's own namespace: any of its
+    /// credentials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 64), inner(length(max = 253)))]
+    pub allowed_credentials: Option<Vec<String>>,
 }

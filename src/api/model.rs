@@ -101,12 +101,20 @@ pub struct LiteLLMParams {
     pub api_version: Option<String>,
     /// Secret key holding the upstream API key. Required outside the
     /// platform's namespaces (see `modelName`) unless another credential
-    /// of the model's own is given (`aws`, `vertex`, `azure`): without one
+    /// of the model's own is given (`credentialRef`, `aws`, `vertex`,
+    /// `azure`): without one
     /// LiteLLM would call the upstream with the proxy's own credentials. A
     /// value `os.environ/...` (LiteLLM would read the proxy's environment)
     /// is refused from every namespace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key_secret_ref: Option<SecretKeySelector>,
+    /// A `LiteLLMCredential` of this namespace whose values LiteLLM uses
+    /// for this model (`litellm_credential_name`): the credential's values
+    /// fill the parameters the model leaves unset. The model waits until
+    /// the credential is Ready, and the credential is deleted only after
+    /// the models that use it. Removing the reference detaches it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credential_ref: Option<LocalRef>,
     /// AWS (Bedrock, SageMaker) credentials and settings.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aws: Option<AwsParams>,
@@ -261,6 +269,9 @@ pub struct ModelObservation {
     /// The LiteLLM team of `teamRef`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub team_id: Option<String>,
+    /// The LiteLLM credential the model uses (of `credentialRef`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credential_name: Option<String>,
     /// The model access groups as LiteLLM serves them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub access_groups: Option<Vec<String>>,

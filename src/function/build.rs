@@ -360,6 +360,7 @@ pub fn desired(target: &Target, request: &XrRequest) -> BTreeMap<String, Value> 
         put(&mut params, "apiBase", &model.api_base);
         put(&mut params, "apiVersion", &model.api_version);
         put(&mut params, "apiKeySecretRef", &model.api_key_secret_ref);
+        put(&mut params, "credentialRef", &model.credential_ref);
         put(&mut params, "aws", &model.aws);
         put(&mut params, "vertex", &model.vertex);
         put(&mut params, "azure", &model.azure);

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
-use crate::api::common::SecretKeySelector;
+use crate::api::common::{LocalRef, SecretKeySelector};
 use crate::api::model::{AwsParams, AzureParams, VertexParams};
 use crate::api::money::Money;
 
@@ -66,6 +66,7 @@ pub const MODEL_FIELDS: &[&str] = &[
     "apiBase",
     "apiVersion",
     "apiKeySecretRef",
+    "credentialRef",
     "tpm",
     "rpm",
     "aws",
@@ -181,6 +182,9 @@ pub struct ModelRequest {
     pub api_base: Option<String>,
     pub api_version: Option<String>,
     pub api_key_secret_ref: Option<SecretKeySelector>,
+    /// A `LiteLLMCredential` of the namespace the resources go to, as
+    /// `LiteLLMModel.forProvider.litellmParams.credentialRef`.
+    pub credential_ref: Option<LocalRef>,
     pub tpm: Option<u32>,
     pub rpm: Option<u32>,
     /// As `LiteLLMModel.forProvider.litellmParams.aws`.

@@ -443,10 +443,11 @@ fn check(request: &XrRequest, paths: &FieldPaths, policy: &Policy) -> Findings {
 }
 
 /// The Secrets the XR's models read credentials from, against
-/// `policy.allowedSecrets`. Composed into a namespace of the platform's
-/// (`platform_namespace`), a reference needs that list: a claim could
-/// otherwise name any Secret of the platform's, and have it sent to an
-/// upstream of its choosing.
+/// `policy.allowedSecrets`, and the `LiteLLMCredential`s they use, against
+/// `policy.allowedCredentials`. Composed into a namespace of the platform's
+/// (`platform_namespace`), a reference needs its list: a claim could
+/// otherwise name any Secret or credential of the platform's, and have it
+/// sent to an upstream of its choosing.
 pub fn model_secrets(
     request: &XrRequest,
     paths: &FieldPaths,
@@ -455,15 +456,26 @@ pub fn model_secrets(
 ) -> Vec<Problem> {
     let mut problems = Vec::new();
     for (i, model) in request.models.iter().enumerate() {
-        for (field, selector) in model.secret_refs() {
+        let secrets = model.secret_refs().into_iter().map(|(field, selector)| {
+            let list = ("Secret", "allowedSecrets", &policy.allowed_secrets);
+            (field, selector.name.as_str(), list)
+        });
+        let credential = model.credential_ref.iter().map(|r| {
+            let list = (
+                "LiteLLMCredential",
+                "allowedCredentials",
+                &policy.allowed_credentials,
+            );
+            ("credentialRef", r.name.as_str(), list)
+        });
+        for (field, name, (kind, list, allowed)) in secrets.chain(credential) {
             let at = format!("{}[{i}].{field}", paths.models);
-            match (&policy.allowed_secrets, platform_namespace) {
-                (Some(allowed), _) if !model_allowed(allowed, &selector.name) => {
+            match (allowed, platform_namespace) {
+                (Some(allowed), _) if !model_allowed(allowed, name) => {
                     problems.push(Problem::new(
                         at,
                         format!(
-                            "Secret {:?} is not allowed by policy (allowed: {})",
-                            selector.name,
+                            "{kind} {name:?} is not allowed by policy (allowed: {})",
                             allowed.join(", ")
                         ),
                     ));
@@ -471,8 +483,8 @@ pub fn model_secrets(
                 (None, Some(namespace)) => problems.push(Problem::new(
                     at,
                     format!(
-                        "names a Secret in {namespace}, a namespace of the platform's: set \
-                         input.policy.allowedSecrets to the Secrets XRs may read credentials from"
+                        "names a {kind} in {namespace}, a namespace of the platform's: set \
+                         input.policy.{list} to the {kind}s XRs may use"
                     ),
                 )),
                 _ => {}
@@ -580,6 +592,7 @@ mod tests {
             allow_models: None,
             allowed_providers: Some(vec!["openai".into()]),
             allowed_secrets: None,
+            allowed_credentials: None,
         };
         let findings = check(&request, &FieldPaths::default(), &policy);
         assert_eq!(

@@ -44,6 +44,12 @@ pub struct ModelParamsRequest {
     pub rpm: Option<i64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tpm: Option<i64>,
+    /// The `/credentials` entry whose values LiteLLM uses for the model
+    /// (`litellm_credential_name`). Always sent: `null` detaches one the
+    /// model had (LiteLLM clears this parameter on an explicit `null`, and
+    /// keeps every other it is not sent).
+    #[serde(rename = "litellm_credential_name")]
+    pub credential_name: Option<String>,
     /// Credentials by their `litellm_params` name (`api_key`,
     /// `aws_secret_access_key`, `vertex_credentials`, ...): stored
     /// encrypted by LiteLLM, and never returned by a read (removed, or
@@ -123,6 +129,9 @@ pub struct ModelParams {
     pub api_version: Option<String>,
     pub rpm: Option<i64>,
     pub tpm: Option<i64>,
+    /// The credential the model uses, by name (returned in clear).
+    #[serde(rename = "litellm_credential_name")]
+    pub credential_name: Option<String>,
     /// Every other field: per-deployment pricing as sent (integers come
     /// back as floats: `1` as `1.0`), LiteLLM's own defaults
     /// (`use_in_pass_through`, ...) and whatever else was stored.
@@ -251,7 +260,7 @@ mod tests {
             serde_json::to_value(&model).unwrap(),
             serde_json::json!({
                 "model_name": "gpt",
-                "litellm_params": {"model": "openai/gpt-4o", "api_key": "sk-provider-secret"},
+                "litellm_params": {"model": "openai/gpt-4o", "api_key": "sk-provider-secret", "litellm_credential_name": null},
                 "model_info": {"id": "m1", "mode": "chat"}
             })
         );

@@ -30,7 +30,9 @@ use super::cache::Kube;
 use super::dependents::{self, Dependents, Joins};
 use super::diff::{self, user_metadata, Diff};
 use super::managed::{Connection, Creation, External, ExternalError, ManagedKind, Observation};
-use super::model_params::{names_environment, recorded_fingerprints};
+use super::model_params::{
+    is_secret_name, names_environment, recorded_fingerprints, AWS_IDENTITY, AWS_ROLE_NAME,
+};
 use super::ownership::{metadata_with_marker, Owner};
 use super::resolve::{Reference, Resolved};
 
@@ -83,6 +85,37 @@ pub fn refusal(
                 "forProvider.plainValues.{name}: a value of the form os.environ/... {environment}"
             ));
         }
+    }
+    None
+}
+
+/// Why a credential outside the platform's namespaces (a tenant's) must
+/// not be written, naming the field and never a value. A model that uses
+/// it counts it as a credential of its own (see
+/// `model_params::has_own_credentials`), so it must hold one: with only
+/// settings, LiteLLM would call the upstream with the proxy's own
+/// provider credentials, and would assume a role it names with the
+/// proxy's identity unless it also holds a secret access key or a web
+/// identity token.
+pub fn tenant_refusal(params: &CredentialParameters) -> Option<String> {
+    const WHERE: &str =
+        "outside the LiteLLMInstance's namespace and its spec.publicModelNamespaces";
+    let from_secrets = || params.values.iter().map(|v| v.name.as_str());
+    if !from_secrets().any(|name| masked_when_read(name) || is_secret_name(name)) {
+        return Some(format!(
+            "{VALUES}: a credential {WHERE} must hold a credential of its own from a Secret \
+             (api_key, aws_secret_access_key, vertex_credentials, ...): the models that use it \
+             would otherwise call the upstream with the proxy's own provider credentials"
+        ));
+    }
+    let role = from_secrets().any(|name| name == AWS_ROLE_NAME)
+        || params.plain_values.contains_key(AWS_ROLE_NAME);
+    if role && !from_secrets().any(|name| AWS_IDENTITY.contains(&name)) {
+        return Some(format!(
+            "{PLAIN_VALUES}.{AWS_ROLE_NAME}: a credential {WHERE} may name a role only with \
+             aws_secret_access_key or aws_web_identity_token among its values; else LiteLLM \
+             assumes it with the proxy's identity"
+        ));
     }
     None
 }
@@ -184,6 +217,9 @@ pub struct CredentialExternal {
     client: litellm::Client,
     owner: Owner,
     refs: Resolved,
+    /// Whether the credential's namespace is one of the platform's (see
+    /// `spec.publicModelNamespaces` of the instance).
+    public: bool,
 }
 
 impl CredentialExternal {
@@ -200,7 +236,9 @@ impl CredentialExternal {
         params: &CredentialParameters,
     ) -> Result<CredentialRequest, ExternalError> {
         let secrets = self.secrets();
-        if let Some(why) = refusal(params, &secrets) {
+        let refused = refusal(params, &secrets)
+            .or_else(|| (!self.public).then(|| tenant_refusal(params)).flatten());
+        if let Some(why) = refused {
             return Err(ExternalError::Invalid(why));
         }
         Ok(request(id, params, &secrets, &self.owner))
@@ -247,6 +285,7 @@ impl ManagedKind for LiteLLMCredential {
             client: connection.litellm,
             owner: connection.owner,
             refs: connection.refs,
+            public: connection.public_models,
         }
     }
 }
@@ -513,6 +552,70 @@ mod tests {
                     for value in ["OPENAI_API_KEY", "INTERNAL_URL", "AKIAPLAIN", "sk-up"] {
                         assert!(!message.contains(value), "{case}: {message}");
                     }
+                }
+                (want, got) => panic!("{case}: want {want:?}, got {got:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_tenants_credential_holds_a_credential_and_lends_no_identity() {
+        let value = |name: &str| CredentialValue {
+            name: name.into(),
+            secret_key_ref: SecretKeySelector {
+                name: "s".into(),
+                key: "k".into(),
+            },
+        };
+        let with = |values: &[&str], plain: &[(&str, &str)]| CredentialParameters {
+            values: values.iter().map(|n| value(n)).collect(),
+            plain_values: plain
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect(),
+            ..CredentialParameters::default()
+        };
+        let role = [("aws_role_name", "arn:aws:iam::1:role/r")];
+        let cases = [
+            ("an api key", with(&["api_key"], &[]), None),
+            (
+                "settings only",
+                with(&[], &[("api_base", "http://up")]),
+                Some("values: "),
+            ),
+            (
+                "a setting from a Secret",
+                with(&["api_base"], &[]),
+                Some("values: "),
+            ),
+            (
+                "a role without an identity",
+                with(&["api_key", "aws_access_key_id"], &role),
+                Some("plainValues.aws_role_name: "),
+            ),
+            (
+                "a role from a Secret without an identity",
+                with(&["api_key", "aws_role_name"], &[]),
+                Some("plainValues.aws_role_name: "),
+            ),
+            (
+                "a role with access keys",
+                with(&["aws_access_key_id", "aws_secret_access_key"], &role),
+                None,
+            ),
+            (
+                "a role with a web identity",
+                with(&["aws_web_identity_token"], &role),
+                None,
+            ),
+        ];
+        for (case, params, want) in cases {
+            let got = tenant_refusal(&params);
+            match (want, got) {
+                (None, None) => {}
+                (Some(prefix), Some(message)) => {
+                    assert!(message.starts_with(prefix), "{case}: {message}");
+                    assert!(!message.contains("arn:aws"), "{case}: {message}");
                 }
                 (want, got) => panic!("{case}: want {want:?}, got {got:?}"),
             }

@@ -31,11 +31,13 @@ use kube::ResourceExt;
 use serde_json::{Map, Value};
 
 use crate::api::common::{policy_allows, ManagedFields, ManagedStatus, ManagementPolicy};
+use crate::api::credential::LiteLLMCredential;
 use crate::api::model::{LiteLLMModel, ModelObservation, ModelParameters};
 use crate::litellm::{
     self, ModelInfo, ModelMetaRequest, ModelParamsRequest, ModelRequest, SecretParams,
 };
 
+use super::dependents::{join, Join, Joins};
 use super::diff::{self, Diff};
 use super::managed::{Connection, Creation, External, ExternalError, ManagedKind, Observation};
 use super::model_params::{self as mp, json_names_environment, names_environment};
@@ -171,7 +173,14 @@ pub fn groups_refusal(params: &ModelParameters) -> Option<String> {
 /// credentials of the model's own is assumed with the proxy's, and any
 /// `litellm_params` value `os.environ/<VAR>` is replaced by that variable
 /// of the proxy.
-pub fn tenant_refusal(params: &ModelParameters, refs: &Resolved) -> Option<String> {
+///
+/// `credential` names the values the model's `LiteLLMCredential` reads
+/// from Secrets (none without `credentialRef`).
+pub fn tenant_refusal(
+    params: &ModelParameters,
+    refs: &Resolved,
+    credential: &[String],
+) -> Option<String> {
     const WHERE: &str =
         "outside the LiteLLMInstance's namespace and its spec.publicModelNamespaces";
     let environment = |field: &str| {
@@ -185,19 +194,20 @@ pub fn tenant_refusal(params: &ModelParameters, refs: &Resolved) -> Option<Strin
     if !mp::has_own_credentials(p) {
         return Some(format!(
             "{} is required for a model {WHERE}, unless it brings another credential of its own \
-             (aws, vertex, azure): without one LiteLLM would call the upstream with the proxy's \
-             own provider credentials",
+             (credentialRef, aws, vertex, azure): without one LiteLLM would call the upstream \
+             with the proxy's own provider credentials",
             mp::API_KEY_REF
         ));
     }
     if let Some(why) = mp::secret_refusal(p, refs) {
         return Some(why);
     }
-    if let Some(field) = mp::borrowed_identity(p) {
+    if let Some(field) = mp::borrowed_identity(p, credential) {
         return Some(format!(
             "{field}: a model {WHERE} may assume a role only with credentials of its own \
              (aws.accessKeyIdSecretRef and aws.secretAccessKeySecretRef, or \
-             aws.webIdentityTokenSecretRef); else LiteLLM assumes it with the proxy's"
+             aws.webIdentityTokenSecretRef, or those values in the credential of \
+             credentialRef); else LiteLLM assumes it with the proxy's"
         ));
     }
     let texts = [
@@ -259,6 +269,7 @@ pub fn request(
             api_version: p.api_version.clone(),
             rpm: p.rpm,
             tpm: p.tpm,
+            credential_name: refs.id(mp::CREDENTIAL_REF).map(str::to_owned),
             secrets: SecretParams(mp::secrets(p, refs)),
             extra,
         },
@@ -270,15 +281,26 @@ pub fn request(
 }
 
 /// Credentials are never returned by LiteLLM; their fingerprints are
-/// compared in `observe`. Plain parameters are compared by their
+/// compared in `observe`. The credential of `credentialRef` is compared by
+/// the name it resolved to (`refs`), and one the model does not name is
+/// drift. Plain parameters are compared by their
 /// `litellm_params` name (numbers by value), each naming its field. `modelName` is compared with the name to serve. `modelInfo`
 /// is compared key by key, marker included, each key where LiteLLM keeps
 /// it: pricing in `litellm_params` (numerically), the rest in `model_info`,
 /// where the cost map LiteLLM merges in is not drift.
-pub fn diff(params: &ModelParameters, to: Published<'_>, live: &ModelInfo, owner: &Owner) -> Diff {
+pub fn diff(
+    params: &ModelParameters,
+    to: Published<'_>,
+    refs: &Resolved,
+    live: &ModelInfo,
+    owner: &Owner,
+) -> Diff {
     let p = &params.litellm_params;
     let l = &live.litellm_params;
     let mut diff = Diff::new();
+    if refs.id(mp::CREDENTIAL_REF) != l.credential_name.as_deref() {
+        diff.mark(mp::CREDENTIAL_REF);
+    }
     diff.field("modelName", Some(to.name), Some(live.model_name.as_str()));
     diff.field("litellmParams.model", Some(&p.model), l.model.as_ref());
     diff.field(
@@ -358,6 +380,7 @@ pub fn at_provider(
         api_base: live.litellm_params.api_base.clone(),
         created_at: None,
         team_id: refs.id(TEAM_REF).map(str::to_owned),
+        credential_name: live.litellm_params.credential_name.clone(),
         access_groups,
         secret_fingerprints,
     }
@@ -422,9 +445,39 @@ impl ModelExternal {
             .and_then(|fresh| of(&fresh)))
     }
 
+    /// The names of the values the model's `LiteLLMCredential` reads from
+    /// Secrets, from the shared cache (none without `credentialRef`, or
+    /// when it is gone: then the reference does not resolve either).
+    async fn credential_values(
+        &self,
+        params: &ModelParameters,
+    ) -> Result<Vec<String>, ExternalError> {
+        let Some(credential) = &params.litellm_params.credential_ref else {
+            return Ok(Vec::new());
+        };
+        let cached = self
+            .kube
+            .get::<LiteLLMCredential>(&self.owner.namespace, &credential.name)
+            .await?;
+        Ok(cached
+            .iter()
+            .flat_map(|c| &c.spec.for_provider.values)
+            .map(|v| v.name.clone())
+            .collect())
+    }
+
     /// The create/update body for `params`, or why a tenant's model may not
     /// be written as it stands (before anything is sent).
-    fn request(&self, id: &str, params: &ModelParameters) -> Result<ModelRequest, ExternalError> {
+    async fn request(
+        &self,
+        id: &str,
+        params: &ModelParameters,
+    ) -> Result<ModelRequest, ExternalError> {
+        let credential = if self.public {
+            Vec::new()
+        } else {
+            self.credential_values(params).await?
+        };
         // From any namespace: a Secret is for a credential, not for a
         // pointer into the proxy's environment (a model that should use the
         // proxy's credentials leaves the reference out); and nothing
@@ -436,7 +489,7 @@ impl ModelExternal {
             .or_else(|| groups_refusal(params))
             .or_else(|| {
                 (!self.public)
-                    .then(|| tenant_refusal(params, &self.refs))
+                    .then(|| tenant_refusal(params, &self.refs, &credential))
                     .flatten()
             });
         if let Some(why) = refusal {
@@ -473,6 +526,19 @@ impl ManagedKind for LiteLLMModel {
             name: r.name.clone(),
         });
         team.chain(mp::references(&params.litellm_params)).collect()
+    }
+    /// The credential of `credentialRef`: its deletion waits for this
+    /// model (LiteLLM would delete it under the model).
+    fn joins(&self) -> Vec<Join> {
+        let credential = self
+            .spec
+            .for_provider
+            .litellm_params
+            .credential_ref
+            .as_ref();
+        join(Joins::Credential, credential, None)
+            .into_iter()
+            .collect()
     }
     fn connect(connection: Connection) -> ModelExternal {
         ModelExternal {
@@ -515,7 +581,7 @@ impl External<LiteLLMModel> for ModelExternal {
             name: &name,
             public: self.public_names(params),
         };
-        let mut drift = diff(params, to, &live, &self.owner);
+        let mut drift = diff(params, to, &self.refs, &live, &self.owner);
         for field in mp::changed_secrets(stored.as_ref(), &current) {
             drift.mark(field);
         }
@@ -535,13 +601,13 @@ impl External<LiteLLMModel> for ModelExternal {
     }
 
     async fn create(&self, mr: &LiteLLMModel, id: &str) -> Result<Creation, ExternalError> {
-        let request = self.request(id, &mr.spec.for_provider)?;
+        let request = self.request(id, &mr.spec.for_provider).await?;
         self.client.model_new(&request).await?;
         Ok(Creation::default())
     }
 
     async fn update(&self, mr: &LiteLLMModel, id: &str, _: &Diff) -> Result<(), ExternalError> {
-        let request = self.request(id, &mr.spec.for_provider)?;
+        let request = self.request(id, &mr.spec.for_provider).await?;
         self.client.model_update(&request).await?;
         Ok(())
     }
@@ -555,7 +621,7 @@ impl External<LiteLLMModel> for ModelExternal {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::common::SecretKeySelector;
+    use crate::api::common::{LocalRef, SecretKeySelector};
     use crate::api::model::{AwsParams, LiteLLMParams, VertexParams};
     use crate::litellm::Secret;
     use crate::litellm::{ModelMeta, ModelParams};
@@ -642,14 +708,28 @@ mod tests {
 
     #[test]
     fn diff_table() {
-        assert!(diff(&params(), public("gpt"), &live(), &me()).is_empty());
+        assert!(diff(
+            &params(),
+            public("gpt"),
+            &Resolved::default(),
+            &live(),
+            &me()
+        )
+        .is_empty());
         let mut changed = params();
         changed.model_name = "gpt-2".into();
         changed.litellm_params.model = "openai/gpt-5".into();
         changed.litellm_params.api_version = Some("v1".into());
         changed.litellm_params.rpm = Some(11);
         assert_eq!(
-            diff(&changed, public("gpt-2"), &live(), &me()).fields(),
+            diff(
+                &changed,
+                public("gpt-2"),
+                &Resolved::default(),
+                &live(),
+                &me()
+            )
+            .fields(),
             [
                 "modelName",
                 "litellmParams.model",
@@ -659,8 +739,44 @@ mod tests {
         );
         // A tenant's model is compared with the name it is published under.
         assert_eq!(
-            diff(&params(), tenant("ns/gpt"), &live(), &me()).fields(),
+            diff(
+                &params(),
+                tenant("ns/gpt"),
+                &Resolved::default(),
+                &live(),
+                &me()
+            )
+            .fields(),
             ["modelName"]
+        );
+        // The credential by the name its reference resolved to; one the
+        // model does not name is drift too (an update sends null).
+        let named = Resolved::default().with_id(mp::CREDENTIAL_REF, "ns.openai");
+        let mut using = live();
+        using.litellm_params.credential_name = Some("ns.openai".into());
+        assert!(diff(&params(), public("gpt"), &named, &using, &me()).is_empty());
+        for (refs, live) in [(&named, live()), (&Resolved::default(), using.clone())] {
+            assert_eq!(
+                diff(&params(), public("gpt"), refs, &live, &me()).fields(),
+                [mp::CREDENTIAL_REF]
+            );
+        }
+        let sent = request("ns.m", &params(), public("gpt"), &named, &me());
+        assert_eq!(
+            sent.litellm_params.credential_name.as_deref(),
+            Some("ns.openai")
+        );
+        let body = serde_json::to_value(request(
+            "ns.m",
+            &params(),
+            public("gpt"),
+            &Resolved::default(),
+            &me(),
+        ))
+        .unwrap();
+        assert_eq!(
+            body["litellm_params"]["litellm_credential_name"],
+            Value::Null
         );
     }
 
@@ -721,14 +837,27 @@ mod tests {
             ("a nested user value", json!({"tags": {"a": [1]}}), true),
         ];
         for (name, info, differs) in cases {
-            let fields = diff(&with_info(info), public("gpt"), &live(), &me());
+            let fields = diff(
+                &with_info(info),
+                public("gpt"),
+                &Resolved::default(),
+                &live(),
+                &me(),
+            );
             let want: &[&str] = if differs { &["modelInfo"] } else { &[] };
             assert_eq!(fields.fields(), want, "{name}");
         }
         let mut unmarked = live();
         unmarked.model_info.extra.remove(MARKER_KEY);
         assert_eq!(
-            diff(&params(), public("gpt"), &unmarked, &me()).fields(),
+            diff(
+                &params(),
+                public("gpt"),
+                &Resolved::default(),
+                &unmarked,
+                &me()
+            )
+            .fields(),
             ["modelInfo"]
         );
     }
@@ -820,7 +949,7 @@ mod tests {
             "pricing_overrides".into(),
             json!(["output_cost_per_second"]),
         );
-        assert!(diff(&priced, public("gpt"), &stored, &me()).is_empty());
+        assert!(diff(&priced, public("gpt"), &Resolved::default(), &stored, &me()).is_empty());
 
         let mut repriced = stored.clone();
         repriced
@@ -828,13 +957,27 @@ mod tests {
             .extra
             .insert("input_cost_per_token".into(), json!(0.0002));
         assert_eq!(
-            diff(&priced, public("gpt"), &repriced, &me()).fields(),
+            diff(
+                &priced,
+                public("gpt"),
+                &Resolved::default(),
+                &repriced,
+                &me()
+            )
+            .fields(),
             ["modelInfo"]
         );
         let mut dropped = stored.clone();
         dropped.litellm_params.extra.remove("tiered_pricing");
         assert_eq!(
-            diff(&priced, public("gpt"), &dropped, &me()).fields(),
+            diff(
+                &priced,
+                public("gpt"),
+                &Resolved::default(),
+                &dropped,
+                &me()
+            )
+            .fields(),
             ["modelInfo"]
         );
         // Both kinds of modelInfo drift name the field once.
@@ -843,7 +986,7 @@ mod tests {
             .extra
             .insert("mode".into(), json!("embedding"));
         assert_eq!(
-            diff(&priced, public("gpt"), &both, &me()).fields(),
+            diff(&priced, public("gpt"), &Resolved::default(), &both, &me()).fields(),
             ["modelInfo"]
         );
     }
@@ -969,7 +1112,7 @@ mod tests {
                 Some(key) => Resolved::default().with_secret(API_KEY_REF, key),
                 None => Resolved::default(),
             };
-            let refusal = tenant_refusal(&params, &refs);
+            let refusal = tenant_refusal(&params, &refs, &[]);
             match (field, refusal) {
                 (None, None) => {}
                 (Some(field), Some(message)) => {
@@ -988,6 +1131,34 @@ mod tests {
                 (want, got) => panic!("{case}: want {want:?}, got {got:?}"),
             }
         }
+    }
+
+    #[test]
+    fn a_tenants_credential_ref_is_its_own_credential_and_lends_no_identity() {
+        let using = |role: Option<&str>| {
+            let mut p = params();
+            p.litellm_params.api_key_secret_ref = None;
+            p.litellm_params.credential_ref = Some(LocalRef {
+                name: "mine".into(),
+            });
+            p.litellm_params.aws = role.map(|r| AwsParams {
+                role_name: Some(r.into()),
+                ..AwsParams::default()
+            });
+            p
+        };
+        let refs = Resolved::default().with_id(mp::CREDENTIAL_REF, "ns.mine");
+        let names = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            tenant_refusal(&using(None), &refs, &names(&["api_key"])),
+            None
+        );
+        let role = using(Some("arn:aws:iam::1:role/proxy-can-assume"));
+        let why = tenant_refusal(&role, &refs, &names(&["api_key"])).unwrap();
+        assert!(why.starts_with("litellmParams.aws.roleName:"), "{why}");
+        assert!(!why.contains("proxy-can-assume"), "{why}");
+        let keys = names(&["aws_access_key_id", "aws_secret_access_key"]);
+        assert_eq!(tenant_refusal(&role, &refs, &keys), None);
     }
 
     #[test]
@@ -1033,7 +1204,7 @@ mod tests {
         ] {
             live.litellm_params.extra.insert(k.into(), v);
         }
-        let same = diff(&p, public("gpt"), &live, &me());
+        let same = diff(&p, public("gpt"), &Resolved::default(), &live, &me());
         assert!(same.is_empty(), "{same:?}");
         live.litellm_params
             .extra
@@ -1043,7 +1214,7 @@ mod tests {
             .insert("num_retries".into(), json!(3));
         live.litellm_params.extra.remove("aws_region_name");
         assert_eq!(
-            diff(&p, public("gpt"), &live, &me()).fields(),
+            diff(&p, public("gpt"), &Resolved::default(), &live, &me()).fields(),
             [
                 "litellmParams.aws.regionName",
                 "litellmParams.additionalParams",
@@ -1068,11 +1239,11 @@ mod tests {
             .extra
             .insert("access_groups".into(), json!(["ns/gold", "ns/own"]));
         assert_eq!(
-            diff(&p, tenant("ns/gpt"), &live, &me()).fields(),
+            diff(&p, tenant("ns/gpt"), &Resolved::default(), &live, &me()).fields(),
             ["modelName"]
         );
         assert_eq!(
-            diff(&p, public("gpt"), &live, &me()).fields(),
+            diff(&p, public("gpt"), &Resolved::default(), &live, &me()).fields(),
             ["modelInfo"]
         );
         // Set directly, they would bypass all of that.
@@ -1095,7 +1266,14 @@ mod tests {
             ..me()
         };
         assert_eq!(
-            diff(&params(), public("gpt"), &live(), &recreated).fields(),
+            diff(
+                &params(),
+                public("gpt"),
+                &Resolved::default(),
+                &live(),
+                &recreated
+            )
+            .fields(),
             ["modelInfo"]
         );
     }

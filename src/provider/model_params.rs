@@ -219,17 +219,23 @@ pub fn is_secret_name(name: &str) -> bool {
             .any(|p| SECRET_NAME_PARTS.contains(&p.as_str()))
 }
 
-/// The Secret references of `params`, for resolution.
+/// The `forProvider` field of the model's `LiteLLMCredential`.
+pub const CREDENTIAL_REF: &str = "litellmParams.credentialRef";
+
+/// The references of `params` for resolution: its credential's name and
+/// its Secrets.
 pub fn references(params: &LiteLLMParams) -> Vec<Reference> {
-    SECRET_PARAMS
-        .iter()
-        .filter_map(|s| {
-            (s.selector)(params).map(|selector| Reference::Secret {
-                field: s.field,
-                selector: selector.clone(),
-            })
+    let credential = params.credential_ref.iter().map(|r| Reference::Credential {
+        field: CREDENTIAL_REF,
+        name: r.name.clone(),
+    });
+    let secrets = SECRET_PARAMS.iter().filter_map(|s| {
+        (s.selector)(params).map(|selector| Reference::Secret {
+            field: s.field,
+            selector: selector.clone(),
         })
-        .collect()
+    });
+    credential.chain(secrets).collect()
 }
 
 /// The resolved secret parameters of `params`, by `litellm_params` name.
@@ -345,19 +351,35 @@ pub fn secret_refusal(params: &LiteLLMParams, refs: &Resolved) -> Option<String>
 }
 
 /// Whether `params` brings a credential of its own, so LiteLLM need not
-/// fall back on the proxy's (its environment, its cloud identity).
+/// fall back on the proxy's (its environment, its cloud identity): a
+/// Secret of its own, or a `LiteLLMCredential` of its namespace (which,
+/// outside the platform's namespaces, holds one; see
+/// `super::credential::tenant_refusal`).
 pub fn has_own_credentials(params: &LiteLLMParams) -> bool {
-    SECRET_PARAMS.iter().any(|s| (s.selector)(params).is_some())
+    params.credential_ref.is_some() || SECRET_PARAMS.iter().any(|s| (s.selector)(params).is_some())
 }
 
+/// The `litellm_params` with which LiteLLM assumes an AWS role as the
+/// caller rather than as the proxy: a secret access key or a web identity
+/// token.
+pub const AWS_IDENTITY: &[&str] = &["aws_secret_access_key", "aws_web_identity_token"];
+
+/// The `litellm_params` name of an AWS role to assume.
+pub const AWS_ROLE_NAME: &str = "aws_role_name";
+
 /// Why a tenant's AWS settings would act with the proxy's identity: a role
-/// assumed with no access key or web identity token of the model's own is
-/// assumed with the proxy's credentials.
-pub fn borrowed_identity(params: &LiteLLMParams) -> Option<&'static str> {
+/// assumed with no secret access key or web identity token of the model's
+/// own (nor one among `credential`, the names of the values its
+/// `LiteLLMCredential` reads from Secrets) is assumed with the proxy's
+/// credentials.
+pub fn borrowed_identity(params: &LiteLLMParams, credential: &[String]) -> Option<&'static str> {
     let aws = params.aws.as_ref()?;
     (aws.role_name.is_some()
         && aws.secret_access_key_secret_ref.is_none()
-        && aws.web_identity_token_secret_ref.is_none())
+        && aws.web_identity_token_secret_ref.is_none()
+        && !credential
+            .iter()
+            .any(|n| AWS_IDENTITY.contains(&n.as_str())))
     .then_some("litellmParams.aws.roleName")
 }
 
@@ -616,7 +638,7 @@ mod tests {
             "{why}"
         );
         assert!(has_own_credentials(&params));
-        assert_eq!(borrowed_identity(&params), None);
+        assert_eq!(borrowed_identity(&params, &[]), None);
         let role_only = LiteLLMParams {
             aws: Some(AwsParams {
                 role_name: Some("arn".into()),
@@ -626,10 +648,31 @@ mod tests {
             ..LiteLLMParams::default()
         };
         assert_eq!(
-            borrowed_identity(&role_only),
+            borrowed_identity(&role_only, &[]),
             Some("litellmParams.aws.roleName")
         );
+        let names = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            borrowed_identity(&role_only, &names(&["api_key", "aws_access_key_id"])),
+            Some("litellmParams.aws.roleName"),
+            "a credential without a secret access key lends no identity"
+        );
+        for identity in AWS_IDENTITY {
+            assert_eq!(borrowed_identity(&role_only, &names(&[identity])), None);
+        }
         assert!(!has_own_credentials(&LiteLLMParams::default()));
+        let credential = LiteLLMParams {
+            credential_ref: Some(crate::api::common::LocalRef { name: "c".into() }),
+            ..LiteLLMParams::default()
+        };
+        assert!(has_own_credentials(&credential));
+        assert_eq!(
+            references(&credential),
+            [Reference::Credential {
+                field: CREDENTIAL_REF,
+                name: "c".into()
+            }]
+        );
     }
 
     #[test]

@@ -824,15 +824,45 @@ impl<K: ManagedKind> StatusWriter<K> {
         if self.new == self.old {
             return Ok(());
         }
+        let status = removing(
+            &serde_json::to_value(&self.old).unwrap_or_default(),
+            serde_json::to_value(&self.new).unwrap_or_default(),
+        );
         let patch = match resource_version {
-            Some(rv) => json!({ "metadata": {"resourceVersion": rv}, "status": self.new }),
-            None => json!({ "status": self.new }),
+            Some(rv) => json!({ "metadata": {"resourceVersion": rv}, "status": status }),
+            None => json!({ "status": status }),
         };
         let patched = api
             .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
             .await?;
         written.wrote(patched.meta());
         Ok(())
+    }
+}
+
+/// `new` as a JSON merge patch over `old`: every field of `new`, and a
+/// `null` for each field of an object in `old` that `new` no longer has (a
+/// merge patch keeps what it does not name, so an observation that lost a
+/// field, such as a model's detached credential, would otherwise stay in
+/// status for good). Lists are replaced whole.
+fn removing(old: &serde_json::Value, new: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match (old, new) {
+        (Value::Object(old), Value::Object(mut new)) => {
+            for (key, before) in old {
+                match new.remove(key) {
+                    Some(after) => {
+                        let after = removing(before, after);
+                        new.insert(key.clone(), after);
+                    }
+                    None => {
+                        new.insert(key.clone(), Value::Null);
+                    }
+                }
+            }
+            Value::Object(new)
+        }
+        (_, new) => new,
     }
 }
 
@@ -1440,6 +1470,28 @@ async fn delete_external<K: ManagedKind>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_status_patch_removes_what_the_observation_lost() {
+        let old = json!({
+            "conditions": [{"type": "Ready"}, {"type": "KeyReplaced"}],
+            "atProvider": {"modelId": "m", "credentialName": "ns.c",
+                           "secretFingerprints": {"a": "sha256:1", "b": "sha256:2"}},
+        });
+        let new = json!({
+            "conditions": [{"type": "Ready"}],
+            "atProvider": {"modelId": "m", "secretFingerprints": {"a": "sha256:3"}},
+        });
+        assert_eq!(
+            removing(&old, new),
+            json!({
+                "conditions": [{"type": "Ready"}],
+                "atProvider": {"modelId": "m", "credentialName": null,
+                               "secretFingerprints": {"a": "sha256:3", "b": null}},
+            })
+        );
+        assert_eq!(removing(&json!(null), json!({"a": 1})), json!({"a": 1}));
+    }
 
     #[test]
     fn a_cached_copy_older_than_the_providers_own_write_is_behind() {
