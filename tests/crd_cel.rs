@@ -127,6 +127,7 @@ fn bad_instances_are_rejected_with_the_rules_message_and_every_rule_is_exercised
     }
     exercised.extend(key_transition_rules_reject_changes());
     exercised.extend(team_rules_reject_a_parallel_request_limit());
+    exercised.extend(key_rules_reject_a_type_and_routes_together());
     exercised.extend(credential_rules_reject_no_values_and_values_twice());
     assert_eq!(
         exercised,
@@ -142,6 +143,28 @@ fn key(for_provider: Value) -> Value {
         "metadata": {"name": "ci", "namespace": "default"},
         "spec": {"instanceRef": {"name": "litellm"}, "forProvider": for_provider},
     })
+}
+
+/// A key gives its routes by `keyType` or by `allowedRoutes`, not both
+/// (LiteLLM would replace the list with the type's group). Returns the rule
+/// that rejected it.
+fn key_rules_reject_a_type_and_routes_together() -> BTreeSet<String> {
+    let schema = schema_of("LiteLLMVirtualKey");
+    let message = litellm_crossplane::api::key::KEY_TYPE_OR_ROUTES;
+    let both = json!({"keyType": "llm_api", "allowedRoutes": ["llm_api_routes"]});
+    let errors = kube_cel::validate(&schema, &key(both), None)
+        .err()
+        .expect("a key with keyType and allowedRoutes is refused");
+    let matching: Vec<_> = errors.iter().filter(|e| e.message == message).collect();
+    assert_eq!(matching.len(), 1, "{errors:?}");
+    for one in [
+        json!({"keyType": "read_only", "modelAliases": {"fast": "gpt-4o"}}),
+        json!({"allowedRoutes": ["/chat/completions"], "modelRpmLimit": {"gpt-4o": 5}}),
+    ] {
+        let result = kube_cel::validate(&schema, &key(one.clone()), None);
+        assert!(result.is_ok(), "{one}: {result:?}");
+    }
+    BTreeSet::from([matching[0].rule.clone()])
 }
 
 /// A team takes every shared limit but `maxParallelRequests`, which

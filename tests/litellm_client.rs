@@ -1507,3 +1507,137 @@ async fn credentials_in_use_are_deleted_without_a_check() {
         litellm.model_delete(&id).await.unwrap();
     }
 }
+
+/// Status and body of `POST /key/generate` (a key with all models and a
+/// budget of 1,000) called with the virtual key `key`.
+async fn generate_with(key: &str) -> (u16, Value) {
+    let (url, _) = harness::litellm().unwrap();
+    let response = reqwest::Client::new()
+        .post(format!("{url}/key/generate"))
+        .bearer_auth(key)
+        .json(&json!({"max_budget": 1000}))
+        .send()
+        .await
+        .expect("request sent");
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}
+
+/// What 1.108.7 does with a key's and team's usage and access settings:
+/// `tags` and `guardrails` are refused with 403 without a licence; the
+/// per-model limits are kept in `metadata` (and an update that sends its
+/// own metadata keeps them); `key_type` replaces `allowed_routes` with its
+/// group; aliases come back as sent; and `allowed_routes` lets a
+/// non-admin key call an admin route (a key allowed `/key/generate` makes
+/// keys of any budget), which is why tenants may not set any but the safe
+/// groups.
+#[tokio::test]
+async fn usage_and_access_settings_as_litellm_keeps_them() {
+    use litellm_crossplane::litellm::{KeyAccessRequest, UsageRequest};
+    let litellm = client_or_skip!();
+    for usage in [
+        UsageRequest {
+            tags: Some(vec!["ml".into()]),
+            ..UsageRequest::default()
+        },
+        UsageRequest {
+            guardrails: Some(vec!["pii".into()]),
+            ..UsageRequest::default()
+        },
+    ] {
+        let key = KeyRequest {
+            key_alias: Some(unique("ct-ent")),
+            usage: usage.clone(),
+            ..KeyRequest::default()
+        };
+        let err = litellm.key_generate(None, &key).await.unwrap_err();
+        assert!(matches!(err, Error::Forbidden { .. }), "{err}");
+        let team = TeamRequest {
+            team_id: unique("ct-ent-team"),
+            usage,
+            ..TeamRequest::default()
+        };
+        let err = litellm.team_new(&team).await.unwrap_err();
+        assert!(matches!(err, Error::Forbidden { .. }), "{err}");
+        assert!(litellm.team_info(&team.team_id).await.unwrap().is_none());
+    }
+
+    let limited = UsageRequest {
+        model_rpm_limit: Some([("gpt-4o".to_owned(), 5)].into()),
+        model_tpm_limit: Some([("gpt-4o".to_owned(), 500)].into()),
+        ..UsageRequest::default()
+    };
+    let team = TeamRequest {
+        team_id: unique("ct-usage-team"),
+        usage: limited.clone(),
+        metadata: Some(map(json!({"a": 1}))),
+        ..TeamRequest::default()
+    };
+    litellm.team_new(&team).await.unwrap();
+    let live = litellm.team_info(&team.team_id).await.unwrap().unwrap();
+    let metadata = live.metadata.unwrap();
+    assert_eq!(metadata["model_rpm_limit"], json!({"gpt-4o": 5}));
+    assert_eq!(metadata["model_tpm_limit"], json!({"gpt-4o": 500}));
+    assert_eq!(metadata["a"], 1);
+    litellm.team_delete(&team.team_id).await.unwrap();
+
+    let generated = litellm
+        .key_generate(
+            None,
+            &KeyRequest {
+                usage: limited.clone(),
+                access: KeyAccessRequest {
+                    key_type: Some("llm_api"),
+                    allowed_routes: Some(vec!["/key/generate".into()]),
+                    aliases: Some([("fast".to_owned(), "gpt-4o".to_owned())].into()),
+                },
+                metadata: Some(map(json!({"a": 1}))),
+                ..KeyRequest::default()
+            },
+        )
+        .await
+        .unwrap();
+    let live = litellm.key_info(&generated.token).await.unwrap().unwrap();
+    assert_eq!(live.key_type.as_deref(), Some("llm_api"));
+    assert_eq!(live.allowed_routes, ["llm_api_routes"], "key_type wins");
+    assert_eq!(live.aliases["fast"], "gpt-4o");
+    assert_eq!(
+        live.metadata.as_ref().unwrap()["model_rpm_limit"],
+        json!({"gpt-4o": 5})
+    );
+    // An update with metadata of its own and the limits keeps both.
+    let update = KeyRequest {
+        usage: limited,
+        metadata: Some(map(json!({"a": 2}))),
+        ..KeyRequest::default()
+    };
+    litellm.key_update(&generated.token, &update).await.unwrap();
+    let live = litellm.key_info(&generated.token).await.unwrap().unwrap();
+    let metadata = live.metadata.unwrap();
+    assert_eq!(metadata["a"], 2);
+    assert_eq!(metadata["model_tpm_limit"], json!({"gpt-4o": 500}));
+    let (status, _) = generate_with(generated.key.expose()).await;
+    assert_eq!(status, 403, "an LLM key may not make keys");
+
+    // allowed_routes grants an admin route to a key of no admin.
+    let admin_route = litellm
+        .key_generate(
+            None,
+            &KeyRequest {
+                access: KeyAccessRequest {
+                    allowed_routes: Some(vec!["/key/generate".into()]),
+                    ..KeyAccessRequest::default()
+                },
+                ..KeyRequest::default()
+            },
+        )
+        .await
+        .unwrap();
+    let (status, minted) = generate_with(admin_route.key.expose()).await;
+    assert_eq!(status, 200, "{minted}");
+    assert_eq!(minted["max_budget"], 1000.0);
+    let minted = minted["token"].as_str().unwrap().to_owned();
+    for token in [generated.token, admin_route.token, minted] {
+        litellm.key_delete(&token).await.unwrap();
+    }
+}

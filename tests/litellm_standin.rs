@@ -22,7 +22,7 @@ use litellm_crossplane::api::Limits;
 use litellm_crossplane::litellm::LimitsRequest;
 use litellm_crossplane::litellm::{
     generate_key, token_of, Client, ClientConfig, Error, KeyGenerated, KeyInfo, KeyRequest, Secret,
-    TeamInfo, TeamRequest,
+    TeamInfo, TeamRequest, UsageRequest,
 };
 use litellm_crossplane::provider::ownership::Owner;
 use litellm_crossplane::provider::resolve::Resolved;
@@ -420,6 +420,64 @@ async fn scenario(url: &str, master_key: &str, s: &str, key1: &Secret) -> Steps 
     let r = as_key.key_list_by_alias(&alias1).await;
     steps.record("as key: key_list_by_alias", outcome(r, tokens));
 
+    // ---- settings LiteLLM keeps in metadata; Enterprise-only ones refused
+    let limited = format!("sti-limited-{s}");
+    let usage = UsageRequest {
+        model_rpm_limit: Some([("gpt-4o".to_owned(), 5)].into()),
+        ..UsageRequest::default()
+    };
+    let r = litellm
+        .team_new(&TeamRequest {
+            team_id: limited.clone(),
+            usage: usage.clone(),
+            metadata: Some(Map::from_iter([("a".to_owned(), json!(1))])),
+            ..TeamRequest::default()
+        })
+        .await;
+    steps.record("team with per-model limits", outcome(r, |_| json!(null)));
+    let r = litellm.team_info(&limited).await;
+    steps.record(
+        "its metadata",
+        outcome(r, |t| json!(t.and_then(|t| t.metadata))),
+    );
+    let r = litellm.team_delete(&limited).await;
+    steps.record("delete it", outcome(r, |b| json!(b)));
+    for (what, usage) in [
+        (
+            "tags",
+            UsageRequest {
+                tags: Some(vec!["ml".into()]),
+                ..UsageRequest::default()
+            },
+        ),
+        (
+            "guardrails",
+            UsageRequest {
+                guardrails: Some(vec!["pii".into()]),
+                ..UsageRequest::default()
+            },
+        ),
+    ] {
+        let r = litellm
+            .team_new(&TeamRequest {
+                team_id: format!("sti-{what}-{s}"),
+                usage: usage.clone(),
+                ..TeamRequest::default()
+            })
+            .await;
+        steps.record(&format!("team with {what}"), outcome(r, |_| json!(null)));
+        let r = litellm
+            .key_generate(
+                None,
+                &KeyRequest {
+                    usage,
+                    ..KeyRequest::default()
+                },
+            )
+            .await;
+        steps.record(&format!("key with {what}"), outcome(r, |_| json!(null)));
+    }
+
     // ---- deletes
     let r = litellm.key_delete(&token2).await;
     steps.record("key_delete", outcome(r, |b| json!(b)));
@@ -641,6 +699,7 @@ fn team_params(i: usize) -> TeamParameters {
         },
         blocked: Some(false),
         metadata: Some(FreeForm::from([("env".to_owned(), json!("bench"))])),
+        ..TeamParameters::default()
     }
 }
 
@@ -892,4 +951,69 @@ async fn thousands_of_teams_and_keys_quickly() {
         standin.requests_total() as f64 / total.as_secs_f64() > 500.0,
         "too slow for the benchmark"
     );
+}
+
+/// A licensed proxy (the stand-in's alone: the real one here has no
+/// licence) keeps tags and guardrails of teams and keys in their metadata,
+/// beside the user's; the provider's requests then converge (no drift),
+/// and a changed tag is drift until one update.
+#[tokio::test]
+async fn a_licensed_proxy_keeps_tags_and_guardrails_and_the_provider_converges() {
+    let standin = StandIn::start_licensed(STANDIN_MASTER_KEY).await;
+    let litellm = client(&standin.url, STANDIN_MASTER_KEY);
+    let usage: litellm_crossplane::api::Usage = serde_json::from_value(json!({
+        "tags": ["ml", "eu"],
+        "guardrails": ["pii"],
+        "modelTpmLimit": {"gpt-4o": 1000},
+    }))
+    .unwrap();
+    let mut tparams = team_params(1);
+    tparams.usage = usage.clone();
+    let towner = owner("licensed-team");
+    let id = "licensed.team";
+    litellm
+        .team_new(&team::request(id, &tparams, &towner))
+        .await
+        .unwrap();
+    let live = litellm.team_info(id).await.unwrap().unwrap();
+    let metadata = live.metadata.clone().unwrap();
+    assert_eq!(metadata["tags"], json!(["ml", "eu"]));
+    assert_eq!(metadata["guardrails"], json!(["pii"]));
+    assert_eq!(metadata["env"], "bench");
+    assert!(observe_team(&litellm, id, &tparams, &towner)
+        .await
+        .is_empty());
+
+    let mut kparams = key_params(id, 1);
+    kparams.usage = usage;
+    let kowner = owner("licensed-key");
+    let secret = generate_key();
+    litellm
+        .key_generate(
+            Some(&secret),
+            &key::request(&kparams, &Resolved::default(), &kowner),
+        )
+        .await
+        .unwrap();
+    let token = token_of(&secret);
+    let (drift, live) = observe_key(&litellm, &token, &kparams, &kowner).await;
+    assert!(drift.is_empty(), "{drift:?}");
+    assert_eq!(live.metadata.as_ref().unwrap()["tags"], json!(["ml", "eu"]));
+
+    kparams.usage.tags = Some(vec!["ml".into()]);
+    let (drift, _) = observe_key(&litellm, &token, &kparams, &kowner).await;
+    assert_eq!(drift, ["tags"]);
+    let update = key::update_request(
+        &kparams,
+        &Resolved::default(),
+        &kowner,
+        &litellm_crossplane::provider::diff::Diff::new(),
+    );
+    litellm.key_update(&token, &update).await.unwrap();
+    let (drift, live) = observe_key(&litellm, &token, &kparams, &kowner).await;
+    assert!(drift.is_empty(), "{drift:?}");
+    let metadata = live.metadata.unwrap();
+    assert_eq!(metadata["guardrails"], json!(["pii"]), "kept by the update");
+    assert_eq!(metadata["tier"], json!(1));
+    assert!(litellm.team_delete(id).await.unwrap());
 }

@@ -13,6 +13,10 @@ pub const DURATION_IMMUTABLE: &str = "forProvider.duration cannot change after c
      turned it into a fixed expiry (status.atProvider.expires); to get a key with a new lifetime, \
      delete and re-create this resource (its Secret gets the new key)";
 
+/// Message of the rule that a key gives its routes one way.
+pub const KEY_TYPE_OR_ROUTES: &str = "forProvider.keyType sets the key's allowed routes: give \
+     keyType or allowedRoutes, not both";
+
 /// A LiteLLM virtual key. Its secret is chosen by the provider and written to
 /// `writeConnectionSecretToRef` (default `<name>-key`) before LiteLLM sees it.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
@@ -43,7 +47,8 @@ pub struct LiteLLMVirtualKeySpec {
 /// The desired state of a LiteLLM virtual key.
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[x_kube(
-    validation = Rule::new("(has(self.duration) ? self.duration : '') == (has(oldSelf.duration) ? oldSelf.duration : '')").message(DURATION_IMMUTABLE)
+    validation = Rule::new("(has(self.duration) ? self.duration : '') == (has(oldSelf.duration) ? oldSelf.duration : '')").message(DURATION_IMMUTABLE),
+    validation = Rule::new("!has(self.keyType) || !has(self.allowedRoutes)").message(KEY_TYPE_OR_ROUTES)
 )]
 #[serde(rename_all = "camelCase")]
 pub struct KeyParameters {
@@ -75,6 +80,12 @@ pub struct KeyParameters {
     /// Spend and rate limits.
     #[serde(flatten)]
     pub limits: Limits,
+    /// Tags, guardrails and per-model rate limits.
+    #[serde(flatten)]
+    pub usage: super::access::Usage,
+    /// Routes and model aliases.
+    #[serde(flatten)]
+    pub access: super::access::KeyAccess,
     /// Lifetime of the key from creation (`duration` in LiteLLM): `30d`, `12h`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "super::common::duration_schema")]

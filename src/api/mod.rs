@@ -4,6 +4,7 @@
 //! types by `crdgen` (see `crate::api::generate`), and a test fails when the
 //! checked-in files are stale.
 
+pub mod access;
 pub mod budget;
 pub mod common;
 pub mod credential;
@@ -16,6 +17,7 @@ pub mod model;
 pub mod money;
 pub mod team;
 
+pub use access::{KeyAccess, KeyType, Usage};
 pub use budget::{BudgetParameters, LiteLLMBudget, LiteLLMBudgetSpec};
 pub use common::*;
 pub use credential::{CredentialParameters, LiteLLMCredential, LiteLLMCredentialSpec};

@@ -52,6 +52,9 @@ pub struct TeamParameters {
     /// Spend and rate limits (`maxParallelRequests` excepted).
     #[serde(flatten)]
     pub limits: Limits,
+    /// Tags, guardrails and per-model rate limits.
+    #[serde(flatten)]
+    pub usage: super::access::Usage,
     /// Whether the team is blocked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocked: Option<bool>,

@@ -5,12 +5,16 @@
 //! is hashed here, see [`token_of`](super::token_of)), so no key ever appears
 //! in a URL or an access log.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::client::{endpoint, Endpoint};
 use super::secret::{serialize_exposed, token_for};
-use super::{null_as_default, Client, Error, LimitsRequest, Secret};
+use super::{
+    null_as_default, Client, Error, KeyAccessRequest, LimitsRequest, Secret, UsageRequest,
+};
 
 const KEY_GENERATE: Endpoint = endpoint!(POST "/key/generate");
 const KEY_INFO: Endpoint = endpoint!(GET "/key/info");
@@ -36,6 +40,10 @@ pub struct KeyRequest {
     pub models: Option<Vec<String>>,
     #[serde(flatten)]
     pub limits: LimitsRequest,
+    #[serde(flatten)]
+    pub usage: UsageRequest,
+    #[serde(flatten)]
+    pub access: KeyAccessRequest,
     /// Validity from now, e.g. `"30d"`; LiteLLM turns it into `expires`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duration: Option<String>,
@@ -101,6 +109,12 @@ pub struct KeyInfo {
     pub max_parallel_requests: Option<i64>,
     pub blocked: Option<bool>,
     pub metadata: Option<Map<String, Value>>,
+    /// `llm_api`, `management`, `read_only`, `default`, or none.
+    pub key_type: Option<String>,
+    #[serde(deserialize_with = "null_as_default")]
+    pub allowed_routes: Vec<String>,
+    #[serde(deserialize_with = "null_as_default")]
+    pub aliases: BTreeMap<String, String>,
     pub spend: Option<f64>,
     pub expires: Option<String>,
     pub created_at: Option<String>,

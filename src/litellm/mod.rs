@@ -4,6 +4,7 @@
 //! relies on were measured against LiteLLM 1.108.7 and are checked by
 //! `tests/litellm_client.rs` against a real proxy.
 
+mod access;
 mod budgets;
 mod client;
 mod credentials;
@@ -18,6 +19,9 @@ mod teams;
 
 use serde::{Deserialize, Deserializer};
 
+pub use access::{
+    KeyAccessRequest, LiveUsage, UsageRequest, ENTERPRISE_SETTINGS, METADATA_SETTINGS,
+};
 pub use budgets::{BudgetInfo, BudgetRequest};
 pub use client::{
     parse_retry_after, Client, ClientConfig, Observer, MAX_RESPONSE_BODY, MAX_RETRY_AFTER,

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::client::{endpoint, Endpoint};
-use super::{null_as_default, Client, Error, LimitsRequest};
+use super::{null_as_default, Client, Error, LimitsRequest, UsageRequest};
 
 const TEAM_NEW: Endpoint = endpoint!(POST "/team/new");
 const TEAM_INFO: Endpoint = endpoint!(GET "/team/info");
@@ -29,6 +29,8 @@ pub struct TeamRequest {
     /// `max_parallel_requests` left unset (see above).
     #[serde(flatten)]
     pub limits: LimitsRequest,
+    #[serde(flatten)]
+    pub usage: UsageRequest,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub blocked: Option<bool>,
     /// `/team/update` replaces the whole map, it does not merge.

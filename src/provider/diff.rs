@@ -121,12 +121,15 @@ pub fn money_string(live: Option<f64>) -> Option<String> {
     live.and_then(Money::from_f64).map(|m| m.to_string())
 }
 
-/// Live metadata without the provider's marker, for late initialization;
-/// `None` when nothing else is there.
+/// Live metadata without the provider's marker and the settings LiteLLM
+/// keeps in metadata (`tags`, `model_rpm_limit`, ...: their typed fields
+/// say them, see `super::access`), for late initialization; `None` when
+/// nothing else is there.
 pub fn user_metadata(live: Option<&Map<String, Value>>) -> Option<FreeForm> {
     let metadata: FreeForm = live?
         .iter()
         .filter(|(key, _)| key.as_str() != super::ownership::MARKER_KEY)
+        .filter(|(key, _)| !crate::litellm::METADATA_SETTINGS.contains(&key.as_str()))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     (!metadata.is_empty()).then_some(metadata)

@@ -27,8 +27,11 @@ use crate::api::common::{
     interval_seconds, Condition, ManagedFields, ManagedStatus, EXTERNAL_NAME,
 };
 use crate::api::key::{KeyObservation, KeyParameters, LiteLLMVirtualKey};
-use crate::litellm::{self, generate_key, token_of, KeyInfo, KeyRequest, Limited, Secret};
+use crate::litellm::{
+    self, generate_key, token_of, KeyInfo, KeyRequest, Limited, LiveUsage, Secret,
+};
 
+use super::access;
 use super::cache::Kube;
 use super::conditions::condition;
 use super::connection;
@@ -71,6 +74,8 @@ pub fn request(params: &KeyParameters, refs: &Resolved, owner: &Owner) -> KeyReq
         budget_id: budget_id(params, refs).map(str::to_owned),
         models: params.models.clone(),
         limits: limits::request(&params.limits),
+        usage: access::usage_request(&params.usage),
+        access: access::key_access_request(&params.access),
         duration: params.duration.clone(),
         blocked: params.blocked,
         metadata: Some(metadata_with_marker(params.metadata.as_ref(), owner)),
@@ -111,6 +116,12 @@ pub fn diff(params: &KeyParameters, refs: &Resolved, live: &KeyInfo, owner: &Own
     );
     diff.set("models", params.models.as_deref(), &live.models);
     limits::diff(&mut diff, &params.limits, live.limits());
+    access::usage_diff(
+        &mut diff,
+        &params.usage,
+        LiveUsage::of(live.metadata.as_ref()),
+    );
+    access::key_access_diff(&mut diff, &params.access, live);
     diff.field("blocked", params.blocked.as_ref(), live.blocked.as_ref());
     diff.metadata(
         "metadata",
@@ -567,6 +578,13 @@ impl KeyExternal {
             ))
         };
         let (cluster, namespace) = (&self.owner.cluster, &self.owner.namespace);
+        let tenant = *namespace != self.instance_namespace;
+        let refusal = access::metadata_refusal(params.metadata.as_ref(), tenant).or_else(|| {
+            access::key_access_refusal(&params.access, namespace, &self.instance_namespace)
+        });
+        if let Some(why) = refusal {
+            return Err(ExternalError::Invalid(why));
+        }
         may_list_models(
             params.models.as_deref(),
             team_id(params, &self.refs).is_some(),
@@ -610,6 +628,66 @@ impl KeyExternal {
             .map_err(|refusal| refuse("budget", budget, refusal))?;
         }
         Ok(())
+    }
+
+    /// Creates the key (see [`External::create`]).
+    async fn create_key(
+        &self,
+        mr: &LiteLLMVirtualKey,
+        id: &str,
+    ) -> Result<Creation, ExternalError> {
+        let name = secret_name(mr);
+        let stored = connection::read(&self.kube, mr, &name)
+            .await?
+            .and_then(|secret| connection::value(&secret, SECRET_KEY));
+        stored.iter().for_each(|k| self.scrubber.remember(k));
+        let stored_token = stored.as_ref().map(token_of);
+        let alias = alias(mr);
+        if stored_token.as_deref() != Some(id) {
+            if let Some(found) = self
+                .settle_alias(mr, &alias, stored_token.as_deref(), id)
+                .await?
+            {
+                return Ok(found);
+            }
+            // Perhaps only this copy of the resource is old: a rotation
+            // has recorded another id since.
+            self.ensure_fresh(mr, id).await?;
+        }
+        let key = stored.filter(|key| token_of(key) == id).ok_or_else(|| {
+            ExternalError::Invalid(format!(
+                "LiteLLM key {id} does not exist and Secret {name} does not hold its secret; \
+                 remove the {} annotation to generate a new key",
+                crate::api::common::EXTERNAL_NAME
+            ))
+        })?;
+        self.check_membership(&mr.spec.for_provider).await?;
+        let settings = request(&mr.spec.for_provider, &self.refs, &self.owner);
+        match self.client.key_generate(Some(&key), &settings).await {
+            Ok(_) => Ok(Creation::default()),
+            // disable_custom_api_keys answers 403 to any `key`. Other 403s
+            // (enterprise-only fields) fail the same way without the key, so
+            // retrying without it creates a key only when the key itself was
+            // refused.
+            Err(litellm::Error::Forbidden { .. }) => {
+                if let Some(found) = self.settle_alias(mr, &alias, Some(id), id).await? {
+                    return Ok(found);
+                }
+                let settings = KeyRequest {
+                    key_alias: Some(alias.clone()),
+                    ..settings
+                };
+                let generated = self.client.key_generate(None, &settings).await?;
+                self.scrubber.remember(&generated.key);
+                // Before anything else: this response is the only copy of the
+                // secret. Should the write fail, the key is found by its alias
+                // as lost before the next fallback generates.
+                let data = BTreeMap::from([(SECRET_KEY.to_owned(), generated.key)]);
+                connection::publish(&self.kube, mr, &name, &data).await?;
+                Ok(generated_by_proxy(generated.token, &alias))
+            }
+            Err(err) => Err(err.into()),
+        }
     }
 }
 
@@ -732,59 +810,13 @@ impl External<LiteLLMVirtualKey> for KeyExternal {
     /// Secret does not hold the key the external name stands for (a
     /// generated key whose id was not recorded) and before the fallback
     /// generates. A create whose stored key the proxy takes looks nothing up.
+    /// A 403 for settings reserved for Enterprise licences says so in the
+    /// resource's terms.
     async fn create(&self, mr: &LiteLLMVirtualKey, id: &str) -> Result<Creation, ExternalError> {
-        let name = secret_name(mr);
-        let stored = connection::read(&self.kube, mr, &name)
-            .await?
-            .and_then(|secret| connection::value(&secret, SECRET_KEY));
-        stored.iter().for_each(|k| self.scrubber.remember(k));
-        let stored_token = stored.as_ref().map(token_of);
-        let alias = alias(mr);
-        if stored_token.as_deref() != Some(id) {
-            if let Some(found) = self
-                .settle_alias(mr, &alias, stored_token.as_deref(), id)
-                .await?
-            {
-                return Ok(found);
-            }
-            // Perhaps only this copy of the resource is old: a rotation
-            // has recorded another id since.
-            self.ensure_fresh(mr, id).await?;
-        }
-        let key = stored.filter(|key| token_of(key) == id).ok_or_else(|| {
-            ExternalError::Invalid(format!(
-                "LiteLLM key {id} does not exist and Secret {name} does not hold its secret; \
-                 remove the {} annotation to generate a new key",
-                crate::api::common::EXTERNAL_NAME
-            ))
-        })?;
-        self.check_membership(&mr.spec.for_provider).await?;
-        let settings = request(&mr.spec.for_provider, &self.refs, &self.owner);
-        match self.client.key_generate(Some(&key), &settings).await {
-            Ok(_) => Ok(Creation::default()),
-            // disable_custom_api_keys answers 403 to any `key`. Other 403s
-            // (enterprise-only fields) fail the same way without the key, so
-            // retrying without it creates a key only when the key itself was
-            // refused.
-            Err(litellm::Error::Forbidden { .. }) => {
-                if let Some(found) = self.settle_alias(mr, &alias, Some(id), id).await? {
-                    return Ok(found);
-                }
-                let settings = KeyRequest {
-                    key_alias: Some(alias.clone()),
-                    ..settings
-                };
-                let generated = self.client.key_generate(None, &settings).await?;
-                self.scrubber.remember(&generated.key);
-                // Before anything else: this response is the only copy of the
-                // secret. Should the write fail, the key is found by its alias
-                // as lost before the next fallback generates.
-                let data = BTreeMap::from([(SECRET_KEY.to_owned(), generated.key)]);
-                connection::publish(&self.kube, mr, &name, &data).await?;
-                Ok(generated_by_proxy(generated.token, &alias))
-            }
-            Err(err) => Err(err.into()),
-        }
+        let usage = access::usage_request(&mr.spec.for_provider.usage);
+        self.create_key(mr, id)
+            .await
+            .map_err(|err| access::enterprise(err, &usage))
     }
 
     async fn update(
@@ -794,12 +826,11 @@ impl External<LiteLLMVirtualKey> for KeyExternal {
         drift: &Diff,
     ) -> Result<(), ExternalError> {
         self.check_membership(&mr.spec.for_provider).await?;
+        let settings = update_request(&mr.spec.for_provider, &self.refs, &self.owner, drift);
         self.client
-            .key_update(
-                id,
-                &update_request(&mr.spec.for_provider, &self.refs, &self.owner, drift),
-            )
-            .await?;
+            .key_update(id, &settings)
+            .await
+            .map_err(|err| access::enterprise(err.into(), &settings.usage))?;
         Ok(())
     }
 

@@ -7,6 +7,7 @@
 //! are the per-kind `External` implementations with their pure diffs;
 //! [`controllers`] runs them. [`leader`], [`health`] and [`http`] serve the binary.
 
+pub mod access;
 pub mod budget;
 pub mod cache;
 pub mod cluster_id;

@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 use crate::api::common::{ManagedFields, ManagedStatus};
 use crate::api::team::{LiteLLMTeam, TeamObservation, TeamParameters};
 use crate::api::LiteLLMVirtualKey;
-use crate::litellm::{self, Limited, LiveLimits, TeamInfo, TeamRequest};
+use crate::litellm::{self, Limited, LiveLimits, LiveUsage, TeamInfo, TeamRequest};
 
+use super::access;
 use super::cache::Kube;
 use super::dependents::{self, Dependents, Joins};
 use super::diff::{self, money_string, user_metadata, Diff};
@@ -22,6 +23,7 @@ pub fn request(id: &str, params: &TeamParameters, owner: &Owner) -> TeamRequest 
         team_alias: params.team_alias.clone(),
         models: params.models.clone(),
         limits: limits::request(&params.limits),
+        usage: access::usage_request(&params.usage),
         blocked: params.blocked,
         metadata: Some(metadata_with_marker(params.metadata.as_ref(), owner)),
     }
@@ -37,6 +39,11 @@ pub fn diff(params: &TeamParameters, live: &TeamInfo, owner: &Owner) -> Diff {
     );
     diff.set("models", params.models.as_deref(), &live.models);
     limits::diff(&mut diff, &params.limits, live.limits());
+    access::usage_diff(
+        &mut diff,
+        &params.usage,
+        LiveUsage::of(live.metadata.as_ref()),
+    );
     diff.field("blocked", params.blocked.as_ref(), live.blocked.as_ref());
     diff.metadata(
         "metadata",
@@ -92,6 +99,10 @@ impl TeamExternal {
     /// The team's `models` must not reach other namespaces' models (see
     /// [`may_list_models`]); checked before every write.
     fn check_models(&self, params: &TeamParameters) -> Result<(), ExternalError> {
+        let tenant = self.owner.namespace != self.instance_namespace;
+        if let Some(why) = access::metadata_refusal(params.metadata.as_ref(), tenant) {
+            return Err(ExternalError::Invalid(why));
+        }
         may_list_models(
             params.models.as_deref(),
             false,
@@ -154,9 +165,11 @@ impl External<LiteLLMTeam> for TeamExternal {
 
     async fn create(&self, mr: &LiteLLMTeam, id: &str) -> Result<Creation, ExternalError> {
         self.check_models(&mr.spec.for_provider)?;
+        let settings = request(id, &mr.spec.for_provider, &self.owner);
         self.client
-            .team_new(&request(id, &mr.spec.for_provider, &self.owner))
-            .await?;
+            .team_new(&settings)
+            .await
+            .map_err(|err| access::enterprise(err.into(), &settings.usage))?;
         Ok(Creation::default())
     }
 
@@ -167,7 +180,10 @@ impl External<LiteLLMTeam> for TeamExternal {
             limits: limits::update_request(&params.limits, drift),
             ..request(id, params, &self.owner)
         };
-        self.client.team_update(&settings).await?;
+        self.client
+            .team_update(&settings)
+            .await
+            .map_err(|err| access::enterprise(err.into(), &settings.usage))?;
         Ok(())
     }
 

@@ -83,12 +83,27 @@ impl Drop for StandIn {
 impl StandIn {
     /// Serves on 127.0.0.1 at a free port, on a task of the current runtime.
     pub async fn start(master_key: &str) -> StandIn {
+        Self::serve(master_key, false).await
+    }
+
+    /// As [`StandIn::start`], as a proxy with an Enterprise licence: it
+    /// takes `tags` and `guardrails` of teams and keys, which the
+    /// open-source proxy refuses with 403. The real proxy here has no
+    /// licence, so this path is the stand-in's alone, built from LiteLLM's
+    /// `prepare_metadata_fields` (`key_management_endpoints.py`): each such
+    /// setting is kept in the object's `metadata`.
+    pub async fn start_licensed(master_key: &str) -> StandIn {
+        Self::serve(master_key, true).await
+    }
+
+    async fn serve(master_key: &str, licensed: bool) -> StandIn {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind 127.0.0.1:0");
         let url = format!("http://{}", listener.local_addr().expect("local address"));
         let state = Arc::new(State {
             master_key: master_key.to_owned(),
+            licensed,
             db: RwLock::new(Db::default()),
             counts: std::array::from_fn(|_| AtomicU64::new(0)),
         });
@@ -150,6 +165,9 @@ impl StandIn {
 
 struct State {
     master_key: String,
+    /// Whether the proxy has an Enterprise licence (see
+    /// [`StandIn::start_licensed`]).
+    licensed: bool,
     db: RwLock<Db>,
     counts: [AtomicU64; OPERATIONS.len()],
 }
@@ -427,6 +445,7 @@ impl State {
 
     fn team_new(&self, mut body: Map<String, Value>, now: i64) -> Result<Value, Answer> {
         check_fields(&body, TEAM_FIELDS)?;
+        metadata_settings(self.licensed, &mut body, None)?;
         let team_id = match body.remove("team_id") {
             Some(Value::String(id)) => id,
             _ => uuid4(),
@@ -520,11 +539,16 @@ impl State {
         }))
     }
 
-    fn team_update(&self, body: Map<String, Value>, now: i64) -> Result<Value, Answer> {
+    fn team_update(&self, mut body: Map<String, Value>, now: i64) -> Result<Value, Answer> {
         check_fields(&body, TEAM_FIELDS)?;
-        let Some(team_id) = body.get("team_id").and_then(Value::as_str) else {
+        let Some(team_id) = body
+            .get("team_id")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        else {
             return Err(missing_field("team_id", &body));
         };
+        let team_id = team_id.as_str();
         let mut db = self.write();
         let Some(team) = db.teams.get_mut(team_id) else {
             return Err(wrapped(
@@ -534,6 +558,7 @@ impl State {
                 "internal_server_error",
             ));
         };
+        metadata_settings(self.licensed, &mut body, team.fields.get("metadata"))?;
         if let Some(duration) = body.get("budget_duration").and_then(Value::as_str) {
             let stored = team.fields.get("budget_duration").and_then(Value::as_str);
             if !keeps_due_reset(duration, stored, team.budget_reset, now) {
@@ -575,6 +600,7 @@ impl State {
 
     fn key_generate(&self, mut body: Map<String, Value>, now: i64) -> Result<Value, Answer> {
         check_fields(&body, KEY_FIELDS)?;
+        metadata_settings(self.licensed, &mut body, None)?;
         check_type(&body, "key", Kind::Str)?;
         let alias = body
             .get("key_alias")
@@ -702,7 +728,7 @@ impl State {
         Err(not_found())
     }
 
-    fn key_update(&self, body: Map<String, Value>, now: i64) -> Result<Value, Answer> {
+    fn key_update(&self, mut body: Map<String, Value>, now: i64) -> Result<Value, Answer> {
         check_fields(&body, KEY_FIELDS)?;
         let Some(key) = body.get("key").and_then(Value::as_str) else {
             return Err(missing_field("key", &body));
@@ -729,6 +755,7 @@ impl State {
                 ));
             }
         }
+        metadata_settings(self.licensed, &mut body, existing.fields.get("metadata"))?;
         let alias = body.get("key_alias").and_then(Value::as_str);
         if alias != existing.alias() {
             check_alias(alias)?;
@@ -1117,6 +1144,57 @@ fn generated(
 }
 
 /// 422 for a known field of the wrong JSON type, as pydantic answers it.
+/// The settings of teams and keys that LiteLLM keeps in `metadata` and the
+/// provider sends (`prepare_metadata_fields`), and those of them only a
+/// licensed proxy takes.
+const METADATA_SETTINGS: &[&str] = &["tags", "guardrails", "model_rpm_limit", "model_tpm_limit"];
+const ENTERPRISE_SETTINGS: &[&str] = &["tags", "guardrails"];
+
+/// Moves each setting of [`METADATA_SETTINGS`] in `body` into its
+/// `metadata` (the one sent, else the object's `existing` one), as LiteLLM
+/// does; without a licence a non-empty Enterprise setting is refused with
+/// the real proxy's 403.
+fn metadata_settings(
+    licensed: bool,
+    body: &mut Map<String, Value>,
+    existing: Option<&Value>,
+) -> Result<(), Answer> {
+    let moved: Vec<(&str, Value)> = METADATA_SETTINGS
+        .iter()
+        .filter_map(|name| Some((*name, body.remove(*name).filter(|v| !v.is_null())?)))
+        .collect();
+    let truthy = |v: &Value| !matches!(v, Value::Array(a) if a.is_empty()) && *v != json!({});
+    if let Some((name, _)) = moved
+        .iter()
+        .find(|(name, v)| !licensed && ENTERPRISE_SETTINGS.contains(name) && truthy(v))
+    {
+        return Err(wrapped(
+            StatusCode::FORBIDDEN,
+            "error",
+            &format!(
+                "This feature is only available for LiteLLM Enterprise users: {name}. You must \
+                 be a LiteLLM Enterprise user to use this feature. If you have a license please \
+                 set `LITELLM_LICENSE` in your env. Get a 7 day trial key here: \
+                 https://www.litellm.ai/enterprise#trial. \\nPricing: \
+                 https://www.litellm.ai/#pricing"
+            ),
+            "internal_server_error",
+        ));
+    }
+    if moved.is_empty() {
+        return Ok(());
+    }
+    let metadata = body
+        .entry("metadata")
+        .or_insert_with(|| existing.cloned().unwrap_or_else(|| json!({})));
+    if let Value::Object(metadata) = metadata {
+        for (name, value) in moved {
+            metadata.insert(name.to_owned(), value);
+        }
+    }
+    Ok(())
+}
+
 fn check_fields(body: &Map<String, Value>, fields: &[(&str, Kind)]) -> Result<(), Answer> {
     check_type(body, "team_id", Kind::Str)?;
     for (name, kind) in fields {
