@@ -173,7 +173,7 @@ pub fn may_list_models(
     let models = models.unwrap_or_default();
     if models.is_empty() && !inherits {
         return Err(format!(
-            "forProvider.models: a team or key outside the LiteLLMInstance's namespace must list \
+            "forProvider.models: a team, key or user outside the LiteLLMInstance's namespace must list \
              its models: LiteLLM gives one without models every model of the proxy, other \
              namespaces' models included"
         ));
