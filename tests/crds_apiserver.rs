@@ -223,6 +223,18 @@ async fn the_api_server_accepts_the_examples_and_rejects_bad_objects() {
             ),
             "spec.forProvider.values[1]: Duplicate value",
         ),
+        (
+            "a user role LiteLLM does not give",
+            json!({"apiVersion": "litellm.m.crossplane.io/v1alpha1", "kind": "LiteLLMUser", "metadata": {"name": "bad-role"},
+                   "spec": {"instanceRef": {"name": "x"}, "forProvider": {"userRole": "org_admin"}}}),
+            "spec.forProvider.userRole",
+        ),
+        (
+            "a user with an empty models list, which LiteLLM ignores on update",
+            json!({"apiVersion": "litellm.m.crossplane.io/v1alpha1", "kind": "LiteLLMUser", "metadata": {"name": "no-models"},
+                   "spec": {"instanceRef": {"name": "x"}, "forProvider": {"models": []}}}),
+            "spec.forProvider.models",
+        ),
     ];
     for (what, object, message) in bad {
         let err = create(&client, &ns, object)

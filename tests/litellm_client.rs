@@ -13,7 +13,7 @@ use std::time::Duration;
 use litellm_crossplane::litellm::{
     generate_key, masked_when_read, token_of, BudgetRequest, Client, ClientConfig,
     CredentialRequest, Error, KeyRequest, ModelMetaRequest, ModelParamsRequest, ModelRequest,
-    RegenerateRequest, Secret, TeamRequest, MAX_RESPONSE_BODY,
+    RegenerateRequest, Secret, TeamRequest, UserRequest, MAX_RESPONSE_BODY,
 };
 use litellm_crossplane::litellm::{LimitsRequest, SecretParams, SECRET_PARAMS};
 use serde_json::{json, Map, Value};
@@ -1640,4 +1640,228 @@ async fn usage_and_access_settings_as_litellm_keeps_them() {
     for token in [generated.token, admin_route.token, minted] {
         litellm.key_delete(&token).await.unwrap();
     }
+}
+
+/// The keys LiteLLM holds for a user, by token (`/user/info` lists them).
+async fn user_keys(user_id: &str) -> Vec<String> {
+    let (status, body) = raw(
+        reqwest::Method::GET,
+        &format!("/user/info?user_id={user_id}"),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let info: Value = serde_json::from_str(&body).unwrap();
+    info["keys"]
+        .as_array()
+        .expect("keys listed")
+        .iter()
+        .map(|k| k["token"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn user_lifecycle() {
+    let litellm = client_or_skip!();
+    let user_id = unique("ct-user");
+    let email = format!("{user_id}@example.com");
+    let request = UserRequest {
+        user_id: user_id.clone(),
+        user_email: Some(email.clone()),
+        user_alias: Some("Contract user".into()),
+        user_role: Some("internal_user".into()),
+        models: Some(vec!["m1".into(), "m2".into()]),
+        limits: LimitsRequest {
+            max_budget: Some(5.5),
+            budget_duration: Some("30d".into()),
+            tpm_limit: Some(1000),
+            rpm_limit: Some(10),
+            max_parallel_requests: Some(3),
+        },
+        metadata: Some(map(json!({"owner": "test", "keep": 1}))),
+    };
+
+    let created = litellm.user_new(&request).await.expect("user_new");
+    assert_eq!(created.user_id, user_id);
+    // No key is made with the user (LiteLLM's default would make one).
+    assert_eq!(user_keys(&user_id).await, Vec::<String>::new());
+
+    let info = litellm.user_info(&user_id).await.unwrap().expect("user");
+    assert_eq!(info.user_email.as_deref(), Some(email.as_str()));
+    assert_eq!(info.user_alias.as_deref(), Some("Contract user"));
+    assert_eq!(info.user_role.as_deref(), Some("internal_user"));
+    assert_eq!(info.models, ["m1", "m2"]);
+    assert_eq!(info.max_budget, Some(5.5));
+    assert_eq!(info.budget_duration.as_deref(), Some("30d"));
+    assert!(info.budget_reset_at.is_some());
+    assert_eq!(
+        (info.tpm_limit, info.rpm_limit, info.max_parallel_requests),
+        (Some(1000), Some(10), Some(3)),
+        "a user keeps a parallel-request limit, unlike a team"
+    );
+    assert_eq!(
+        info.metadata,
+        Some(map(json!({"owner": "test", "keep": 1})))
+    );
+    assert_eq!(info.spend, Some(0.0));
+
+    // The same id again: a conflict.
+    let duplicate = litellm.user_new(&request).await.unwrap_err();
+    assert!(matches!(duplicate, Error::Conflict { .. }), "{duplicate}");
+    // Another id with the same email, in other letters: 409 as well, but
+    // no conflict on this id.
+    let other = unique("ct-user");
+    let taken = litellm
+        .user_new(&UserRequest {
+            user_id: other.clone(),
+            user_email: Some(email.to_uppercase()),
+            ..UserRequest::default()
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(taken, Error::Permanent { status: 409, .. }),
+        "{taken}"
+    );
+    assert_eq!(litellm.user_info(&other).await.unwrap(), None);
+
+    // Update: metadata replaced whole, an empty models list ignored, the
+    // role changed.
+    let updated = litellm
+        .user_update(&UserRequest {
+            user_id: user_id.clone(),
+            user_role: Some("internal_user_viewer".into()),
+            models: Some(vec![]),
+            metadata: Some(map(json!({"owner": "test"}))),
+            limits: LimitsRequest {
+                tpm_limit: Some(7),
+                ..LimitsRequest::default()
+            },
+            ..UserRequest::default()
+        })
+        .await
+        .expect("user_update");
+    assert_eq!(updated.user_role.as_deref(), Some("internal_user_viewer"));
+    let info = litellm.user_info(&user_id).await.unwrap().unwrap();
+    assert_eq!(info.metadata, Some(map(json!({"owner": "test"}))));
+    assert_eq!(info.models, ["m1", "m2"], "an empty list changes nothing");
+    assert_eq!(info.tpm_limit, Some(7));
+    assert_eq!(info.rpm_limit, Some(10), "unsent fields are kept");
+    assert_eq!(info.user_email.as_deref(), Some(email.as_str()));
+
+    // Roles beyond the four, and `blocked`, are refused.
+    let (status, body) = raw(
+        reqwest::Method::POST,
+        "/user/update",
+        Some(json!({"user_id": user_id, "user_role": "org_admin"})),
+    )
+    .await;
+    assert_eq!(status, 422, "{body}");
+    let (status, body) = raw(
+        reqwest::Method::POST,
+        "/user/update",
+        Some(json!({"user_id": user_id, "blocked": true})),
+    )
+    .await;
+    assert_eq!(status, 400, "{body}");
+
+    assert!(litellm.user_delete(&user_id).await.unwrap());
+    assert_eq!(litellm.user_info(&user_id).await.unwrap(), None);
+    assert!(!litellm.user_delete(&user_id).await.unwrap());
+}
+
+#[tokio::test]
+async fn user_new_by_default_makes_a_key_which_the_client_never_asks_for() {
+    let litellm = client_or_skip!();
+    let user_id = unique("ct-user-autokey");
+    let (status, body) = raw(
+        reqwest::Method::POST,
+        "/user/new",
+        Some(json!({"user_id": user_id})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    assert!(
+        answer["key"].as_str().is_some_and(|k| k.starts_with("sk-")),
+        "LiteLLM's default generates a key"
+    );
+    assert_eq!(user_keys(&user_id).await.len(), 1);
+    assert_eq!(
+        litellm
+            .user_info(&user_id)
+            .await
+            .unwrap()
+            .unwrap()
+            .user_role,
+        None,
+        "no role unless one is sent"
+    );
+    assert!(litellm.user_delete(&user_id).await.unwrap());
+}
+
+#[tokio::test]
+async fn user_update_creates_a_missing_user() {
+    let litellm = client_or_skip!();
+    let user_id = unique("ct-user-upsert");
+    litellm
+        .user_update(&UserRequest {
+            user_id: user_id.clone(),
+            user_alias: Some("made by an update".into()),
+            ..UserRequest::default()
+        })
+        .await
+        .expect("an update of a missing user succeeds");
+    let info = litellm.user_info(&user_id).await.unwrap();
+    assert_eq!(
+        info.and_then(|i| i.user_alias).as_deref(),
+        Some("made by an update"),
+        "LiteLLM upserts: the provider updates only users it observed"
+    );
+    assert!(litellm.user_delete(&user_id).await.unwrap());
+}
+
+#[tokio::test]
+async fn user_delete_removes_its_keys_and_keys_take_any_user_id() {
+    let litellm = client_or_skip!();
+    let user_id = unique("ct-user-keys");
+    litellm
+        .user_new(&UserRequest {
+            user_id: user_id.clone(),
+            ..UserRequest::default()
+        })
+        .await
+        .unwrap();
+    let generated = litellm
+        .key_generate(
+            Some(&generate_key()),
+            &KeyRequest {
+                user_id: Some(user_id.clone()),
+                ..KeyRequest::default()
+            },
+        )
+        .await
+        .unwrap();
+    let info = litellm.key_info(&generated.token).await.unwrap().unwrap();
+    assert_eq!(info.user_id.as_deref(), Some(user_id.as_str()));
+    assert_eq!(user_keys(&user_id).await, [generated.token.clone()]);
+
+    assert!(litellm.user_delete(&user_id).await.unwrap());
+    assert_eq!(litellm.key_info(&generated.token).await.unwrap(), None);
+
+    // A key for a user that does not exist is made all the same, and no
+    // user with it: so the provider checks a raw userId itself.
+    let ghost = unique("ct-user-ghost");
+    let orphan = litellm
+        .key_generate(
+            Some(&generate_key()),
+            &KeyRequest {
+                user_id: Some(ghost.clone()),
+                ..KeyRequest::default()
+            },
+        )
+        .await
+        .expect("LiteLLM takes any user id");
+    assert_eq!(litellm.user_info(&ghost).await.unwrap(), None);
+    assert!(litellm.key_delete(&orphan.token).await.unwrap());
 }

@@ -30,7 +30,8 @@ use litellm_crossplane::api::common::bounds::*;
 use litellm_crossplane::api::common::EXTERNAL_NAME;
 use litellm_crossplane::api::generate::managed_crds;
 use litellm_crossplane::api::{
-    LiteLLMBudget, LiteLLMCredential, LiteLLMInstance, LiteLLMModel, LiteLLMTeam, LiteLLMVirtualKey,
+    LiteLLMBudget, LiteLLMCredential, LiteLLMInstance, LiteLLMModel, LiteLLMTeam, LiteLLMUser,
+    LiteLLMVirtualKey,
 };
 use litellm_crossplane::litellm::LimitsRequest;
 use litellm_crossplane::litellm::MAX_RESPONSE_BODY;
@@ -140,6 +141,8 @@ fn key_at_max(run: &str, name: &str) -> Value {
             "teamId": text(MAX_ID_LENGTH),
             "budgetRef": {"name": text(MAX_NAME_LENGTH)},
             "budgetId": text(MAX_ID_LENGTH),
+            "userRef": {"name": text(MAX_NAME_LENGTH)},
+            "userId": text(MAX_ID_LENGTH),
             "models": texts(MAX_MODELS, MAX_MODEL_REF_LENGTH),
             "maxBudget": MAX_MONEY,
             "budgetDuration": MAX_DAYS,
@@ -148,6 +151,26 @@ fn key_at_max(run: &str, name: &str) -> Value {
             "rpmLimit": MAX_RATE_LIMIT,
             "maxParallelRequests": MAX_PARALLEL_REQUESTS,
             "blocked": true,
+            "metadata": fields(MAX_METADATA_PROPERTIES),
+        })),
+    )
+}
+
+fn user_at_max(run: &str, name: &str) -> Value {
+    object(
+        "LiteLLMUser",
+        name,
+        run,
+        with_managed(json!({
+            "userEmail": text(MAX_EMAIL_LENGTH),
+            "userAlias": text(MAX_ALIAS_LENGTH),
+            "userRole": "internal_user_viewer",
+            "models": texts(MAX_MODELS, MAX_MODEL_REF_LENGTH),
+            "maxBudget": MAX_MONEY,
+            "budgetDuration": MAX_DAYS,
+            "tpmLimit": MAX_RATE_LIMIT,
+            "rpmLimit": MAX_RATE_LIMIT,
+            "maxParallelRequests": MAX_PARALLEL_REQUESTS,
             "metadata": fields(MAX_METADATA_PROPERTIES),
         })),
     )
@@ -471,6 +494,7 @@ async fn objects_at_every_maximum_are_accepted_and_read_back_by_lists_and_watche
         budget_at_max(&run, "budget"),
         model_at_max(&run, "model"),
         credential_at_max(&run, "credential"),
+        user_at_max(&run, "user"),
         instance_at_max(&run, "instance"),
     ] {
         let kind = object["kind"].as_str().unwrap().to_owned();
@@ -540,6 +564,22 @@ async fn objects_at_every_maximum_are_accepted_and_read_back_by_lists_and_watche
     );
     assert_eq!(
         credential.credential_info.as_ref().unwrap().len(),
+        MAX_METADATA_PROPERTIES as usize
+    );
+
+    let users = read_back::<LiteLLMUser>(&client, &ns, &run).await;
+    let user = &users[0].spec.for_provider;
+    assert_eq!(
+        user.user_email.as_ref().unwrap().len(),
+        MAX_EMAIL_LENGTH as usize
+    );
+    assert_eq!(user.models.as_ref().unwrap().len(), MAX_MODELS as usize);
+    assert_eq!(
+        user.limits.max_parallel_requests,
+        Some(MAX_PARALLEL_REQUESTS)
+    );
+    assert_eq!(
+        user.metadata.as_ref().unwrap().len(),
         MAX_METADATA_PROPERTIES as usize
     );
 
@@ -621,6 +661,7 @@ fn spec_cases() -> Vec<Past> {
         "LiteLLMBudget",
         "LiteLLMModel",
         "LiteLLMCredential",
+        "LiteLLMUser",
     ] {
         cases.extend([
             past(
@@ -645,7 +686,12 @@ fn spec_cases() -> Vec<Past> {
             ),
         ]);
     }
-    for kind in ["LiteLLMTeam", "LiteLLMVirtualKey", "LiteLLMBudget"] {
+    for kind in [
+        "LiteLLMTeam",
+        "LiteLLMVirtualKey",
+        "LiteLLMBudget",
+        "LiteLLMUser",
+    ] {
         cases.extend([
             past(kind, "/spec/forProvider/tpmLimit", over_rate.clone()),
             past(kind, "/spec/forProvider/rpmLimit", over_rate.clone()),
@@ -654,7 +700,7 @@ fn spec_cases() -> Vec<Past> {
             past(kind, "/spec/forProvider/budgetDuration", json!("1000000d")),
         ]);
     }
-    for kind in ["LiteLLMTeam", "LiteLLMVirtualKey"] {
+    for kind in ["LiteLLMTeam", "LiteLLMVirtualKey", "LiteLLMUser"] {
         cases.extend([
             past(
                 kind,
@@ -673,7 +719,7 @@ fn spec_cases() -> Vec<Past> {
             ),
         ]);
     }
-    for kind in ["LiteLLMVirtualKey", "LiteLLMBudget"] {
+    for kind in ["LiteLLMVirtualKey", "LiteLLMBudget", "LiteLLMUser"] {
         cases.extend([
             past(
                 kind,
@@ -716,10 +762,37 @@ fn spec_cases() -> Vec<Past> {
             "/spec/forProvider/budgetRef/name",
             json!(text(MAX_NAME_LENGTH + 1)),
         ),
+        past(
+            key,
+            "/spec/forProvider/userId",
+            json!(text(MAX_ID_LENGTH + 1)),
+        ),
+        past(
+            key,
+            "/spec/forProvider/userRef/name",
+            json!(text(MAX_NAME_LENGTH + 1)),
+        ),
         past(key, "/spec/forProvider/duration", json!("10000mo")),
     ]);
     let budget = "LiteLLMBudget";
     cases.push(past(budget, "/spec/forProvider/softBudget", over_money));
+    let user = "LiteLLMUser";
+    cases.extend([
+        past(
+            user,
+            "/spec/forProvider/userEmail",
+            json!(text(MAX_EMAIL_LENGTH + 1)),
+        ),
+        past(
+            user,
+            "/spec/forProvider/userAlias",
+            json!(text(MAX_ALIAS_LENGTH + 1)),
+        ),
+        past(user, "/spec/forProvider/userRole", json!("org_admin")),
+        // LiteLLM ignores an empty list on update: it could never be
+        // reconciled.
+        past(user, "/spec/forProvider/models", json!([])),
+    ]);
     let model = "LiteLLMModel";
     cases.extend([
         past(
@@ -915,6 +988,7 @@ fn status_cases() -> Vec<Past> {
         "LiteLLMBudget",
         "LiteLLMModel",
         "LiteLLMCredential",
+        "LiteLLMUser",
         "LiteLLMInstance",
     ] {
         cases.extend([
@@ -950,6 +1024,7 @@ fn at_max(kind: &str, run: &str, name: &str) -> Value {
         "LiteLLMBudget" => budget_at_max(run, name),
         "LiteLLMModel" => model_at_max(run, name),
         "LiteLLMCredential" => credential_at_max(run, name),
+        "LiteLLMUser" => user_at_max(run, name),
         "LiteLLMInstance" => instance_at_max(run, name),
         other => panic!("no such kind {other}"),
     }
@@ -1026,6 +1101,7 @@ async fn refusals(kinds: &Kinds<'_>, run: &str) -> Vec<String> {
         "LiteLLMBudget",
         "LiteLLMModel",
         "LiteLLMCredential",
+        "LiteLLMUser",
         "LiteLLMInstance",
     ] {
         let name = format!("status-{}", kind.to_lowercase());

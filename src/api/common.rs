@@ -91,6 +91,9 @@ pub mod bounds {
     pub const MAX_PLAIN_VALUE_LENGTH: u32 = MAX_URL_LENGTH;
     /// A credential's `displayName`: LiteLLM's limit.
     pub const MAX_DISPLAY_NAME_LENGTH: u32 = 255;
+    /// A user's `userEmail`: the longest address SMTP carries (RFC 5321's
+    /// path limit, less its angle brackets).
+    pub const MAX_EMAIL_LENGTH: u32 = 254;
 
     /// Top-level fields of LiteLLM `metadata` (LiteLLM reads about twenty
     /// well-known ones).

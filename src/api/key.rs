@@ -70,6 +70,16 @@ pub struct KeyParameters {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = super::common::bounds::MAX_ID_LENGTH))]
     pub budget_id: Option<String>,
+    /// The LiteLLMUser (same namespace) the key belongs to (`user_id`).
+    /// LiteLLM deletes a user's keys with the user, so the user's deletion
+    /// waits for this key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_ref: Option<LocalRef>,
+    /// A LiteLLM user id, when the user is not managed here. Outside the
+    /// LiteLLMInstance's namespace it must be a user of this namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = super::common::bounds::MAX_ID_LENGTH))]
+    pub user_id: Option<String>,
     /// Models the key may use; empty means the team's models.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(
@@ -136,6 +146,8 @@ pub struct KeyObservation {
     pub team_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spend: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

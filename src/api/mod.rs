@@ -1,4 +1,4 @@
-//! The API: CRD types for the six managed kinds and the function's `Input`.
+//! The API: CRD types for the managed kinds and the function's `Input`.
 //!
 //! Plain data, no I/O. `crds/` and `package/input/` are generated from these
 //! types by `crdgen` (see `crate::api::generate`), and a test fails when the
@@ -16,6 +16,7 @@ pub mod limits;
 pub mod model;
 pub mod money;
 pub mod team;
+pub mod user;
 
 pub use access::{KeyAccess, KeyType, Usage};
 pub use budget::{BudgetParameters, LiteLLMBudget, LiteLLMBudgetSpec};
@@ -27,6 +28,7 @@ pub use key::{KeyParameters, LiteLLMVirtualKey, LiteLLMVirtualKeySpec};
 pub use limits::Limits;
 pub use model::{LiteLLMModel, LiteLLMModelSpec, ModelParameters};
 pub use team::{LiteLLMTeam, LiteLLMTeamSpec, TeamParameters};
+pub use user::{LiteLLMUser, LiteLLMUserSpec, UserParameters, UserRole};
 
 /// API group of the managed kinds.
 pub const GROUP: &str = "litellm.m.crossplane.io";

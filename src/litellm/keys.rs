@@ -36,6 +36,10 @@ pub struct KeyRequest {
     pub team_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub budget_id: Option<String>,
+    /// The user the key belongs to. LiteLLM takes any id, that of a user
+    /// that does not exist too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user_id: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub models: Option<Vec<String>>,
     #[serde(flatten)]
@@ -99,6 +103,7 @@ pub struct KeyInfo {
     pub key_alias: Option<String>,
     pub team_id: Option<String>,
     pub budget_id: Option<String>,
+    pub user_id: Option<String>,
     #[serde(deserialize_with = "null_as_default")]
     pub models: Vec<String>,
     pub max_budget: Option<f64>,

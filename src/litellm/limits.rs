@@ -1,5 +1,6 @@
 //! Spend and rate limits on the wire: the same fields, under the same
-//! names, in the bodies and answers of `/team/*`, `/key/*` and `/budget/*`.
+//! names, in the bodies and answers of `/team/*`, `/key/*`, `/budget/*` and
+//! `/user/*`.
 
 use serde::Serialize;
 
@@ -54,4 +55,9 @@ macro_rules! limited {
     )*};
 }
 
-limited!(super::TeamInfo, super::KeyInfo, super::BudgetInfo);
+limited!(
+    super::TeamInfo,
+    super::KeyInfo,
+    super::BudgetInfo,
+    super::UserInfo
+);

@@ -16,6 +16,7 @@ mod models;
 mod pacing;
 mod secret;
 mod teams;
+mod users;
 
 use serde::{Deserialize, Deserializer};
 
@@ -38,6 +39,7 @@ pub use models::{
 pub use pacing::{Limits, Pacing};
 pub use secret::{generate_key, token_of, Secret};
 pub use teams::{TeamInfo, TeamRequest};
+pub use users::{UserInfo, UserRequest};
 
 /// LiteLLM sends `null` for some empty lists; read it as empty.
 fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>

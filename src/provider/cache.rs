@@ -44,6 +44,7 @@ use crate::api::instance::LiteLLMInstance;
 use crate::api::key::LiteLLMVirtualKey;
 use crate::api::model::LiteLLMModel;
 use crate::api::team::LiteLLMTeam;
+use crate::api::user::LiteLLMUser;
 
 use super::connection::{MANAGED_BY, MANAGED_BY_LABEL};
 use super::tolerant::Tolerant;
@@ -121,6 +122,7 @@ pub struct Stores {
     /// The model controller's: what a credential waits for before it goes.
     pub models: Store<Tolerant<LiteLLMModel>>,
     pub credentials: Store<Tolerant<LiteLLMCredential>>,
+    pub users: Store<Tolerant<LiteLLMUser>>,
 }
 
 /// The caches of one set of controllers. Each is read only once its watch
@@ -201,6 +203,7 @@ cached! {
     LiteLLMBudget => budgets,
     LiteLLMModel => models,
     LiteLLMCredential => credentials,
+    LiteLLMUser => users,
 }
 
 /// How a reconciliation reads Kubernetes: through a [`Cache`] where one

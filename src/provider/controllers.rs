@@ -13,7 +13,8 @@ use kube::{Resource, ResourceExt};
 use tokio_stream::{Stream, StreamExt};
 
 use crate::api::{
-    LiteLLMBudget, LiteLLMCredential, LiteLLMInstance, LiteLLMModel, LiteLLMTeam, LiteLLMVirtualKey,
+    LiteLLMBudget, LiteLLMCredential, LiteLLMInstance, LiteLLMModel, LiteLLMTeam, LiteLLMUser,
+    LiteLLMVirtualKey,
 };
 
 use super::cache::{self, Cache, Scope, Secrets, Stores};
@@ -69,8 +70,8 @@ async fn drive<K: ManagedKind + Debug>(controller: Controller<Tolerant<K>>, ctx:
     }
 }
 
-/// The resources of kind `U` that join `referenced` (a team or budget
-/// that keys join, a credential that models use; by reference or by id, in
+/// The resources of kind `U` that join `referenced` (a team, budget or
+/// user that keys join, a credential that models use; by reference or by id, in
 /// its namespace) and are not Ready and Synced, when `referenced` is Ready:
 /// they have waited for it (and their retry waits a poll interval,
 /// counting on this).
@@ -176,7 +177,7 @@ fn controller<K: ManagedKind + Debug>(
         .with_config(controller::Config::default().concurrency(concurrency))
 }
 
-/// Runs the team, key, budget, model and credential controllers until
+/// Runs the team, key, budget, model, credential and user controllers until
 /// SIGTERM/Ctrl-C, over all namespaces or only `namespace`. The key
 /// controller also watches the connection Secrets it owns, so a deleted
 /// Secret is noticed.
@@ -186,7 +187,7 @@ pub async fn run(ctx: Arc<Context>, namespace: Option<String>) {
 
 /// [`run`] as a future, with the controllers' caches (for `/readyz`).
 ///
-/// One watch per kind: teams, keys, budgets, models, credentials,
+/// One watch per kind: teams, keys, budgets, models, credentials, users,
 /// instances, Secrets and (over all namespaces) Namespaces, each filling
 /// one shared cache ([`super::cache`]) that reconciliations read instead of
 /// the API server.
@@ -204,6 +205,8 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
         cache::reflect::<Tolerant<LiteLLMModel>>(scope.api(&client), managed);
     let (credentials_store, credentials_stream) =
         cache::reflect::<Tolerant<LiteLLMCredential>>(scope.api(&client), managed);
+    let (users_store, users_stream) =
+        cache::reflect::<Tolerant<LiteLLMUser>>(scope.api(&client), managed);
     let (instances_store, instances_stream) =
         cache::reflect::<Tolerant<LiteLLMInstance>>(scope.api(&client), cache::strip);
     let (namespaces_store, namespaces_stream) = match scope {
@@ -214,7 +217,7 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
         Scope::Namespace(_) => (None, None),
     };
     // Keys wake when their connection Secret changes or goes, and when a
-    // team or budget they wait for becomes Ready; models when a credential
+    // team, budget or user they wait for becomes Ready; models when a credential
     // they wait for does.
     let (wake, woken) = tokio::sync::mpsc::unbounded_channel();
     let (wake_models, woken_models) = tokio::sync::mpsc::unbounded_channel();
@@ -229,12 +232,14 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
             budgets: budgets_store.clone(),
             models: models_store.clone(),
             credentials: credentials_store.clone(),
+            users: users_store.clone(),
         },
         namespaces_store,
         secrets.clone(),
     )));
     let teams_stream = teams_stream.map(waking(&keys_store, &wake, Joins::Team));
     let budgets_stream = budgets_stream.map(waking(&keys_store, &wake, Joins::Budget));
+    let users_stream = users_stream.map(waking(&keys_store, &wake, Joins::User));
     let credentials_stream =
         credentials_stream.map(waking(&models_store, &wake_models, Joins::Credential));
     // Each kind reconciles at most `concurrency` objects at once, as a
@@ -247,12 +252,14 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
         tokio_stream::wrappers::UnboundedReceiverStream::new(woken_models),
     );
     let credentials = controller(credentials_store, credentials_stream, &ctx);
+    let users = controller(users_store, users_stream, &ctx);
     let mut caches = Caches::default();
     caches.add(teams.store());
     caches.add(keys.store());
     caches.add(budgets.store());
     caches.add(models.store());
     caches.add(credentials.store());
+    caches.add(users.store());
     caches.add(instances_store);
     let work = async move {
         let namespaces = async {
@@ -267,6 +274,7 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
                 drive(budgets, ctx.clone()),
                 drive(models, ctx.clone()),
                 drive(credentials, ctx.clone()),
+                drive(users, ctx.clone()),
             )
         };
         let watches = async {

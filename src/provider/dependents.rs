@@ -1,8 +1,9 @@
 //! Deletion order: an object is deleted only after the resources that use
 //! it. A `LiteLLMInstance` waits for every managed resource that references
-//! it (they need its proxy to delete their LiteLLM objects), a team or
-//! budget for the keys that join it (LiteLLM deletes a team's keys with the
-//! team, which would take keys from resources that still hold them), a
+//! it (they need its proxy to delete their LiteLLM objects), a team, budget
+//! or user for the keys that join it (LiteLLM deletes a team's keys with the
+//! team, and a user's with the user, which would take keys from resources
+//! that still hold them), a
 //! credential for the models that use it (LiteLLM deletes a credential in
 //! use without a word, and the model then fails).
 //!
@@ -20,7 +21,9 @@ use kube::ResourceExt;
 
 use crate::api::common::LocalRef;
 use crate::api::instance::LiteLLMInstance;
-use crate::api::{LiteLLMBudget, LiteLLMCredential, LiteLLMModel, LiteLLMTeam, LiteLLMVirtualKey};
+use crate::api::{
+    LiteLLMBudget, LiteLLMCredential, LiteLLMModel, LiteLLMTeam, LiteLLMUser, LiteLLMVirtualKey,
+};
 
 use super::cache::{Cached, Kube};
 use super::managed::ManagedKind;
@@ -37,6 +40,8 @@ pub enum Joins {
     Budget,
     /// A `LiteLLMCredential`, which a `LiteLLMModel` uses by its name.
     Credential,
+    /// A `LiteLLMUser`, whom a key belongs to (`userRef`/`userId`).
+    User,
 }
 
 /// One object a resource's LiteLLM object joins: by reference to a
@@ -204,6 +209,7 @@ pub async fn of_instance(
     referencing::<LiteLLMBudget>(client, instance, scope, &mut found).await?;
     referencing::<LiteLLMModel>(client, instance, scope, &mut found).await?;
     referencing::<LiteLLMCredential>(client, instance, scope, &mut found).await?;
+    referencing::<LiteLLMUser>(client, instance, scope, &mut found).await?;
     let home = instance.namespace().unwrap_or_default();
     let mut labels: BTreeMap<String, Option<BTreeMap<String, String>>> = BTreeMap::new();
     let mut dependents = Dependents::default();

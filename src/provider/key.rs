@@ -55,6 +55,7 @@ pub const SECRET_KEY: &str = "key";
 
 const TEAM_REF: &str = "teamRef";
 const BUDGET_REF: &str = "budgetRef";
+const USER_REF: &str = "userRef";
 
 /// The team id: the resolved `teamRef`, else `teamId`.
 pub fn team_id<'a>(params: &'a KeyParameters, refs: &'a Resolved) -> Option<&'a str> {
@@ -66,12 +67,18 @@ pub fn budget_id<'a>(params: &'a KeyParameters, refs: &'a Resolved) -> Option<&'
     refs.id(BUDGET_REF).or(params.budget_id.as_deref())
 }
 
+/// The user id: the resolved `userRef`, else `userId`.
+pub fn user_id<'a>(params: &'a KeyParameters, refs: &'a Resolved) -> Option<&'a str> {
+    refs.id(USER_REF).or(params.user_id.as_deref())
+}
+
 /// Settings sent on create and on every update.
 pub fn request(params: &KeyParameters, refs: &Resolved, owner: &Owner) -> KeyRequest {
     KeyRequest {
         key_alias: params.key_alias.clone(),
         team_id: team_id(params, refs).map(str::to_owned),
         budget_id: budget_id(params, refs).map(str::to_owned),
+        user_id: user_id(params, refs).map(str::to_owned),
         models: params.models.clone(),
         limits: limits::request(&params.limits),
         usage: access::usage_request(&params.usage),
@@ -114,6 +121,7 @@ pub fn diff(params: &KeyParameters, refs: &Resolved, live: &KeyInfo, owner: &Own
         budget_id(params, refs),
         live.budget_id.as_deref(),
     );
+    diff.field("userId", user_id(params, refs), live.user_id.as_deref());
     diff.set("models", params.models.as_deref(), &live.models);
     limits::diff(&mut diff, &params.limits, live.limits());
     access::usage_diff(
@@ -131,9 +139,9 @@ pub fn diff(params: &KeyParameters, refs: &Resolved, live: &KeyInfo, owner: &Own
     diff
 }
 
-/// Team and budget ids are not late-initialized: with a `teamRef` or
-/// `budgetRef` set, filling `teamId`/`budgetId` as well would state the
-/// same thing twice.
+/// Team, budget and user ids are not late-initialized: with a `teamRef`,
+/// `budgetRef` or `userRef` set, filling `teamId`/`budgetId`/`userId` as
+/// well would state the same thing twice.
 pub fn late_init(params: &KeyParameters, live: &KeyInfo) -> Option<KeyParameters> {
     let mut filled = params.clone();
     let models = (!live.models.is_empty()).then(|| live.models.clone());
@@ -161,6 +169,7 @@ pub fn at_provider(live: &KeyInfo, mr: &LiteLLMVirtualKey) -> KeyObservation {
         key_name: live.key_name.clone(),
         team_id: live.team_id.clone(),
         budget_id: live.budget_id.clone(),
+        user_id: live.user_id.clone(),
         spend: money_string(live.spend),
         expires: live.expires.clone(),
         budget_reset_at: live.budget_reset_at.clone(),
@@ -565,9 +574,36 @@ impl KeyExternal {
         Ok((mr, replaced))
     }
 
-    /// Refuses to put the key into a team or budget its namespace may not
-    /// use (SPEC section 8): raw `teamId`/`budgetId` are checked exactly
-    /// like references, since either can name any id on the proxy. Runs
+    /// The marker of the team or user `id` (`noun`): from what the provider
+    /// established within the last minute (the team or user controller made
+    /// or observed it as a resource's), else read from LiteLLM. An object
+    /// that does not exist yet could be created later by someone else under
+    /// this id: the key waits for it instead.
+    async fn marker_of(
+        &self,
+        noun: &'static str,
+        id: &str,
+    ) -> Result<Option<Owner>, ExternalError> {
+        if let Some(owner) = self.verified.owner(self.client.endpoint(), noun, id) {
+            return Ok(Some(owner));
+        }
+        let metadata = if noun == <crate::api::LiteLLMUser as ManagedKind>::NOUN {
+            self.client.user_info(id).await?.map(|live| live.metadata)
+        } else {
+            self.client.team_info(id).await?.map(|live| live.metadata)
+        };
+        match metadata {
+            Some(metadata) => Ok(Owner::from_metadata(metadata.as_ref())),
+            None => Err(ExternalError::Invalid(format!(
+                "forProvider: LiteLLM {noun} {id} does not exist"
+            ))),
+        }
+    }
+
+    /// Refuses to put the key into a team, budget or user its namespace may
+    /// not use (SPEC section 8): raw `teamId`/`budgetId`/`userId` are
+    /// checked exactly like references, since each can name any id on the
+    /// proxy. Runs
     /// before every write that sends them; the steady state writes
     /// nothing and so reads nothing more.
     async fn check_membership(&self, params: &KeyParameters) -> Result<(), ExternalError> {
@@ -593,22 +629,9 @@ impl KeyExternal {
         )
         .map_err(ExternalError::Invalid)?;
         if let Some(team) = team_id(params, &self.refs) {
-            // A team the provider made or observed as a resource's within
-            // the last minute needs no second read of its marker.
-            let team_noun = <crate::api::LiteLLMTeam as ManagedKind>::NOUN;
-            let marker = match self.verified.owner(self.client.endpoint(), team_noun, team) {
-                Some(owner) => Some(owner),
-                // A team that does not exist yet could be created later by
-                // someone else under this id; the key waits for it instead.
-                None => match self.client.team_info(team).await? {
-                    Some(live) => Owner::from_metadata(live.metadata.as_ref()),
-                    None => {
-                        return Err(ExternalError::Invalid(format!(
-                            "forProvider: LiteLLM team {team} does not exist"
-                        )))
-                    }
-                },
-            };
+            let marker = self
+                .marker_of(<crate::api::LiteLLMTeam as ManagedKind>::NOUN, team)
+                .await?;
             may_use(
                 marker.as_ref(),
                 cluster,
@@ -626,6 +649,18 @@ impl KeyExternal {
                 &self.instance_namespace,
             )
             .map_err(|refusal| refuse("budget", budget, refusal))?;
+        }
+        if let Some(user) = user_id(params, &self.refs) {
+            let marker = self
+                .marker_of(<crate::api::LiteLLMUser as ManagedKind>::NOUN, user)
+                .await?;
+            may_use(
+                marker.as_ref(),
+                cluster,
+                namespace,
+                &self.instance_namespace,
+            )
+            .map_err(|refusal| refuse("user", user, refusal))?;
         }
         Ok(())
     }
@@ -717,7 +752,11 @@ impl ManagedKind for LiteLLMVirtualKey {
             field: BUDGET_REF,
             name: r.name.clone(),
         });
-        team.into_iter().chain(budget).collect()
+        let user = params.user_ref.as_ref().map(|r| Reference::User {
+            field: USER_REF,
+            name: r.name.clone(),
+        });
+        team.into_iter().chain(budget).chain(user).collect()
     }
 
     fn joins(&self) -> Vec<Join> {
@@ -732,7 +771,12 @@ impl ManagedKind for LiteLLMVirtualKey {
             params.budget_ref.as_ref(),
             params.budget_id.as_deref(),
         );
-        team.into_iter().chain(budget).collect()
+        let user = join(
+            Joins::User,
+            params.user_ref.as_ref(),
+            params.user_id.as_deref(),
+        );
+        team.into_iter().chain(budget).chain(user).collect()
     }
 
     fn connection_secret_name(&self) -> Option<String> {
@@ -1001,6 +1045,75 @@ mod tests {
             ..KeyParameters::default()
         };
         assert!(diff(&literal, &Resolved::default(), &live(), &me()).is_empty());
+    }
+
+    #[test]
+    fn a_key_belongs_to_the_resolved_user_over_the_literal_id() {
+        let by_ref = KeyParameters {
+            user_ref: Some(LocalRef {
+                name: "alice".into(),
+            }),
+            user_id: Some("ignored".into()),
+            ..KeyParameters::default()
+        };
+        let resolved = Resolved::default().with_id(USER_REF, "ns.alice");
+        let owned = KeyInfo {
+            user_id: Some("ns.alice".into()),
+            ..live()
+        };
+        assert!(diff(&by_ref, &resolved, &owned, &me()).is_empty());
+        assert_eq!(
+            diff(&by_ref, &resolved, &live(), &me()).fields(),
+            ["userId"]
+        );
+        let body = serde_json::to_value(request(&by_ref, &resolved, &me())).unwrap();
+        assert_eq!(body["user_id"], "ns.alice");
+        let literal = KeyParameters {
+            user_id: Some("ns.bob".into()),
+            ..KeyParameters::default()
+        };
+        let body = serde_json::to_value(request(&literal, &Resolved::default(), &me())).unwrap();
+        assert_eq!(body["user_id"], "ns.bob");
+        assert_eq!(
+            diff(&literal, &Resolved::default(), &owned, &me()).fields(),
+            ["userId"]
+        );
+        let unset = serde_json::to_value(request(
+            &KeyParameters::default(),
+            &Resolved::default(),
+            &me(),
+        ))
+        .unwrap();
+        assert!(unset.get("user_id").is_none(), "{unset}");
+        assert!(diff(
+            &KeyParameters::default(),
+            &Resolved::default(),
+            &owned,
+            &me()
+        )
+        .is_empty());
+        let key = LiteLLMVirtualKey::new(
+            "ci",
+            LiteLLMVirtualKeySpec {
+                managed: ManagedFields::default(),
+                for_provider: by_ref,
+            },
+        );
+        assert_eq!(
+            key.references(),
+            [Reference::User {
+                field: USER_REF,
+                name: "alice".into()
+            }]
+        );
+        assert!(key
+            .joins()
+            .iter()
+            .any(|j| j.names(Joins::User, "alice", "ns.alice")));
+        assert!(key
+            .joins()
+            .iter()
+            .any(|j| j.names(Joins::User, "other", "ignored")));
     }
 
     #[test]

@@ -3,9 +3,10 @@
 //!
 //! Entities: [`reconciler`] is the one generic managed reconciler (finalizer,
 //! references, instance, external name, status) over the contract in
-//! [`managed`]; [`team`], [`key`], [`budget`], [`model`] and [`credential`]
-//! are the per-kind `External` implementations with their pure diffs;
-//! [`controllers`] runs them. [`leader`], [`health`] and [`http`] serve the binary.
+//! [`managed`]; [`team`], [`key`], [`budget`], [`model`], [`credential`]
+//! and [`user`] are the per-kind `External` implementations with their pure
+//! diffs; [`controllers`] runs them. [`leader`], [`health`] and [`http`]
+//! serve the binary.
 
 pub mod access;
 pub mod budget;
@@ -37,3 +38,4 @@ pub mod scrub;
 pub mod team;
 pub mod timing;
 pub mod tolerant;
+pub mod user;

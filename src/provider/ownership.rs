@@ -173,7 +173,7 @@ pub fn may_list_models(
     let models = models.unwrap_or_default();
     if models.is_empty() && !inherits {
         return Err(format!(
-            "forProvider.models: a team or key outside the LiteLLMInstance's namespace must list \
+            "forProvider.models: a team, key or user outside the LiteLLMInstance's namespace must list \
              its models: LiteLLM gives one without models every model of the proxy, other \
              namespaces' models included"
         ));
@@ -267,11 +267,14 @@ impl Verified {
     }
 
     /// The LiteLLM `kind` object `id` at `endpoint` is `owner`'s resource's.
-    /// Only teams are kept: they are what keys join (budgets carry their
-    /// owner in their id, and nothing joins a key or a model), and a poll of
-    /// every other kind would only fill memory.
+    /// Only teams and users are kept: they are what keys join by a marker
+    /// (budgets carry their owner in their id, and nothing joins a key or a
+    /// model), and a poll of every other kind would only fill memory.
     pub fn establish(&self, endpoint: &str, kind: &'static str, id: &str, owner: &Owner) {
-        if kind != <crate::api::LiteLLMTeam as super::managed::ManagedKind>::NOUN {
+        use super::managed::ManagedKind;
+        if kind != <crate::api::LiteLLMTeam as ManagedKind>::NOUN
+            && kind != <crate::api::LiteLLMUser as ManagedKind>::NOUN
+        {
             return;
         }
         let now = Instant::now();
@@ -512,5 +515,11 @@ mod tests {
         // Nothing joins a key: it is not kept.
         verified.establish("http://p", "key", "a.web", &owner);
         assert_eq!(verified.owner("http://p", "key", "a.web"), None);
+        // Keys join users.
+        verified.establish("http://p", "user", "a.alice", &owner);
+        assert_eq!(
+            verified.owner("http://p", "user", "a.alice"),
+            Some(owner.clone())
+        );
     }
 }

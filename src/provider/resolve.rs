@@ -14,6 +14,7 @@ use crate::api::common::{InstanceRef, SecretKeySelector, EXTERNAL_NAME};
 use crate::api::credential::LiteLLMCredential;
 use crate::api::instance::{AllowedNamespaces, LiteLLMInstance, LiteLLMInstanceStatus};
 use crate::api::team::LiteLLMTeam;
+use crate::api::user::LiteLLMUser;
 use crate::litellm::{self, ClientConfig, Observer, Pacing, Secret};
 
 use super::cache::{Cached, Kube};
@@ -44,6 +45,8 @@ pub enum Reference {
     /// A `LiteLLMCredential` in the same namespace; resolves to its
     /// credential name.
     Credential { field: &'static str, name: String },
+    /// A `LiteLLMUser` in the same namespace; resolves to its user id.
+    User { field: &'static str, name: String },
 }
 
 /// Resolved references, by field name.
@@ -340,6 +343,10 @@ pub async fn references(
             }
             Reference::Credential { field, name } => {
                 let id = entity::<LiteLLMCredential>(kube, namespace, field, name).await?;
+                resolved.with_id(field, id)
+            }
+            Reference::User { field, name } => {
+                let id = entity::<LiteLLMUser>(kube, namespace, field, name).await?;
                 resolved.with_id(field, id)
             }
             Reference::Secret { field, selector } => {
