@@ -11,6 +11,7 @@ mod error;
 mod health;
 mod keys;
 mod limits;
+mod mcp_servers;
 mod models;
 mod pacing;
 mod secret;
@@ -27,6 +28,7 @@ pub use error::Error;
 pub use health::Readiness;
 pub use keys::{KeyGenerated, KeyInfo, KeyRequest, RegenerateRequest};
 pub use limits::{Limited, LimitsRequest, LiveLimits};
+pub use mcp_servers::{McpServer, McpServerRequest, ObjectPermission, MCP_INFO_ADDED};
 pub use models::{
     ModelInfo, ModelMeta, ModelMetaRequest, ModelParams, ModelParamsRequest, ModelRequest,
     SecretParams, SECRET_PARAMS,

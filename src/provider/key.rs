@@ -74,6 +74,7 @@ pub fn request(params: &KeyParameters, refs: &Resolved, owner: &Owner) -> KeyReq
         duration: params.duration.clone(),
         blocked: params.blocked,
         metadata: Some(metadata_with_marker(params.metadata.as_ref(), owner)),
+        object_permission: None,
     }
 }
 

@@ -24,6 +24,7 @@ pub fn request(id: &str, params: &TeamParameters, owner: &Owner) -> TeamRequest 
         limits: limits::request(&params.limits),
         blocked: params.blocked,
         metadata: Some(metadata_with_marker(params.metadata.as_ref(), owner)),
+        object_permission: None,
     }
 }
 
