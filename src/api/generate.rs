@@ -7,7 +7,8 @@ use serde_json::json;
 
 use super::input::{Input, INPUT_GROUP, INPUT_KIND};
 use super::{
-    LiteLLMBudget, LiteLLMCredential, LiteLLMInstance, LiteLLMModel, LiteLLMTeam, LiteLLMVirtualKey,
+    LiteLLMBudget, LiteLLMCredential, LiteLLMInstance, LiteLLMMCPServer, LiteLLMModel, LiteLLMTeam,
+    LiteLLMVirtualKey,
 };
 
 /// Banner of every generated file.
@@ -19,7 +20,7 @@ pub struct GeneratedFile {
     pub contents: String,
 }
 
-/// The CRDs of the six managed kinds.
+/// The CRDs of the seven managed kinds.
 pub fn managed_crds() -> Vec<CustomResourceDefinition> {
     vec![
         LiteLLMInstance::crd(),
@@ -28,6 +29,7 @@ pub fn managed_crds() -> Vec<CustomResourceDefinition> {
         LiteLLMBudget::crd(),
         LiteLLMModel::crd(),
         LiteLLMCredential::crd(),
+        LiteLLMMCPServer::crd(),
     ]
 }
 

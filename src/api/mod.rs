@@ -1,4 +1,4 @@
-//! The API: CRD types for the six managed kinds and the function's `Input`.
+//! The API: CRD types for the seven managed kinds and the function's `Input`.
 //!
 //! Plain data, no I/O. `crds/` and `package/input/` are generated from these
 //! types by `crdgen` (see `crate::api::generate`), and a test fails when the
@@ -12,6 +12,7 @@ pub mod input;
 pub mod instance;
 pub mod key;
 pub mod limits;
+pub mod mcp_server;
 pub mod model;
 pub mod money;
 pub mod team;
@@ -23,6 +24,9 @@ pub use input::Input;
 pub use instance::{LiteLLMInstance, LiteLLMInstanceSpec};
 pub use key::{KeyParameters, LiteLLMVirtualKey, LiteLLMVirtualKeySpec};
 pub use limits::Limits;
+pub use mcp_server::{
+    LiteLLMMCPServer, LiteLLMMCPServerSpec, McpServerParameters, ObjectPermission,
+};
 pub use model::{LiteLLMModel, LiteLLMModelSpec, ModelParameters};
 pub use team::{LiteLLMTeam, LiteLLMTeamSpec, TeamParameters};
 

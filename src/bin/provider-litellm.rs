@@ -1,6 +1,6 @@
 //! `provider-litellm`: reconciles LiteLLMInstance, LiteLLMTeam,
-//! LiteLLMVirtualKey, LiteLLMBudget, LiteLLMModel and LiteLLMCredential
-//! resources against the LiteLLM admin API, with Crossplane
+//! LiteLLMVirtualKey, LiteLLMBudget, LiteLLMModel, LiteLLMCredential and
+//! LiteLLMMCPServer resources against the LiteLLM admin API, with Crossplane
 //! managed-resource semantics.
 
 use std::net::SocketAddr;

@@ -1,6 +1,6 @@
 //! Shared watch caches: what a reconciliation reads of Kubernetes besides
 //! its own object (its `LiteLLMInstance`, the master-key Secret, referenced
-//! teams, budgets and credentials, namespace labels for admission, its
+//! teams, budgets, credentials and MCP servers, namespace labels for admission, its
 //! connection Secret), so the steady state reads nothing from the API
 //! server.
 //!
@@ -42,6 +42,7 @@ use crate::api::budget::LiteLLMBudget;
 use crate::api::credential::LiteLLMCredential;
 use crate::api::instance::LiteLLMInstance;
 use crate::api::key::LiteLLMVirtualKey;
+use crate::api::mcp_server::LiteLLMMCPServer;
 use crate::api::model::LiteLLMModel;
 use crate::api::team::LiteLLMTeam;
 
@@ -121,6 +122,8 @@ pub struct Stores {
     /// The model controller's: what a credential waits for before it goes.
     pub models: Store<Tolerant<LiteLLMModel>>,
     pub credentials: Store<Tolerant<LiteLLMCredential>>,
+    /// What teams and keys reference in their `objectPermission`.
+    pub mcp_servers: Store<Tolerant<LiteLLMMCPServer>>,
 }
 
 /// The caches of one set of controllers. Each is read only once its watch
@@ -201,6 +204,7 @@ cached! {
     LiteLLMBudget => budgets,
     LiteLLMModel => models,
     LiteLLMCredential => credentials,
+    LiteLLMMCPServer => mcp_servers,
 }
 
 /// How a reconciliation reads Kubernetes: through a [`Cache`] where one

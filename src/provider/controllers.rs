@@ -13,7 +13,8 @@ use kube::{Resource, ResourceExt};
 use tokio_stream::{Stream, StreamExt};
 
 use crate::api::{
-    LiteLLMBudget, LiteLLMCredential, LiteLLMInstance, LiteLLMModel, LiteLLMTeam, LiteLLMVirtualKey,
+    LiteLLMBudget, LiteLLMCredential, LiteLLMInstance, LiteLLMMCPServer, LiteLLMModel, LiteLLMTeam,
+    LiteLLMVirtualKey,
 };
 
 use super::cache::{self, Cache, Scope, Secrets, Stores};
@@ -176,7 +177,7 @@ fn controller<K: ManagedKind + Debug>(
         .with_config(controller::Config::default().concurrency(concurrency))
 }
 
-/// Runs the team, key, budget, model and credential controllers until
+/// Runs the team, key, budget, model, credential and MCP server controllers until
 /// SIGTERM/Ctrl-C, over all namespaces or only `namespace`. The key
 /// controller also watches the connection Secrets it owns, so a deleted
 /// Secret is noticed.
@@ -186,8 +187,8 @@ pub async fn run(ctx: Arc<Context>, namespace: Option<String>) {
 
 /// [`run`] as a future, with the controllers' caches (for `/readyz`).
 ///
-/// One watch per kind: teams, keys, budgets, models, credentials,
-/// instances, Secrets and (over all namespaces) Namespaces, each filling
+/// One watch per kind: teams, keys, budgets, models, credentials, MCP
+/// servers, instances, Secrets and (over all namespaces) Namespaces, each filling
 /// one shared cache ([`super::cache`]) that reconciliations read instead of
 /// the API server.
 pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Output = ()>, Caches) {
@@ -204,6 +205,8 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
         cache::reflect::<Tolerant<LiteLLMModel>>(scope.api(&client), managed);
     let (credentials_store, credentials_stream) =
         cache::reflect::<Tolerant<LiteLLMCredential>>(scope.api(&client), managed);
+    let (mcp_servers_store, mcp_servers_stream) =
+        cache::reflect::<Tolerant<LiteLLMMCPServer>>(scope.api(&client), managed);
     let (instances_store, instances_stream) =
         cache::reflect::<Tolerant<LiteLLMInstance>>(scope.api(&client), cache::strip);
     let (namespaces_store, namespaces_stream) = match scope {
@@ -215,8 +218,10 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
     };
     // Keys wake when their connection Secret changes or goes, and when a
     // team or budget they wait for becomes Ready; models when a credential
-    // they wait for does.
+    // they wait for does; teams and keys when an MCP server they name
+    // does.
     let (wake, woken) = tokio::sync::mpsc::unbounded_channel();
+    let (wake_teams, woken_teams) = tokio::sync::mpsc::unbounded_channel();
     let (wake_models, woken_models) = tokio::sync::mpsc::unbounded_channel();
     let secrets = Secrets::default();
     secrets.wake_keys(wake.clone());
@@ -229,6 +234,7 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
             budgets: budgets_store.clone(),
             models: models_store.clone(),
             credentials: credentials_store.clone(),
+            mcp_servers: mcp_servers_store.clone(),
         },
         namespaces_store,
         secrets.clone(),
@@ -237,9 +243,14 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
     let budgets_stream = budgets_stream.map(waking(&keys_store, &wake, Joins::Budget));
     let credentials_stream =
         credentials_stream.map(waking(&models_store, &wake_models, Joins::Credential));
+    let mcp_servers_stream = mcp_servers_stream
+        .map(waking(&teams_store, &wake_teams, Joins::McpServer))
+        .map(waking(&keys_store, &wake, Joins::McpServer));
     // Each kind reconciles at most `concurrency` objects at once, as a
     // crossplane-runtime provider's controllers do (`--max-reconcile-rate`).
-    let teams = controller(teams_store, teams_stream, &ctx);
+    let teams = controller(teams_store, teams_stream, &ctx).reconcile_on(
+        tokio_stream::wrappers::UnboundedReceiverStream::new(woken_teams),
+    );
     let keys = controller(keys_store, keys_stream, &ctx)
         .reconcile_on(tokio_stream::wrappers::UnboundedReceiverStream::new(woken));
     let budgets = controller(budgets_store, budgets_stream, &ctx);
@@ -247,12 +258,14 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
         tokio_stream::wrappers::UnboundedReceiverStream::new(woken_models),
     );
     let credentials = controller(credentials_store, credentials_stream, &ctx);
+    let mcp_servers = controller(mcp_servers_store, mcp_servers_stream, &ctx);
     let mut caches = Caches::default();
     caches.add(teams.store());
     caches.add(keys.store());
     caches.add(budgets.store());
     caches.add(models.store());
     caches.add(credentials.store());
+    caches.add(mcp_servers.store());
     caches.add(instances_store);
     let work = async move {
         let namespaces = async {
@@ -267,6 +280,7 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
                 drive(budgets, ctx.clone()),
                 drive(models, ctx.clone()),
                 drive(credentials, ctx.clone()),
+                drive(mcp_servers, ctx.clone()),
             )
         };
         let watches = async {

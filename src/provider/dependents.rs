@@ -4,7 +4,9 @@
 //! budget for the keys that join it (LiteLLM deletes a team's keys with the
 //! team, which would take keys from resources that still hold them), a
 //! credential for the models that use it (LiteLLM deletes a credential in
-//! use without a word, and the model then fails).
+//! use without a word, and the model then fails), an MCP server for the
+//! teams and keys whose `objectPermission` names it (LiteLLM deletes it
+//! under them without a word).
 //!
 //! Only resources that can act on the object count: those in namespaces the
 //! instance admits, and for teams, budgets and credentials those in their
@@ -20,7 +22,10 @@ use kube::ResourceExt;
 
 use crate::api::common::LocalRef;
 use crate::api::instance::LiteLLMInstance;
-use crate::api::{LiteLLMBudget, LiteLLMCredential, LiteLLMModel, LiteLLMTeam, LiteLLMVirtualKey};
+use crate::api::{
+    LiteLLMBudget, LiteLLMCredential, LiteLLMMCPServer, LiteLLMModel, LiteLLMTeam,
+    LiteLLMVirtualKey,
+};
 
 use super::cache::{Cached, Kube};
 use super::managed::ManagedKind;
@@ -37,6 +42,9 @@ pub enum Joins {
     Budget,
     /// A `LiteLLMCredential`, which a `LiteLLMModel` uses by its name.
     Credential,
+    /// A `LiteLLMMCPServer`, which a team or key names in its
+    /// `objectPermission`.
+    McpServer,
 }
 
 /// One object a resource's LiteLLM object joins: by reference to a
@@ -91,6 +99,14 @@ impl Dependents {
 
     pub fn len(&self) -> usize {
         self.by_kind.values().map(Vec::len).sum()
+    }
+
+    /// Adds every dependent of `other` (a server's deletion waits for teams
+    /// and keys alike).
+    pub fn extend(&mut self, other: Dependents) {
+        for (kind, items) in other.by_kind {
+            self.by_kind.entry(kind).or_default().extend(items);
+        }
     }
 
     fn add(&mut self, kind: impl Into<String>, namespace: String, name: String) {
@@ -204,6 +220,7 @@ pub async fn of_instance(
     referencing::<LiteLLMBudget>(client, instance, scope, &mut found).await?;
     referencing::<LiteLLMModel>(client, instance, scope, &mut found).await?;
     referencing::<LiteLLMCredential>(client, instance, scope, &mut found).await?;
+    referencing::<LiteLLMMCPServer>(client, instance, scope, &mut found).await?;
     let home = instance.namespace().unwrap_or_default();
     let mut labels: BTreeMap<String, Option<BTreeMap<String, String>>> = BTreeMap::new();
     let mut dependents = Dependents::default();
