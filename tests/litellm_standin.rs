@@ -641,6 +641,7 @@ fn team_params(i: usize) -> TeamParameters {
         },
         blocked: Some(false),
         metadata: Some(FreeForm::from([("env".to_owned(), json!("bench"))])),
+        object_permission: None,
     }
 }
 
