@@ -487,7 +487,12 @@ impl Pair {
             ..KeyParameters::default()
         };
         Pair {
-            team: team::request(&team_id, &team_params, &owner(&team_name)),
+            team: team::request(
+                &team_id,
+                &team_params,
+                &Resolved::default(),
+                &owner(&team_name),
+            ),
             key: generate_key(),
             key_request: key::request(
                 &key_params,

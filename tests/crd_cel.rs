@@ -129,6 +129,7 @@ fn bad_instances_are_rejected_with_the_rules_message_and_every_rule_is_exercised
     exercised.extend(team_rules_reject_a_parallel_request_limit());
     exercised.extend(key_rules_reject_a_type_and_routes_together());
     exercised.extend(credential_rules_reject_no_values_and_values_twice());
+    exercised.extend(mcp_server_rules_reject_mixed_transports_and_lone_auth());
     assert_eq!(
         exercised,
         all_rules(),
@@ -272,6 +273,94 @@ fn credential_rules_reject_no_values_and_values_twice() -> BTreeSet<String> {
         ),
     ] {
         let result = kube_cel::validate(&schema, &credential(for_provider), None);
+        assert!(result.is_ok(), "{what}: {result:?}");
+    }
+    exercised
+}
+
+/// An MCP server over the network has a URL and no command, a stdio one a
+/// command and no URL; an authentication type other than `none` comes with
+/// its Secret, and only then. Returns the rules that rejected.
+fn mcp_server_rules_reject_mixed_transports_and_lone_auth() -> BTreeSet<String> {
+    use litellm_crossplane::api::mcp_server::{MCP_AUTH_SECRET, MCP_TRANSPORT_FIELDS};
+    let schema = schema_of("LiteLLMMCPServer");
+    let server = |for_provider: Value| {
+        json!({
+            "apiVersion": "litellm.m.crossplane.io/v1alpha1",
+            "kind": "LiteLLMMCPServer",
+            "metadata": {"name": "github", "namespace": "default"},
+            "spec": {"instanceRef": {"name": "litellm"}, "forProvider": for_provider},
+        })
+    };
+    let secret = json!({"name": "s", "key": "k"});
+    let mut exercised = BTreeSet::new();
+    for (what, for_provider, message) in [
+        (
+            "http without a url",
+            json!({"transport": "http"}),
+            MCP_TRANSPORT_FIELDS,
+        ),
+        (
+            "sse with a command",
+            json!({"transport": "sse", "url": "https://h/", "command": "npx"}),
+            MCP_TRANSPORT_FIELDS,
+        ),
+        (
+            "http with args",
+            json!({"transport": "http", "url": "https://h/", "args": ["x"]}),
+            MCP_TRANSPORT_FIELDS,
+        ),
+        (
+            "stdio without a command",
+            json!({"transport": "stdio", "args": ["x"]}),
+            MCP_TRANSPORT_FIELDS,
+        ),
+        (
+            "stdio with a url",
+            json!({"transport": "stdio", "command": "npx", "url": "https://h/"}),
+            MCP_TRANSPORT_FIELDS,
+        ),
+        (
+            "a token type without its Secret",
+            json!({"transport": "http", "url": "https://h/", "authType": "bearer_token"}),
+            MCP_AUTH_SECRET,
+        ),
+        (
+            "a Secret without a type",
+            json!({"transport": "http", "url": "https://h/", "authSecretRef": secret}),
+            MCP_AUTH_SECRET,
+        ),
+        (
+            "a Secret with none",
+            json!({"transport": "http", "url": "https://h/", "authType": "none",
+                   "authSecretRef": secret}),
+            MCP_AUTH_SECRET,
+        ),
+    ] {
+        let errors = kube_cel::validate(&schema, &server(for_provider), None)
+            .err()
+            .unwrap_or_else(|| panic!("{what}: accepted"));
+        let matching: Vec<_> = errors.iter().filter(|e| e.message == message).collect();
+        assert_eq!(matching.len(), 1, "{what}: {errors:?}");
+        exercised.insert(matching[0].rule.clone());
+    }
+    for (what, for_provider) in [
+        ("http", json!({"transport": "http", "url": "https://h/mcp"})),
+        (
+            "sse with a token",
+            json!({"transport": "sse", "url": "http://h:8080/sse", "authType": "api_key",
+                   "authSecretRef": secret}),
+        ),
+        (
+            "no authentication",
+            json!({"transport": "http", "url": "https://h/", "authType": "none"}),
+        ),
+        (
+            "stdio",
+            json!({"transport": "stdio", "command": "npx", "args": ["-y", "x"]}),
+        ),
+    ] {
+        let result = kube_cel::validate(&schema, &server(for_provider), None);
         assert!(result.is_ok(), "{what}: {result:?}");
     }
     exercised

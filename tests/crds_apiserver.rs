@@ -146,7 +146,52 @@ async fn the_api_server_accepts_the_examples_and_rejects_bad_objects() {
                "metadata": {"name": name},
                "spec": {"instanceRef": {"name": "x"}, "forProvider": for_provider}})
     };
+    let mcp_server = |name: &str, for_provider: Value| {
+        json!({"apiVersion": "litellm.m.crossplane.io/v1alpha1", "kind": "LiteLLMMCPServer",
+               "metadata": {"name": name},
+               "spec": {"instanceRef": {"name": "x"}, "forProvider": for_provider}})
+    };
     let bad: Vec<(&str, Value, &str)> = vec![
+        (
+            "an MCP server at a file URL",
+            mcp_server(
+                "file-url",
+                json!({"transport": "http", "url": "file:///etc/passwd"}),
+            ),
+            "spec.forProvider.url",
+        ),
+        (
+            "an MCP server with an unknown transport",
+            mcp_server(
+                "websocket",
+                json!({"transport": "websocket", "url": "https://h/"}),
+            ),
+            "spec.forProvider.transport",
+        ),
+        (
+            "an MCP server name with a '-'",
+            mcp_server(
+                "dashed",
+                json!({"transport": "http", "url": "https://h/", "serverName": "my-mcp"}),
+            ),
+            "spec.forProvider.serverName",
+        ),
+        (
+            "a stdio MCP server with a URL",
+            mcp_server(
+                "stdio-url",
+                json!({"transport": "stdio", "command": "npx", "url": "https://h/"}),
+            ),
+            litellm_crossplane::api::mcp_server::MCP_TRANSPORT_FIELDS,
+        ),
+        (
+            "an MCP server token type without its Secret",
+            mcp_server(
+                "lone-auth",
+                json!({"transport": "http", "url": "https://h/", "authType": "bearer_token"}),
+            ),
+            litellm_crossplane::api::mcp_server::MCP_AUTH_SECRET,
+        ),
         (
             "endpoint while managed by default",
             instance(

@@ -12,8 +12,9 @@ use std::time::Duration;
 
 use litellm_crossplane::litellm::{
     generate_key, masked_when_read, token_of, BudgetRequest, Client, ClientConfig,
-    CredentialRequest, Error, KeyRequest, ModelMetaRequest, ModelParamsRequest, ModelRequest,
-    RegenerateRequest, Secret, TeamRequest, UserRequest, MAX_RESPONSE_BODY,
+    CredentialRequest, Error, KeyRequest, McpServerRequest, ModelMetaRequest, ModelParamsRequest,
+    ModelRequest, ObjectPermission, RegenerateRequest, Secret, TeamRequest, UserRequest,
+    MAX_RESPONSE_BODY,
 };
 use litellm_crossplane::litellm::{LimitsRequest, SecretParams, SECRET_PARAMS};
 use serde_json::{json, Map, Value};
@@ -1209,22 +1210,17 @@ fn credential(name: &str, values: &[(&str, &str)], info: Value) -> CredentialReq
 /// A row of LiteLLM's credentials table, as JSON text (`credential_info`,
 /// `credential_values`), read with `psql` from the harness's database.
 fn stored_credential(name: &str, column: &str) -> String {
+    psql(&format!(
+        "select {column} from \"LiteLLM_CredentialsTable\" where credential_name = '{name}'"
+    ))
+}
+
+/// The answer of one `psql` query against the harness's database.
+fn psql(query: &str) -> String {
     let url = std::env::var("LITELLM_DATABASE_URL")
         .expect("the LiteLLM harness exports LITELLM_DATABASE_URL");
-    let query = format!(
-        "select {column} from \"LiteLLM_CredentialsTable\" where credential_name = '{name}'"
-    );
     let out = std::process::Command::new("psql")
-        .args([
-            "-X",
-            "-A",
-            "-t",
-            "-v",
-            "ON_ERROR_STOP=1",
-            &url,
-            "-c",
-            &query,
-        ])
+        .args(["-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", &url, "-c", query])
         .output()
         .expect("psql runs");
     assert!(
@@ -1864,4 +1860,283 @@ async fn user_delete_removes_its_keys_and_keys_take_any_user_id() {
         .expect("LiteLLM takes any user id");
     assert_eq!(litellm.user_info(&ghost).await.unwrap(), None);
     assert!(litellm.key_delete(&orphan.token).await.unwrap());
+}
+
+/// The server name of [`mcp_server`]: LiteLLM refuses a `-` in one (it
+/// separates the server's name from its tools' names).
+fn mcp_name(id: &str) -> String {
+    id.replace('-', "_")
+}
+
+/// An MCP server over streamable HTTP with a bearer token and two tools.
+fn mcp_server(id: &str, token: &str) -> McpServerRequest {
+    McpServerRequest {
+        server_id: id.to_owned(),
+        server_name: Some(mcp_name(id)),
+        description: Some("contract".into()),
+        transport: "http".into(),
+        url: Some("http://127.0.0.1:9/mcp".into()),
+        auth_type: Some("bearer_token".into()),
+        credentials: Some(BTreeMap::from([(
+            "auth_value".to_owned(),
+            Secret::new(token),
+        )])),
+        allowed_tools: Some(vec!["search".into(), "read".into()]),
+        mcp_access_groups: vec!["ns/group".into()],
+        mcp_info: map(json!({"crossplane_owner": {"namespace": "ns"}, "k": 1})),
+        command: None,
+        args: Vec::new(),
+    }
+}
+
+#[tokio::test]
+async fn mcp_server_lifecycle() {
+    let litellm = client_or_skip!();
+    let id = unique("ct-mcp");
+    let token = format!("tok-{}", unique("mcp-secret"));
+    let request = mcp_server(&id, &token);
+    assert!(litellm.mcp_server_get(&id).await.unwrap().is_none());
+    let dashed = McpServerRequest {
+        server_name: Some(id.clone()),
+        ..request.clone()
+    };
+    let err = litellm.mcp_server_new(&dashed).await.unwrap_err();
+    assert!(matches!(err, Error::Permanent { status: 400, .. }), "{err}");
+    assert!(err.to_string().contains("cannot contain '-'"), "{err}");
+    litellm.mcp_server_new(&request).await.expect("created");
+    let duplicate = litellm.mcp_server_new(&request).await.unwrap_err();
+    assert!(matches!(duplicate, Error::Conflict { .. }), "{duplicate}");
+    // A name (or alias) another server has is a plain 400, compared
+    // case-insensitively.
+    let other = unique("ct-mcp");
+    let taken = McpServerRequest {
+        server_name: Some(mcp_name(&id).to_uppercase()),
+        ..mcp_server(&other, &token)
+    };
+    let err = litellm.mcp_server_new(&taken).await.unwrap_err();
+    assert!(matches!(err, Error::Permanent { status: 400, .. }), "{err}");
+
+    let read = litellm.mcp_server_get(&id).await.unwrap().expect("found");
+    assert_eq!(read.server_id, id);
+    assert_eq!(read.server_name, Some(mcp_name(&id)));
+    assert_eq!(read.alias, Some(mcp_name(&id)), "alias = name");
+    assert_eq!(read.transport.as_deref(), Some("http"));
+    assert_eq!(read.auth_type.as_deref(), Some("bearer_token"));
+    assert_eq!(read.allowed_tools, ["search", "read"]);
+    assert_eq!(read.mcp_access_groups, ["ns/group"]);
+    // The proxy adds two keys to mcp_info when it reads it back.
+    let info = read.mcp_info.clone().unwrap();
+    assert_eq!(info["is_public"], json!(false));
+    assert_eq!(read.stored_info(), Some(request.mcp_info.clone()));
+    // Credentials never come back, and are encrypted at rest.
+    let (status, body) = raw(reqwest::Method::GET, &format!("/v1/mcp/server/{id}"), None).await;
+    assert_eq!(status, 200);
+    assert!(!body.contains(&token), "{body}");
+    let row = psql(&format!(
+        "select credentials from \"LiteLLM_MCPServerTable\" where server_id = '{id}'"
+    ));
+    assert!(!row.is_empty() && !row.contains(&token), "{row}");
+    // GET falls back to a server whose name is the id asked for; the client
+    // does not take it for a server of that id.
+    let named = unique("ct-mcp");
+    let by_name = mcp_name(&unique("ct-mcp-name"));
+    litellm
+        .mcp_server_new(&McpServerRequest {
+            server_name: Some(by_name.clone()),
+            ..mcp_server(&named, &token)
+        })
+        .await
+        .unwrap();
+    let (status, body) = raw(
+        reqwest::Method::GET,
+        &format!("/v1/mcp/server/{by_name}"),
+        None,
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains(&named));
+    assert!(litellm.mcp_server_get(&by_name).await.unwrap().is_none());
+
+    // PUT replaces mcp_info, clears what is sent as null, and takes new
+    // credentials; a rotated token is not readable either.
+    let rotated = format!("tok-{}", unique("mcp-rotated"));
+    let update = McpServerRequest {
+        description: None,
+        allowed_tools: None,
+        mcp_access_groups: Vec::new(),
+        mcp_info: map(json!({"crossplane_owner": {"namespace": "ns"}})),
+        url: Some("https://mcp.example/v2".into()),
+        ..mcp_server(&id, &rotated)
+    };
+    litellm.mcp_server_update(&update).await.unwrap();
+    let read = litellm.mcp_server_get(&id).await.unwrap().unwrap();
+    assert_eq!(read.description, None);
+    assert!(read.allowed_tools.is_empty() && read.mcp_access_groups.is_empty());
+    assert_eq!(read.url.as_deref(), Some("https://mcp.example/v2"));
+    assert_eq!(read.stored_info(), Some(update.mcp_info.clone()));
+    let row = psql(&format!(
+        "select credentials from \"LiteLLM_MCPServerTable\" where server_id = '{id}'"
+    ));
+    assert!(!row.contains(&rotated) && !row.contains(&token), "{row}");
+    // Without auth: credentials null clears them.
+    let bare = McpServerRequest {
+        auth_type: None,
+        credentials: None,
+        ..update.clone()
+    };
+    litellm.mcp_server_update(&bare).await.unwrap();
+    let read = litellm.mcp_server_get(&id).await.unwrap().unwrap();
+    assert_eq!(read.auth_type, None);
+    let missing = McpServerRequest {
+        server_id: unique("ct-mcp-missing"),
+        server_name: None,
+        ..bare.clone()
+    };
+    let err = litellm.mcp_server_update(&missing).await.unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err}");
+
+    assert!(litellm.mcp_server_delete(&id).await.unwrap());
+    assert!(!litellm.mcp_server_delete(&id).await.unwrap(), "gone");
+    assert!(litellm.mcp_server_get(&id).await.unwrap().is_none());
+    assert!(litellm.mcp_server_delete(&named).await.unwrap());
+}
+
+/// What 1.108.7 takes that a provider must refuse itself, and what it
+/// refuses: it stores any URL scheme, and this proxy has stdio disabled.
+#[tokio::test]
+async fn mcp_servers_take_any_url_scheme_and_stdio_is_off() {
+    let litellm = client_or_skip!();
+    let id = unique("ct-mcp-file");
+    let file = McpServerRequest {
+        url: Some("file:///etc/passwd".into()),
+        auth_type: None,
+        credentials: None,
+        ..mcp_server(&id, "")
+    };
+    litellm
+        .mcp_server_new(&file)
+        .await
+        .expect("LiteLLM does not check the scheme");
+    assert!(litellm.mcp_server_delete(&id).await.unwrap());
+    let stdio = McpServerRequest {
+        transport: "stdio".into(),
+        url: None,
+        command: Some("npx".into()),
+        args: vec!["-y".into(), "some-mcp".into()],
+        auth_type: None,
+        credentials: None,
+        ..mcp_server(&unique("ct-mcp-stdio"), "")
+    };
+    let err = litellm.mcp_server_new(&stdio).await.unwrap_err();
+    assert!(matches!(err, Error::Permanent { status: 422, .. }), "{err}");
+    assert!(err.to_string().contains("stdio"), "{err}");
+    let no_url = McpServerRequest { url: None, ..file };
+    let err = litellm.mcp_server_new(&no_url).await.unwrap_err();
+    assert!(matches!(err, Error::Permanent { status: 422, .. }), "{err}");
+}
+
+/// `object_permission` on teams and keys: stored, read back, merged field
+/// by field on update (all three sent, `[]` clears), unknown server ids
+/// taken as they are.
+#[tokio::test]
+async fn object_permissions_of_teams_and_keys_merge_by_field() {
+    let litellm = client_or_skip!();
+    let permission = |servers: &[&str], groups: &[&str], stores: &[&str]| ObjectPermission {
+        mcp_servers: servers.iter().map(|s| s.to_string()).collect(),
+        mcp_access_groups: groups.iter().map(|s| s.to_string()).collect(),
+        vector_stores: stores.iter().map(|s| s.to_string()).collect(),
+    };
+    let team_id = unique("ct-team-op");
+    let first = permission(&["no-such-server"], &["ns/g"], &["vs-1"]);
+    let team = TeamRequest {
+        team_id: team_id.clone(),
+        object_permission: Some(first.clone()),
+        ..TeamRequest::default()
+    };
+    litellm.team_new(&team).await.unwrap();
+    let read = litellm.team_info(&team_id).await.unwrap().unwrap();
+    assert_eq!(read.object_permission, Some(first.clone()));
+    // Only one field: the others keep their values.
+    let (status, body) = raw(
+        reqwest::Method::POST,
+        "/team/update",
+        Some(json!({"team_id": team_id, "object_permission": {"mcp_servers": []}})),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let read = litellm.team_info(&team_id).await.unwrap().unwrap();
+    assert_eq!(
+        read.object_permission,
+        Some(permission(&[], &["ns/g"], &["vs-1"]))
+    );
+    let cleared = TeamRequest {
+        object_permission: Some(ObjectPermission::default()),
+        ..team.clone()
+    };
+    litellm.team_update(&cleared).await.unwrap();
+    let read = litellm.team_info(&team_id).await.unwrap().unwrap();
+    assert_eq!(read.object_permission, Some(ObjectPermission::default()));
+    let plain = unique("ct-team-op");
+    litellm
+        .team_new(&TeamRequest {
+            team_id: plain.clone(),
+            ..TeamRequest::default()
+        })
+        .await
+        .unwrap();
+    let read = litellm.team_info(&plain).await.unwrap().unwrap();
+    assert_eq!(read.object_permission, None, "none until one is set");
+
+    // A key (of no team, by the master key) keeps only servers that exist
+    // (by id or name, kept as given): LiteLLM drops those it does not know,
+    // which a team does not.
+    let server = unique("ct-mcp-op");
+    litellm
+        .mcp_server_new(&mcp_server(&server, "t"))
+        .await
+        .unwrap();
+    let key = generate_key();
+    let settings = KeyRequest {
+        object_permission: Some(permission(
+            &["no-such-server", &mcp_name(&server)],
+            &["ns/g"],
+            &["vs-1"],
+        )),
+        ..KeyRequest::default()
+    };
+    let generated = litellm.key_generate(Some(&key), &settings).await.unwrap();
+    let read = litellm.key_info(&generated.token).await.unwrap().unwrap();
+    assert_eq!(
+        read.object_permission,
+        Some(permission(&[&mcp_name(&server)], &["ns/g"], &["vs-1"]))
+    );
+    let changed = permission(&[], &[], &["vs-2"]);
+    litellm
+        .key_update(
+            &generated.token,
+            &KeyRequest {
+                object_permission: Some(changed.clone()),
+                ..KeyRequest::default()
+            },
+        )
+        .await
+        .unwrap();
+    let read = litellm.key_info(&generated.token).await.unwrap().unwrap();
+    assert_eq!(read.object_permission, Some(changed));
+    // A key of a team may name only servers the team grants: 403.
+    let in_team = KeyRequest {
+        team_id: Some(plain.clone()),
+        object_permission: Some(permission(&[&server], &[], &[])),
+        ..KeyRequest::default()
+    };
+    let err = litellm
+        .key_generate(Some(&generate_key()), &in_team)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::Forbidden { .. }), "{err}");
+    assert!(litellm.mcp_server_delete(&server).await.unwrap());
+    litellm.key_delete(&generated.token).await.unwrap();
+    for id in [team_id, plain] {
+        litellm.team_delete(&id).await.unwrap();
+    }
 }

@@ -734,7 +734,9 @@ async fn observe_team(
         Owner::from_metadata(live.metadata.as_ref()).as_ref(),
         Some(owner)
     );
-    team::diff(params, &live, owner).fields().to_vec()
+    team::diff(params, &Resolved::default(), &live, owner)
+        .fields()
+        .to_vec()
 }
 
 async fn observe_key(
@@ -767,7 +769,12 @@ async fn a_provider_shaped_flow_converges_and_holds_still_on_the_stand_in() {
     let kparams = key_params(team_id, 0);
 
     litellm
-        .team_new(&team::request(team_id, &tparams, &team_owner))
+        .team_new(&team::request(
+            team_id,
+            &tparams,
+            &Resolved::default(),
+            &team_owner,
+        ))
         .await
         .unwrap();
     let secret = generate_key();
@@ -805,7 +812,7 @@ async fn a_provider_shaped_flow_converges_and_holds_still_on_the_stand_in() {
     tparams.limits.max_budget = Some("30".into());
     let drift = observe_team(&litellm, team_id, &tparams, &team_owner).await;
     assert_eq!(drift, ["maxBudget"]);
-    let mut settings = team::request(team_id, &tparams, &team_owner);
+    let mut settings = team::request(team_id, &tparams, &Resolved::default(), &team_owner);
     settings.limits.budget_duration = None;
     litellm.team_update(&settings).await.unwrap();
     assert!(observe_team(&litellm, team_id, &tparams, &team_owner)
@@ -866,7 +873,7 @@ async fn thousands_of_teams_and_keys_quickly() {
             let (tparams, kparams) = (team_params(i), key_params(&id, i));
             let (towner, kowner) = (owner(&format!("team-{i}")), owner(&format!("key-{i}")));
             litellm
-                .team_new(&team::request(&id, &tparams, &towner))
+                .team_new(&team::request(&id, &tparams, &Resolved::default(), &towner))
                 .await
                 .unwrap();
             let secret = generate_key();
@@ -972,7 +979,7 @@ async fn a_licensed_proxy_keeps_tags_and_guardrails_and_the_provider_converges()
     let towner = owner("licensed-team");
     let id = "licensed.team";
     litellm
-        .team_new(&team::request(id, &tparams, &towner))
+        .team_new(&team::request(id, &tparams, &Resolved::default(), &towner))
         .await
         .unwrap();
     let live = litellm.team_info(id).await.unwrap().unwrap();

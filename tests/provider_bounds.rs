@@ -30,8 +30,8 @@ use litellm_crossplane::api::common::bounds::*;
 use litellm_crossplane::api::common::EXTERNAL_NAME;
 use litellm_crossplane::api::generate::managed_crds;
 use litellm_crossplane::api::{
-    LiteLLMBudget, LiteLLMCredential, LiteLLMInstance, LiteLLMModel, LiteLLMTeam, LiteLLMUser,
-    LiteLLMVirtualKey,
+    LiteLLMBudget, LiteLLMCredential, LiteLLMInstance, LiteLLMMCPServer, LiteLLMModel, LiteLLMTeam,
+    LiteLLMUser, LiteLLMVirtualKey,
 };
 use litellm_crossplane::litellm::LimitsRequest;
 use litellm_crossplane::litellm::MAX_RESPONSE_BODY;
@@ -126,8 +126,22 @@ fn team_at_max(run: &str, name: &str) -> Value {
             "rpmLimit": MAX_RATE_LIMIT,
             "blocked": true,
             "metadata": fields(MAX_METADATA_PROPERTIES),
+            "objectPermission": object_permission_at_max(),
         })),
     )
+}
+
+/// A team's or key's `objectPermission` at its maxima.
+fn object_permission_at_max() -> Value {
+    let refs: Vec<Value> = (0..MAX_OBJECT_PERMISSIONS)
+        .map(|i| json!({"name": format!("{i:05}-{}", text(MAX_NAME_LENGTH - 6))}))
+        .collect();
+    json!({
+        "mcpServerRefs": refs,
+        "mcpServers": texts(MAX_OBJECT_PERMISSIONS, MAX_ID_LENGTH),
+        "mcpAccessGroups": texts(MAX_OBJECT_PERMISSIONS, MAX_ACCESS_GROUP_LENGTH),
+        "vectorStores": texts(MAX_OBJECT_PERMISSIONS, MAX_ID_LENGTH),
+    })
 }
 
 fn key_at_max(run: &str, name: &str) -> Value {
@@ -152,6 +166,7 @@ fn key_at_max(run: &str, name: &str) -> Value {
             "maxParallelRequests": MAX_PARALLEL_REQUESTS,
             "blocked": true,
             "metadata": fields(MAX_METADATA_PROPERTIES),
+            "objectPermission": object_permission_at_max(),
         })),
     )
 }
@@ -246,6 +261,26 @@ fn credential_at_max(run: &str, name: &str) -> Value {
             "plainValues": plain_values(MAX_CREDENTIAL_VALUES),
             "displayName": text(MAX_DISPLAY_NAME_LENGTH),
             "credentialInfo": fields(MAX_METADATA_PROPERTIES),
+        })),
+    )
+}
+
+fn mcp_server_at_max(run: &str, name: &str) -> Value {
+    let url = format!("https://{}", text(MAX_URL_LENGTH - "https://".len() as u32));
+    object(
+        "LiteLLMMCPServer",
+        name,
+        run,
+        with_managed(json!({
+            "transport": "http",
+            "url": url,
+            "serverName": text(MAX_ALIAS_LENGTH),
+            "description": text(MAX_DESCRIPTION_LENGTH),
+            "authType": "bearer_token",
+            "authSecretRef": {"name": text(MAX_NAME_LENGTH), "key": text(MAX_NAME_LENGTH)},
+            "allowedTools": texts(MAX_TOOLS, MAX_NAME_LENGTH),
+            "accessGroups": texts(MAX_TAGS, MAX_ACCESS_GROUP_LENGTH),
+            "mcpInfo": fields(MAX_METADATA_PROPERTIES),
         })),
     )
 }
@@ -495,6 +530,7 @@ async fn objects_at_every_maximum_are_accepted_and_read_back_by_lists_and_watche
         model_at_max(&run, "model"),
         credential_at_max(&run, "credential"),
         user_at_max(&run, "user"),
+        mcp_server_at_max(&run, "mcp-server"),
         instance_at_max(&run, "instance"),
     ] {
         let kind = object["kind"].as_str().unwrap().to_owned();
@@ -553,6 +589,29 @@ async fn objects_at_every_maximum_are_accepted_and_read_back_by_lists_and_watche
     assert_eq!(
         model.model_info.as_ref().unwrap().len(),
         MAX_MODEL_INFO_PROPERTIES as usize
+    );
+
+    let permission = team.object_permission.as_ref().unwrap();
+    assert_eq!(
+        permission.mcp_server_refs.as_ref().unwrap().len(),
+        MAX_OBJECT_PERMISSIONS as usize
+    );
+    let permission = key.object_permission.as_ref().unwrap();
+    assert_eq!(
+        permission.vector_stores.as_ref().unwrap().len(),
+        MAX_OBJECT_PERMISSIONS as usize
+    );
+
+    let servers = read_back::<LiteLLMMCPServer>(&client, &ns, &run).await;
+    let server = &servers[0].spec.for_provider;
+    assert_eq!(server.url.as_ref().unwrap().len(), MAX_URL_LENGTH as usize);
+    assert_eq!(
+        server.allowed_tools.as_ref().unwrap().len(),
+        MAX_TOOLS as usize
+    );
+    assert_eq!(
+        server.mcp_info.as_ref().unwrap().len(),
+        MAX_METADATA_PROPERTIES as usize
     );
 
     let credentials = read_back::<LiteLLMCredential>(&client, &ns, &run).await;
@@ -662,6 +721,7 @@ fn spec_cases() -> Vec<Past> {
         "LiteLLMModel",
         "LiteLLMCredential",
         "LiteLLMUser",
+        "LiteLLMMCPServer",
     ] {
         cases.extend([
             past(
@@ -875,6 +935,86 @@ fn spec_cases() -> Vec<Past> {
             fields(MAX_METADATA_PROPERTIES + 1),
         ),
     ]);
+    let server = "LiteLLMMCPServer";
+    cases.extend([
+        past(
+            server,
+            "/spec/forProvider/url",
+            json!(format!(
+                "https://{}",
+                text(MAX_URL_LENGTH + 1 - "https://".len() as u32)
+            )),
+        ),
+        past(
+            server,
+            "/spec/forProvider/serverName",
+            json!(text(MAX_ALIAS_LENGTH + 1)),
+        ),
+        past(
+            server,
+            "/spec/forProvider/description",
+            json!(text(MAX_DESCRIPTION_LENGTH + 1)),
+        ),
+        past(
+            server,
+            "/spec/forProvider/authSecretRef/key",
+            json!(text(MAX_NAME_LENGTH + 1)),
+        ),
+        past(
+            server,
+            "/spec/forProvider/allowedTools",
+            texts(MAX_TOOLS + 1, 8),
+        ),
+        past(
+            server,
+            "/spec/forProvider/allowedTools/0",
+            json!(text(MAX_NAME_LENGTH + 1)),
+        ),
+        past(
+            server,
+            "/spec/forProvider/accessGroups",
+            texts(MAX_TAGS + 1, 8),
+        ),
+        past(
+            server,
+            "/spec/forProvider/accessGroups/0",
+            json!(text(MAX_ACCESS_GROUP_LENGTH + 1)),
+        ),
+        past(
+            server,
+            "/spec/forProvider/mcpInfo",
+            fields(MAX_METADATA_PROPERTIES + 1),
+        ),
+    ]);
+    for kind in ["LiteLLMTeam", "LiteLLMVirtualKey"] {
+        cases.extend([
+            past(
+                kind,
+                "/spec/forProvider/objectPermission/mcpServerRefs/0/name",
+                json!(text(MAX_NAME_LENGTH + 1)),
+            ),
+            past(
+                kind,
+                "/spec/forProvider/objectPermission/mcpServers",
+                texts(MAX_OBJECT_PERMISSIONS + 1, 8),
+            ),
+            past(
+                kind,
+                "/spec/forProvider/objectPermission/mcpServers/0",
+                json!(text(MAX_ID_LENGTH + 1)),
+            ),
+            past(
+                kind,
+                "/spec/forProvider/objectPermission/mcpAccessGroups/0",
+                json!(text(MAX_ACCESS_GROUP_LENGTH + 1)),
+            ),
+            past(
+                kind,
+                "/spec/forProvider/objectPermission/vectorStores",
+                texts(MAX_OBJECT_PERMISSIONS + 1, 8),
+            ),
+        ]);
+    }
     let instance = "LiteLLMInstance";
     let long_url = format!(
         "http://{}",
@@ -989,6 +1129,7 @@ fn status_cases() -> Vec<Past> {
         "LiteLLMModel",
         "LiteLLMCredential",
         "LiteLLMUser",
+        "LiteLLMMCPServer",
         "LiteLLMInstance",
     ] {
         cases.extend([
@@ -1025,6 +1166,7 @@ fn at_max(kind: &str, run: &str, name: &str) -> Value {
         "LiteLLMModel" => model_at_max(run, name),
         "LiteLLMCredential" => credential_at_max(run, name),
         "LiteLLMUser" => user_at_max(run, name),
+        "LiteLLMMCPServer" => mcp_server_at_max(run, name),
         "LiteLLMInstance" => instance_at_max(run, name),
         other => panic!("no such kind {other}"),
     }
@@ -1085,6 +1227,11 @@ async fn refusals(kinds: &Kinds<'_>, run: &str) -> Vec<String> {
             "/spec/forProvider/models",
             "/spec/forProvider/values",
             "/spec/allowedNamespaces/names",
+            "/spec/forProvider/allowedTools",
+            "/spec/forProvider/objectPermission/mcpServerRefs",
+            "/spec/forProvider/objectPermission/mcpServers",
+            "/spec/forProvider/objectPermission/mcpAccessGroups",
+            "/spec/forProvider/objectPermission/vectorStores",
         ] {
             if let Some(Value::Array(items)) = object.pointer_mut(list) {
                 items.truncate(1);
@@ -1102,6 +1249,7 @@ async fn refusals(kinds: &Kinds<'_>, run: &str) -> Vec<String> {
         "LiteLLMModel",
         "LiteLLMCredential",
         "LiteLLMUser",
+        "LiteLLMMCPServer",
         "LiteLLMInstance",
     ] {
         let name = format!("status-{}", kind.to_lowercase());

@@ -111,6 +111,16 @@ pub mod bounds {
     pub const MAX_TAGS: u32 = 64;
     /// Secret fingerprints a status records: one per secret field.
     pub const MAX_FINGERPRINTS: u32 = 32;
+
+    /// An MCP server's `description`.
+    pub const MAX_DESCRIPTION_LENGTH: u32 = 4096;
+    /// Tools an MCP server's `allowedTools` names.
+    pub const MAX_TOOLS: u32 = 256;
+    /// An MCP access group: a namespace, `/` and a name.
+    pub const MAX_ACCESS_GROUP_LENGTH: u32 = MAX_LABEL_LENGTH + 1 + MAX_NAME_LENGTH;
+    /// MCP servers, access groups or vector stores one `objectPermission`
+    /// names, in each of its lists.
+    pub const MAX_OBJECT_PERMISSIONS: u32 = 256;
 }
 
 /// A reference to the `LiteLLMInstance` an entity is reconciled against.

@@ -107,6 +107,10 @@ pub struct KeyParameters {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "super::common::metadata_schema")]
     pub metadata: Option<FreeForm>,
+    /// MCP servers, MCP access groups and vector stores it may use
+    /// (`object_permission`); unset: left to LiteLLM.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object_permission: Option<super::mcp_server::ObjectPermission>,
     /// Replace the key on a schedule. On demand, annotate the resource with
     /// `litellm.crossplane.io/rotate-requested-at: <RFC 3339 time>`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

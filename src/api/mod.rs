@@ -13,6 +13,7 @@ pub mod input;
 pub mod instance;
 pub mod key;
 pub mod limits;
+pub mod mcp_server;
 pub mod model;
 pub mod money;
 pub mod team;
@@ -26,6 +27,9 @@ pub use input::Input;
 pub use instance::{LiteLLMInstance, LiteLLMInstanceSpec};
 pub use key::{KeyParameters, LiteLLMVirtualKey, LiteLLMVirtualKeySpec};
 pub use limits::Limits;
+pub use mcp_server::{
+    LiteLLMMCPServer, LiteLLMMCPServerSpec, McpServerParameters, ObjectPermission,
+};
 pub use model::{LiteLLMModel, LiteLLMModelSpec, ModelParameters};
 pub use team::{LiteLLMTeam, LiteLLMTeamSpec, TeamParameters};
 pub use user::{LiteLLMUser, LiteLLMUserSpec, UserParameters, UserRole};

@@ -62,6 +62,10 @@ pub struct TeamParameters {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "super::common::metadata_schema")]
     pub metadata: Option<FreeForm>,
+    /// MCP servers, MCP access groups and vector stores it may use
+    /// (`object_permission`); unset: left to LiteLLM.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub object_permission: Option<super::mcp_server::ObjectPermission>,
 }
 
 /// A LiteLLM team as the admin API reports it.

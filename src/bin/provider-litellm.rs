@@ -1,6 +1,7 @@
 //! `provider-litellm`: reconciles LiteLLMInstance, LiteLLMTeam,
-//! LiteLLMVirtualKey, LiteLLMBudget, LiteLLMModel, LiteLLMCredential and
-//! LiteLLMUser resources against the LiteLLM admin API, with Crossplane
+//! LiteLLMVirtualKey, LiteLLMBudget, LiteLLMModel, LiteLLMCredential,
+//! LiteLLMUser and LiteLLMMCPServer resources against the LiteLLM admin API,
+//! with Crossplane
 //! managed-resource semantics.
 
 use std::net::SocketAddr;

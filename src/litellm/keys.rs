@@ -56,6 +56,9 @@ pub struct KeyRequest {
     /// `/key/update` replaces the whole map, it does not merge.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Map<String, Value>>,
+    /// Merged field by field by LiteLLM; see [`ObjectPermission`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub object_permission: Option<super::ObjectPermission>,
 }
 
 /// Options of [`Client::key_regenerate`].
@@ -124,6 +127,8 @@ pub struct KeyInfo {
     pub expires: Option<String>,
     pub created_at: Option<String>,
     pub updated_at: Option<String>,
+    /// `None` when the object never had one.
+    pub object_permission: Option<super::ObjectPermission>,
 }
 
 /// `/key/generate` and `/key/update` take the key (or token) in the body next

@@ -12,6 +12,7 @@ mod error;
 mod health;
 mod keys;
 mod limits;
+mod mcp_servers;
 mod models;
 mod pacing;
 mod secret;
@@ -32,6 +33,7 @@ pub use error::Error;
 pub use health::Readiness;
 pub use keys::{KeyGenerated, KeyInfo, KeyRequest, RegenerateRequest};
 pub use limits::{Limited, LimitsRequest, LiveLimits};
+pub use mcp_servers::{McpServer, McpServerRequest, ObjectPermission, MCP_INFO_ADDED};
 pub use models::{
     ModelInfo, ModelMeta, ModelMetaRequest, ModelParams, ModelParamsRequest, ModelRequest,
     SecretParams, SECRET_PARAMS,

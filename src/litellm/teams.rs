@@ -36,6 +36,9 @@ pub struct TeamRequest {
     /// `/team/update` replaces the whole map, it does not merge.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Map<String, Value>>,
+    /// Merged field by field by LiteLLM; see [`ObjectPermission`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub object_permission: Option<super::ObjectPermission>,
 }
 
 /// A team as LiteLLM reports it (the fields a provider compares or reports).
@@ -58,6 +61,8 @@ pub struct TeamInfo {
     pub spend: Option<f64>,
     pub created_at: Option<String>,
     pub updated_at: Option<String>,
+    /// `None` when the object never had one.
+    pub object_permission: Option<super::ObjectPermission>,
 }
 
 #[derive(Deserialize)]

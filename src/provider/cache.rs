@@ -1,6 +1,6 @@
 //! Shared watch caches: what a reconciliation reads of Kubernetes besides
 //! its own object (its `LiteLLMInstance`, the master-key Secret, referenced
-//! teams, budgets and credentials, namespace labels for admission, its
+//! teams, budgets, credentials and MCP servers, namespace labels for admission, its
 //! connection Secret), so the steady state reads nothing from the API
 //! server.
 //!
@@ -42,6 +42,7 @@ use crate::api::budget::LiteLLMBudget;
 use crate::api::credential::LiteLLMCredential;
 use crate::api::instance::LiteLLMInstance;
 use crate::api::key::LiteLLMVirtualKey;
+use crate::api::mcp_server::LiteLLMMCPServer;
 use crate::api::model::LiteLLMModel;
 use crate::api::team::LiteLLMTeam;
 use crate::api::user::LiteLLMUser;
@@ -123,6 +124,8 @@ pub struct Stores {
     pub models: Store<Tolerant<LiteLLMModel>>,
     pub credentials: Store<Tolerant<LiteLLMCredential>>,
     pub users: Store<Tolerant<LiteLLMUser>>,
+    /// What teams and keys reference in their `objectPermission`.
+    pub mcp_servers: Store<Tolerant<LiteLLMMCPServer>>,
 }
 
 /// The caches of one set of controllers. Each is read only once its watch
@@ -204,6 +207,7 @@ cached! {
     LiteLLMModel => models,
     LiteLLMCredential => credentials,
     LiteLLMUser => users,
+    LiteLLMMCPServer => mcp_servers,
 }
 
 /// How a reconciliation reads Kubernetes: through a [`Cache`] where one

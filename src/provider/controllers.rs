@@ -13,8 +13,8 @@ use kube::{Resource, ResourceExt};
 use tokio_stream::{Stream, StreamExt};
 
 use crate::api::{
-    LiteLLMBudget, LiteLLMCredential, LiteLLMInstance, LiteLLMModel, LiteLLMTeam, LiteLLMUser,
-    LiteLLMVirtualKey,
+    LiteLLMBudget, LiteLLMCredential, LiteLLMInstance, LiteLLMMCPServer, LiteLLMModel, LiteLLMTeam,
+    LiteLLMUser, LiteLLMVirtualKey,
 };
 
 use super::cache::{self, Cache, Scope, Secrets, Stores};
@@ -177,7 +177,7 @@ fn controller<K: ManagedKind + Debug>(
         .with_config(controller::Config::default().concurrency(concurrency))
 }
 
-/// Runs the team, key, budget, model, credential and user controllers until
+/// Runs the team, key, budget, model, credential, user and MCP server controllers until
 /// SIGTERM/Ctrl-C, over all namespaces or only `namespace`. The key
 /// controller also watches the connection Secrets it owns, so a deleted
 /// Secret is noticed.
@@ -187,8 +187,8 @@ pub async fn run(ctx: Arc<Context>, namespace: Option<String>) {
 
 /// [`run`] as a future, with the controllers' caches (for `/readyz`).
 ///
-/// One watch per kind: teams, keys, budgets, models, credentials, users,
-/// instances, Secrets and (over all namespaces) Namespaces, each filling
+/// One watch per kind: teams, keys, budgets, models, credentials, users, MCP
+/// servers, instances, Secrets and (over all namespaces) Namespaces, each filling
 /// one shared cache ([`super::cache`]) that reconciliations read instead of
 /// the API server.
 pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Output = ()>, Caches) {
@@ -207,6 +207,8 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
         cache::reflect::<Tolerant<LiteLLMCredential>>(scope.api(&client), managed);
     let (users_store, users_stream) =
         cache::reflect::<Tolerant<LiteLLMUser>>(scope.api(&client), managed);
+    let (mcp_servers_store, mcp_servers_stream) =
+        cache::reflect::<Tolerant<LiteLLMMCPServer>>(scope.api(&client), managed);
     let (instances_store, instances_stream) =
         cache::reflect::<Tolerant<LiteLLMInstance>>(scope.api(&client), cache::strip);
     let (namespaces_store, namespaces_stream) = match scope {
@@ -218,8 +220,10 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
     };
     // Keys wake when their connection Secret changes or goes, and when a
     // team, budget or user they wait for becomes Ready; models when a credential
-    // they wait for does.
+    // they wait for does; teams and keys when an MCP server they name
+    // does.
     let (wake, woken) = tokio::sync::mpsc::unbounded_channel();
+    let (wake_teams, woken_teams) = tokio::sync::mpsc::unbounded_channel();
     let (wake_models, woken_models) = tokio::sync::mpsc::unbounded_channel();
     let secrets = Secrets::default();
     secrets.wake_keys(wake.clone());
@@ -233,6 +237,7 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
             models: models_store.clone(),
             credentials: credentials_store.clone(),
             users: users_store.clone(),
+            mcp_servers: mcp_servers_store.clone(),
         },
         namespaces_store,
         secrets.clone(),
@@ -242,9 +247,14 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
     let users_stream = users_stream.map(waking(&keys_store, &wake, Joins::User));
     let credentials_stream =
         credentials_stream.map(waking(&models_store, &wake_models, Joins::Credential));
+    let mcp_servers_stream = mcp_servers_stream
+        .map(waking(&teams_store, &wake_teams, Joins::McpServer))
+        .map(waking(&keys_store, &wake, Joins::McpServer));
     // Each kind reconciles at most `concurrency` objects at once, as a
     // crossplane-runtime provider's controllers do (`--max-reconcile-rate`).
-    let teams = controller(teams_store, teams_stream, &ctx);
+    let teams = controller(teams_store, teams_stream, &ctx).reconcile_on(
+        tokio_stream::wrappers::UnboundedReceiverStream::new(woken_teams),
+    );
     let keys = controller(keys_store, keys_stream, &ctx)
         .reconcile_on(tokio_stream::wrappers::UnboundedReceiverStream::new(woken));
     let budgets = controller(budgets_store, budgets_stream, &ctx);
@@ -253,6 +263,7 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
     );
     let credentials = controller(credentials_store, credentials_stream, &ctx);
     let users = controller(users_store, users_stream, &ctx);
+    let mcp_servers = controller(mcp_servers_store, mcp_servers_stream, &ctx);
     let mut caches = Caches::default();
     caches.add(teams.store());
     caches.add(keys.store());
@@ -260,6 +271,7 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
     caches.add(models.store());
     caches.add(credentials.store());
     caches.add(users.store());
+    caches.add(mcp_servers.store());
     caches.add(instances_store);
     let work = async move {
         let namespaces = async {
@@ -275,6 +287,7 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
                 drive(models, ctx.clone()),
                 drive(credentials, ctx.clone()),
                 drive(users, ctx.clone()),
+                drive(mcp_servers, ctx.clone()),
             )
         };
         let watches = async {

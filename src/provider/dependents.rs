@@ -5,7 +5,9 @@
 //! team, and a user's with the user, which would take keys from resources
 //! that still hold them), a
 //! credential for the models that use it (LiteLLM deletes a credential in
-//! use without a word, and the model then fails).
+//! use without a word, and the model then fails), an MCP server for the
+//! teams and keys whose `objectPermission` names it (LiteLLM deletes it
+//! under them without a word).
 //!
 //! Only resources that can act on the object count: those in namespaces the
 //! instance admits, and for teams, budgets and credentials those in their
@@ -22,7 +24,8 @@ use kube::ResourceExt;
 use crate::api::common::LocalRef;
 use crate::api::instance::LiteLLMInstance;
 use crate::api::{
-    LiteLLMBudget, LiteLLMCredential, LiteLLMModel, LiteLLMTeam, LiteLLMUser, LiteLLMVirtualKey,
+    LiteLLMBudget, LiteLLMCredential, LiteLLMMCPServer, LiteLLMModel, LiteLLMTeam, LiteLLMUser,
+    LiteLLMVirtualKey,
 };
 
 use super::cache::{Cached, Kube};
@@ -42,6 +45,9 @@ pub enum Joins {
     Credential,
     /// A `LiteLLMUser`, whom a key belongs to (`userRef`/`userId`).
     User,
+    /// A `LiteLLMMCPServer`, which a team or key names in its
+    /// `objectPermission`.
+    McpServer,
 }
 
 /// One object a resource's LiteLLM object joins: by reference to a
@@ -96,6 +102,14 @@ impl Dependents {
 
     pub fn len(&self) -> usize {
         self.by_kind.values().map(Vec::len).sum()
+    }
+
+    /// Adds every dependent of `other` (a server's deletion waits for teams
+    /// and keys alike).
+    pub fn extend(&mut self, other: Dependents) {
+        for (kind, items) in other.by_kind {
+            self.by_kind.entry(kind).or_default().extend(items);
+        }
     }
 
     fn add(&mut self, kind: impl Into<String>, namespace: String, name: String) {
@@ -210,6 +224,7 @@ pub async fn of_instance(
     referencing::<LiteLLMModel>(client, instance, scope, &mut found).await?;
     referencing::<LiteLLMCredential>(client, instance, scope, &mut found).await?;
     referencing::<LiteLLMUser>(client, instance, scope, &mut found).await?;
+    referencing::<LiteLLMMCPServer>(client, instance, scope, &mut found).await?;
     let home = instance.namespace().unwrap_or_default();
     let mut labels: BTreeMap<String, Option<BTreeMap<String, String>>> = BTreeMap::new();
     let mut dependents = Dependents::default();

@@ -41,6 +41,10 @@ use super::limits;
 use super::managed::{
     Connection, Creation, External, ExternalError, Maintained, ManagedKind, Observation,
 };
+use super::mcp_server::{
+    permission_diff, permission_joins, permission_references, permission_refusal,
+    permission_request,
+};
 use super::ownership::{
     default_id, may_list_models, may_use, metadata_with_marker, owner_of_id, Owner,
 };
@@ -86,6 +90,7 @@ pub fn request(params: &KeyParameters, refs: &Resolved, owner: &Owner) -> KeyReq
         duration: params.duration.clone(),
         blocked: params.blocked,
         metadata: Some(metadata_with_marker(params.metadata.as_ref(), owner)),
+        object_permission: permission_request(params.object_permission.as_ref(), refs),
     }
 }
 
@@ -135,6 +140,12 @@ pub fn diff(params: &KeyParameters, refs: &Resolved, live: &KeyInfo, owner: &Own
         "metadata",
         &metadata_with_marker(params.metadata.as_ref(), owner),
         live.metadata.as_ref(),
+    );
+    permission_diff(
+        &mut diff,
+        params.object_permission.as_ref(),
+        refs,
+        live.object_permission.as_ref(),
     );
     diff
 }
@@ -628,6 +639,13 @@ impl KeyExternal {
             &self.instance_namespace,
         )
         .map_err(ExternalError::Invalid)?;
+        if let Some(why) = permission_refusal(
+            params.object_permission.as_ref(),
+            namespace,
+            &self.instance_namespace,
+        ) {
+            return Err(ExternalError::Invalid(why));
+        }
         if let Some(team) = team_id(params, &self.refs) {
             let marker = self
                 .marker_of(<crate::api::LiteLLMTeam as ManagedKind>::NOUN, team)
@@ -756,7 +774,12 @@ impl ManagedKind for LiteLLMVirtualKey {
             field: USER_REF,
             name: r.name.clone(),
         });
-        team.into_iter().chain(budget).chain(user).collect()
+        let servers = permission_references(params.object_permission.as_ref());
+        team.into_iter()
+            .chain(budget)
+            .chain(user)
+            .chain(servers)
+            .collect()
     }
 
     fn joins(&self) -> Vec<Join> {
@@ -776,7 +799,12 @@ impl ManagedKind for LiteLLMVirtualKey {
             params.user_ref.as_ref(),
             params.user_id.as_deref(),
         );
-        team.into_iter().chain(budget).chain(user).collect()
+        let servers = permission_joins(params.object_permission.as_ref());
+        team.into_iter()
+            .chain(budget)
+            .chain(user)
+            .chain(servers)
+            .collect()
     }
 
     fn connection_secret_name(&self) -> Option<String> {

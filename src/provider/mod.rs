@@ -3,10 +3,10 @@
 //!
 //! Entities: [`reconciler`] is the one generic managed reconciler (finalizer,
 //! references, instance, external name, status) over the contract in
-//! [`managed`]; [`team`], [`key`], [`budget`], [`model`], [`credential`]
-//! and [`user`] are the per-kind `External` implementations with their pure
-//! diffs; [`controllers`] runs them. [`leader`], [`health`] and [`http`]
-//! serve the binary.
+//! [`managed`]; [`team`], [`key`], [`budget`], [`model`], [`credential`],
+//! [`user`] and [`mcp_server`] are the per-kind `External` implementations
+//! with their pure diffs; [`controllers`] runs them. [`leader`], [`health`]
+//! and [`http`] serve the binary.
 
 pub mod access;
 pub mod budget;
@@ -27,6 +27,7 @@ pub mod kube_requests;
 pub mod leader;
 pub mod limits;
 pub mod managed;
+pub mod mcp_server;
 pub mod metrics;
 pub mod model;
 pub mod model_params;

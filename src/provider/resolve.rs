@@ -13,6 +13,7 @@ use crate::api::budget::LiteLLMBudget;
 use crate::api::common::{InstanceRef, SecretKeySelector, EXTERNAL_NAME};
 use crate::api::credential::LiteLLMCredential;
 use crate::api::instance::{AllowedNamespaces, LiteLLMInstance, LiteLLMInstanceStatus};
+use crate::api::mcp_server::LiteLLMMCPServer;
 use crate::api::team::LiteLLMTeam;
 use crate::api::user::LiteLLMUser;
 use crate::litellm::{self, ClientConfig, Observer, Pacing, Secret};
@@ -47,12 +48,19 @@ pub enum Reference {
     Credential { field: &'static str, name: String },
     /// A `LiteLLMUser` in the same namespace; resolves to its user id.
     User { field: &'static str, name: String },
+    /// `LiteLLMMCPServer`s in the same namespace; resolves to their server
+    /// ids, in order.
+    McpServers {
+        field: &'static str,
+        names: Vec<String>,
+    },
 }
 
 /// Resolved references, by field name.
 #[derive(Debug, Default, Clone)]
 pub struct Resolved {
     ids: BTreeMap<&'static str, String>,
+    id_lists: BTreeMap<&'static str, Vec<String>>,
     secrets: BTreeMap<&'static str, Secret>,
     secret_sets: BTreeMap<&'static str, BTreeMap<String, Secret>>,
 }
@@ -60,6 +68,17 @@ pub struct Resolved {
 impl Resolved {
     pub fn id(&self, field: &str) -> Option<&str> {
         self.ids.get(field).map(String::as_str)
+    }
+
+    /// The ids of a list reference ([`Reference::McpServers`]); `None` when
+    /// the resource has none.
+    pub fn ids(&self, field: &str) -> Option<&[String]> {
+        self.id_lists.get(field).map(Vec::as_slice)
+    }
+
+    pub fn with_ids(mut self, field: &'static str, ids: Vec<String>) -> Self {
+        self.id_lists.insert(field, ids);
+        self
     }
 
     pub fn secret(&self, field: &str) -> Option<&Secret> {
@@ -348,6 +367,13 @@ pub async fn references(
             Reference::User { field, name } => {
                 let id = entity::<LiteLLMUser>(kube, namespace, field, name).await?;
                 resolved.with_id(field, id)
+            }
+            Reference::McpServers { field, names } => {
+                let mut ids = Vec::with_capacity(names.len());
+                for name in names {
+                    ids.push(entity::<LiteLLMMCPServer>(kube, namespace, field, name).await?);
+                }
+                resolved.with_ids(field, ids)
             }
             Reference::Secret { field, selector } => {
                 let secret = secret_value(kube, namespace, selector, field).await?;

@@ -9,15 +9,20 @@ use crate::litellm::{self, Limited, LiveLimits, LiveUsage, TeamInfo, TeamRequest
 
 use super::access;
 use super::cache::Kube;
-use super::dependents::{self, Dependents, Joins};
+use super::dependents::{self, Dependents, Join, Joins};
 use super::diff::{self, money_string, user_metadata, Diff};
 use super::limits;
 use super::managed::{Connection, Creation, External, ExternalError, ManagedKind, Observation};
+use super::mcp_server::{
+    permission_diff, permission_joins, permission_references, permission_refusal,
+    permission_request,
+};
 use super::ownership::{may_list_models, metadata_with_marker, Owner};
+use super::resolve::{Reference, Resolved};
 
 /// What is sent on create and on every update: all fields the user set, and
 /// the metadata with the marker (LiteLLM replaces metadata wholesale).
-pub fn request(id: &str, params: &TeamParameters, owner: &Owner) -> TeamRequest {
+pub fn request(id: &str, params: &TeamParameters, refs: &Resolved, owner: &Owner) -> TeamRequest {
     TeamRequest {
         team_id: id.to_owned(),
         team_alias: params.team_alias.clone(),
@@ -26,11 +31,12 @@ pub fn request(id: &str, params: &TeamParameters, owner: &Owner) -> TeamRequest 
         usage: access::usage_request(&params.usage),
         blocked: params.blocked,
         metadata: Some(metadata_with_marker(params.metadata.as_ref(), owner)),
+        object_permission: permission_request(params.object_permission.as_ref(), refs),
     }
 }
 
 /// The fields of `params` the live team does not match.
-pub fn diff(params: &TeamParameters, live: &TeamInfo, owner: &Owner) -> Diff {
+pub fn diff(params: &TeamParameters, refs: &Resolved, live: &TeamInfo, owner: &Owner) -> Diff {
     let mut diff = Diff::new();
     diff.field(
         "teamAlias",
@@ -49,6 +55,12 @@ pub fn diff(params: &TeamParameters, live: &TeamInfo, owner: &Owner) -> Diff {
         "metadata",
         &metadata_with_marker(params.metadata.as_ref(), owner),
         live.metadata.as_ref(),
+    );
+    permission_diff(
+        &mut diff,
+        params.object_permission.as_ref(),
+        refs,
+        live.object_permission.as_ref(),
     );
     diff
 }
@@ -93,11 +105,14 @@ pub struct TeamExternal {
     client: litellm::Client,
     owner: Owner,
     instance_namespace: String,
+    refs: Resolved,
 }
 
 impl TeamExternal {
     /// The team's `models` must not reach other namespaces' models (see
-    /// [`may_list_models`]); checked before every write.
+    /// [`may_list_models`]), nor its `objectPermission` other namespaces'
+    /// MCP servers (see [`permission_refusal`]); checked before every
+    /// write.
     fn check_models(&self, params: &TeamParameters) -> Result<(), ExternalError> {
         let tenant = self.owner.namespace != self.instance_namespace;
         if let Some(why) = access::metadata_refusal(params.metadata.as_ref(), tenant) {
@@ -109,7 +124,15 @@ impl TeamExternal {
             &self.owner.namespace,
             &self.instance_namespace,
         )
-        .map_err(ExternalError::Invalid)
+        .map_err(ExternalError::Invalid)?;
+        match permission_refusal(
+            params.object_permission.as_ref(),
+            &self.owner.namespace,
+            &self.instance_namespace,
+        ) {
+            Some(why) => Err(ExternalError::Invalid(why)),
+            None => Ok(()),
+        }
     }
 }
 
@@ -134,11 +157,19 @@ impl ManagedKind for LiteLLMTeam {
     fn managed_status(&self) -> Option<&ManagedStatus<TeamObservation>> {
         self.status.as_ref()
     }
+    fn references(&self) -> Vec<Reference> {
+        permission_references(self.spec.for_provider.object_permission.as_ref())
+    }
+    /// The MCP servers its `objectPermission` names.
+    fn joins(&self) -> Vec<Join> {
+        permission_joins(self.spec.for_provider.object_permission.as_ref())
+    }
     fn connect(connection: Connection) -> TeamExternal {
         TeamExternal {
             client: connection.litellm,
             owner: connection.owner,
             instance_namespace: connection.instance_namespace,
+            refs: connection.refs,
         }
     }
 }
@@ -156,7 +187,7 @@ impl External<LiteLLMTeam> for TeamExternal {
         Ok(Observation {
             exists: true,
             owner: Owner::from_metadata(live.metadata.as_ref()),
-            drift: diff(params, &live, &self.owner),
+            drift: diff(params, &self.refs, &live, &self.owner),
             late_init: late_init(params, &live),
             at_provider: Some(at_provider(&live)),
             connection_details: BTreeMap::from([("teamId".to_owned(), live.team_id)]),
@@ -165,7 +196,7 @@ impl External<LiteLLMTeam> for TeamExternal {
 
     async fn create(&self, mr: &LiteLLMTeam, id: &str) -> Result<Creation, ExternalError> {
         self.check_models(&mr.spec.for_provider)?;
-        let settings = request(id, &mr.spec.for_provider, &self.owner);
+        let settings = request(id, &mr.spec.for_provider, &self.refs, &self.owner);
         self.client
             .team_new(&settings)
             .await
@@ -178,7 +209,7 @@ impl External<LiteLLMTeam> for TeamExternal {
         let params = &mr.spec.for_provider;
         let settings = TeamRequest {
             limits: limits::update_request(&params.limits, drift),
-            ..request(id, params, &self.owner)
+            ..request(id, params, &self.refs, &self.owner)
         };
         self.client
             .team_update(&settings)
@@ -297,7 +328,7 @@ mod tests {
         ];
         for (name, params, live, want) in cases {
             assert_eq!(
-                diff(&params, &live, &me()).fields(),
+                diff(&params, &Resolved::default(), &live, &me()).fields(),
                 want.as_slice(),
                 "{name}"
             );
@@ -315,7 +346,8 @@ mod tests {
             metadata: Some([("env".to_owned(), Value::from("prod"))].into()),
             ..TeamParameters::default()
         };
-        let body = serde_json::to_value(request("ns.web", &params, &me())).unwrap();
+        let body =
+            serde_json::to_value(request("ns.web", &params, &Resolved::default(), &me())).unwrap();
         assert_eq!(body["team_id"], "ns.web");
         assert_eq!(body["max_budget"], 25.5);
         assert_eq!(body["metadata"]["env"], "prod");
