@@ -189,7 +189,24 @@ fn team_rules_reject_a_parallel_request_limit() -> BTreeSet<String> {
     let limits = json!({"maxBudget": "10", "budgetDuration": "30d", "tpmLimit": 1, "rpmLimit": 1});
     let result = kube_cel::validate(&schema, &team(limits), None);
     assert!(result.is_ok(), "{result:?}");
-    BTreeSet::from([matching[0].rule.clone()])
+    let mut rules = BTreeSet::from([matching[0].rule.clone()]);
+    // A member names its user one way, exactly.
+    let message = litellm_crossplane::api::team::MEMBER_USER;
+    for member in [
+        json!({"userRef": {"name": "a"}, "userId": "b"}),
+        json!({"role": "user"}),
+    ] {
+        let errors = kube_cel::validate(&schema, &team(json!({"members": [member]})), None)
+            .err()
+            .expect("a member naming its user twice or not at all is refused");
+        let matching: Vec<_> = errors.iter().filter(|e| e.message == message).collect();
+        assert_eq!(matching.len(), 1, "{errors:?}");
+        rules.insert(matching[0].rule.clone());
+    }
+    let fine = json!({"members": [{"userRef": {"name": "a"}}, {"userId": "b", "role": "admin"}]});
+    let result = kube_cel::validate(&schema, &team(fine), None);
+    assert!(result.is_ok(), "{result:?}");
+    rules
 }
 
 /// `forProvider.duration` stays as created: changing, adding and removing it

@@ -561,3 +561,246 @@ async fn a_tenant_gives_no_key_to_another_namespaces_user() {
     assert!(live(&world, &platform_id).await.is_none());
     assert!(live(&world, &own_id).await.is_none());
 }
+
+/// The members LiteLLM lists for `team_id`, LiteLLM's own admin left out:
+/// (user id, role, budget in the team).
+async fn members_of(world: &World, team_id: &str) -> Vec<(String, String, Option<f64>)> {
+    let team = world
+        .litellm
+        .team_info(team_id)
+        .await
+        .unwrap()
+        .expect("team");
+    let mut members: Vec<_> = team
+        .members_with_roles
+        .iter()
+        .filter_map(|m| {
+            let id = m.user_id.clone()?;
+            (id != "default_user_id").then(|| {
+                let budget = team
+                    .memberships
+                    .iter()
+                    .find(|b| b.user_id == id)
+                    .and_then(|b| b.litellm_budget_table.as_ref()?.max_budget);
+                (id, m.role.clone(), budget)
+            })
+        })
+        .collect();
+    members.sort_by(|a, b| a.0.cmp(&b.0));
+    members
+}
+
+#[tokio::test]
+async fn a_teams_members_are_its_users_with_roles_and_budgets() {
+    let Some((world, _crds)) = start("pu-members").await else {
+        return;
+    };
+    let ns = world.namespace.clone();
+    let users = world.api::<LiteLLMUser>();
+    let teams = world.api::<litellm_crossplane::api::LiteLLMTeam>();
+    for name in ["alice", "bob"] {
+        world
+            .create(&manifest::<LiteLLMUser>(
+                "LiteLLMUser",
+                name,
+                json!({}),
+                json!({"forProvider": {"userEmail": email(name), "models": ["gpt-4o"]}}),
+            ))
+            .await;
+        ready(&users, name).await;
+    }
+    let (alice, bob) = (format!("{ns}.alice"), format!("{ns}.bob"));
+    world
+        .create(&manifest::<litellm_crossplane::api::LiteLLMTeam>(
+            "LiteLLMTeam",
+            "web",
+            json!({}),
+            json!({"forProvider": {"models": ["gpt-4o"], "members": [
+                {"userRef": {"name": "alice"}, "maxBudgetInTeam": "5"},
+                {"userRef": {"name": "bob"}},
+            ]}}),
+        ))
+        .await;
+    let team = ready(&teams, "web").await;
+    let team_id = team.annotations()[EXTERNAL_NAME].clone();
+    assert_eq!(
+        members_of(&world, &team_id).await,
+        [
+            (alice.clone(), "user".to_owned(), Some(5.0)),
+            (bob.clone(), "user".to_owned(), None)
+        ]
+    );
+
+    // A member added in the UI is drift and goes; a changed budget comes back.
+    let stranger = format!("pu-stranger-{}", k8s::unique_suffix());
+    world
+        .litellm
+        .user_new(&UserRequest {
+            user_id: stranger.clone(),
+            ..UserRequest::default()
+        })
+        .await
+        .unwrap();
+    world
+        .litellm
+        .team_member_add(&litellm_crossplane::litellm::MemberRequest {
+            team_id: &team_id,
+            user_id: &stranger,
+            role: Some("user"),
+            max_budget_in_team: None,
+        })
+        .await
+        .unwrap();
+    world
+        .litellm
+        .team_member_update(&litellm_crossplane::litellm::MemberRequest {
+            team_id: &team_id,
+            user_id: &alice,
+            role: None,
+            max_budget_in_team: Some(9.0),
+        })
+        .await
+        .unwrap();
+    eventually("the members put back", || async {
+        let members = members_of(&world, &team_id).await;
+        (members
+            == [
+                (alice.clone(), "user".to_owned(), Some(5.0)),
+                (bob.clone(), "user".to_owned(), None),
+            ])
+        .then_some(())
+    })
+    .await;
+
+    // Additive: a member added in the UI stays (an SSO-managed team).
+    let alice_budget = |budget: f64| litellm_crossplane::litellm::MemberRequest {
+        team_id: &team_id,
+        user_id: &alice,
+        role: None,
+        max_budget_in_team: Some(budget),
+    };
+    teams
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"forProvider": {"membersPolicy": "Additive"}}})),
+        )
+        .await
+        .unwrap();
+    wait_for(&teams, "web", "the new generation synced", |t| {
+        condition(t, "Synced").and_then(|c| c.observed_generation) == t.metadata.generation
+    })
+    .await;
+    world
+        .litellm
+        .team_member_add(&litellm_crossplane::litellm::MemberRequest {
+            team_id: &team_id,
+            user_id: &stranger,
+            role: Some("user"),
+            max_budget_in_team: None,
+        })
+        .await
+        .unwrap();
+    world
+        .litellm
+        .team_member_update(&alice_budget(9.0))
+        .await
+        .unwrap();
+    eventually("alice's budget put back", || async {
+        let members = members_of(&world, &team_id).await;
+        members
+            .iter()
+            .any(|(id, _, budget)| *id == alice && *budget == Some(5.0))
+            .then_some(())
+    })
+    .await;
+    assert!(
+        members_of(&world, &team_id)
+            .await
+            .iter()
+            .any(|(id, _, _)| *id == stranger),
+        "the UI's member is left alone"
+    );
+
+    // A user's deletion waits for the team that lists it.
+    users.delete("bob", &DeleteParams::default()).await.unwrap();
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert!(users
+        .get("bob")
+        .await
+        .unwrap()
+        .metadata
+        .deletion_timestamp
+        .is_some());
+    assert!(
+        live(&world, &bob).await.is_some(),
+        "bob kept while the team lists him"
+    );
+
+    // Exclusive again, without bob: bob and the UI's member leave the
+    // team, and bob's deletion goes on.
+    teams
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"forProvider": {
+                "membersPolicy": "Exclusive",
+                "members": [{"userRef": {"name": "alice"}, "maxBudgetInTeam": "5"}],
+            }}})),
+        )
+        .await
+        .unwrap();
+    wait_gone(&users, "bob").await;
+    eventually("only alice is left", || async {
+        let members = members_of(&world, &team_id).await;
+        (members == [(alice.clone(), "user".to_owned(), Some(5.0))]).then_some(())
+    })
+    .await;
+
+    // An admin role needs a licence: a clear refusal.
+    teams
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"forProvider": {
+                "members": [{"userRef": {"name": "alice"}, "role": "admin"}],
+            }}})),
+        )
+        .await
+        .unwrap();
+    let (_, message) = refused(&teams, "web").await;
+    assert!(
+        message.starts_with("forProvider.members[0].role: "),
+        "{message}"
+    );
+    assert!(message.contains("Enterprise licence"), "{message}");
+    delete(&teams, "web").await;
+    delete(&users, "alice").await;
+    world.litellm.user_delete(&stranger).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_tenants_team_names_members_by_reference_only() {
+    let Some((world, _crds)) = start("pu-tmembers").await else {
+        return;
+    };
+    let tenant = world.tenant("pu-tmembers-tenant").await;
+    let teams = tenant.api::<litellm_crossplane::api::LiteLLMTeam>(&world);
+    let team: litellm_crossplane::api::LiteLLMTeam = world.tenant_manifest(
+        "LiteLLMTeam",
+        "grab",
+        json!({}),
+        json!({"forProvider": {"models": ["gpt-4o"],
+                               "members": [{"userId": "default_user_id", "role": "user"}]}}),
+    );
+    teams.create(&PostParams::default(), &team).await.unwrap();
+    let (refused_team, message) = refused(&teams, "grab").await;
+    assert!(
+        message.starts_with("forProvider.members[0].userId: "),
+        "{message}"
+    );
+    if let Some(id) = refused_team.annotations().get(EXTERNAL_NAME) {
+        assert!(world.litellm.team_info(id).await.unwrap().is_none());
+    }
+    delete(&teams, "grab").await;
+}

@@ -109,6 +109,8 @@ pub mod bounds {
     pub const MAX_RETRIES: i64 = 100;
     /// A model's routing `tags`.
     pub const MAX_TAGS: u32 = 64;
+    /// Members of a team.
+    pub const MAX_MEMBERS: u32 = 256;
     /// Secret fingerprints a status records: one per secret field.
     pub const MAX_FINGERPRINTS: u32 = 32;
 

@@ -66,6 +66,70 @@ pub struct TeamParameters {
     /// (`object_permission`); unset: left to LiteLLM.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub object_permission: Option<super::mcp_server::ObjectPermission>,
+    /// Members of the team (`/team/member_add|member_update|member_delete`).
+    /// Unset: left to LiteLLM (and the UI, or SSO). Set: the team's members
+    /// are exactly these (see `membersPolicy`), each with its role and
+    /// budget in the team.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = super::common::bounds::MAX_MEMBERS))]
+    pub members: Option<Vec<TeamMemberSpec>>,
+    /// `Exclusive` (default): a member LiteLLM has beyond `members` (added
+    /// in the UI) is drift and is removed. `Additive`: the members listed
+    /// are kept as given, others are left alone (an SSO-managed team).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub members_policy: Option<MembersPolicy>,
+}
+
+/// One member of a team: a `LiteLLMUser` of the team's namespace, or (from
+/// the LiteLLMInstance's namespace only) a LiteLLM user id.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[x_kube(validation = Rule::new("has(self.userRef) != has(self.userId)").message(MEMBER_USER))]
+#[serde(rename_all = "camelCase")]
+pub struct TeamMemberSpec {
+    /// A `LiteLLMUser` of this namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_ref: Option<super::common::LocalRef>,
+    /// A LiteLLM user id, when the user is not managed here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = super::common::bounds::MAX_ID_LENGTH))]
+    pub user_id: Option<String>,
+    /// `user` (default) or `admin`. LiteLLM makes team admins only with an
+    /// Enterprise licence.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<MemberRole>,
+    /// The member's spend limit in this team, in USD (`max_budget_in_team`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::money_schema")]
+    pub max_budget_in_team: Option<String>,
+}
+
+/// Message of the rule that a member names its user one way.
+pub const MEMBER_USER: &str = "a member names its user by userRef or by userId, exactly one";
+
+/// A member's role in a team.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum MemberRole {
+    #[default]
+    User,
+    Admin,
+}
+
+impl MemberRole {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemberRole::User => "user",
+            MemberRole::Admin => "admin",
+        }
+    }
+}
+
+/// Whether `members` is the whole list.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+pub enum MembersPolicy {
+    #[default]
+    Exclusive,
+    Additive,
 }
 
 /// A LiteLLM team as the admin API reports it.
@@ -89,4 +153,8 @@ pub struct TeamObservation {
     pub blocked: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
+    /// The members' user ids, as LiteLLM lists them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = super::common::bounds::MAX_MEMBERS), inner(length(max = super::common::bounds::MAX_ID_LENGTH)))]
+    pub members: Option<Vec<String>>,
 }

@@ -40,7 +40,7 @@ pub use models::{
 };
 pub use pacing::{Limits, Pacing};
 pub use secret::{generate_key, token_of, Secret};
-pub use teams::{TeamInfo, TeamRequest};
+pub use teams::{MemberRequest, Membership, MembershipBudget, TeamInfo, TeamMember, TeamRequest};
 pub use users::{UserInfo, UserRequest};
 
 /// LiteLLM sends `null` for some empty lists; read it as empty.

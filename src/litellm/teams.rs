@@ -10,6 +10,9 @@ const TEAM_NEW: Endpoint = endpoint!(POST "/team/new");
 const TEAM_INFO: Endpoint = endpoint!(GET "/team/info");
 const TEAM_UPDATE: Endpoint = endpoint!(POST "/team/update");
 const TEAM_DELETE: Endpoint = endpoint!(POST "/team/delete");
+const MEMBER_ADD: Endpoint = endpoint!(POST "/team/member_add");
+const MEMBER_UPDATE: Endpoint = endpoint!(POST "/team/member_update");
+const MEMBER_DELETE: Endpoint = endpoint!(POST "/team/member_delete");
 
 /// Body of `/team/new` and `/team/update`. Unset fields are not sent: LiteLLM
 /// ignores unknown fields silently and answers 403 for some enterprise-only
@@ -58,6 +61,13 @@ pub struct TeamInfo {
     pub max_parallel_requests: Option<i64>,
     pub blocked: Option<bool>,
     pub metadata: Option<Map<String, Value>>,
+    /// Members and their roles (LiteLLM adds the creator, `default_user_id`
+    /// for the master key, as an admin).
+    #[serde(deserialize_with = "null_as_default")]
+    pub members_with_roles: Vec<TeamMember>,
+    /// Members' budgets in the team: only `/team/info` reports them.
+    #[serde(skip)]
+    pub memberships: Vec<Membership>,
     pub spend: Option<f64>,
     pub created_at: Option<String>,
     pub updated_at: Option<String>,
@@ -68,6 +78,75 @@ pub struct TeamInfo {
 #[derive(Deserialize)]
 struct TeamInfoResponse {
     team_info: TeamInfo,
+    #[serde(default, deserialize_with = "null_as_default")]
+    team_memberships: Vec<Membership>,
+}
+
+/// A member of a team as `/team/info` lists it (`members_with_roles`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct TeamMember {
+    pub user_id: Option<String>,
+    pub user_email: Option<String>,
+    /// `admin` or `user`.
+    pub role: String,
+}
+
+/// A member's budget in a team (`team_memberships` of `/team/info`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct Membership {
+    pub user_id: String,
+    pub litellm_budget_table: Option<MembershipBudget>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct MembershipBudget {
+    pub max_budget: Option<f64>,
+}
+
+/// One member to add or change: the user, its role and its budget in the
+/// team (`max_budget_in_team`, a budget row of its own in LiteLLM).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemberRequest<'a> {
+    pub team_id: &'a str,
+    pub user_id: &'a str,
+    /// `user` or `admin`; on an update `None` keeps the role (1.108.7
+    /// without a licence refuses every update that names a role, with 400
+    /// "Assigning team admins is a premium feature").
+    pub role: Option<&'a str>,
+    pub max_budget_in_team: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct MemberAddBody<'a> {
+    team_id: &'a str,
+    member: [MemberBody<'a>; 1],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_budget_in_team: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct MemberBody<'a> {
+    role: &'a str,
+    user_id: &'a str,
+}
+
+#[derive(Serialize)]
+struct MemberUpdateBody<'a> {
+    team_id: &'a str,
+    user_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    role: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_budget_in_team: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct MemberDeleteBody<'a> {
+    team_id: &'a str,
+    user_id: &'a str,
 }
 
 #[derive(Deserialize)]
@@ -100,7 +179,51 @@ impl Client {
         let reply = self.get(&TEAM_INFO, &[("team_id", team_id)]).await?;
         Ok(reply
             .json_or_none::<TeamInfoResponse>()?
-            .map(|response| response.team_info))
+            .map(|response| TeamInfo {
+                memberships: response.team_memberships,
+                ..response.team_info
+            }))
+    }
+
+    /// Adds a user to a team. LiteLLM 1.108.7 refuses the `admin` role
+    /// without an Enterprise licence ([`Error::Forbidden`]) and creates a
+    /// user that does not exist.
+    pub async fn team_member_add(&self, member: &MemberRequest<'_>) -> Result<(), Error> {
+        let body = MemberAddBody {
+            team_id: member.team_id,
+            member: [MemberBody {
+                role: member.role.unwrap_or("user"),
+                user_id: member.user_id,
+            }],
+            max_budget_in_team: member.max_budget_in_team,
+        };
+        self.post(&MEMBER_ADD, &body)
+            .await?
+            .json::<serde::de::IgnoredAny>()
+            .map(drop)
+    }
+
+    /// Changes a member's role and budget in the team.
+    pub async fn team_member_update(&self, member: &MemberRequest<'_>) -> Result<(), Error> {
+        let body = MemberUpdateBody {
+            team_id: member.team_id,
+            user_id: member.user_id,
+            role: member.role,
+            max_budget_in_team: member.max_budget_in_team,
+        };
+        self.post(&MEMBER_UPDATE, &body)
+            .await?
+            .json::<serde::de::IgnoredAny>()
+            .map(drop)
+    }
+
+    /// Removes a member from the team (the user stays).
+    pub async fn team_member_delete(&self, team_id: &str, user_id: &str) -> Result<(), Error> {
+        let body = MemberDeleteBody { team_id, user_id };
+        self.post(&MEMBER_DELETE, &body)
+            .await?
+            .json::<serde::de::IgnoredAny>()
+            .map(drop)
     }
 
     /// Sets the fields that are `Some`; [`Error::NotFound`] for a missing team.

@@ -244,7 +244,9 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
     )));
     let teams_stream = teams_stream.map(waking(&keys_store, &wake, Joins::Team));
     let budgets_stream = budgets_stream.map(waking(&keys_store, &wake, Joins::Budget));
-    let users_stream = users_stream.map(waking(&keys_store, &wake, Joins::User));
+    let users_stream = users_stream
+        .map(waking(&keys_store, &wake, Joins::User))
+        .map(waking(&teams_store, &wake_teams, Joins::User));
     let credentials_stream =
         credentials_stream.map(waking(&models_store, &wake_models, Joins::Credential));
     let mcp_servers_stream = mcp_servers_stream

@@ -28,6 +28,7 @@ pub mod leader;
 pub mod limits;
 pub mod managed;
 pub mod mcp_server;
+pub mod members;
 pub mod metrics;
 pub mod model;
 pub mod model_params;

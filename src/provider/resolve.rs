@@ -54,6 +54,12 @@ pub enum Reference {
         field: &'static str,
         names: Vec<String>,
     },
+    /// `LiteLLMUser`s in the same namespace; resolves to their user ids, in
+    /// order (a team's members).
+    Users {
+        field: &'static str,
+        names: Vec<String>,
+    },
 }
 
 /// Resolved references, by field name.
@@ -372,6 +378,13 @@ pub async fn references(
                 let mut ids = Vec::with_capacity(names.len());
                 for name in names {
                     ids.push(entity::<LiteLLMMCPServer>(kube, namespace, field, name).await?);
+                }
+                resolved.with_ids(field, ids)
+            }
+            Reference::Users { field, names } => {
+                let mut ids = Vec::with_capacity(names.len());
+                for name in names {
+                    ids.push(entity::<LiteLLMUser>(kube, namespace, field, name).await?);
                 }
                 resolved.with_ids(field, ids)
             }

@@ -17,6 +17,7 @@ use super::mcp_server::{
     permission_diff, permission_joins, permission_references, permission_refusal,
     permission_request,
 };
+use super::members;
 use super::ownership::{may_list_models, metadata_with_marker, Owner};
 use super::resolve::{Reference, Resolved};
 
@@ -62,6 +63,7 @@ pub fn diff(params: &TeamParameters, refs: &Resolved, live: &TeamInfo, owner: &O
         refs,
         live.object_permission.as_ref(),
     );
+    members::diff(&mut diff, params, refs, live);
     diff
 }
 
@@ -97,6 +99,7 @@ pub fn at_provider(live: &TeamInfo) -> TeamObservation {
         budget_reset_at: live.budget_reset_at.clone(),
         blocked: live.blocked,
         created_at: live.created_at.clone(),
+        members: Some(members::observed(live)),
     }
 }
 
@@ -125,6 +128,11 @@ impl TeamExternal {
             &self.instance_namespace,
         )
         .map_err(ExternalError::Invalid)?;
+        if tenant {
+            if let Some(why) = members::tenant_refusal(params.members.as_deref()) {
+                return Err(ExternalError::Invalid(why));
+            }
+        }
         match permission_refusal(
             params.object_permission.as_ref(),
             &self.owner.namespace,
@@ -133,6 +141,21 @@ impl TeamExternal {
             Some(why) => Err(ExternalError::Invalid(why)),
             None => Ok(()),
         }
+    }
+}
+
+impl TeamExternal {
+    /// Makes the team's members those of `params` (nothing when `members`
+    /// is unset), from the members LiteLLM holds now.
+    async fn sync_members(&self, params: &TeamParameters, id: &str) -> Result<(), ExternalError> {
+        if params.members.is_none() {
+            return Ok(());
+        }
+        let Some(live) = self.client.team_info(id).await? else {
+            return Ok(());
+        };
+        let plan = members::plan(params, &self.refs, &live);
+        members::apply(&self.client, id, &plan).await
     }
 }
 
@@ -158,11 +181,17 @@ impl ManagedKind for LiteLLMTeam {
         self.status.as_ref()
     }
     fn references(&self) -> Vec<Reference> {
-        permission_references(self.spec.for_provider.object_permission.as_ref())
+        let params = &self.spec.for_provider;
+        let mut refs = permission_references(params.object_permission.as_ref());
+        refs.extend(members::references(params));
+        refs
     }
-    /// The MCP servers its `objectPermission` names.
+    /// The MCP servers its `objectPermission` names, and its members.
     fn joins(&self) -> Vec<Join> {
-        permission_joins(self.spec.for_provider.object_permission.as_ref())
+        let params = &self.spec.for_provider;
+        let mut joins = permission_joins(params.object_permission.as_ref());
+        joins.extend(members::joins(params));
+        joins
     }
     fn connect(connection: Connection) -> TeamExternal {
         TeamExternal {
@@ -201,6 +230,7 @@ impl External<LiteLLMTeam> for TeamExternal {
             .team_new(&settings)
             .await
             .map_err(|err| access::enterprise(err.into(), &settings.usage))?;
+        self.sync_members(&mr.spec.for_provider, id).await?;
         Ok(Creation::default())
     }
 
@@ -215,6 +245,9 @@ impl External<LiteLLMTeam> for TeamExternal {
             .team_update(&settings)
             .await
             .map_err(|err| access::enterprise(err.into(), &settings.usage))?;
+        if drift.has(members::MEMBERS) {
+            self.sync_members(params, id).await?;
+        }
         Ok(())
     }
 

@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 
 use crate::api::common::{ManagedFields, ManagedStatus};
 use crate::api::user::{LiteLLMUser, UserObservation, UserParameters, UserRole};
-use crate::api::LiteLLMVirtualKey;
+use crate::api::{LiteLLMTeam, LiteLLMVirtualKey};
 use crate::litellm::{self, Limited, UserInfo, UserRequest};
 
 use super::cache::Kube;
@@ -171,7 +171,10 @@ impl ManagedKind for LiteLLMUser {
     /// Keys of its namespace that belong to it: LiteLLM would delete them
     /// with the user, under resources that still hold them.
     async fn dependents(&self, kube: &Kube, id: &str) -> Result<Dependents, kube::Error> {
-        dependents::joining::<LiteLLMVirtualKey, _>(kube, self, id, Joins::User).await
+        let mut found =
+            dependents::joining::<LiteLLMVirtualKey, _>(kube, self, id, Joins::User).await?;
+        found.extend(dependents::joining::<LiteLLMTeam, _>(kube, self, id, Joins::User).await?);
+        Ok(found)
     }
 
     fn managed(&self) -> &ManagedFields {

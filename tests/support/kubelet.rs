@@ -1671,19 +1671,32 @@ CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
   "migration_name" varchar(255) NOT NULL, "logs" text, "rolled_back_at" timestamptz,
   "started_at" timestamptz NOT NULL DEFAULT now(), "applied_steps_count" integer NOT NULL DEFAULT 0);
 SQL
-applied=$(psql -X -At -v ON_ERROR_STOP=1 "$KUBELET_PG_URL" -c 'SELECT migration_name FROM "_prisma_migrations" WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL')
-n=0
-while IFS= read -r -d '' d; do
-  if printf '%s\n' "$applied" | grep -qxF -- "$d"; then continue; fi
-  f="$mig/$d/migration.sql"
-  psql -X -q -v ON_ERROR_STOP=1 -f "$f" "$KUBELET_PG_URL"
-  sum=$(sha256sum "$f" | cut -c1-64)
-  psql -X -q -v ON_ERROR_STOP=1 -v name="$d" -v sum="$sum" "$KUBELET_PG_URL" <<'SQL'
-INSERT INTO "_prisma_migrations" (id, checksum, finished_at, migration_name, applied_steps_count)
-VALUES (md5(random()::text || clock_timestamp()::text)::uuid::text, :'sum', now(), :'name', 1);
-SQL
-  n=$((n + 1))
-done < <(find "$mig" -mindepth 1 -maxdepth 1 -type d -printf '%f\0' | LC_ALL=C sort -z)
+# One session for the whole run, under an advisory lock: each migration is
+# checked and, if not yet recorded, applied and recorded in one
+# transaction, so runners that overlap (a Job's retried pod, two images'
+# Jobs) neither apply a migration twice nor leave one applied unrecorded.
+script=$(mktemp)
+{
+  echo "SELECT pg_advisory_lock(7305462);"
+  while IFS= read -r -d '' d; do
+    f="$mig/$d/migration.sql"
+    sum=$(sha256sum "$f" | cut -c1-64)
+    printf "SELECT NOT EXISTS (SELECT 1 FROM \"_prisma_migrations\" WHERE migration_name = '%s' AND finished_at IS NOT NULL AND rolled_back_at IS NULL) AS todo \\gset\n" "$d"
+    # CREATE INDEX CONCURRENTLY cannot run in a transaction (the lock
+    # still keeps other runners out).
+    tx=1; grep -qi 'INDEX CONCURRENTLY' "$f" && tx=0
+    echo '\if :todo'
+    [ $tx = 1 ] && echo 'BEGIN;'
+    printf "\\\\i '%s'\n" "$f"
+    printf "INSERT INTO \"_prisma_migrations\" (id, checksum, finished_at, migration_name, applied_steps_count) VALUES (md5(random()::text || clock_timestamp()::text)::uuid::text, '%s', now(), '%s', 1);\n" "$sum" "$d"
+    [ $tx = 1 ] && echo 'COMMIT;'
+    printf '\\echo applied %s\n' "$d"
+    echo '\endif'
+  done < <(find "$mig" -mindepth 1 -maxdepth 1 -type d -printf '%f\0' | LC_ALL=C sort -z)
+} > "$script"
+out=$(psql -X -q -v ON_ERROR_STOP=1 -f "$script" "$KUBELET_PG_URL")
+rm -f "$script"
+n=$(printf '%s\n' "$out" | grep -c '^applied ' || true)
 echo "prisma_migration (test kubelet): applied $n migrations"
 "#;
 
