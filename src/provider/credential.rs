@@ -31,7 +31,7 @@ use super::dependents::{self, Dependents, Joins};
 use super::diff::{self, user_metadata, Diff};
 use super::managed::{Connection, Creation, External, ExternalError, ManagedKind, Observation};
 use super::model_params::{
-    is_secret_name, names_environment, recorded_fingerprints, AWS_IDENTITY, AWS_ROLE_NAME,
+    changed, is_secret_name, names_environment, recorded_fingerprints, AWS_IDENTITY, AWS_ROLE_NAME,
 };
 use super::ownership::{metadata_with_marker, Owner};
 use super::resolve::{Reference, Resolved};
@@ -319,10 +319,7 @@ impl External<LiteLLMCredential> for CredentialExternal {
             return Ok(absent);
         };
         let mut drift = diff(params, &live, &self.owner);
-        let changed = current
-            .iter()
-            .any(|(name, now)| stored.as_ref().and_then(|s| s.get(name)) != Some(now));
-        if changed {
+        if changed(stored.as_ref(), &current).next().is_some() {
             drift.mark(VALUES);
         }
         let writes = !drift.is_empty() && policy_allows(policies, ManagementPolicy::Update);

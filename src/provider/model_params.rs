@@ -430,18 +430,29 @@ pub fn recorded_fingerprints(
     (!kept.is_empty()).then_some(kept)
 }
 
+/// The names in `current` whose fingerprint differs from the one `stored`
+/// as last written (a Secret value changed, or never written): for every
+/// kind that keeps fingerprints (models by field, credentials by value
+/// name).
+pub fn changed<'a>(
+    stored: Option<&'a BTreeMap<String, String>>,
+    current: &'a BTreeMap<String, String>,
+) -> impl Iterator<Item = &'a str> {
+    current
+        .iter()
+        .filter(move |(name, now)| stored.and_then(|m| m.get(*name)) != Some(*now))
+        .map(|(name, _)| name.as_str())
+}
+
 /// The secret fields whose Secret value differs from the one last written.
 pub fn changed_secrets(
     stored: Option<&BTreeMap<String, String>>,
     current: &BTreeMap<String, String>,
 ) -> Vec<&'static str> {
+    let changed: Vec<&str> = changed(stored, current).collect();
     SECRET_PARAMS
         .iter()
-        .filter(|s| {
-            current
-                .get(s.field)
-                .is_some_and(|now| stored.and_then(|m| m.get(s.field)) != Some(now))
-        })
+        .filter(|s| changed.contains(&s.field))
         .map(|s| s.field)
         .collect()
 }
