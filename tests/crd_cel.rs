@@ -128,6 +128,7 @@ fn bad_instances_are_rejected_with_the_rules_message_and_every_rule_is_exercised
     exercised.extend(key_transition_rules_reject_changes());
     exercised.extend(team_rules_reject_a_parallel_request_limit());
     exercised.extend(key_rules_reject_a_type_and_routes_together());
+    exercised.extend(key_rules_reject_a_soft_budget_beside_a_linked_budget());
     exercised.extend(credential_rules_reject_no_values_and_values_twice());
     exercised.extend(mcp_server_rules_reject_mixed_transports_and_lone_auth());
     assert_eq!(
@@ -166,6 +167,34 @@ fn key_rules_reject_a_type_and_routes_together() -> BTreeSet<String> {
         assert!(result.is_ok(), "{one}: {result:?}");
     }
     BTreeSet::from([matching[0].rule.clone()])
+}
+
+/// A key's soft budget is its own: not beside `budgetRef` or `budgetId`
+/// (LiteLLM would write it into the linked budget). Returns the rule that
+/// rejected them.
+fn key_rules_reject_a_soft_budget_beside_a_linked_budget() -> BTreeSet<String> {
+    let schema = schema_of("LiteLLMVirtualKey");
+    let message = litellm_crossplane::api::key::KEY_SOFT_BUDGET;
+    let mut rules = BTreeSet::new();
+    for both in [
+        json!({"softBudget": "3", "budgetRef": {"name": "shared"}}),
+        json!({"softBudget": "3", "budgetId": "b"}),
+    ] {
+        let errors = kube_cel::validate(&schema, &key(both.clone()), None)
+            .err()
+            .unwrap_or_else(|| panic!("{both} is refused"));
+        let matching: Vec<_> = errors.iter().filter(|e| e.message == message).collect();
+        assert_eq!(matching.len(), 1, "{errors:?}");
+        rules.insert(matching[0].rule.clone());
+    }
+    for one in [
+        json!({"softBudget": "3", "maxBudget": "10"}),
+        json!({"budgetRef": {"name": "shared"}}),
+    ] {
+        let result = kube_cel::validate(&schema, &key(one.clone()), None);
+        assert!(result.is_ok(), "{one}: {result:?}");
+    }
+    rules
 }
 
 /// A team takes every shared limit but `maxParallelRequests`, which

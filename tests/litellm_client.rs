@@ -2140,3 +2140,199 @@ async fn object_permissions_of_teams_and_keys_merge_by_field() {
         litellm.team_delete(&id).await.unwrap();
     }
 }
+
+/// A team's member defaults, soft budget and model aliases, and a key's
+/// soft budget and per-model budgets, as 1.108.7 takes and keeps them: the
+/// member defaults go into one budget row of the team's
+/// (`team_member_budget_table`, its id under `team_member_budget_id` in the
+/// metadata, kept by an update that sends metadata without it);
+/// `team_member_key_duration` and a team's `model_max_budget` are refused
+/// with 403, a key's `model_max_budget` with 500 naming the licence; a
+/// key's soft budget is a budget row LiteLLM makes for the key, replacing a
+/// `budget_id` sent beside it, and an update writes it into whatever row
+/// the key links to: a shared budget too.
+#[tokio::test]
+async fn member_defaults_soft_budgets_and_model_budgets_as_litellm_keeps_them() {
+    use litellm_crossplane::litellm::{MemberDefaultsRequest, ModelBudgetRequest, UsageRequest};
+    let litellm = client_or_skip!();
+    let team = TeamRequest {
+        team_id: unique("ct-defaults"),
+        soft_budget: Some(1.5),
+        model_aliases: Some([("fast".to_owned(), "gpt-4o".to_owned())].into()),
+        member_defaults: MemberDefaultsRequest {
+            team_member_budget: Some(5.0),
+            team_member_rpm_limit: Some(7),
+            team_member_tpm_limit: Some(70),
+            team_member_budget_duration: Some("30d".into()),
+            ..MemberDefaultsRequest::default()
+        },
+        metadata: Some(map(json!({"a": 1}))),
+        ..TeamRequest::default()
+    };
+    litellm.team_new(&team).await.unwrap();
+    let live = litellm.team_info(&team.team_id).await.unwrap().unwrap();
+    assert_eq!(live.soft_budget, Some(1.5));
+    assert_eq!(live.model_aliases().unwrap()["fast"], "gpt-4o");
+    let row = live.team_member_budget_table.clone().unwrap();
+    assert_eq!(
+        (
+            row.max_budget,
+            row.rpm_limit,
+            row.tpm_limit,
+            row.budget_duration.as_deref()
+        ),
+        (Some(5.0), Some(7), Some(70), Some("30d"))
+    );
+    let row_id = row.budget_id.unwrap();
+    assert_eq!(
+        live.metadata.as_ref().unwrap()["team_member_budget_id"],
+        row_id.as_str()
+    );
+    // An update sending metadata without LiteLLM's entry keeps it, and the
+    // same row takes the new values; aliases are replaced.
+    let update = TeamRequest {
+        team_id: team.team_id.clone(),
+        model_aliases: Some([("slow".to_owned(), "gpt-4o-mini".to_owned())].into()),
+        member_defaults: MemberDefaultsRequest {
+            team_member_budget: Some(9.0),
+            ..MemberDefaultsRequest::default()
+        },
+        metadata: Some(map(json!({"a": 2}))),
+        ..TeamRequest::default()
+    };
+    litellm.team_update(&update).await.unwrap();
+    let live = litellm.team_info(&team.team_id).await.unwrap().unwrap();
+    let row = live.team_member_budget_table.clone().unwrap();
+    assert_eq!(row.budget_id.as_deref(), Some(row_id.as_str()));
+    assert_eq!((row.max_budget, row.rpm_limit), (Some(9.0), Some(7)));
+    let metadata = live.metadata.clone().unwrap();
+    assert_eq!(
+        (
+            metadata["a"].clone(),
+            metadata["team_member_budget_id"].clone()
+        ),
+        (json!(2), json!(row_id))
+    );
+    let aliases = live.model_aliases().unwrap();
+    assert_eq!(
+        (aliases.len(), aliases["slow"].clone()),
+        (1, json!("gpt-4o-mini"))
+    );
+
+    // Enterprise: the member key duration and a team's model budgets.
+    let reserved = [
+        TeamRequest {
+            member_defaults: MemberDefaultsRequest {
+                team_member_key_duration: Some("1d".into()),
+                ..MemberDefaultsRequest::default()
+            },
+            ..update.clone()
+        },
+        TeamRequest {
+            usage: UsageRequest {
+                model_max_budget: Some(
+                    [(
+                        "gpt-4o".to_owned(),
+                        ModelBudgetRequest {
+                            budget_limit: 1.0,
+                            time_period: "1d".into(),
+                        },
+                    )]
+                    .into(),
+                ),
+                ..UsageRequest::default()
+            },
+            ..update.clone()
+        },
+    ];
+    for refused in reserved {
+        let err = litellm.team_update(&refused).await.unwrap_err();
+        assert!(matches!(err, Error::Forbidden { .. }), "{err}");
+    }
+    litellm.team_delete(&team.team_id).await.unwrap();
+
+    let budgets = UsageRequest {
+        model_max_budget: Some(
+            [(
+                "gpt-4o".to_owned(),
+                ModelBudgetRequest {
+                    budget_limit: 1.0,
+                    time_period: "1d".into(),
+                },
+            )]
+            .into(),
+        ),
+        ..UsageRequest::default()
+    };
+    let err = litellm
+        .key_generate(
+            None,
+            &KeyRequest {
+                usage: budgets,
+                ..KeyRequest::default()
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Retryable { detail, .. }
+            if detail.starts_with("HTTP 500") && detail.to_ascii_lowercase().contains("enterprise")),
+        "{err}"
+    );
+
+    // A key's soft budget: a row of its own, replacing a budget sent beside
+    // it; an update writes into the linked row, whichever it is.
+    let shared = BudgetRequest {
+        budget_id: unique("ct-shared"),
+        soft_budget: Some(50.0),
+        ..BudgetRequest::default()
+    };
+    litellm.budget_new(&shared).await.unwrap();
+    let own = litellm
+        .key_generate(
+            None,
+            &KeyRequest {
+                soft_budget: Some(3.0),
+                budget_id: Some(shared.budget_id.clone()),
+                ..KeyRequest::default()
+            },
+        )
+        .await
+        .unwrap();
+    let live = litellm.key_info(&own.token).await.unwrap().unwrap();
+    assert_eq!(live.soft_budget(), Some(3.0));
+    assert_ne!(
+        live.budget_id.as_deref(),
+        Some(shared.budget_id.as_str()),
+        "replaced"
+    );
+    let linked = litellm
+        .key_generate(
+            None,
+            &KeyRequest {
+                budget_id: Some(shared.budget_id.clone()),
+                ..KeyRequest::default()
+            },
+        )
+        .await
+        .unwrap();
+    let soft = KeyRequest {
+        soft_budget: Some(4.0),
+        ..KeyRequest::default()
+    };
+    litellm.key_update(&linked.token, &soft).await.unwrap();
+    let shared_now = litellm
+        .budget_info(&shared.budget_id)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        shared_now.soft_budget,
+        Some(4.0),
+        "the shared budget changed"
+    );
+    for token in [&own.token, &linked.token] {
+        litellm.key_delete(token).await.unwrap();
+    }
+    litellm.budget_delete(&shared.budget_id).await.unwrap();
+}

@@ -961,9 +961,11 @@ async fn thousands_of_teams_and_keys_quickly() {
 }
 
 /// A licensed proxy (the stand-in's alone: the real one here has no
-/// licence) keeps tags and guardrails of teams and keys in their metadata,
-/// beside the user's; the provider's requests then converge (no drift),
-/// and a changed tag is drift until one update.
+/// licence) keeps tags and guardrails of teams and keys, and a team's
+/// member key duration, in their metadata, beside the user's, and their
+/// per-model budgets as sent (the shapes of LiteLLM's `GenericBudgetInfo`);
+/// the provider's requests then converge (no drift), and a changed tag is
+/// drift until one update.
 #[tokio::test]
 async fn a_licensed_proxy_keeps_tags_and_guardrails_and_the_provider_converges() {
     let standin = StandIn::start_licensed(STANDIN_MASTER_KEY).await;
@@ -972,10 +974,12 @@ async fn a_licensed_proxy_keeps_tags_and_guardrails_and_the_provider_converges()
         "tags": ["ml", "eu"],
         "guardrails": ["pii"],
         "modelTpmLimit": {"gpt-4o": 1000},
+        "modelMaxBudget": {"gpt-4o": {"budgetLimit": "2.50", "timePeriod": "1d"}},
     }))
     .unwrap();
     let mut tparams = team_params(1);
     tparams.usage = usage.clone();
+    tparams.member_defaults.team_member_key_duration = Some("7d".into());
     let towner = owner("licensed-team");
     let id = "licensed.team";
     litellm
@@ -986,10 +990,20 @@ async fn a_licensed_proxy_keeps_tags_and_guardrails_and_the_provider_converges()
     let metadata = live.metadata.clone().unwrap();
     assert_eq!(metadata["tags"], json!(["ml", "eu"]));
     assert_eq!(metadata["guardrails"], json!(["pii"]));
+    assert_eq!(metadata["team_member_key_duration"], "7d");
     assert_eq!(metadata["env"], "bench");
+    assert_eq!(
+        live.model_max_budget.as_ref().unwrap()["gpt-4o"],
+        json!({"budget_limit": 2.5, "time_period": "1d"})
+    );
     assert!(observe_team(&litellm, id, &tparams, &towner)
         .await
         .is_empty());
+    tparams.member_defaults.team_member_key_duration = Some("30d".into());
+    assert_eq!(
+        observe_team(&litellm, id, &tparams, &towner).await,
+        ["teamMemberKeyDuration"]
+    );
 
     let mut kparams = key_params(id, 1);
     kparams.usage = usage;
@@ -1006,6 +1020,12 @@ async fn a_licensed_proxy_keeps_tags_and_guardrails_and_the_provider_converges()
     let (drift, live) = observe_key(&litellm, &token, &kparams, &kowner).await;
     assert!(drift.is_empty(), "{drift:?}");
     assert_eq!(live.metadata.as_ref().unwrap()["tags"], json!(["ml", "eu"]));
+    let mut cheaper = kparams.clone();
+    if let Some(budgets) = cheaper.usage.model_max_budget.as_mut() {
+        budgets.get_mut("gpt-4o").unwrap().budget_limit = "2.49".into();
+    }
+    let (drift, _) = observe_key(&litellm, &token, &cheaper, &kowner).await;
+    assert_eq!(drift, ["modelMaxBudget"]);
 
     kparams.usage.tags = Some(vec!["ml".into()]);
     let (drift, _) = observe_key(&litellm, &token, &kparams, &kowner).await;

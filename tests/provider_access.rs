@@ -1,5 +1,6 @@
-//! Tags, guardrails, per-model rate limits, key types, allowed routes and
-//! model aliases of teams and keys (issue 13 item 5), end to end against
+//! Tags, guardrails, per-model rate limits and budgets, key types, allowed
+//! routes, model aliases and soft budgets of teams and keys, and a team's
+//! member defaults (issue 13 items 2 and 5), end to end against
 //! the real Kubernetes API server and the real LiteLLM proxy (1.108.7,
 //! without an Enterprise licence): what LiteLLM keeps, drift corrected, the
 //! 403 of Enterprise-only settings as a clear `Synced=False`, and what a
@@ -10,8 +11,10 @@ mod support;
 use kube::api::{Api, DeleteParams, PostParams};
 use kube::ResourceExt;
 use litellm_crossplane::api::common::EXTERNAL_NAME;
-use litellm_crossplane::api::{LiteLLMTeam, LiteLLMVirtualKey};
-use litellm_crossplane::litellm::{KeyAccessRequest, KeyRequest};
+use litellm_crossplane::api::{LiteLLMBudget, LiteLLMTeam, LiteLLMVirtualKey};
+use litellm_crossplane::litellm::{
+    KeyAccessRequest, KeyRequest, MemberDefaultsRequest, TeamRequest,
+};
 use serde_json::{json, Value};
 use support::provider::{condition, eventually, is, manifest, wait_for, wait_gone, world};
 
@@ -184,15 +187,253 @@ async fn enterprise_settings_give_a_clear_condition_and_write_nothing() {
     let message = refused(&teams, "guarded").await;
     assert!(message.starts_with("forProvider.guardrails: "), "{message}");
     assert!(world.team_ids_with_alias(&team_alias).await.is_empty());
-    keys.delete("tagged", &DeleteParams::default())
+
+    // A team's member key duration and model budgets (403), a key's model
+    // budgets (LiteLLM answers 500, naming the licence): the same.
+    let budgets = json!({"gpt-4o": {"budgetLimit": "1", "timePeriod": "1d"}});
+    let teams_refused = [
+        (
+            "key-lifetime",
+            json!({"teamMemberKeyDuration": "1d"}),
+            "forProvider.teamMemberKeyDuration: ",
+        ),
+        (
+            "model-budgets",
+            json!({"modelMaxBudget": budgets}),
+            "forProvider.modelMaxBudget: ",
+        ),
+    ];
+    for (name, for_provider, _) in &teams_refused {
+        world
+            .create(&manifest::<LiteLLMTeam>(
+                "LiteLLMTeam",
+                name,
+                json!({}),
+                json!({ "forProvider": for_provider }),
+            ))
+            .await;
+    }
+    for (name, _, says) in &teams_refused {
+        let message = refused(&teams, name).await;
+        assert!(message.starts_with(says), "{name}: {message}");
+        assert!(message.contains("HTTP 403"), "{message}");
+    }
+    let key_alias = format!("pa-ent-mb-{}", support::k8s::unique_suffix());
+    world
+        .create(&manifest::<LiteLLMVirtualKey>(
+            "LiteLLMVirtualKey",
+            "model-budgets",
+            json!({}),
+            json!({"forProvider": {"keyAlias": key_alias, "modelMaxBudget": budgets}}),
+        ))
+        .await;
+    let message = refused(&keys, "model-budgets").await;
+    assert!(
+        message.starts_with("forProvider.modelMaxBudget: "),
+        "{message}"
+    );
+    assert!(message.contains("HTTP 500"), "{message}");
+    assert!(world
+        .litellm
+        .key_list_by_alias(&key_alias)
         .await
+        .unwrap()
+        .is_empty());
+    // Not retried in a loop: the condition stays, the resource is not
+    // requeued at once (a refused write waits for a change or the poll).
+    let before = keys.get("model-budgets").await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    let after = keys.get("model-budgets").await.unwrap();
+    assert_eq!(
+        condition(&before, "Synced").unwrap().last_transition_time,
+        condition(&after, "Synced").unwrap().last_transition_time
+    );
+
+    for name in ["tagged", "model-budgets"] {
+        keys.delete(name, &DeleteParams::default()).await.unwrap();
+    }
+    for name in ["guarded", "key-lifetime", "model-budgets"] {
+        teams.delete(name, &DeleteParams::default()).await.unwrap();
+    }
+    for name in ["tagged", "model-budgets"] {
+        wait_gone(&keys, name).await;
+    }
+    for name in ["guarded", "key-lifetime", "model-budgets"] {
+        wait_gone(&teams, name).await;
+    }
+}
+
+#[tokio::test]
+async fn member_defaults_soft_budgets_and_team_aliases_reach_litellm_and_drift_is_corrected() {
+    let Some(world) = world("pa-def").await else {
+        return;
+    };
+    let teams = world.api::<LiteLLMTeam>();
+    let keys = world.api::<LiteLLMVirtualKey>();
+    world
+        .create(&manifest::<LiteLLMTeam>(
+            "LiteLLMTeam",
+            "defaults",
+            json!({}),
+            json!({"forProvider": {
+                "softBudget": "1.50",
+                "modelAliases": {"fast": "gpt-4o"},
+                "teamMemberBudget": "5",
+                "teamMemberBudgetDuration": "30d",
+                "teamMemberRpmLimit": 7,
+                "teamMemberTpmLimit": 70,
+                "metadata": {"cost-center": "ml"},
+            }}),
+        ))
+        .await;
+    let team = ready(&teams, "defaults").await;
+    let id = team.annotations()[EXTERNAL_NAME].clone();
+    let live = world.team_info(&id).await.unwrap();
+    assert_eq!(live.soft_budget, Some(1.5));
+    assert_eq!(live.model_aliases().unwrap()["fast"], "gpt-4o");
+    let row = live.team_member_budget_table.clone().unwrap();
+    assert_eq!(
+        (
+            row.max_budget,
+            row.rpm_limit,
+            row.tpm_limit,
+            row.budget_duration.as_deref()
+        ),
+        (Some(5.0), Some(7), Some(70), Some("30d"))
+    );
+    // LiteLLM's own metadata entry is not late-initialized into the spec,
+    // and status names the members' budget row.
+    let team = eventually("status reports the members' budget", || async {
+        let team = teams.get("defaults").await.unwrap();
+        let observed = team.status.as_ref()?.at_provider.as_ref()?;
+        observed.team_member_budget_id.is_some().then_some(team)
+    })
+    .await;
+    assert_eq!(
+        team.status
+            .as_ref()
+            .unwrap()
+            .at_provider
+            .as_ref()
+            .unwrap()
+            .team_member_budget_id,
+        row.budget_id
+    );
+    let metadata = team.spec.for_provider.metadata.clone().unwrap();
+    assert!(
+        !metadata.contains_key("team_member_budget_id"),
+        "{metadata:?}"
+    );
+
+    // Changed in LiteLLM (the UI): put back at the next poll, the row kept.
+    let drift = TeamRequest {
+        team_id: id.clone(),
+        soft_budget: Some(9.0),
+        model_aliases: Some([("fast".to_owned(), "gpt-5".to_owned())].into()),
+        member_defaults: MemberDefaultsRequest {
+            team_member_budget: Some(50.0),
+            team_member_rpm_limit: Some(700),
+            ..MemberDefaultsRequest::default()
+        },
+        ..TeamRequest::default()
+    };
+    world.litellm.team_update(&drift).await.unwrap();
+    eventually("the team's defaults corrected", || async {
+        let live = world.team_info(&id).await?;
+        let row = live.team_member_budget_table.clone()?;
+        let aliases = live.model_aliases()?;
+        (live.soft_budget == Some(1.5)
+            && aliases.get("fast") == Some(&json!("gpt-4o"))
+            && row.max_budget == Some(5.0)
+            && row.rpm_limit == Some(7))
+        .then_some(())
+    })
+    .await;
+    let live = world.team_info(&id).await.unwrap();
+    assert_eq!(
+        live.team_member_budget_table.unwrap().budget_id,
+        row.budget_id,
+        "the same row"
+    );
+    assert_eq!(live.metadata.unwrap()["cost-center"], "ml");
+
+    // A key's soft budget: a budget of its own in LiteLLM.
+    world
+        .create(&manifest::<LiteLLMVirtualKey>(
+            "LiteLLMVirtualKey",
+            "soft",
+            json!({}),
+            json!({"forProvider": {"softBudget": "3"}}),
+        ))
+        .await;
+    let key = ready(&keys, "soft").await;
+    let token = key.annotations()[EXTERNAL_NAME].clone();
+    let live = world.litellm.key_info(&token).await.unwrap().unwrap();
+    assert_eq!(live.soft_budget(), Some(3.0));
+    let own_row = live.budget_id.clone().unwrap();
+
+    // Linked in LiteLLM to a LiteLLMBudget's row: the provider does not
+    // write the key's soft budget into that shared budget.
+    world
+        .create(&manifest::<LiteLLMBudget>(
+            "LiteLLMBudget",
+            "shared",
+            json!({}),
+            json!({"forProvider": {"softBudget": "50"}}),
+        ))
+        .await;
+    let budgets = world.api::<LiteLLMBudget>();
+    let budget = ready(&budgets, "shared").await;
+    let budget_id = budget.annotations()[EXTERNAL_NAME].clone();
+    let link = KeyRequest {
+        budget_id: Some(budget_id.clone()),
+        ..KeyRequest::default()
+    };
+    world.litellm.key_update(&token, &link).await.unwrap();
+    let message = refused(&keys, "soft").await;
+    assert!(message.starts_with("forProvider.softBudget: "), "{message}");
+    let shared = world
+        .litellm
+        .budget_info(&budget_id)
+        .await
+        .unwrap()
         .unwrap();
+    assert_eq!(
+        shared.soft_budget,
+        Some(50.0),
+        "the shared budget untouched"
+    );
+    assert_ne!(own_row, budget_id);
+
+    // Beside budgetRef, the API server refuses it.
+    let both: LiteLLMVirtualKey = manifest(
+        "LiteLLMVirtualKey",
+        "both",
+        json!({}),
+        json!({"forProvider": {"softBudget": "3", "budgetRef": {"name": "shared"}}}),
+    );
+    let err = keys
+        .create(&PostParams::default(), &both)
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("forProvider.softBudget: LiteLLM keeps"),
+        "{err}"
+    );
+
+    keys.delete("soft", &DeleteParams::default()).await.unwrap();
     teams
-        .delete("guarded", &DeleteParams::default())
+        .delete("defaults", &DeleteParams::default())
         .await
         .unwrap();
-    wait_gone(&keys, "tagged").await;
-    wait_gone(&teams, "guarded").await;
+    wait_gone(&keys, "soft").await;
+    wait_gone(&teams, "defaults").await;
+    budgets
+        .delete("shared", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_gone(&budgets, "shared").await;
 }
 
 #[tokio::test]
@@ -260,6 +501,40 @@ async fn a_tenant_gets_no_admin_routes_no_foreign_aliases_and_no_metadata_settin
         message.starts_with("forProvider.metadata.logging:"),
         "{message}"
     );
+    // A team's aliases follow the rule of its models; LiteLLM's own
+    // metadata entry is nobody's to set.
+    let team_cases = [
+        (
+            "foreign-alias",
+            json!({"models": ["gpt-4o"], "modelAliases": {"gpt": "someone-else/gpt-4o"}}),
+            "forProvider.modelAliases.gpt:",
+        ),
+        (
+            "system-entry",
+            json!({"models": ["gpt-4o"], "metadata": {"team_member_budget_id": "b-1000"}}),
+            "forProvider.metadata.team_member_budget_id:",
+        ),
+    ];
+    for (name, for_provider, _) in &team_cases {
+        let team: LiteLLMTeam = world.tenant_manifest(
+            "LiteLLMTeam",
+            name,
+            json!({}),
+            json!({ "forProvider": for_provider }),
+        );
+        teams.create(&PostParams::default(), &team).await.unwrap();
+    }
+    for (name, _, says) in &team_cases {
+        let message = refused(&teams, name).await;
+        assert!(message.starts_with(says), "{name}: {message}");
+        let team = teams.get(name).await.unwrap();
+        if let Some(id) = team.annotations().get(EXTERNAL_NAME) {
+            assert!(
+                world.team_info(id).await.is_none(),
+                "{name}: nothing written"
+            );
+        }
+    }
     // What a tenant may have: an LLM key with aliases into its own models
     // and public ones, read-only routes.
     let fine: LiteLLMVirtualKey = world.tenant_manifest(
@@ -285,10 +560,9 @@ async fn a_tenant_gets_no_admin_routes_no_foreign_aliases_and_no_metadata_settin
         keys.delete(*name, &DeleteParams::default()).await.unwrap();
     }
     keys.delete("fine", &DeleteParams::default()).await.unwrap();
-    teams
-        .delete("logs-elsewhere", &DeleteParams::default())
-        .await
-        .unwrap();
+    for name in ["logs-elsewhere", "foreign-alias", "system-entry"] {
+        teams.delete(name, &DeleteParams::default()).await.unwrap();
+    }
     for (name, _, _) in &cases {
         wait_gone(&keys, name).await;
     }

@@ -41,6 +41,23 @@ pub struct Usage {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(schema_with = "per_model_limit_schema")]
     pub model_tpm_limit: Option<BTreeMap<String, i64>>,
+    /// A spend limit per model name (`model_max_budget`). Enterprise-only,
+    /// like `tags`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = bounds::MAX_METADATA_PROPERTIES))]
+    pub model_max_budget: Option<BTreeMap<String, ModelBudget>>,
+}
+
+/// The spend limit of one model.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelBudget {
+    /// Spend limit in USD, a decimal string such as `"25.50"`.
+    #[schemars(schema_with = "super::common::money_schema")]
+    pub budget_limit: String,
+    /// How often the model's spend resets: `1d`, `30d`.
+    #[schemars(schema_with = "super::common::duration_schema")]
+    pub time_period: String,
 }
 
 /// What kind of routes a key may call (`key_type`). LiteLLM turns it into
@@ -115,7 +132,7 @@ fn per_model_limit_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema
 }
 
 /// Schema of model aliases: alias to model name, bounded like model names.
-fn model_aliases_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+pub(super) fn model_aliases_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({
         "type": "object",
         "nullable": true,

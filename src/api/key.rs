@@ -17,6 +17,11 @@ pub const DURATION_IMMUTABLE: &str = "forProvider.duration cannot change after c
 pub const KEY_TYPE_OR_ROUTES: &str = "forProvider.keyType sets the key's allowed routes: give \
      keyType or allowedRoutes, not both";
 
+/// Message of the rule that a key's soft budget is its own.
+pub const KEY_SOFT_BUDGET: &str = "forProvider.softBudget: LiteLLM keeps a key's soft budget in \
+     the budget the key links to, so with budgetRef or budgetId it would change that budget for \
+     every key linked to it: set softBudget on the LiteLLMBudget instead";
+
 /// A LiteLLM virtual key. Its secret is chosen by the provider and written to
 /// `writeConnectionSecretToRef` (default `<name>-key`) before LiteLLM sees it.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
@@ -48,7 +53,8 @@ pub struct LiteLLMVirtualKeySpec {
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[x_kube(
     validation = Rule::new("(has(self.duration) ? self.duration : '') == (has(oldSelf.duration) ? oldSelf.duration : '')").message(DURATION_IMMUTABLE),
-    validation = Rule::new("!has(self.keyType) || !has(self.allowedRoutes)").message(KEY_TYPE_OR_ROUTES)
+    validation = Rule::new("!has(self.keyType) || !has(self.allowedRoutes)").message(KEY_TYPE_OR_ROUTES),
+    validation = Rule::new("!has(self.softBudget) || (!has(self.budgetRef) && !has(self.budgetId))").message(KEY_SOFT_BUDGET)
 )]
 #[serde(rename_all = "camelCase")]
 pub struct KeyParameters {
@@ -90,6 +96,12 @@ pub struct KeyParameters {
     /// Spend and rate limits.
     #[serde(flatten)]
     pub limits: Limits,
+    /// Spend in USD at which LiteLLM alerts (`soft_budget`); requests go
+    /// on. LiteLLM keeps it in a budget of the key's own, so not beside
+    /// `budgetRef` or `budgetId` (set it on the LiteLLMBudget).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::money_schema")]
+    pub soft_budget: Option<String>,
     /// Tags, guardrails and per-model rate limits.
     #[serde(flatten)]
     pub usage: super::access::Usage,

@@ -52,6 +52,20 @@ pub struct TeamParameters {
     /// Spend and rate limits (`maxParallelRequests` excepted).
     #[serde(flatten)]
     pub limits: Limits,
+    /// Spend in USD at which LiteLLM alerts (`soft_budget`); requests go on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::money_schema")]
+    pub soft_budget: Option<String>,
+    /// Model names the team's callers may send, each resolved to the model
+    /// it names (`model_aliases`). Outside the LiteLLMInstance's namespace
+    /// each target follows the rules of `models`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::access::model_aliases_schema")]
+    pub model_aliases: Option<std::collections::BTreeMap<String, String>>,
+    /// What each member gets by default: a budget and rate limits of their
+    /// own in the team, and the lifetime of the keys they make.
+    #[serde(flatten)]
+    pub member_defaults: TeamMemberDefaults,
     /// Tags, guardrails and per-model rate limits.
     #[serde(flatten)]
     pub usage: super::access::Usage,
@@ -78,6 +92,37 @@ pub struct TeamParameters {
     /// are kept as given, others are left alone (an SSO-managed team).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub members_policy: Option<MembersPolicy>,
+}
+
+/// The limits LiteLLM gives each member of a team (one budget row the
+/// team's memberships share, `team_member_budget_table`), and the lifetime
+/// of the keys members create. Unset: left to LiteLLM.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TeamMemberDefaults {
+    /// Each member's spend limit in the team, in USD (`team_member_budget`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::money_schema")]
+    pub team_member_budget: Option<String>,
+    /// How often each member's spend resets (`team_member_budget_duration`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::duration_schema")]
+    pub team_member_budget_duration: Option<String>,
+    /// Requests per minute of each member (`team_member_rpm_limit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = super::common::bounds::MAX_RATE_LIMIT))]
+    pub team_member_rpm_limit: Option<i64>,
+    /// Tokens per minute of each member (`team_member_tpm_limit`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = super::common::bounds::MAX_RATE_LIMIT))]
+    pub team_member_tpm_limit: Option<i64>,
+    /// Lifetime of the keys members create in the team
+    /// (`team_member_key_duration`): `30d`, `12h`. LiteLLM reserves it for
+    /// Enterprise licences: an open-source proxy refuses it (`Synced=False`,
+    /// reason naming the field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::duration_schema")]
+    pub team_member_key_duration: Option<String>,
 }
 
 /// One member of a team: a `LiteLLMUser` of the team's namespace, or (from
@@ -149,6 +194,10 @@ pub struct TeamObservation {
     pub max_budget: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_reset_at: Option<String>,
+    /// The budget row LiteLLM keeps for the members' defaults
+    /// (`team_member_budget_id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team_member_budget_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub blocked: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -56,7 +56,7 @@ pub const METADATA_SETTINGS: &[&str] = &[
 
 /// The settings LiteLLM refuses (HTTP 403) without an Enterprise licence,
 /// of those a [`UsageRequest`] sends.
-pub const ENTERPRISE_SETTINGS: &[&str] = &["tags", "guardrails"];
+pub const ENTERPRISE_SETTINGS: &[&str] = &["tags", "guardrails", "model_max_budget"];
 
 /// Tags, guardrails and per-model rate limits of a team or key request;
 /// each sent only when set.
@@ -70,12 +70,27 @@ pub struct UsageRequest {
     pub model_rpm_limit: Option<BTreeMap<String, i64>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model_tpm_limit: Option<BTreeMap<String, i64>>,
+    /// A field of the team or key (not kept in `metadata`). Enterprise-only:
+    /// 403 for a team, 500 naming the licence for a key.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_max_budget: Option<BTreeMap<String, ModelBudgetRequest>>,
+}
+
+/// One model's spend limit (LiteLLM's `GenericBudgetInfo`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ModelBudgetRequest {
+    pub budget_limit: f64,
+    pub time_period: String,
 }
 
 impl UsageRequest {
     /// The Enterprise-only settings this request sends, by LiteLLM name.
     pub fn enterprise(&self) -> Vec<&'static str> {
-        let set = [self.tags.is_some(), self.guardrails.is_some()];
+        let set = [
+            self.tags.is_some(),
+            self.guardrails.is_some(),
+            self.model_max_budget.is_some(),
+        ];
         ENTERPRISE_SETTINGS
             .iter()
             .zip(set)
@@ -88,11 +103,28 @@ impl UsageRequest {
 #[derive(Debug, Clone, Copy)]
 pub struct LiveUsage<'a> {
     metadata: Option<&'a Map<String, Value>>,
+    model_max_budget: Option<&'a Map<String, Value>>,
 }
 
 impl<'a> LiveUsage<'a> {
     pub fn of(metadata: Option<&'a Map<String, Value>>) -> Self {
-        Self { metadata }
+        Self {
+            metadata,
+            model_max_budget: None,
+        }
+    }
+
+    /// With the object's `model_max_budget`, which is not in `metadata`.
+    pub fn with_model_max_budget(self, budgets: Option<&'a Map<String, Value>>) -> Self {
+        Self {
+            model_max_budget: budgets,
+            ..self
+        }
+    }
+
+    /// The per-model spend limits, empty when there are none.
+    pub fn model_max_budget(&self) -> Option<&'a Map<String, Value>> {
+        self.model_max_budget
     }
 
     /// The setting `name` as LiteLLM keeps it.

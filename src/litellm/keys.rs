@@ -44,6 +44,11 @@ pub struct KeyRequest {
     pub models: Option<Vec<String>>,
     #[serde(flatten)]
     pub limits: LimitsRequest,
+    /// Kept in the budget row the key links to: a create makes one for the
+    /// key (and links it, replacing any `budget_id` sent with it), an
+    /// update writes it into the linked row, whichever that is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub soft_budget: Option<f64>,
     #[serde(flatten)]
     pub usage: UsageRequest,
     #[serde(flatten)]
@@ -129,6 +134,26 @@ pub struct KeyInfo {
     pub updated_at: Option<String>,
     /// `None` when the object never had one.
     pub object_permission: Option<super::ObjectPermission>,
+    /// Spend limits by model name (`{"<model>": {"budget_limit": 1.0,
+    /// "time_period": "1d"}}`); `{}` when none.
+    pub model_max_budget: Option<Map<String, Value>>,
+    /// The budget row the key links to (`budget_id`), as `/key/info`
+    /// reports it: where a key's soft budget is.
+    pub litellm_budget_table: Option<KeyBudget>,
+}
+
+/// The budget row of a key, as far as a key's own settings live there.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct KeyBudget {
+    pub soft_budget: Option<f64>,
+}
+
+impl KeyInfo {
+    /// The soft budget of the budget row the key links to.
+    pub fn soft_budget(&self) -> Option<f64> {
+        self.litellm_budget_table.as_ref()?.soft_budget
+    }
 }
 
 /// `/key/generate` and `/key/update` take the key (or token) in the body next

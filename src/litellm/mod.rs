@@ -22,7 +22,8 @@ mod users;
 use serde::{Deserialize, Deserializer};
 
 pub use access::{
-    KeyAccessRequest, LiveUsage, UsageRequest, ENTERPRISE_SETTINGS, METADATA_SETTINGS,
+    KeyAccessRequest, LiveUsage, ModelBudgetRequest, UsageRequest, ENTERPRISE_SETTINGS,
+    METADATA_SETTINGS,
 };
 pub use budgets::{BudgetInfo, BudgetRequest};
 pub use client::{
@@ -31,7 +32,7 @@ pub use client::{
 pub use credentials::{masked_when_read, Credential, CredentialRequest};
 pub use error::Error;
 pub use health::Readiness;
-pub use keys::{KeyGenerated, KeyInfo, KeyRequest, RegenerateRequest};
+pub use keys::{KeyBudget, KeyGenerated, KeyInfo, KeyRequest, RegenerateRequest};
 pub use limits::{Limited, LimitsRequest, LiveLimits};
 pub use mcp_servers::{McpServer, McpServerRequest, ObjectPermission, MCP_INFO_ADDED};
 pub use models::{
@@ -40,7 +41,10 @@ pub use models::{
 };
 pub use pacing::{Limits, Pacing};
 pub use secret::{generate_key, token_of, Secret};
-pub use teams::{MemberRequest, Membership, MembershipBudget, TeamInfo, TeamMember, TeamRequest};
+pub use teams::{
+    MemberDefaults, MemberDefaultsRequest, MemberRequest, Membership, MembershipBudget, TeamInfo,
+    TeamMember, TeamModelTable, TeamRequest, SYSTEM_METADATA,
+};
 pub use users::{UserInfo, UserRequest};
 
 /// LiteLLM sends `null` for some empty lists; read it as empty.

@@ -1,5 +1,7 @@
 //! Teams: `/team/new`, `/team/info`, `/team/update`, `/team/delete`.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -35,13 +37,67 @@ pub struct TeamRequest {
     #[serde(flatten)]
     pub usage: UsageRequest,
     #[serde(skip_serializing_if = "Option::is_none")]
+    pub soft_budget: Option<f64>,
+    /// Kept in the team's `litellm_model_table`; an update replaces them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_aliases: Option<BTreeMap<String, String>>,
+    #[serde(flatten)]
+    pub member_defaults: MemberDefaultsRequest,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub blocked: Option<bool>,
-    /// `/team/update` replaces the whole map, it does not merge.
+    /// `/team/update` replaces the whole map, it does not merge (but keeps
+    /// LiteLLM's own entries, [`SYSTEM_METADATA`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Map<String, Value>>,
     /// Merged field by field by LiteLLM; see [`ObjectPermission`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub object_permission: Option<super::ObjectPermission>,
+}
+
+/// The `metadata` entries LiteLLM writes itself and keeps across updates
+/// (`TeamMemberBudgetHandler.SYSTEM_MANAGED_METADATA_KEYS` of 1.108.7): the
+/// id of the members' budget row. A caller's value is dropped.
+pub const SYSTEM_METADATA: &[&str] = &["team_member_budget_id"];
+
+/// What each member of a team gets (`team_member_*` of `/team/new` and
+/// `/team/update`). LiteLLM keeps the budget and rate limits in one budget
+/// row (`team_member_budget_table`, its id in the team's metadata), created
+/// by the first request that sends one of them; `team_member_key_duration`
+/// is an Enterprise setting kept in the team's metadata.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct MemberDefaultsRequest {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub team_member_budget: Option<f64>,
+    /// Like `budget_duration`, sending it restarts the members' budget
+    /// period.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub team_member_budget_duration: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub team_member_rpm_limit: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub team_member_tpm_limit: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub team_member_key_duration: Option<String>,
+}
+
+/// The members' budget row of a team (`team_member_budget_table`; only
+/// `/team/info` reports it).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct MemberDefaults {
+    pub budget_id: Option<String>,
+    pub max_budget: Option<f64>,
+    pub budget_duration: Option<String>,
+    pub rpm_limit: Option<i64>,
+    pub tpm_limit: Option<i64>,
+}
+
+/// The team's model aliases (`litellm_model_table`).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct TeamModelTable {
+    #[serde(deserialize_with = "null_as_default")]
+    pub model_aliases: Map<String, Value>,
 }
 
 /// A team as LiteLLM reports it (the fields a provider compares or reports).
@@ -73,6 +129,21 @@ pub struct TeamInfo {
     pub updated_at: Option<String>,
     /// `None` when the object never had one.
     pub object_permission: Option<super::ObjectPermission>,
+    /// Spend limits by model name (`{"<model>": {"budget_limit": 1.0,
+    /// "time_period": "1d"}}`); `{}` when none.
+    pub model_max_budget: Option<Map<String, Value>>,
+    /// `None` before any alias was set.
+    pub litellm_model_table: Option<TeamModelTable>,
+    /// Only `/team/info` reports it; `None` before any member default was
+    /// set.
+    pub team_member_budget_table: Option<MemberDefaults>,
+}
+
+impl TeamInfo {
+    /// The model aliases, empty when the team has none.
+    pub fn model_aliases(&self) -> Option<&Map<String, Value>> {
+        self.litellm_model_table.as_ref().map(|t| &t.model_aliases)
+    }
 }
 
 #[derive(Deserialize)]

@@ -10,13 +10,15 @@
 //! `temp_budget_increase` raises a key's budget, `logging` sends its
 //! requests' logs elsewhere) are the platform's alone.
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
 
 use crate::api::access::{KeyAccess, KeyType, Usage};
 use crate::api::FreeForm;
 use crate::litellm::{self, KeyAccessRequest, KeyInfo, LiveUsage, UsageRequest};
 
-use super::diff::Diff;
+use super::diff::{money_f64, Diff};
 use super::managed::ExternalError;
 use super::ownership::may_list_models;
 
@@ -26,6 +28,16 @@ const TYPED: &[(&str, &str)] = &[
     ("guardrails", "guardrails"),
     ("model_rpm_limit", "modelRpmLimit"),
     ("model_tpm_limit", "modelTpmLimit"),
+];
+
+/// `forProvider` name of the per-model spend limits.
+pub const MODEL_MAX_BUDGET: &str = "modelMaxBudget";
+
+/// The typed field of each Enterprise setting, for [`usage_reserved`].
+const RESERVED: &[(&str, &str)] = &[
+    ("tags", "tags"),
+    ("guardrails", "guardrails"),
+    ("model_max_budget", MODEL_MAX_BUDGET),
 ];
 
 /// The route groups a key outside the LiteLLMInstance's namespace may be
@@ -40,6 +52,20 @@ pub fn usage_request(usage: &Usage) -> UsageRequest {
         guardrails: usage.guardrails.clone(),
         model_rpm_limit: usage.model_rpm_limit.clone(),
         model_tpm_limit: usage.model_tpm_limit.clone(),
+        model_max_budget: usage.model_max_budget.as_ref().map(|budgets| {
+            budgets
+                .iter()
+                .filter_map(|(model, budget)| {
+                    Some((
+                        model.clone(),
+                        litellm::ModelBudgetRequest {
+                            budget_limit: money_f64(&budget.budget_limit)?,
+                            time_period: budget.time_period.clone(),
+                        },
+                    ))
+                })
+                .collect()
+        }),
     }
 }
 
@@ -78,6 +104,24 @@ pub fn usage_diff(diff: &mut Diff, want: &Usage, live: LiveUsage<'_>) {
         });
         if !same {
             diff.mark(field);
+        }
+    }
+    if let Some(want) = &want.model_max_budget {
+        let have = live.model_max_budget();
+        let same = have.map_or(0, |h| h.len()) == want.len()
+            && want.iter().all(|(model, budget)| {
+                let have = have.and_then(|h| h.get(model));
+                let limit = have
+                    .and_then(|b| b.get("budget_limit"))
+                    .and_then(Value::as_f64);
+                let period = have
+                    .and_then(|b| b.get("time_period"))
+                    .and_then(Value::as_str);
+                money_f64(&budget.budget_limit) == limit
+                    && Some(budget.time_period.as_str()) == period
+            });
+        if !same {
+            diff.mark(MODEL_MAX_BUDGET);
         }
     }
 }
@@ -162,7 +206,21 @@ pub fn key_access_refusal(
             TENANT_ROUTES.join(" or ")
         ));
     }
-    for (alias, target) in access.model_aliases.iter().flatten() {
+    alias_refusal(access.model_aliases.as_ref(), namespace, instance_namespace)
+}
+
+/// Why model aliases of a team or key may not be sent from `namespace`:
+/// outside the LiteLLMInstance's namespace each target follows the rules of
+/// `models` (an alias would otherwise reach what `models` may not name).
+pub fn alias_refusal(
+    aliases: Option<&BTreeMap<String, String>>,
+    namespace: &str,
+    instance_namespace: &str,
+) -> Option<String> {
+    if namespace == instance_namespace {
+        return None;
+    }
+    for (alias, target) in aliases.into_iter().flatten() {
         let targets = [target.clone()];
         if may_list_models(Some(&targets), true, namespace, instance_namespace).is_err() {
             return Some(format!(
@@ -175,26 +233,74 @@ pub fn key_access_refusal(
     None
 }
 
-/// A write refused because it sent settings LiteLLM reserves for Enterprise
-/// licences, said in the resource's terms: not retried before the resource
-/// changes (or the next poll).
-pub fn enterprise(err: ExternalError, usage: &UsageRequest) -> ExternalError {
-    let reserved = usage.enterprise();
-    match err {
-        ExternalError::LiteLLM(litellm::Error::Forbidden { .. }) if !reserved.is_empty() => {
-            let fields: Vec<String> = reserved
-                .iter()
-                .map(|name| format!("forProvider.{name}"))
-                .collect();
-            ExternalError::Invalid(format!(
-                "{}: the proxy refused the write (HTTP 403): LiteLLM accepts {} only with an \
-                 Enterprise licence; remove the field or license the proxy",
-                fields.join(", "),
-                reserved.join(" and ")
-            ))
-        }
-        err => err,
+/// Records `modelAliases` as drift when set and not exactly what LiteLLM
+/// holds (`have`: alias to model name).
+pub fn aliases_diff(
+    diff: &mut Diff,
+    want: Option<&BTreeMap<String, String>>,
+    have: Option<&serde_json::Map<String, Value>>,
+) {
+    let Some(want) = want else { return };
+    let empty = serde_json::Map::new();
+    let have = have.unwrap_or(&empty);
+    let same = want.len() == have.len()
+        && want
+            .iter()
+            .all(|(alias, model)| have.get(alias).and_then(Value::as_str) == Some(model));
+    if !same {
+        diff.mark("modelAliases");
     }
+}
+
+/// The Enterprise-only settings a usage request sends: (field, LiteLLM
+/// name) pairs for [`enterprise`].
+pub fn usage_reserved(usage: &UsageRequest) -> Vec<(&'static str, &'static str)> {
+    usage
+        .enterprise()
+        .into_iter()
+        .map(|name| {
+            let field = RESERVED
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map_or(name, |(_, field)| *field);
+            (field, name)
+        })
+        .collect()
+}
+
+/// A write refused because it sent settings LiteLLM reserves for Enterprise
+/// licences (`reserved`: the `forProvider` field and LiteLLM's name of
+/// each), said in the resource's terms: not retried before the resource
+/// changes (or the next poll). LiteLLM answers its licence check with 403,
+/// and for some key settings (`model_max_budget`) with 500 and the same
+/// words: a 500 counts only when the request sent a reserved setting and
+/// the answer names the licence.
+pub fn enterprise(err: ExternalError, reserved: &[(&str, &str)]) -> ExternalError {
+    let gated = match &err {
+        ExternalError::LiteLLM(litellm::Error::Forbidden { .. }) => true,
+        ExternalError::LiteLLM(litellm::Error::Retryable { detail, .. }) => {
+            detail.starts_with("HTTP 500") && detail.to_ascii_lowercase().contains("enterprise")
+        }
+        _ => false,
+    };
+    if !gated || reserved.is_empty() {
+        return err;
+    }
+    let fields: Vec<String> = reserved
+        .iter()
+        .map(|(field, _)| format!("forProvider.{field}"))
+        .collect();
+    let names: Vec<&str> = reserved.iter().map(|(_, name)| *name).collect();
+    let status = match err {
+        ExternalError::LiteLLM(litellm::Error::Forbidden { .. }) => 403,
+        _ => 500,
+    };
+    ExternalError::Invalid(format!(
+        "{}: the proxy refused the write (HTTP {status}): LiteLLM accepts {} only with an \
+         Enterprise licence; remove the field or license the proxy",
+        fields.join(", "),
+        names.join(" and ")
+    ))
 }
 
 #[cfg(test)]
@@ -337,10 +443,29 @@ mod tests {
             tags: Some(vec!["a".into()]),
             ..UsageRequest::default()
         };
-        let err = enterprise(forbidden(), &usage);
+        let err = enterprise(forbidden(), &usage_reserved(&usage));
         assert!(!err.is_retryable());
         assert!(err.to_string().starts_with("forProvider.tags: "), "{err}");
-        let err = enterprise(forbidden(), &UsageRequest::default());
+        let err = enterprise(forbidden(), &usage_reserved(&UsageRequest::default()));
         assert!(matches!(err, ExternalError::LiteLLM(_)), "{err}");
+        // LiteLLM's 500 for a key's model budgets counts when it names the
+        // licence; any other 500 stays a temporary failure.
+        let answered = |detail: &str| {
+            ExternalError::LiteLLM(litellm::Error::Retryable {
+                op: "POST /key/generate",
+                detail: detail.into(),
+            })
+        };
+        let reserved = [("modelMaxBudget", "model_max_budget")];
+        let err = enterprise(
+            answered("HTTP 500: You must have an enterprise license to set model_max_budget"),
+            &reserved,
+        );
+        assert!(
+            err.to_string().starts_with("forProvider.modelMaxBudget: ") && !err.is_retryable(),
+            "{err}"
+        );
+        let err = enterprise(answered("HTTP 500: database is down"), &reserved);
+        assert!(err.is_retryable(), "{err}");
     }
 }

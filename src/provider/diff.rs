@@ -130,6 +130,7 @@ pub fn user_metadata(live: Option<&Map<String, Value>>) -> Option<FreeForm> {
         .iter()
         .filter(|(key, _)| key.as_str() != super::ownership::MARKER_KEY)
         .filter(|(key, _)| !crate::litellm::METADATA_SETTINGS.contains(&key.as_str()))
+        .filter(|(key, _)| !crate::litellm::SYSTEM_METADATA.contains(&key.as_str()))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     (!metadata.is_empty()).then_some(metadata)

@@ -36,7 +36,7 @@ use super::cache::Kube;
 use super::conditions::condition;
 use super::connection;
 use super::dependents::{join, Join, Joins};
-use super::diff::{self, money_string, user_metadata, Diff};
+use super::diff::{self, money_f64, money_string, user_metadata, Diff};
 use super::limits;
 use super::managed::{
     Connection, Creation, External, ExternalError, Maintained, ManagedKind, Observation,
@@ -59,6 +59,21 @@ pub const SECRET_KEY: &str = "key";
 
 const TEAM_REF: &str = "teamRef";
 const BUDGET_REF: &str = "budgetRef";
+const SOFT_BUDGET: &str = "softBudget";
+
+/// Why a key's soft budget may not be written to the budget row it links
+/// to now: a LiteLLMBudget's (its id names its owner), which LiteLLM would
+/// change for every key linked to it. A row LiteLLM made for the key's own
+/// soft budget has an id of LiteLLM's (a UUID).
+pub fn soft_budget_refusal(params: &KeyParameters, linked: Option<&str>) -> Option<String> {
+    params.soft_budget.as_ref()?;
+    let linked = linked.filter(|id| owner_of_id(id).is_some())?;
+    Some(format!(
+        "forProvider.softBudget: the key links to the budget {linked:?} of a LiteLLMBudget, \
+         whose soft budget LiteLLM would change for every key linked to it; set softBudget on \
+         that LiteLLMBudget, or link the key to no budget"
+    ))
+}
 const USER_REF: &str = "userRef";
 
 /// The team id: the resolved `teamRef`, else `teamId`.
@@ -85,6 +100,7 @@ pub fn request(params: &KeyParameters, refs: &Resolved, owner: &Owner) -> KeyReq
         user_id: user_id(params, refs).map(str::to_owned),
         models: params.models.clone(),
         limits: limits::request(&params.limits),
+        soft_budget: params.soft_budget.as_deref().and_then(money_f64),
         usage: access::usage_request(&params.usage),
         access: access::key_access_request(&params.access),
         duration: params.duration.clone(),
@@ -129,10 +145,15 @@ pub fn diff(params: &KeyParameters, refs: &Resolved, live: &KeyInfo, owner: &Own
     diff.field("userId", user_id(params, refs), live.user_id.as_deref());
     diff.set("models", params.models.as_deref(), &live.models);
     limits::diff(&mut diff, &params.limits, live.limits());
+    diff.money(
+        SOFT_BUDGET,
+        params.soft_budget.as_deref(),
+        live.soft_budget(),
+    );
     access::usage_diff(
         &mut diff,
         &params.usage,
-        LiveUsage::of(live.metadata.as_ref()),
+        LiveUsage::of(live.metadata.as_ref()).with_model_max_budget(live.model_max_budget.as_ref()),
     );
     access::key_access_diff(&mut diff, &params.access, live);
     diff.field("blocked", params.blocked.as_ref(), live.blocked.as_ref());
@@ -152,14 +173,18 @@ pub fn diff(params: &KeyParameters, refs: &Resolved, live: &KeyInfo, owner: &Own
 
 /// Team, budget and user ids are not late-initialized: with a `teamRef`,
 /// `budgetRef` or `userRef` set, filling `teamId`/`budgetId`/`userId` as
-/// well would state the same thing twice.
+/// well would state the same thing twice. Nor is a soft budget beside a
+/// linked budget (it is that budget's; the CRD refuses both).
 pub fn late_init(params: &KeyParameters, live: &KeyInfo) -> Option<KeyParameters> {
     let mut filled = params.clone();
     let models = (!live.models.is_empty()).then(|| live.models.clone());
+    let own_budget = params.budget_ref.is_none() && params.budget_id.is_none();
+    let soft_budget = money_string(live.soft_budget()).filter(|_| own_budget);
     let changed = [
         diff::late_init(&mut filled.key_alias, live.key_alias.clone()),
         diff::late_init(&mut filled.models, models),
         limits::late_init(&mut filled.limits, live.limits()),
+        diff::late_init(&mut filled.soft_budget, soft_budget),
         diff::late_init(&mut filled.blocked, live.blocked),
         diff::late_init(&mut filled.metadata, user_metadata(live.metadata.as_ref())),
     ];
@@ -344,6 +369,9 @@ pub struct KeyExternal {
     instance_namespace: String,
     refs: Resolved,
     verified: std::sync::Arc<super::ownership::Verified>,
+    /// The budget the live key linked to when this reconciliation observed
+    /// it (see [`soft_budget_refusal`]).
+    linked_budget: std::sync::Mutex<Option<String>>,
 }
 
 impl KeyExternal {
@@ -848,6 +876,7 @@ impl ManagedKind for LiteLLMVirtualKey {
             instance_namespace: connection.instance_namespace,
             refs: connection.refs,
             verified: connection.verified,
+            linked_budget: std::sync::Mutex::default(),
         }
     }
 }
@@ -862,6 +891,9 @@ impl External<LiteLLMVirtualKey> for KeyExternal {
             return Ok(Observation::absent());
         };
         let params = &mr.spec.for_provider;
+        if let Ok(mut linked) = self.linked_budget.lock() {
+            linked.clone_from(&live.budget_id);
+        }
         Ok(Observation {
             exists: true,
             owner: Owner::from_metadata(live.metadata.as_ref()),
@@ -888,7 +920,7 @@ impl External<LiteLLMVirtualKey> for KeyExternal {
         let usage = access::usage_request(&mr.spec.for_provider.usage);
         self.create_key(mr, id)
             .await
-            .map_err(|err| access::enterprise(err, &usage))
+            .map_err(|err| access::enterprise(err, &access::usage_reserved(&usage)))
     }
 
     async fn update(
@@ -898,11 +930,14 @@ impl External<LiteLLMVirtualKey> for KeyExternal {
         drift: &Diff,
     ) -> Result<(), ExternalError> {
         self.check_membership(&mr.spec.for_provider).await?;
+        let linked = self.linked_budget.lock().ok().and_then(|l| l.clone());
+        if let Some(why) = soft_budget_refusal(&mr.spec.for_provider, linked.as_deref()) {
+            return Err(ExternalError::Invalid(why));
+        }
         let settings = update_request(&mr.spec.for_provider, &self.refs, &self.owner, drift);
-        self.client
-            .key_update(id, &settings)
-            .await
-            .map_err(|err| access::enterprise(err.into(), &settings.usage))?;
+        self.client.key_update(id, &settings).await.map_err(|err| {
+            access::enterprise(err.into(), &access::usage_reserved(&settings.usage))
+        })?;
         Ok(())
     }
 

@@ -28,6 +28,7 @@ pub mod leader;
 pub mod limits;
 pub mod managed;
 pub mod mcp_server;
+pub mod member_defaults;
 pub mod members;
 pub mod metrics;
 pub mod model;

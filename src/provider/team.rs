@@ -10,13 +10,14 @@ use crate::litellm::{self, Limited, LiveLimits, LiveUsage, TeamInfo, TeamRequest
 use super::access;
 use super::cache::Kube;
 use super::dependents::{self, Dependents, Join, Joins};
-use super::diff::{self, money_string, user_metadata, Diff};
+use super::diff::{self, money_f64, money_string, user_metadata, Diff};
 use super::limits;
 use super::managed::{Connection, Creation, External, ExternalError, ManagedKind, Observation};
 use super::mcp_server::{
     permission_diff, permission_joins, permission_references, permission_refusal,
     permission_request,
 };
+use super::member_defaults;
 use super::members;
 use super::ownership::{may_list_models, metadata_with_marker, Owner};
 use super::resolve::{Reference, Resolved};
@@ -30,6 +31,9 @@ pub fn request(id: &str, params: &TeamParameters, refs: &Resolved, owner: &Owner
         models: params.models.clone(),
         limits: limits::request(&params.limits),
         usage: access::usage_request(&params.usage),
+        soft_budget: params.soft_budget.as_deref().and_then(money_f64),
+        model_aliases: params.model_aliases.clone(),
+        member_defaults: member_defaults::request(&params.member_defaults),
         blocked: params.blocked,
         metadata: Some(metadata_with_marker(params.metadata.as_ref(), owner)),
         object_permission: permission_request(params.object_permission.as_ref(), refs),
@@ -46,10 +50,21 @@ pub fn diff(params: &TeamParameters, refs: &Resolved, live: &TeamInfo, owner: &O
     );
     diff.set("models", params.models.as_deref(), &live.models);
     limits::diff(&mut diff, &params.limits, live.limits());
+    diff.money(
+        "softBudget",
+        params.soft_budget.as_deref(),
+        live.soft_budget,
+    );
+    access::aliases_diff(
+        &mut diff,
+        params.model_aliases.as_ref(),
+        live.model_aliases(),
+    );
+    member_defaults::diff(&mut diff, &params.member_defaults, live);
     access::usage_diff(
         &mut diff,
         &params.usage,
-        LiveUsage::of(live.metadata.as_ref()),
+        LiveUsage::of(live.metadata.as_ref()).with_model_max_budget(live.model_max_budget.as_ref()),
     );
     diff.field("blocked", params.blocked.as_ref(), live.blocked.as_ref());
     diff.metadata(
@@ -83,10 +98,30 @@ pub fn late_init(params: &TeamParameters, live: &TeamInfo) -> Option<TeamParamet
                 ..live.limits()
             },
         ),
+        diff::late_init(&mut filled.soft_budget, money_string(live.soft_budget)),
+        diff::late_init(&mut filled.model_aliases, aliases(live)),
+        member_defaults::late_init(&mut filled.member_defaults, live),
         diff::late_init(&mut filled.blocked, live.blocked),
         diff::late_init(&mut filled.metadata, user_metadata(live.metadata.as_ref())),
     ];
     changed.contains(&true).then_some(filled)
+}
+
+/// The live aliases that are names of models, if there are any.
+fn aliases(live: &TeamInfo) -> Option<BTreeMap<String, String>> {
+    let aliases: BTreeMap<String, String> = live
+        .model_aliases()?
+        .iter()
+        .filter_map(|(alias, model)| Some((alias.clone(), model.as_str()?.to_owned())))
+        .collect();
+    (!aliases.is_empty()).then_some(aliases)
+}
+
+/// What a write sends that LiteLLM reserves for Enterprise licences.
+fn reserved(settings: &TeamRequest) -> Vec<(&'static str, &'static str)> {
+    let mut reserved = access::usage_reserved(&settings.usage);
+    reserved.extend(member_defaults::reserved(&settings.member_defaults));
+    reserved
 }
 
 pub fn at_provider(live: &TeamInfo) -> TeamObservation {
@@ -97,6 +132,10 @@ pub fn at_provider(live: &TeamInfo) -> TeamObservation {
         spend: money_string(live.spend),
         max_budget: money_string(live.max_budget),
         budget_reset_at: live.budget_reset_at.clone(),
+        team_member_budget_id: live
+            .team_member_budget_table
+            .as_ref()
+            .and_then(|row| row.budget_id.clone()),
         blocked: live.blocked,
         created_at: live.created_at.clone(),
         members: Some(members::observed(live)),
@@ -121,6 +160,17 @@ impl TeamExternal {
         if let Some(why) = access::metadata_refusal(params.metadata.as_ref(), tenant) {
             return Err(ExternalError::Invalid(why));
         }
+        let system = params.metadata.iter().flat_map(|m| m.keys());
+        if let Some(name) = system
+            .into_iter()
+            .find(|name| litellm::SYSTEM_METADATA.contains(&name.as_str()))
+        {
+            // LiteLLM drops it from every write: it would be drift forever.
+            return Err(ExternalError::Invalid(format!(
+                "forProvider.metadata.{name}: LiteLLM writes this entry of a team's metadata \
+                 itself and drops a caller's value"
+            )));
+        }
         may_list_models(
             params.models.as_deref(),
             false,
@@ -128,6 +178,13 @@ impl TeamExternal {
             &self.instance_namespace,
         )
         .map_err(ExternalError::Invalid)?;
+        if let Some(why) = access::alias_refusal(
+            params.model_aliases.as_ref(),
+            &self.owner.namespace,
+            &self.instance_namespace,
+        ) {
+            return Err(ExternalError::Invalid(why));
+        }
         if tenant {
             if let Some(why) = members::tenant_refusal(params.members.as_deref()) {
                 return Err(ExternalError::Invalid(why));
@@ -229,7 +286,7 @@ impl External<LiteLLMTeam> for TeamExternal {
         self.client
             .team_new(&settings)
             .await
-            .map_err(|err| access::enterprise(err.into(), &settings.usage))?;
+            .map_err(|err| access::enterprise(err.into(), &reserved(&settings)))?;
         self.sync_members(&mr.spec.for_provider, id).await?;
         Ok(Creation::default())
     }
@@ -239,12 +296,13 @@ impl External<LiteLLMTeam> for TeamExternal {
         let params = &mr.spec.for_provider;
         let settings = TeamRequest {
             limits: limits::update_request(&params.limits, drift),
+            member_defaults: member_defaults::update_request(&params.member_defaults, drift),
             ..request(id, params, &self.refs, &self.owner)
         };
         self.client
             .team_update(&settings)
             .await
-            .map_err(|err| access::enterprise(err.into(), &settings.usage))?;
+            .map_err(|err| access::enterprise(err.into(), &reserved(&settings)))?;
         if drift.has(members::MEMBERS) {
             self.sync_members(params, id).await?;
         }

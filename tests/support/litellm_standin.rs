@@ -445,6 +445,7 @@ impl State {
 
     fn team_new(&self, mut body: Map<String, Value>, now: i64) -> Result<Value, Answer> {
         check_fields(&body, TEAM_FIELDS)?;
+        model_budgets_gate(self.licensed, &body, true)?;
         metadata_settings(self.licensed, &mut body, None)?;
         let team_id = match body.remove("team_id") {
             Some(Value::String(id)) => id,
@@ -541,6 +542,7 @@ impl State {
 
     fn team_update(&self, mut body: Map<String, Value>, now: i64) -> Result<Value, Answer> {
         check_fields(&body, TEAM_FIELDS)?;
+        model_budgets_gate(self.licensed, &body, true)?;
         let Some(team_id) = body
             .get("team_id")
             .and_then(Value::as_str)
@@ -600,6 +602,7 @@ impl State {
 
     fn key_generate(&self, mut body: Map<String, Value>, now: i64) -> Result<Value, Answer> {
         check_fields(&body, KEY_FIELDS)?;
+        model_budgets_gate(self.licensed, &body, false)?;
         metadata_settings(self.licensed, &mut body, None)?;
         check_type(&body, "key", Kind::Str)?;
         let alias = body
@@ -730,6 +733,7 @@ impl State {
 
     fn key_update(&self, mut body: Map<String, Value>, now: i64) -> Result<Value, Answer> {
         check_fields(&body, KEY_FIELDS)?;
+        model_budgets_gate(self.licensed, &body, false)?;
         let Some(key) = body.get("key").and_then(Value::as_str) else {
             return Err(missing_field("key", &body));
         };
@@ -972,6 +976,7 @@ const TEAM_FIELDS: &[(&str, Kind)] = &[
     ("rpm_limit", Kind::Int),
     ("blocked", Kind::Bool),
     ("metadata", Kind::Object),
+    ("model_max_budget", Kind::Object),
 ];
 
 /// The settings of `/key/generate` and `/key/update` that are stored.
@@ -987,6 +992,7 @@ const KEY_FIELDS: &[(&str, Kind)] = &[
     ("max_parallel_requests", Kind::Int),
     ("blocked", Kind::Bool),
     ("metadata", Kind::Object),
+    ("model_max_budget", Kind::Object),
 ];
 
 fn team_defaults(team_id: &str) -> Map<String, Value> {
@@ -1143,12 +1149,46 @@ fn generated(
     Value::Object(answer)
 }
 
+/// Without a licence, a non-empty `model_max_budget` is refused as LiteLLM
+/// 1.108.7 refuses it: 403 on a team, 500 on a key (its check raises inside
+/// the handler's catch-all), both naming the licence.
+fn model_budgets_gate(licensed: bool, body: &Map<String, Value>, team: bool) -> Result<(), Answer> {
+    let set = body
+        .get("model_max_budget")
+        .is_some_and(|v| !v.is_null() && *v != json!({}));
+    if licensed || !set {
+        return Ok(());
+    }
+    if team {
+        return Err(wrapped(
+            StatusCode::FORBIDDEN,
+            "error",
+            "Setting model_max_budget on a team is an enterprise feature. You must be a LiteLLM \
+             Enterprise user to use this feature.",
+            "internal_server_error",
+        ));
+    }
+    Err(error(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "Invalid model_max_budget: You must have an enterprise license to set model_max_budget. \
+         You must be a LiteLLM Enterprise user to use this feature.",
+        "internal_server_error",
+        Value::Null,
+    ))
+}
+
 /// 422 for a known field of the wrong JSON type, as pydantic answers it.
 /// The settings of teams and keys that LiteLLM keeps in `metadata` and the
 /// provider sends (`prepare_metadata_fields`), and those of them only a
 /// licensed proxy takes.
-const METADATA_SETTINGS: &[&str] = &["tags", "guardrails", "model_rpm_limit", "model_tpm_limit"];
-const ENTERPRISE_SETTINGS: &[&str] = &["tags", "guardrails"];
+const METADATA_SETTINGS: &[&str] = &[
+    "tags",
+    "guardrails",
+    "model_rpm_limit",
+    "model_tpm_limit",
+    "team_member_key_duration",
+];
+const ENTERPRISE_SETTINGS: &[&str] = &["tags", "guardrails", "team_member_key_duration"];
 
 /// Moves each setting of [`METADATA_SETTINGS`] in `body` into its
 /// `metadata` (the one sent, else the object's `existing` one), as LiteLLM
