@@ -2220,37 +2220,6 @@ async fn member_defaults_soft_budgets_and_model_budgets_as_litellm_keeps_them() 
     );
 
     // Enterprise: the member key duration and a team's model budgets.
-    let reserved = [
-        TeamRequest {
-            member_defaults: MemberDefaultsRequest {
-                team_member_key_duration: Some("1d".into()),
-                ..MemberDefaultsRequest::default()
-            },
-            ..update.clone()
-        },
-        TeamRequest {
-            usage: UsageRequest {
-                model_max_budget: Some(
-                    [(
-                        "gpt-4o".to_owned(),
-                        ModelBudgetRequest {
-                            budget_limit: 1.0,
-                            time_period: "1d".into(),
-                        },
-                    )]
-                    .into(),
-                ),
-                ..UsageRequest::default()
-            },
-            ..update.clone()
-        },
-    ];
-    for refused in reserved {
-        let err = litellm.team_update(&refused).await.unwrap_err();
-        assert!(matches!(err, Error::Forbidden { .. }), "{err}");
-    }
-    litellm.team_delete(&team.team_id).await.unwrap();
-
     let budgets = UsageRequest {
         model_max_budget: Some(
             [(
@@ -2264,6 +2233,25 @@ async fn member_defaults_soft_budgets_and_model_budgets_as_litellm_keeps_them() 
         ),
         ..UsageRequest::default()
     };
+    let reserved = [
+        TeamRequest {
+            member_defaults: MemberDefaultsRequest {
+                team_member_key_duration: Some("1d".into()),
+                ..MemberDefaultsRequest::default()
+            },
+            ..update.clone()
+        },
+        TeamRequest {
+            usage: budgets.clone(),
+            ..update.clone()
+        },
+    ];
+    for refused in reserved {
+        let err = litellm.team_update(&refused).await.unwrap_err();
+        assert!(matches!(err, Error::Forbidden { .. }), "{err}");
+    }
+    litellm.team_delete(&team.team_id).await.unwrap();
+
     let err = litellm
         .key_generate(
             None,
