@@ -26,8 +26,6 @@
 
 use std::collections::BTreeMap;
 
-use kube::api::Api;
-use kube::ResourceExt;
 use serde_json::{Map, Value};
 
 use crate::api::common::{policy_allows, ManagedFields, ManagedStatus, ManagementPolicy};
@@ -411,40 +409,6 @@ impl ModelExternal {
         )
     }
 
-    /// The fingerprints recorded in `status.atProvider` as last written,
-    /// compared with `current`. The resource handed to a reconciliation
-    /// comes from the controller's cache, which may not have seen the status
-    /// the previous reconciliation wrote yet (a create records the
-    /// fingerprints, and the reconciliation right after it can start from
-    /// the cached object of before): when a cached fingerprint differs, they
-    /// are read again from the API server, so only a real change of a
-    /// Secret is drift. The steady state reads nothing more.
-    async fn stored_fingerprints(
-        &self,
-        mr: &LiteLLMModel,
-        current: &BTreeMap<String, String>,
-    ) -> Result<Option<BTreeMap<String, String>>, ExternalError> {
-        let of = |model: &LiteLLMModel| {
-            model
-                .status
-                .as_ref()
-                .and_then(|s| s.at_provider.as_ref())
-                .and_then(|a| a.secret_fingerprints.clone())
-        };
-        let cached = of(mr);
-        if mp::changed_secrets(cached.as_ref(), current).is_empty() {
-            return Ok(cached);
-        }
-        let api: Api<LiteLLMModel> = Api::namespaced(
-            self.kube.client().clone(),
-            &mr.namespace().unwrap_or_default(),
-        );
-        Ok(api
-            .get_opt(&mr.name_any())
-            .await?
-            .and_then(|fresh| of(&fresh)))
-    }
-
     /// The names of the values the model's `LiteLLMCredential` reads from
     /// Secrets, from the shared cache (none without `credentialRef`, or
     /// when it is gone: then the reference does not resolve either).
@@ -560,7 +524,14 @@ impl External<LiteLLMModel> for ModelExternal {
         let params = &mr.spec.for_provider;
         let policies = &mr.spec.managed.management_policies;
         let current = mp::fingerprints(&params.litellm_params, &self.refs);
-        let stored = self.stored_fingerprints(mr, &current).await?;
+        // As last written: the status a reconciliation starts from is never
+        // older than the provider's last write of it (the reconciler waits
+        // for its cache to catch up, `Written::behind`).
+        let stored = mr
+            .status
+            .as_ref()
+            .and_then(|s| s.at_provider.as_ref())
+            .and_then(|a| a.secret_fingerprints.clone());
         // Whether `managed::sync` writes after this observation decides
         // which fingerprints to report; see `recorded_fingerprints`.
         let Some(live) = self.client.model_info(id).await? else {
