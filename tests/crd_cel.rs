@@ -223,6 +223,7 @@ fn team_rules_reject_a_parallel_request_limit() -> BTreeSet<String> {
     let message = litellm_crossplane::api::team::MEMBER_USER;
     for member in [
         json!({"userRef": {"name": "a"}, "userId": "b"}),
+        json!({"userId": "b", "userEmail": "b@example.com"}),
         json!({"role": "user"}),
     ] {
         let errors = kube_cel::validate(&schema, &team(json!({"members": [member]})), None)
@@ -232,7 +233,11 @@ fn team_rules_reject_a_parallel_request_limit() -> BTreeSet<String> {
         assert_eq!(matching.len(), 1, "{errors:?}");
         rules.insert(matching[0].rule.clone());
     }
-    let fine = json!({"members": [{"userRef": {"name": "a"}}, {"userId": "b", "role": "admin"}]});
+    let fine = json!({"members": [
+        {"userRef": {"name": "a"}},
+        {"userId": "b", "role": "admin"},
+        {"userEmail": "c@example.com"},
+    ]});
     let result = kube_cel::validate(&schema, &team(fine), None);
     assert!(result.is_ok(), "{result:?}");
     rules

@@ -645,7 +645,8 @@ async fn a_teams_members_are_its_users_with_roles_and_budgets() {
         .litellm
         .team_member_add(&litellm_crossplane::litellm::MemberRequest {
             team_id: &team_id,
-            user_id: &stranger,
+            user_id: Some(&stranger),
+            user_email: None,
             role: Some("user"),
             max_budget_in_team: None,
         })
@@ -655,7 +656,8 @@ async fn a_teams_members_are_its_users_with_roles_and_budgets() {
         .litellm
         .team_member_update(&litellm_crossplane::litellm::MemberRequest {
             team_id: &team_id,
-            user_id: &alice,
+            user_id: Some(&alice),
+            user_email: None,
             role: None,
             max_budget_in_team: Some(9.0),
         })
@@ -675,7 +677,8 @@ async fn a_teams_members_are_its_users_with_roles_and_budgets() {
     // Additive: a member added in the UI stays (an SSO-managed team).
     let alice_budget = |budget: f64| litellm_crossplane::litellm::MemberRequest {
         team_id: &team_id,
-        user_id: &alice,
+        user_id: Some(&alice),
+        user_email: None,
         role: None,
         max_budget_in_team: Some(budget),
     };
@@ -695,7 +698,8 @@ async fn a_teams_members_are_its_users_with_roles_and_budgets() {
         .litellm
         .team_member_add(&litellm_crossplane::litellm::MemberRequest {
             team_id: &team_id,
-            user_id: &stranger,
+            user_id: Some(&stranger),
+            user_email: None,
             role: Some("user"),
             max_budget_in_team: None,
         })
@@ -802,5 +806,93 @@ async fn a_tenants_team_names_members_by_reference_only() {
     if let Some(id) = refused_team.annotations().get(EXTERNAL_NAME) {
         assert!(world.litellm.team_info(id).await.unwrap().is_none());
     }
+    // Nor by email: any user of the proxy has one.
+    let team: litellm_crossplane::api::LiteLLMTeam = world.tenant_manifest(
+        "LiteLLMTeam",
+        "grab-by-email",
+        json!({}),
+        json!({"forProvider": {"models": ["gpt-4o"],
+                               "members": [{"userEmail": email("someone-else")}]}}),
+    );
+    teams.create(&PostParams::default(), &team).await.unwrap();
+    let (refused_team, message) = refused(&teams, "grab-by-email").await;
+    assert!(
+        message.starts_with("forProvider.members[0].userEmail: "),
+        "{message}"
+    );
+    if let Some(id) = refused_team.annotations().get(EXTERNAL_NAME) {
+        assert!(world.litellm.team_info(id).await.unwrap().is_none());
+    }
     delete(&teams, "grab").await;
+    delete(&teams, "grab-by-email").await;
+}
+
+/// A member by email, from the platform's namespace: LiteLLM finds (or
+/// creates) the user with that email; the member's budget is corrected by
+/// the id LiteLLM holds it under, and it goes when the spec drops it.
+#[tokio::test]
+async fn a_member_by_email_is_found_by_its_email() {
+    let Some((world, _crds)) = start("pu-email").await else {
+        return;
+    };
+    let teams = world.api::<litellm_crossplane::api::LiteLLMTeam>();
+    let carol = email(&format!("carol-{}", k8s::unique_suffix()));
+    world
+        .create(&manifest::<litellm_crossplane::api::LiteLLMTeam>(
+            "LiteLLMTeam",
+            "mail",
+            json!({}),
+            json!({"forProvider": {"models": ["gpt-4o"], "members": [
+                {"userEmail": carol.to_uppercase(), "maxBudgetInTeam": "2"},
+            ]}}),
+        ))
+        .await;
+    let team = ready(&teams, "mail").await;
+    let team_id = team.annotations()[EXTERNAL_NAME].clone();
+    let info = world.litellm.team_info(&team_id).await.unwrap().unwrap();
+    let member = info
+        .members_with_roles
+        .iter()
+        .find(|m| {
+            m.user_email
+                .as_deref()
+                .is_some_and(|e| e.eq_ignore_ascii_case(&carol))
+        })
+        .expect("carol is a member");
+    let carol_id = member.user_id.clone().unwrap();
+    assert_eq!(
+        members_of(&world, &team_id).await,
+        [(carol_id.clone(), "user".to_owned(), Some(2.0))]
+    );
+    world
+        .litellm
+        .team_member_update(&litellm_crossplane::litellm::MemberRequest {
+            team_id: &team_id,
+            user_id: Some(&carol_id),
+            user_email: None,
+            role: None,
+            max_budget_in_team: Some(9.0),
+        })
+        .await
+        .unwrap();
+    eventually("carol's budget put back", || async {
+        (members_of(&world, &team_id).await == [(carol_id.clone(), "user".to_owned(), Some(2.0))])
+            .then_some(())
+    })
+    .await;
+    teams
+        .patch(
+            "mail",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"forProvider": {"members": []}}})),
+        )
+        .await
+        .unwrap();
+    eventually("carol removed", || async {
+        members_of(&world, &team_id).await.is_empty().then_some(())
+    })
+    .await;
+    delete(&teams, "mail").await;
+    // LiteLLM made the user; it stays, no resource owns it.
+    world.litellm.user_delete(&carol_id).await.unwrap();
 }

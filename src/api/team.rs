@@ -126,9 +126,9 @@ pub struct TeamMemberDefaults {
 }
 
 /// One member of a team: a `LiteLLMUser` of the team's namespace, or (from
-/// the LiteLLMInstance's namespace only) a LiteLLM user id.
+/// the LiteLLMInstance's namespace only) a LiteLLM user id or email.
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[x_kube(validation = Rule::new("has(self.userRef) != has(self.userId)").message(MEMBER_USER))]
+#[x_kube(validation = Rule::new("(has(self.userRef) ? 1 : 0) + (has(self.userId) ? 1 : 0) + (has(self.userEmail) ? 1 : 0) == 1").message(MEMBER_USER))]
 #[serde(rename_all = "camelCase")]
 pub struct TeamMemberSpec {
     /// A `LiteLLMUser` of this namespace.
@@ -138,6 +138,12 @@ pub struct TeamMemberSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = super::common::bounds::MAX_ID_LENGTH))]
     pub user_id: Option<String>,
+    /// The email of a LiteLLM user, when the user is not managed here
+    /// (from the LiteLLMInstance's namespace only). LiteLLM creates a user
+    /// with this email if it has none, and keeps it when the member goes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = super::common::bounds::MAX_EMAIL_LENGTH))]
+    pub user_email: Option<String>,
     /// `user` (default) or `admin`. LiteLLM makes team admins only with an
     /// Enterprise licence.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -149,7 +155,8 @@ pub struct TeamMemberSpec {
 }
 
 /// Message of the rule that a member names its user one way.
-pub const MEMBER_USER: &str = "a member names its user by userRef or by userId, exactly one";
+pub const MEMBER_USER: &str =
+    "a member names its user by userRef, userId or userEmail, exactly one";
 
 /// A member's role in a team.
 #[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]

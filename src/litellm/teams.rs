@@ -182,7 +182,12 @@ pub struct MembershipBudget {
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemberRequest<'a> {
     pub team_id: &'a str,
-    pub user_id: &'a str,
+    /// On an add, the user by id or (`None`) by `user_email`; updates and
+    /// removals name the user by id.
+    pub user_id: Option<&'a str>,
+    /// On an add without `user_id`: LiteLLM finds the user by email, or
+    /// creates one with it.
+    pub user_email: Option<&'a str>,
     /// `user` or `admin`; on an update `None` keeps the role (1.108.7
     /// without a licence refuses every update that names a role, with 400
     /// "Assigning team admins is a premium feature").
@@ -201,7 +206,10 @@ struct MemberAddBody<'a> {
 #[derive(Serialize)]
 struct MemberBody<'a> {
     role: &'a str,
-    user_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    user_id: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    user_email: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -265,6 +273,7 @@ impl Client {
             member: [MemberBody {
                 role: member.role.unwrap_or("user"),
                 user_id: member.user_id,
+                user_email: member.user_email.filter(|_| member.user_id.is_none()),
             }],
             max_budget_in_team: member.max_budget_in_team,
         };
@@ -274,11 +283,12 @@ impl Client {
             .map(drop)
     }
 
-    /// Changes a member's role and budget in the team.
+    /// Changes a member's role and budget in the team; the member is named
+    /// by `user_id` (an empty id without it).
     pub async fn team_member_update(&self, member: &MemberRequest<'_>) -> Result<(), Error> {
         let body = MemberUpdateBody {
             team_id: member.team_id,
-            user_id: member.user_id,
+            user_id: member.user_id.unwrap_or_default(),
             role: member.role,
             max_budget_in_team: member.max_budget_in_team,
         };

@@ -25,12 +25,29 @@ pub const MEMBERS: &str = "members";
 /// The member LiteLLM adds to every team the master key creates.
 pub const PROXY_ADMIN_USER: &str = "default_user_id";
 
-/// One member as wanted: user id, role, budget in the team.
+/// Who a wanted member is: a user id (of a `userRef`, or given), or the
+/// email of a user LiteLLM finds or creates.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Who {
+    Id(String),
+    Email(String),
+}
+
+impl std::fmt::Display for Who {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Who::Id(id) => f.write_str(id),
+            Who::Email(email) => f.write_str(email),
+        }
+    }
+}
+
+/// One member as wanted: the user, role, budget in the team.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Wanted {
     /// Its place in `members`, for messages.
     pub index: usize,
-    pub user_id: String,
+    pub user: Who,
     pub role: MemberRole,
     pub max_budget_in_team: Option<String>,
 }
@@ -77,14 +94,15 @@ pub fn wanted(params: &TeamParameters, refs: &Resolved) -> Option<Vec<Wanted>> {
             .iter()
             .enumerate()
             .filter_map(|(index, m)| {
-                let user_id = match (&m.user_ref, &m.user_id) {
-                    (Some(_), _) => resolved.next()?.clone(),
-                    (None, Some(id)) => id.clone(),
-                    (None, None) => return None,
+                let user = match (&m.user_ref, &m.user_id, &m.user_email) {
+                    (Some(_), _, _) => Who::Id(resolved.next()?.clone()),
+                    (None, Some(id), _) => Who::Id(id.clone()),
+                    (None, None, Some(email)) => Who::Email(email.clone()),
+                    (None, None, None) => return None,
                 };
                 Some(Wanted {
                     index,
-                    user_id,
+                    user,
                     role: m.role.unwrap_or_default(),
                     max_budget_in_team: m.max_budget_in_team.clone(),
                 })
@@ -93,8 +111,15 @@ pub fn wanted(params: &TeamParameters, refs: &Resolved) -> Option<Vec<Wanted>> {
     )
 }
 
-/// What LiteLLM holds, by user id: role and budget in the team.
-fn live(team: &TeamInfo) -> BTreeMap<&str, (&str, Option<f64>)> {
+/// One member as LiteLLM holds it: role and budget in the team, email.
+struct Held<'a> {
+    role: &'a str,
+    budget: Option<f64>,
+    email: Option<&'a str>,
+}
+
+/// What LiteLLM holds, by user id.
+fn live(team: &TeamInfo) -> BTreeMap<&str, Held<'_>> {
     let budgets: BTreeMap<&str, Option<f64>> = team
         .memberships
         .iter()
@@ -107,9 +132,26 @@ fn live(team: &TeamInfo) -> BTreeMap<&str, (&str, Option<f64>)> {
         .iter()
         .filter_map(|m| {
             let id = m.user_id.as_deref()?;
-            Some((id, (m.role.as_str(), budgets.get(id).copied().flatten())))
+            let held = Held {
+                role: m.role.as_str(),
+                budget: budgets.get(id).copied().flatten(),
+                email: m.user_email.as_deref(),
+            };
+            Some((id, held))
         })
         .collect()
+}
+
+/// The user id LiteLLM holds `who` under, if it is a member (emails
+/// compared ignoring case, as LiteLLM keeps them unique).
+fn held_as<'a>(who: &Who, have: &BTreeMap<&'a str, Held<'a>>) -> Option<&'a str> {
+    match who {
+        Who::Id(id) => have.get_key_value(id.as_str()).map(|(id, _)| *id),
+        Who::Email(email) => have
+            .iter()
+            .find(|(_, held)| held.email.is_some_and(|e| e.eq_ignore_ascii_case(email)))
+            .map(|(id, _)| *id),
+    }
 }
 
 /// The member calls that make the team's members `want`: adds, updates,
@@ -117,9 +159,9 @@ fn live(team: &TeamInfo) -> BTreeMap<&str, (&str, Option<f64>)> {
 #[derive(Debug, Default, PartialEq)]
 pub struct Plan {
     pub add: Vec<Wanted>,
-    /// Members to change, and whether their role changes (else only the
-    /// budget is sent).
-    pub update: Vec<(Wanted, bool)>,
+    /// Members to change, the user id LiteLLM holds them under, and
+    /// whether their role changes (else only the budget is sent).
+    pub update: Vec<(Wanted, String, bool)>,
     pub remove: Vec<String>,
 }
 
@@ -135,25 +177,28 @@ pub fn plan(params: &TeamParameters, refs: &Resolved, team: &TeamInfo) -> Plan {
     };
     let have = live(team);
     let mut plan = Plan::default();
+    let mut kept: Vec<&str> = Vec::new();
     for member in &want {
-        match have.get(member.user_id.as_str()) {
-            None => plan.add.push(member.clone()),
-            Some((role, budget)) => {
-                let budget_differs = member
-                    .max_budget_in_team
-                    .as_deref()
-                    .is_some_and(|want| money_f64(want).is_none_or(|want| Some(want) != *budget));
-                let role_differs = *role != member.role.as_str();
-                if role_differs || budget_differs {
-                    plan.update.push((member.clone(), role_differs));
-                }
-            }
+        let Some(id) = held_as(&member.user, &have) else {
+            plan.add.push(member.clone());
+            continue;
+        };
+        kept.push(id);
+        let held = &have[id];
+        let budget_differs = member
+            .max_budget_in_team
+            .as_deref()
+            .is_some_and(|want| money_f64(want).is_none_or(|want| Some(want) != held.budget));
+        let role_differs = held.role != member.role.as_str();
+        if role_differs || budget_differs {
+            plan.update
+                .push((member.clone(), id.to_owned(), role_differs));
         }
     }
     if params.members_policy.unwrap_or_default() == MembersPolicy::Exclusive {
         plan.remove = have
             .keys()
-            .filter(|id| **id != PROXY_ADMIN_USER && !want.iter().any(|w| w.user_id == **id))
+            .filter(|id| **id != PROXY_ADMIN_USER && !kept.contains(*id))
             .map(|id| (*id).to_owned())
             .collect();
     }
@@ -171,11 +216,16 @@ pub fn diff(diff: &mut Diff, params: &TeamParameters, refs: &Resolved, team: &Te
 /// member is a `LiteLLMUser` of the namespace (`userRef`), never a raw id,
 /// which could put any user of the proxy into the team.
 pub fn tenant_refusal(members: Option<&[TeamMemberSpec]>) -> Option<String> {
-    members?.iter().position(|m| m.user_id.is_some()).map(|i| {
-        format!(
-            "forProvider.members[{i}].userId: outside the LiteLLMInstance's namespace a \
-                 member is a LiteLLMUser of this namespace, named by userRef"
-        )
+    members?.iter().enumerate().find_map(|(i, m)| {
+        let field = match (&m.user_id, &m.user_email) {
+            (Some(_), _) => "userId",
+            (None, Some(_)) => "userEmail",
+            (None, None) => return None,
+        };
+        Some(format!(
+            "forProvider.members[{i}].{field}: outside the LiteLLMInstance's namespace a \
+             member is a LiteLLMUser of this namespace, named by userRef"
+        ))
     })
 }
 
@@ -186,10 +236,21 @@ pub async fn apply(
     team_id: &str,
     plan: &Plan,
 ) -> Result<(), ExternalError> {
-    fn request<'a>(team_id: &'a str, m: &'a Wanted, role: bool) -> MemberRequest<'a> {
+    fn request<'a>(
+        team_id: &'a str,
+        m: &'a Wanted,
+        held_as: Option<&'a str>,
+        role: bool,
+    ) -> MemberRequest<'a> {
+        let (user_id, user_email) = match (&m.user, held_as) {
+            (_, Some(id)) => (Some(id), None),
+            (Who::Id(id), None) => (Some(id.as_str()), None),
+            (Who::Email(email), None) => (None, Some(email.as_str())),
+        };
         MemberRequest {
             team_id,
-            user_id: &m.user_id,
+            user_id,
+            user_email,
             role: role.then(|| m.role.as_str()),
             max_budget_in_team: m.max_budget_in_team.as_deref().and_then(money_f64),
         }
@@ -203,20 +264,20 @@ pub async fn apply(
                 "forProvider.members[{}].role: the proxy refused to make {} a team admin (HTTP \
                  403): LiteLLM assigns team admins only with an Enterprise licence; use role \
                  user or license the proxy",
-                m.index, m.user_id
+                m.index, m.user
             ))
         }
         err => err.into(),
     };
     for member in &plan.add {
         client
-            .team_member_add(&request(team_id, member, true))
+            .team_member_add(&request(team_id, member, None, true))
             .await
             .map_err(|e| enterprise(e, member))?;
     }
-    for (member, role) in &plan.update {
+    for (member, id, role) in &plan.update {
         client
-            .team_member_update(&request(team_id, member, *role))
+            .team_member_update(&request(team_id, member, Some(id), *role))
             .await
             .map_err(|e| enterprise(e, member))?;
     }
@@ -292,17 +353,17 @@ mod tests {
             (
                 got.add
                     .iter()
-                    .map(|m| m.user_id.as_str())
+                    .map(|m| m.user.to_string())
                     .collect::<Vec<_>>(),
                 got.update
                     .iter()
-                    .map(|(m, role)| (m.user_id.as_str(), *role))
+                    .map(|(m, id, role)| (m.user.to_string(), id.as_str(), *role))
                     .collect::<Vec<_>>(),
                 got.remove.clone()
             ),
             (
-                vec!["bob"],
-                vec![("ns.alice", false)],
+                vec!["bob".to_owned()],
+                vec![("ns.alice".to_owned(), "ns.alice", false)],
                 vec!["ui-added".to_owned()]
             )
         );
@@ -317,10 +378,32 @@ mod tests {
     }
 
     #[test]
+    fn a_member_by_email_is_found_by_its_email_and_changed_by_its_id() {
+        let p = params(serde_json::json!([
+            {"userEmail": "Carol@Example.com", "maxBudgetInTeam": "3"},
+        ]));
+        let mut live = team(&[("c-1", "user", Some(2.0)), ("other", "user", None)]);
+        live.members_with_roles[1].user_email = Some("carol@example.com".into());
+        let got = plan(&p, &Resolved::default(), &live);
+        assert!(got.add.is_empty(), "already a member: {got:?}");
+        assert_eq!(got.update.len(), 1);
+        assert_eq!(got.update[0].1, "c-1");
+        assert_eq!(got.remove, ["other"]);
+        let got = plan(&p, &Resolved::default(), &team(&[]));
+        assert_eq!(got.add[0].user, Who::Email("Carol@Example.com".into()));
+    }
+
+    #[test]
     fn tenants_name_members_by_reference_only() {
         let p = params(serde_json::json!([{"userRef": {"name": "a"}}, {"userId": "someone"}]));
         let why = tenant_refusal(p.members.as_deref()).unwrap();
         assert!(why.starts_with("forProvider.members[1].userId:"), "{why}");
+        let p = params(serde_json::json!([{"userEmail": "x@example.com"}]));
+        let why = tenant_refusal(p.members.as_deref()).unwrap();
+        assert!(
+            why.starts_with("forProvider.members[0].userEmail:"),
+            "{why}"
+        );
         let p = params(serde_json::json!([{"userRef": {"name": "a"}}]));
         assert_eq!(tenant_refusal(p.members.as_deref()), None);
         assert_eq!(joins(&p).len(), 1);
