@@ -42,6 +42,10 @@ pub struct TeamRequest {
     /// Merged field by field by LiteLLM; see [`ObjectPermission`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub object_permission: Option<super::ObjectPermission>,
+    /// The organization the team belongs to (must exist; `/team/update`
+    /// moves the team, checking it against the new organization).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub organization_id: Option<String>,
 }
 
 /// A team as LiteLLM reports it (the fields a provider compares or reports).
@@ -73,6 +77,7 @@ pub struct TeamInfo {
     pub updated_at: Option<String>,
     /// `None` when the object never had one.
     pub object_permission: Option<super::ObjectPermission>,
+    pub organization_id: Option<String>,
 }
 
 #[derive(Deserialize)]
