@@ -468,6 +468,7 @@ mod tests {
             "unset: left to LiteLLM"
         );
 
+        let unset = TeamParameters::default();
         let cases: Vec<(&str, &TeamParameters, Option<&str>, Vec<&str>)> = vec![
             (
                 "in the referenced organization",
@@ -493,12 +494,7 @@ mod tests {
                 Some("other"),
                 vec!["organizationId"],
             ),
-            (
-                "unset, in any",
-                &TeamParameters::default(),
-                Some("other"),
-                vec![],
-            ),
+            ("unset, in any", &unset, Some("other"), vec![]),
         ];
         for (name, params, live_org, want) in cases {
             let live = TeamInfo {
