@@ -240,6 +240,22 @@ fn team_rules_reject_a_parallel_request_limit() -> BTreeSet<String> {
     ]});
     let result = kube_cel::validate(&schema, &team(fine), None);
     assert!(result.is_ok(), "{result:?}");
+    // A team names its organization one way at most.
+    let message = litellm_crossplane::api::team::TEAM_ORGANIZATION;
+    let both = json!({"organizationRef": {"name": "acme"}, "organizationId": "acme"});
+    let errors = kube_cel::validate(&schema, &team(both), None)
+        .err()
+        .expect("a team naming its organization twice is refused");
+    let matching: Vec<_> = errors.iter().filter(|e| e.message == message).collect();
+    assert_eq!(matching.len(), 1, "{errors:?}");
+    rules.insert(matching[0].rule.clone());
+    for one in [
+        json!({"organizationRef": {"name": "acme"}}),
+        json!({"organizationId": "acme"}),
+    ] {
+        let result = kube_cel::validate(&schema, &team(one), None);
+        assert!(result.is_ok(), "{result:?}");
+    }
     rules
 }
 

@@ -275,6 +275,19 @@ async fn the_api_server_accepts_the_examples_and_rejects_bad_objects() {
             "spec.forProvider.userRole",
         ),
         (
+            "a team naming its organization by reference and by id",
+            json!({"apiVersion": "litellm.m.crossplane.io/v1alpha1", "kind": "LiteLLMTeam", "metadata": {"name": "two-orgs"},
+                   "spec": {"instanceRef": {"name": "x"}, "forProvider": {
+                       "organizationRef": {"name": "acme"}, "organizationId": "acme"}}}),
+            litellm_crossplane::api::team::TEAM_ORGANIZATION,
+        ),
+        (
+            "an organization with an empty alias (LiteLLM requires one)",
+            json!({"apiVersion": "litellm.m.crossplane.io/v1alpha1", "kind": "LiteLLMOrganization", "metadata": {"name": "no-alias"},
+                   "spec": {"instanceRef": {"name": "x"}, "forProvider": {"organizationAlias": ""}}}),
+            "spec.forProvider.organizationAlias",
+        ),
+        (
             "a user with an empty models list, which LiteLLM ignores on update",
             json!({"apiVersion": "litellm.m.crossplane.io/v1alpha1", "kind": "LiteLLMUser", "metadata": {"name": "no-models"},
                    "spec": {"instanceRef": {"name": "x"}, "forProvider": {"models": []}}}),

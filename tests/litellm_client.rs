@@ -2324,3 +2324,112 @@ async fn member_defaults_soft_budgets_and_model_budgets_as_litellm_keeps_them() 
     }
     litellm.budget_delete(&shared.budget_id).await.unwrap();
 }
+
+/// Organizations are Enterprise-only: on the open-source 1.108.7 proxy every
+/// `/organization/*` route answers 403 before it reads the body (a body of
+/// the wrong types is 403 too; only malformed JSON, parsed first, is 422),
+/// so nothing of what is sent is kept or even checked: which fields a
+/// licensed proxy ignores cannot be measured here (see
+/// `litellm::organizations` for what LiteLLM's own types say). Teams take
+/// `organization_id` without a licence, and refuse one no organization has:
+/// `/team/new` 400, `/team/update` 404, an empty one unsets it (200);
+/// `/key/generate` answers such an id 500 (retryable, so keys are not given
+/// an organization here).
+#[tokio::test]
+async fn organizations_are_refused_without_a_licence_and_teams_need_an_existing_one() {
+    use litellm_crossplane::litellm::OrganizationRequest;
+    let litellm = client_or_skip!();
+    let id = unique("ct-org");
+    let organization = OrganizationRequest {
+        organization_id: id.clone(),
+        organization_alias: Some("Acme".into()),
+        models: Some(vec!["gpt-4o".into()]),
+        limits: LimitsRequest {
+            max_budget: Some(100.0),
+            budget_duration: Some("30d".into()),
+            tpm_limit: Some(5000),
+            rpm_limit: Some(50),
+            max_parallel_requests: Some(4),
+        },
+        metadata: Some(map(json!({"dept": "ml"}))),
+    };
+    let licence = |err: &Error| {
+        matches!(err, Error::Forbidden { detail, .. }
+                 if detail.contains("only available for LiteLLM Enterprise"))
+    };
+    let err = litellm.organization_new(&organization).await.unwrap_err();
+    assert!(licence(&err), "{err}");
+    let err = litellm.organization_info(&id).await.unwrap_err();
+    assert!(licence(&err), "{err}");
+    let err = litellm
+        .organization_update(&organization)
+        .await
+        .unwrap_err();
+    assert!(licence(&err), "{err}");
+    let err = litellm.organization_delete(&id).await.unwrap_err();
+    assert!(licence(&err), "{err}");
+
+    // Refused before the body is validated.
+    let (url, master_key) = harness::litellm().unwrap();
+    let http = reqwest::Client::new();
+    let status = |body: &'static str| {
+        let request = http
+            .post(format!("{url}/organization/new"))
+            .bearer_auth(&master_key)
+            .header("content-type", "application/json")
+            .body(body);
+        async move { request.send().await.unwrap().status().as_u16() }
+    };
+    assert_eq!(status(r#"{"models": 5, "max_budget": "x"}"#).await, 403);
+    assert_eq!(status("{}").await, 403, "no organization_alias");
+    assert_eq!(status("not json").await, 422);
+    let unauthenticated = http
+        .get(format!("{url}/organization/info?organization_id={id}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        unauthenticated.status().as_u16(),
+        401,
+        "authentication first"
+    );
+
+    let team = TeamRequest {
+        team_id: unique("ct-org-team"),
+        organization_id: Some(id.clone()),
+        ..TeamRequest::default()
+    };
+    let err = litellm.team_new(&team).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Permanent { status: 400, detail, .. }
+                 if detail.contains("Organization not found")),
+        "{err}"
+    );
+    assert!(litellm.team_info(&team.team_id).await.unwrap().is_none());
+    let plain = TeamRequest {
+        organization_id: None,
+        ..team.clone()
+    };
+    litellm.team_new(&plain).await.unwrap();
+    let err = litellm.team_update(&team).await.unwrap_err();
+    assert!(matches!(err, Error::NotFound { .. }), "{err}");
+    let unset = TeamRequest {
+        organization_id: Some(String::new()),
+        ..plain.clone()
+    };
+    litellm.team_update(&unset).await.unwrap();
+    let live = litellm.team_info(&team.team_id).await.unwrap().unwrap();
+    assert_eq!(live.organization_id, None);
+    litellm.team_delete(&team.team_id).await.unwrap();
+
+    let reply = http
+        .post(format!("{url}/key/generate"))
+        .bearer_auth(&master_key)
+        .json(&json!({"key_alias": unique("ct-org-key"), "organization_id": id}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reply.status().as_u16(), 500, "a key's unknown organization");
+    let body = reply.text().await.unwrap();
+    assert!(body.contains("Organization doesn't exist in db"), "{body}");
+}

@@ -527,6 +527,40 @@ async fn scenario(url: &str, master_key: &str, s: &str, key1: &Secret) -> Steps 
     steps.record("wrong master key: key_generate", outcome(r, |k| drawn(&k)));
     let r = wrong.liveliness().await;
     steps.record("wrong master key: liveliness", outcome(r, |b| json!(b)));
+    // ---- organizations: Enterprise-only, 403 on the open-source proxy,
+    // whatever the body; a team cannot join one that does not exist.
+    let organization = litellm_crossplane::litellm::OrganizationRequest {
+        organization_id: format!("sti-org-{s}"),
+        organization_alias: Some("Stand-in org".into()),
+        models: Some(vec!["m1".into()]),
+        ..Default::default()
+    };
+    let r = litellm.organization_new(&organization).await;
+    steps.record("organization_new", outcome(r, |o| json!(o.organization_id)));
+    let r = litellm
+        .organization_info(&organization.organization_id)
+        .await;
+    steps.record("organization_info", outcome(r, |o| json!(o.is_some())));
+    let r = litellm.organization_update(&organization).await;
+    steps.record(
+        "organization_update",
+        outcome(r, |o| json!(o.organization_id)),
+    );
+    let r = litellm
+        .organization_delete(&organization.organization_id)
+        .await;
+    steps.record("organization_delete", outcome(r, |d| json!(d)));
+    let r = litellm
+        .team_new(&TeamRequest {
+            team_id: format!("sti-org-team-{s}"),
+            organization_id: Some(organization.organization_id.clone()),
+            ..TeamRequest::default()
+        })
+        .await;
+    steps.record(
+        "team_new in a missing organization",
+        outcome(r, |t| team_fields(&t)),
+    );
     let r = litellm.readiness().await;
     steps.record(
         "readiness",
@@ -588,6 +622,18 @@ fn check_pinned(steps: &Steps, s: &str, key1: &Secret) {
     let err = |step: &str| steps.get(step)["err"].as_str().unwrap_or("").to_owned();
     let ok = |step: &str| steps.get(step)["ok"].clone();
     assert_eq!(err("team_new duplicate"), "POST /team/new: Conflict");
+    for (step, op) in [
+        ("organization_new", "POST /organization/new"),
+        ("organization_info", "GET /organization/info"),
+        ("organization_update", "PATCH /organization/update"),
+        ("organization_delete", "DELETE /organization/delete"),
+    ] {
+        assert_eq!(err(step), format!("{op}: Forbidden"), "{step}");
+    }
+    assert_eq!(
+        err("team_new in a missing organization"),
+        "POST /team/new: Permanent 400"
+    );
     assert_eq!(ok("team_info missing"), Value::Null);
     assert_eq!(err("team_update missing"), "POST /team/update: NotFound");
     assert_eq!(

@@ -30,8 +30,8 @@ use litellm_crossplane::api::common::bounds::*;
 use litellm_crossplane::api::common::EXTERNAL_NAME;
 use litellm_crossplane::api::generate::managed_crds;
 use litellm_crossplane::api::{
-    LiteLLMBudget, LiteLLMCredential, LiteLLMInstance, LiteLLMMCPServer, LiteLLMModel, LiteLLMTeam,
-    LiteLLMUser, LiteLLMVirtualKey,
+    LiteLLMBudget, LiteLLMCredential, LiteLLMInstance, LiteLLMMCPServer, LiteLLMModel,
+    LiteLLMOrganization, LiteLLMTeam, LiteLLMUser, LiteLLMVirtualKey,
 };
 use litellm_crossplane::litellm::LimitsRequest;
 use litellm_crossplane::litellm::MAX_RESPONSE_BODY;
@@ -119,6 +119,7 @@ fn team_at_max(run: &str, name: &str) -> Value {
         run,
         with_managed(json!({
             "teamAlias": text(MAX_ALIAS_LENGTH),
+            "organizationId": text(MAX_ID_LENGTH),
             "models": texts(MAX_MODELS, MAX_MODEL_REF_LENGTH),
             "maxBudget": MAX_MONEY,
             "budgetDuration": MAX_DAYS,
@@ -261,6 +262,24 @@ fn credential_at_max(run: &str, name: &str) -> Value {
             "plainValues": plain_values(MAX_CREDENTIAL_VALUES),
             "displayName": text(MAX_DISPLAY_NAME_LENGTH),
             "credentialInfo": fields(MAX_METADATA_PROPERTIES),
+        })),
+    )
+}
+
+fn organization_at_max(run: &str, name: &str) -> Value {
+    object(
+        "LiteLLMOrganization",
+        name,
+        run,
+        with_managed(json!({
+            "organizationAlias": text(MAX_ALIAS_LENGTH),
+            "models": texts(MAX_MODELS, MAX_MODEL_REF_LENGTH),
+            "maxBudget": MAX_MONEY,
+            "budgetDuration": MAX_DAYS,
+            "tpmLimit": MAX_RATE_LIMIT,
+            "rpmLimit": MAX_RATE_LIMIT,
+            "maxParallelRequests": MAX_PARALLEL_REQUESTS,
+            "metadata": fields(MAX_METADATA_PROPERTIES),
         })),
     )
 }
@@ -531,6 +550,7 @@ async fn objects_at_every_maximum_are_accepted_and_read_back_by_lists_and_watche
         credential_at_max(&run, "credential"),
         user_at_max(&run, "user"),
         mcp_server_at_max(&run, "mcp-server"),
+        organization_at_max(&run, "organization"),
         instance_at_max(&run, "instance"),
     ] {
         let kind = object["kind"].as_str().unwrap().to_owned();
@@ -642,6 +662,25 @@ async fn objects_at_every_maximum_are_accepted_and_read_back_by_lists_and_watche
         MAX_METADATA_PROPERTIES as usize
     );
 
+    let organizations = read_back::<LiteLLMOrganization>(&client, &ns, &run).await;
+    let organization = &organizations[0].spec.for_provider;
+    assert_eq!(
+        organization.organization_alias.as_ref().unwrap().len(),
+        MAX_ALIAS_LENGTH as usize
+    );
+    assert_eq!(
+        organization.models.as_ref().unwrap().len(),
+        MAX_MODELS as usize
+    );
+    assert_eq!(
+        organization.limits.max_parallel_requests,
+        Some(MAX_PARALLEL_REQUESTS)
+    );
+    assert_eq!(
+        organization.metadata.as_ref().unwrap().len(),
+        MAX_METADATA_PROPERTIES as usize
+    );
+
     let instances = read_back::<LiteLLMInstance>(&client, &ns, &run).await;
     let instance = &instances[0];
     assert_eq!(
@@ -722,6 +761,7 @@ fn spec_cases() -> Vec<Past> {
         "LiteLLMCredential",
         "LiteLLMUser",
         "LiteLLMMCPServer",
+        "LiteLLMOrganization",
     ] {
         cases.extend([
             past(
@@ -751,6 +791,7 @@ fn spec_cases() -> Vec<Past> {
         "LiteLLMVirtualKey",
         "LiteLLMBudget",
         "LiteLLMUser",
+        "LiteLLMOrganization",
     ] {
         cases.extend([
             past(kind, "/spec/forProvider/tpmLimit", over_rate.clone()),
@@ -760,7 +801,12 @@ fn spec_cases() -> Vec<Past> {
             past(kind, "/spec/forProvider/budgetDuration", json!("1000000d")),
         ]);
     }
-    for kind in ["LiteLLMTeam", "LiteLLMVirtualKey", "LiteLLMUser"] {
+    for kind in [
+        "LiteLLMTeam",
+        "LiteLLMVirtualKey",
+        "LiteLLMUser",
+        "LiteLLMOrganization",
+    ] {
         cases.extend([
             past(
                 kind,
@@ -779,7 +825,12 @@ fn spec_cases() -> Vec<Past> {
             ),
         ]);
     }
-    for kind in ["LiteLLMVirtualKey", "LiteLLMBudget", "LiteLLMUser"] {
+    for kind in [
+        "LiteLLMVirtualKey",
+        "LiteLLMBudget",
+        "LiteLLMUser",
+        "LiteLLMOrganization",
+    ] {
         cases.extend([
             past(
                 kind,
@@ -836,6 +887,24 @@ fn spec_cases() -> Vec<Past> {
     ]);
     let budget = "LiteLLMBudget";
     cases.push(past(budget, "/spec/forProvider/softBudget", over_money));
+    let organization = "LiteLLMOrganization";
+    cases.extend([
+        past(
+            organization,
+            "/spec/forProvider/organizationAlias",
+            json!(text(MAX_ALIAS_LENGTH + 1)),
+        ),
+        past(
+            organization,
+            "/spec/forProvider/organizationAlias",
+            json!(""),
+        ),
+        past(
+            team,
+            "/spec/forProvider/organizationId",
+            json!(text(MAX_ID_LENGTH + 1)),
+        ),
+    ]);
     let user = "LiteLLMUser";
     cases.extend([
         past(
@@ -1130,6 +1199,7 @@ fn status_cases() -> Vec<Past> {
         "LiteLLMCredential",
         "LiteLLMUser",
         "LiteLLMMCPServer",
+        "LiteLLMOrganization",
         "LiteLLMInstance",
     ] {
         cases.extend([
@@ -1166,6 +1236,7 @@ fn at_max(kind: &str, run: &str, name: &str) -> Value {
         "LiteLLMModel" => model_at_max(run, name),
         "LiteLLMCredential" => credential_at_max(run, name),
         "LiteLLMUser" => user_at_max(run, name),
+        "LiteLLMOrganization" => organization_at_max(run, name),
         "LiteLLMMCPServer" => mcp_server_at_max(run, name),
         "LiteLLMInstance" => instance_at_max(run, name),
         other => panic!("no such kind {other}"),
@@ -1250,6 +1321,7 @@ async fn refusals(kinds: &Kinds<'_>, run: &str) -> Vec<String> {
         "LiteLLMCredential",
         "LiteLLMUser",
         "LiteLLMMCPServer",
+        "LiteLLMOrganization",
         "LiteLLMInstance",
     ] {
         let name = format!("status-{}", kind.to_lowercase());

@@ -449,8 +449,8 @@ async fn readyz_waits_for_the_caches_and_healthz_fails_once_the_controllers_stop
     caches.extend(instance_caches);
     assert_eq!(
         caches.len(),
-        9,
-        "seven entity controllers, the instances they read, and the instance controller"
+        10,
+        "eight entity controllers, the instances they read, and the instance controller"
     );
     let health = Health::new();
     let (address, server) = serve(&health).await;

@@ -7,8 +7,8 @@ use serde_json::json;
 
 use super::input::{Input, INPUT_GROUP, INPUT_KIND};
 use super::{
-    LiteLLMBudget, LiteLLMCredential, LiteLLMInstance, LiteLLMMCPServer, LiteLLMModel, LiteLLMTeam,
-    LiteLLMUser, LiteLLMVirtualKey,
+    LiteLLMBudget, LiteLLMCredential, LiteLLMInstance, LiteLLMMCPServer, LiteLLMModel,
+    LiteLLMOrganization, LiteLLMTeam, LiteLLMUser, LiteLLMVirtualKey,
 };
 
 /// Banner of every generated file.
@@ -31,6 +31,7 @@ pub fn managed_crds() -> Vec<CustomResourceDefinition> {
         LiteLLMCredential::crd(),
         LiteLLMUser::crd(),
         LiteLLMMCPServer::crd(),
+        LiteLLMOrganization::crd(),
     ]
 }
 

@@ -16,6 +16,7 @@ pub mod limits;
 pub mod mcp_server;
 pub mod model;
 pub mod money;
+pub mod organization;
 pub mod team;
 pub mod user;
 
@@ -31,6 +32,7 @@ pub use mcp_server::{
     LiteLLMMCPServer, LiteLLMMCPServerSpec, McpServerParameters, ObjectPermission,
 };
 pub use model::{LiteLLMModel, LiteLLMModelSpec, ModelParameters};
+pub use organization::{LiteLLMOrganization, LiteLLMOrganizationSpec, OrganizationParameters};
 pub use team::{LiteLLMTeam, LiteLLMTeamSpec, TeamParameters};
 pub use user::{LiteLLMUser, LiteLLMUserSpec, UserParameters, UserRole};
 

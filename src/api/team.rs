@@ -35,7 +35,10 @@ pub struct LiteLLMTeamSpec {
 
 /// The desired state of a LiteLLM team. Unset fields are left to LiteLLM.
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
-#[x_kube(validation = Rule::new("!has(self.maxParallelRequests)").message(TEAM_PARALLEL_REQUESTS))]
+#[x_kube(
+    validation = Rule::new("!has(self.maxParallelRequests)").message(TEAM_PARALLEL_REQUESTS),
+    validation = Rule::new("!has(self.organizationRef) || !has(self.organizationId)").message(TEAM_ORGANIZATION)
+)]
 #[serde(rename_all = "camelCase")]
 pub struct TeamParameters {
     /// Display name (`team_alias`). Not unique in LiteLLM.
@@ -92,6 +95,20 @@ pub struct TeamParameters {
     /// are kept as given, others are left alone (an SSO-managed team).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub members_policy: Option<MembersPolicy>,
+    /// The LiteLLMOrganization (same namespace) the team belongs to
+    /// (`organization_id`; Enterprise-only in LiteLLM). The team waits for
+    /// it to be Ready, and the organization's deletion waits for the team
+    /// (LiteLLM deletes an organization's teams with it). Unset: left to
+    /// LiteLLM. Moving a team to another organization is LiteLLM's
+    /// `/team/update`, which checks the team's models and limits against
+    /// the new organization's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub organization_ref: Option<super::common::LocalRef>,
+    /// A LiteLLM organization id, when the organization is not managed
+    /// here. Only in the LiteLLMInstance's namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = super::common::bounds::MAX_ID_LENGTH))]
+    pub organization_id: Option<String>,
 }
 
 /// The limits LiteLLM gives each member of a team (one budget row the
@@ -124,6 +141,10 @@ pub struct TeamMemberDefaults {
     #[schemars(schema_with = "super::common::duration_schema")]
     pub team_member_key_duration: Option<String>,
 }
+
+/// Message of the rule that a team names its organization one way.
+pub const TEAM_ORGANIZATION: &str =
+    "a team names its organization by organizationRef or by organizationId, not both";
 
 /// One member of a team: a `LiteLLMUser` of the team's namespace, or (from
 /// the LiteLLMInstance's namespace only) a LiteLLM user id or email.
@@ -213,4 +234,7 @@ pub struct TeamObservation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = super::common::bounds::MAX_MEMBERS), inner(length(max = super::common::bounds::MAX_ID_LENGTH)))]
     pub members: Option<Vec<String>>,
+    /// The organization LiteLLM has the team in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub organization_id: Option<String>,
 }

@@ -1,8 +1,7 @@
 //! `provider-litellm`: reconciles LiteLLMInstance, LiteLLMTeam,
 //! LiteLLMVirtualKey, LiteLLMBudget, LiteLLMModel, LiteLLMCredential,
-//! LiteLLMUser and LiteLLMMCPServer resources against the LiteLLM admin API,
-//! with Crossplane
-//! managed-resource semantics.
+//! LiteLLMUser, LiteLLMMCPServer and LiteLLMOrganization resources against
+//! the LiteLLM admin API, with Crossplane managed-resource semantics.
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -14,6 +14,7 @@ mod keys;
 mod limits;
 mod mcp_servers;
 mod models;
+mod organizations;
 mod pacing;
 mod secret;
 mod teams;
@@ -38,6 +39,9 @@ pub use mcp_servers::{McpServer, McpServerRequest, ObjectPermission, MCP_INFO_AD
 pub use models::{
     ModelInfo, ModelMeta, ModelMetaRequest, ModelParams, ModelParamsRequest, ModelRequest,
     SecretParams, SECRET_PARAMS,
+};
+pub use organizations::{
+    OrganizationBudget, OrganizationInfo, OrganizationRequest, OrganizationTeam,
 };
 pub use pacing::{Limits, Pacing};
 pub use secret::{generate_key, token_of, Secret};

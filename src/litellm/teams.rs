@@ -52,6 +52,10 @@ pub struct TeamRequest {
     /// Merged field by field by LiteLLM; see [`ObjectPermission`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub object_permission: Option<super::ObjectPermission>,
+    /// The organization the team belongs to (must exist; `/team/update`
+    /// moves the team, checking it against the new organization).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub organization_id: Option<String>,
 }
 
 /// The `metadata` entries LiteLLM writes itself and keeps across updates
@@ -137,6 +141,7 @@ pub struct TeamInfo {
     /// Only `/team/info` reports it; `None` before any member default was
     /// set.
     pub team_member_budget_table: Option<MemberDefaults>,
+    pub organization_id: Option<String>,
 }
 
 impl TeamInfo {

@@ -44,6 +44,7 @@ use crate::api::instance::LiteLLMInstance;
 use crate::api::key::LiteLLMVirtualKey;
 use crate::api::mcp_server::LiteLLMMCPServer;
 use crate::api::model::LiteLLMModel;
+use crate::api::organization::LiteLLMOrganization;
 use crate::api::team::LiteLLMTeam;
 use crate::api::user::LiteLLMUser;
 
@@ -126,6 +127,8 @@ pub struct Stores {
     pub users: Store<Tolerant<LiteLLMUser>>,
     /// What teams and keys reference in their `objectPermission`.
     pub mcp_servers: Store<Tolerant<LiteLLMMCPServer>>,
+    /// What teams reference by `organizationRef`.
+    pub organizations: Store<Tolerant<LiteLLMOrganization>>,
 }
 
 /// The caches of one set of controllers. Each is read only once its watch
@@ -208,6 +211,7 @@ cached! {
     LiteLLMCredential => credentials,
     LiteLLMUser => users,
     LiteLLMMCPServer => mcp_servers,
+    LiteLLMOrganization => organizations,
 }
 
 /// How a reconciliation reads Kubernetes: through a [`Cache`] where one

@@ -13,8 +13,8 @@ use kube::{Resource, ResourceExt};
 use tokio_stream::{Stream, StreamExt};
 
 use crate::api::{
-    LiteLLMBudget, LiteLLMCredential, LiteLLMInstance, LiteLLMMCPServer, LiteLLMModel, LiteLLMTeam,
-    LiteLLMUser, LiteLLMVirtualKey,
+    LiteLLMBudget, LiteLLMCredential, LiteLLMInstance, LiteLLMMCPServer, LiteLLMModel,
+    LiteLLMOrganization, LiteLLMTeam, LiteLLMUser, LiteLLMVirtualKey,
 };
 
 use super::cache::{self, Cache, Scope, Secrets, Stores};
@@ -209,6 +209,8 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
         cache::reflect::<Tolerant<LiteLLMUser>>(scope.api(&client), managed);
     let (mcp_servers_store, mcp_servers_stream) =
         cache::reflect::<Tolerant<LiteLLMMCPServer>>(scope.api(&client), managed);
+    let (organizations_store, organizations_stream) =
+        cache::reflect::<Tolerant<LiteLLMOrganization>>(scope.api(&client), managed);
     let (instances_store, instances_stream) =
         cache::reflect::<Tolerant<LiteLLMInstance>>(scope.api(&client), cache::strip);
     let (namespaces_store, namespaces_stream) = match scope {
@@ -221,7 +223,7 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
     // Keys wake when their connection Secret changes or goes, and when a
     // team, budget or user they wait for becomes Ready; models when a credential
     // they wait for does; teams and keys when an MCP server they name
-    // does.
+    // does; teams when their organization does.
     let (wake, woken) = tokio::sync::mpsc::unbounded_channel();
     let (wake_teams, woken_teams) = tokio::sync::mpsc::unbounded_channel();
     let (wake_models, woken_models) = tokio::sync::mpsc::unbounded_channel();
@@ -238,6 +240,7 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
             credentials: credentials_store.clone(),
             users: users_store.clone(),
             mcp_servers: mcp_servers_store.clone(),
+            organizations: organizations_store.clone(),
         },
         namespaces_store,
         secrets.clone(),
@@ -252,6 +255,8 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
     let mcp_servers_stream = mcp_servers_stream
         .map(waking(&teams_store, &wake_teams, Joins::McpServer))
         .map(waking(&keys_store, &wake, Joins::McpServer));
+    let organizations_stream =
+        organizations_stream.map(waking(&teams_store, &wake_teams, Joins::Organization));
     // Each kind reconciles at most `concurrency` objects at once, as a
     // crossplane-runtime provider's controllers do (`--max-reconcile-rate`).
     let teams = controller(teams_store, teams_stream, &ctx).reconcile_on(
@@ -266,6 +271,7 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
     let credentials = controller(credentials_store, credentials_stream, &ctx);
     let users = controller(users_store, users_stream, &ctx);
     let mcp_servers = controller(mcp_servers_store, mcp_servers_stream, &ctx);
+    let organizations = controller(organizations_store, organizations_stream, &ctx);
     let mut caches = Caches::default();
     caches.add(teams.store());
     caches.add(keys.store());
@@ -274,6 +280,7 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
     caches.add(credentials.store());
     caches.add(users.store());
     caches.add(mcp_servers.store());
+    caches.add(organizations.store());
     caches.add(instances_store);
     let work = async move {
         let namespaces = async {
@@ -290,6 +297,7 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
                 drive(credentials, ctx.clone()),
                 drive(users, ctx.clone()),
                 drive(mcp_servers, ctx.clone()),
+                drive(organizations, ctx.clone()),
             )
         };
         let watches = async {

@@ -7,7 +7,9 @@
 //! credential for the models that use it (LiteLLM deletes a credential in
 //! use without a word, and the model then fails), an MCP server for the
 //! teams and keys whose `objectPermission` names it (LiteLLM deletes it
-//! under them without a word).
+//! under them without a word), an organization for the teams that belong
+//! to it (LiteLLM deletes an organization's teams, and their keys, with
+//! it).
 //!
 //! Only resources that can act on the object count: those in namespaces the
 //! instance admits, and for teams, budgets and credentials those in their
@@ -24,8 +26,8 @@ use kube::ResourceExt;
 use crate::api::common::LocalRef;
 use crate::api::instance::LiteLLMInstance;
 use crate::api::{
-    LiteLLMBudget, LiteLLMCredential, LiteLLMMCPServer, LiteLLMModel, LiteLLMTeam, LiteLLMUser,
-    LiteLLMVirtualKey,
+    LiteLLMBudget, LiteLLMCredential, LiteLLMMCPServer, LiteLLMModel, LiteLLMOrganization,
+    LiteLLMTeam, LiteLLMUser, LiteLLMVirtualKey,
 };
 
 use super::cache::{Cached, Kube};
@@ -48,6 +50,9 @@ pub enum Joins {
     /// A `LiteLLMMCPServer`, which a team or key names in its
     /// `objectPermission`.
     McpServer,
+    /// A `LiteLLMOrganization`, which a team belongs to
+    /// (`organizationRef`/`organizationId`).
+    Organization,
 }
 
 /// One object a resource's LiteLLM object joins: by reference to a
@@ -225,6 +230,7 @@ pub async fn of_instance(
     referencing::<LiteLLMCredential>(client, instance, scope, &mut found).await?;
     referencing::<LiteLLMUser>(client, instance, scope, &mut found).await?;
     referencing::<LiteLLMMCPServer>(client, instance, scope, &mut found).await?;
+    referencing::<LiteLLMOrganization>(client, instance, scope, &mut found).await?;
     let home = instance.namespace().unwrap_or_default();
     let mut labels: BTreeMap<String, Option<BTreeMap<String, String>>> = BTreeMap::new();
     let mut dependents = Dependents::default();

@@ -4,7 +4,7 @@
 //! Entities: [`reconciler`] is the one generic managed reconciler (finalizer,
 //! references, instance, external name, status) over the contract in
 //! [`managed`]; [`team`], [`key`], [`budget`], [`model`], [`credential`],
-//! [`user`] and [`mcp_server`] are the per-kind `External` implementations
+//! [`user`], [`mcp_server`] and [`organization`] are the per-kind `External` implementations
 //! with their pure diffs; [`controllers`] runs them. [`leader`], [`health`]
 //! and [`http`] serve the binary.
 
@@ -33,6 +33,7 @@ pub mod members;
 pub mod metrics;
 pub mod model;
 pub mod model_params;
+pub mod organization;
 pub mod ownership;
 pub mod reconciler;
 pub mod resolve;

@@ -14,6 +14,7 @@ use crate::api::common::{InstanceRef, SecretKeySelector, EXTERNAL_NAME};
 use crate::api::credential::LiteLLMCredential;
 use crate::api::instance::{AllowedNamespaces, LiteLLMInstance, LiteLLMInstanceStatus};
 use crate::api::mcp_server::LiteLLMMCPServer;
+use crate::api::organization::LiteLLMOrganization;
 use crate::api::team::LiteLLMTeam;
 use crate::api::user::LiteLLMUser;
 use crate::litellm::{self, ClientConfig, Observer, Pacing, Secret};
@@ -54,6 +55,9 @@ pub enum Reference {
         field: &'static str,
         names: Vec<String>,
     },
+    /// A `LiteLLMOrganization` in the same namespace; resolves to its
+    /// organization id.
+    Organization { field: &'static str, name: String },
     /// `LiteLLMUser`s in the same namespace; resolves to their user ids, in
     /// order (a team's members).
     Users {
@@ -372,6 +376,10 @@ pub async fn references(
             }
             Reference::User { field, name } => {
                 let id = entity::<LiteLLMUser>(kube, namespace, field, name).await?;
+                resolved.with_id(field, id)
+            }
+            Reference::Organization { field, name } => {
+                let id = entity::<LiteLLMOrganization>(kube, namespace, field, name).await?;
                 resolved.with_id(field, id)
             }
             Reference::McpServers { field, names } => {

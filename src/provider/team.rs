@@ -22,6 +22,30 @@ use super::members;
 use super::ownership::{may_list_models, metadata_with_marker, Owner};
 use super::resolve::{Reference, Resolved};
 
+/// The field of a team's organization reference.
+pub const ORGANIZATION_REF: &str = "organizationRef";
+
+/// The organization id the team is to be in: its `organizationRef`'s
+/// (resolved) or its `organizationId`; `None` leaves it to LiteLLM.
+pub fn organization<'a>(params: &'a TeamParameters, refs: &'a Resolved) -> Option<&'a str> {
+    match &params.organization_ref {
+        Some(_) => refs.id(ORGANIZATION_REF),
+        None => params.organization_id.as_deref(),
+    }
+}
+
+/// Why the team's organization may not be sent from a tenant's namespace:
+/// a raw `organizationId` could name any organization of the proxy (and
+/// put the team under another tenant's budget and deletion).
+pub fn organization_refusal(params: &TeamParameters, tenant: bool) -> Option<String> {
+    (tenant && params.organization_id.is_some()).then(|| {
+        "forProvider.organizationId: outside the LiteLLMInstance's namespace a team names its \
+         organization by organizationRef (a LiteLLMOrganization of this namespace), never by \
+         raw id"
+            .to_owned()
+    })
+}
+
 /// What is sent on create and on every update: all fields the user set, and
 /// the metadata with the marker (LiteLLM replaces metadata wholesale).
 pub fn request(id: &str, params: &TeamParameters, refs: &Resolved, owner: &Owner) -> TeamRequest {
@@ -37,6 +61,7 @@ pub fn request(id: &str, params: &TeamParameters, refs: &Resolved, owner: &Owner
         blocked: params.blocked,
         metadata: Some(metadata_with_marker(params.metadata.as_ref(), owner)),
         object_permission: permission_request(params.object_permission.as_ref(), refs),
+        organization_id: organization(params, refs).map(str::to_owned),
     }
 }
 
@@ -79,6 +104,15 @@ pub fn diff(params: &TeamParameters, refs: &Resolved, live: &TeamInfo, owner: &O
         live.object_permission.as_ref(),
     );
     members::diff(&mut diff, params, refs, live);
+    let field = match params.organization_ref {
+        Some(_) => ORGANIZATION_REF,
+        None => "organizationId",
+    };
+    diff.field(
+        field,
+        organization(params, refs),
+        live.organization_id.as_deref(),
+    );
     diff
 }
 
@@ -139,6 +173,7 @@ pub fn at_provider(live: &TeamInfo) -> TeamObservation {
         blocked: live.blocked,
         created_at: live.created_at.clone(),
         members: Some(members::observed(live)),
+        organization_id: live.organization_id.clone(),
     }
 }
 
@@ -189,6 +224,9 @@ impl TeamExternal {
             if let Some(why) = members::tenant_refusal(params.members.as_deref()) {
                 return Err(ExternalError::Invalid(why));
             }
+        }
+        if let Some(why) = organization_refusal(params, tenant) {
+            return Err(ExternalError::Invalid(why));
         }
         match permission_refusal(
             params.object_permission.as_ref(),
@@ -241,13 +279,25 @@ impl ManagedKind for LiteLLMTeam {
         let params = &self.spec.for_provider;
         let mut refs = permission_references(params.object_permission.as_ref());
         refs.extend(members::references(params));
+        if let Some(organization) = &params.organization_ref {
+            refs.push(Reference::Organization {
+                field: ORGANIZATION_REF,
+                name: organization.name.clone(),
+            });
+        }
         refs
     }
-    /// The MCP servers its `objectPermission` names, and its members.
+    /// The MCP servers its `objectPermission` names, its members and its
+    /// organization.
     fn joins(&self) -> Vec<Join> {
         let params = &self.spec.for_provider;
         let mut joins = permission_joins(params.object_permission.as_ref());
         joins.extend(members::joins(params));
+        joins.extend(dependents::join(
+            Joins::Organization,
+            params.organization_ref.as_ref(),
+            params.organization_id.as_deref(),
+        ));
         joins
     }
     fn connect(connection: Connection) -> TeamExternal {
@@ -444,6 +494,94 @@ mod tests {
         assert_eq!(body["metadata"]["env"], "prod");
         assert_eq!(body["metadata"][MARKER_KEY]["namespace"], "ns");
         assert!(body.get("models").is_none() && body.get("blocked").is_none());
+    }
+
+    #[test]
+    fn the_organization_is_sent_compared_and_refused_to_tenants_by_raw_id() {
+        let by_ref = TeamParameters {
+            organization_ref: Some(crate::api::LocalRef {
+                name: "acme".into(),
+            }),
+            ..TeamParameters::default()
+        };
+        let refs = Resolved::default().with_id(ORGANIZATION_REF, "ns.acme");
+        let body = serde_json::to_value(request("ns.web", &by_ref, &refs, &me())).unwrap();
+        assert_eq!(body["organization_id"], "ns.acme");
+        let by_id = TeamParameters {
+            organization_id: Some("raw-org".into()),
+            ..TeamParameters::default()
+        };
+        let body =
+            serde_json::to_value(request("ns.web", &by_id, &Resolved::default(), &me())).unwrap();
+        assert_eq!(body["organization_id"], "raw-org");
+        let body = serde_json::to_value(request(
+            "ns.web",
+            &TeamParameters::default(),
+            &Resolved::default(),
+            &me(),
+        ))
+        .unwrap();
+        assert!(
+            body.get("organization_id").is_none(),
+            "unset: left to LiteLLM"
+        );
+
+        let unset = TeamParameters::default();
+        let cases: Vec<(&str, &TeamParameters, Option<&str>, Vec<&str>)> = vec![
+            (
+                "in the referenced organization",
+                &by_ref,
+                Some("ns.acme"),
+                vec![],
+            ),
+            (
+                "in none, one referenced",
+                &by_ref,
+                None,
+                vec![ORGANIZATION_REF],
+            ),
+            (
+                "moved in the UI",
+                &by_ref,
+                Some("other"),
+                vec![ORGANIZATION_REF],
+            ),
+            (
+                "by raw id, elsewhere",
+                &by_id,
+                Some("other"),
+                vec!["organizationId"],
+            ),
+            ("unset, in any", &unset, Some("other"), vec![]),
+        ];
+        for (name, params, live_org, want) in cases {
+            let live = TeamInfo {
+                organization_id: live_org.map(str::to_owned),
+                ..live()
+            };
+            assert_eq!(
+                diff(params, &refs, &live, &me()).fields(),
+                want.as_slice(),
+                "{name}"
+            );
+        }
+        let why = organization_refusal(&by_id, true).expect("a tenant's raw id");
+        assert!(why.starts_with("forProvider.organizationId: "), "{why}");
+        assert_eq!(
+            organization_refusal(&by_id, false),
+            None,
+            "the platform may"
+        );
+        assert_eq!(
+            organization_refusal(&by_ref, true),
+            None,
+            "references are the way"
+        );
+        let observed = at_provider(&TeamInfo {
+            organization_id: Some("ns.acme".into()),
+            ..live()
+        });
+        assert_eq!(observed.organization_id.as_deref(), Some("ns.acme"));
     }
 
     #[test]

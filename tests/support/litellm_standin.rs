@@ -14,13 +14,31 @@
 //! * `POST /key/generate`, `GET /key/info?key=`, `POST /key/update`,
 //!   `POST /key/delete` (`{"keys": [..]}`), `GET /key/list` (filters
 //!   `key_alias`, `team_id`; `page`, `size`);
-//! * `GET /health/liveliness`, `GET /health/readiness` (public).
+//! * `GET /health/liveliness`, `GET /health/readiness` (public);
+//! * with a licence only ([`StandIn::start_licensed`]; 403 otherwise, as
+//!   the open-source proxy answers): `POST /organization/new`,
+//!   `GET /organization/info?organization_id=`, `PATCH
+//!   /organization/update`, `DELETE /organization/delete`
+//!   (`{"organization_ids": [..]}`; deletes the organizations' teams and
+//!   their keys too), and `organization_id` on `/team/new` and
+//!   `/team/update` (the organization must exist; the team's models and
+//!   limits must lie within the organization's).
 //!
 //! Authentication is `Authorization: Bearer <master key>`; a live virtual key
 //! is accepted where LiteLLM accepts one (reading keys and its own team).
 //!
+//! The organization routes are not checked against a real proxy (the one
+//! here has no licence): their shapes are those of LiteLLM 1.108.7's own
+//! types (`NewOrganizationRequest`, `LiteLLM_OrganizationTableUpdate`,
+//! `LiteLLM_OrganizationTableWithMembers`, `DeleteOrganizationRequest` in
+//! `proxy/_types.py`) and their rules those of
+//! `organization_endpoints.py` and `_check_org_team_limits`
+//! (`team_endpoints.py`): an organization keeps its limits in a budget
+//! row of its own, `/organization/update` merges `metadata`, raises (500)
+//! for a missing organization, a taken id fails (500) on the primary key.
+//!
 //! Not modelled: budgets (a key's `budget_id` is stored as given, with no
-//! check that the budget exists), organisations, users, spend (always 0),
+//! check that the budget exists), organization members, users, spend (always 0),
 //! the many fields LiteLLM returns that the provider never reads.
 //!
 //! Self-contained (only crates of `Cargo.toml`), so a bench can include it
@@ -43,7 +61,7 @@ use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
 /// The operations counted by [`StandIn::requests`], in the client's names.
-pub const OPERATIONS: [&str; 12] = [
+pub const OPERATIONS: [&str; 16] = [
     "POST /team/new",
     "GET /team/info",
     "POST /team/update",
@@ -55,6 +73,10 @@ pub const OPERATIONS: [&str; 12] = [
     "GET /key/list",
     "GET /health/liveliness",
     "GET /health/readiness",
+    "POST /organization/new",
+    "GET /organization/info",
+    "PATCH /organization/update",
+    "DELETE /organization/delete",
     "other",
 ];
 
@@ -185,6 +207,16 @@ struct Db {
     /// Live keys' tokens by `team_id`; the team need not exist (LiteLLM
     /// does not check it on `/key/generate`).
     team_keys: HashMap<String, BTreeSet<String>>,
+    organizations: HashMap<String, Organization>,
+}
+
+struct Organization {
+    /// The organization's fields except its budget row and the times.
+    fields: Map<String, Value>,
+    /// `litellm_budget_table`: the limits.
+    budget: Map<String, Value>,
+    created: i64,
+    updated: i64,
 }
 
 struct Team {
@@ -285,7 +317,10 @@ impl State {
             Some(route) if route.method == parts.method => route.name,
             _ => "other",
         };
-        let index = OPERATIONS.iter().position(|o| *o == op).unwrap_or(11);
+        let index = OPERATIONS
+            .iter()
+            .position(|o| *o == op)
+            .unwrap_or(OPERATIONS.len() - 1);
         self.counts[index].fetch_add(1, Ordering::Relaxed);
 
         // FastAPI routes before anything else: unknown paths and methods
@@ -311,7 +346,7 @@ impl State {
         }
         // The body is parsed before the dependencies (authentication) run:
         // malformed JSON is 422 whatever the credentials.
-        let body = if route.method == Method::POST {
+        let body = if route.method != Method::GET {
             let bytes = match axum::body::to_bytes(body, MAX_REQUEST_BODY).await {
                 Ok(bytes) => bytes,
                 Err(_) => {
@@ -437,8 +472,265 @@ impl State {
                     Value::from("user_id"),
                 )),
             },
+            Op::OrganizationNew
+            | Op::OrganizationInfo
+            | Op::OrganizationUpdate
+            | Op::OrganizationDelete
+                if !self.licensed =>
+            {
+                Err(detail(
+                    StatusCode::FORBIDDEN,
+                    json!({"error": UNLICENSED_ORGANIZATIONS}),
+                ))
+            }
+            Op::OrganizationNew => self.organization_new(body, now),
+            Op::OrganizationInfo => self.organization_info(param(query, "organization_id")),
+            Op::OrganizationUpdate => self.organization_update(body, now),
+            Op::OrganizationDelete => self.organization_delete(&body, now),
             Op::Liveliness | Op::Readiness => unreachable!("answered before authentication"),
         }
+    }
+
+    // ---- organizations ------------------------------------------------------
+
+    fn organization_new(&self, body: Map<String, Value>, now: i64) -> Result<Value, Answer> {
+        check_type(&body, "organization_id", Kind::Str)?;
+        for (name, kind) in ORGANIZATION_FIELDS.iter().chain(BUDGET_FIELDS) {
+            check_type(&body, name, *kind)?;
+        }
+        if !body.get("organization_alias").is_some_and(Value::is_string) {
+            return Err(missing_field("organization_alias", &body));
+        }
+        if let Some(duration) = body.get("budget_duration").and_then(Value::as_str) {
+            budget_reset_at(duration, now).map_err(bad_duration)?;
+        }
+        let organization_id = match body.get("organization_id") {
+            Some(Value::String(id)) => id.clone(),
+            _ => uuid4(),
+        };
+        let budget_id = uuid4();
+        let Value::Object(mut fields) = json!({
+            "organization_id": organization_id,
+            "organization_alias": null,
+            "budget_id": budget_id,
+            "metadata": {},
+            "models": [],
+            "spend": 0.0,
+            "model_spend": {},
+            "created_by": "default_user_id",
+            "updated_by": "default_user_id",
+            "object_permission_id": null,
+        }) else {
+            unreachable!("an object literal")
+        };
+        set_fields(&mut fields, &body, ORGANIZATION_FIELDS);
+        let Value::Object(mut budget) = json!({
+            "budget_id": budget_id,
+            "soft_budget": null, "max_budget": null, "max_parallel_requests": null,
+            "tpm_limit": null, "rpm_limit": null, "tpd_limit": null,
+            "model_max_budget": null, "budget_duration": null, "allowed_models": null,
+            "temp_budget_increase": null, "temp_budget_expiry": null,
+        }) else {
+            unreachable!("an object literal")
+        };
+        set_fields(&mut budget, &body, BUDGET_FIELDS);
+        let mut db = self.write();
+        if db.organizations.contains_key(&organization_id) {
+            // Prisma's unique constraint, through LiteLLM's generic handler.
+            return Err(detail(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                json!({"error": "Unique constraint failed on the fields: (`organization_id`)"}),
+            ));
+        }
+        let created = ms(now);
+        let organization = Organization {
+            fields,
+            budget,
+            created,
+            updated: created,
+        };
+        let mut answer = organization.object(&db);
+        answer.remove("teams");
+        answer.remove("members");
+        db.organizations.insert(organization_id, organization);
+        Ok(Value::Object(answer))
+    }
+
+    fn organization_info(&self, organization_id: Option<&str>) -> Result<Value, Answer> {
+        let Some(organization_id) = organization_id else {
+            return Err(missing_query("organization_id"));
+        };
+        let db = self.read();
+        match db.organizations.get(organization_id) {
+            Some(organization) => Ok(Value::Object(organization.object(&db))),
+            None => Err(detail(
+                StatusCode::NOT_FOUND,
+                json!({"error": "Organization not found"}),
+            )),
+        }
+    }
+
+    fn organization_update(&self, body: Map<String, Value>, now: i64) -> Result<Value, Answer> {
+        for (name, kind) in ORGANIZATION_FIELDS.iter().chain(BUDGET_FIELDS) {
+            check_type(&body, name, *kind)?;
+        }
+        let Some(organization_id) = body
+            .get("organization_id")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        else {
+            return Err(detail(
+                StatusCode::BAD_REQUEST,
+                json!({"error": "organization_id is required"}),
+            ));
+        };
+        let organization_id = organization_id.as_str();
+        if let Some(duration) = body.get("budget_duration").and_then(Value::as_str) {
+            budget_reset_at(duration, now).map_err(bad_duration)?;
+        }
+        let mut db = self.write();
+        let Some(organization) = db.organizations.get_mut(organization_id) else {
+            // A ValueError in LiteLLM: its generic 500.
+            return Err(detail(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                json!({"error": format!(
+                    "Organization not found for organization_id={organization_id}"
+                )}),
+            ));
+        };
+        let mut body = body;
+        // Merged into what is stored (`update_dictionary`), never replaced.
+        if let Some(Value::Object(update)) = body.remove("metadata") {
+            let metadata = organization
+                .fields
+                .entry("metadata")
+                .or_insert_with(|| json!({}));
+            if !metadata.is_object() {
+                *metadata = json!({});
+            }
+            if let Value::Object(stored) = metadata {
+                stored.extend(update);
+            }
+        }
+        set_fields(&mut organization.fields, &body, ORGANIZATION_FIELDS);
+        // Only the limits sent (a sent null clears one).
+        for (name, kind) in BUDGET_FIELDS {
+            if let Some(value) = body.get(*name) {
+                let mut one = Map::new();
+                one.insert((*name).to_owned(), value.clone());
+                if value.is_null() {
+                    organization.budget.insert((*name).to_owned(), Value::Null);
+                } else {
+                    set_fields(&mut organization.budget, &one, &[(*name, *kind)]);
+                }
+            }
+        }
+        organization.updated = ms(now);
+        let organization = &db.organizations[organization_id];
+        Ok(Value::Object(organization.object(&db)))
+    }
+
+    fn organization_delete(&self, body: &Map<String, Value>, now: i64) -> Result<Value, Answer> {
+        let organization_ids = string_list(body, "organization_ids")?;
+        let mut db = self.write();
+        let mut deleted = Vec::new();
+        let deleted_at = ms(now);
+        for organization_id in &organization_ids {
+            // Its teams (and their keys) go first, then the organization.
+            let teams: Vec<String> = db
+                .teams
+                .iter()
+                .filter(|(_, team)| {
+                    team.fields.get("organization_id").and_then(Value::as_str)
+                        == Some(organization_id.as_str())
+                })
+                .map(|(id, _)| id.clone())
+                .collect();
+            for team_id in teams {
+                db.teams.remove(&team_id);
+                for token in db.team_keys.remove(&team_id).unwrap_or_default() {
+                    db.archive(&token, deleted_at);
+                }
+            }
+            let Some(organization) = db.organizations.get(organization_id) else {
+                return Err(detail(
+                    StatusCode::NOT_FOUND,
+                    json!({"error": format!("Organization={organization_id} not found")}),
+                ));
+            };
+            deleted.push(Value::Object(organization.object(&db)));
+            db.organizations.remove(organization_id);
+        }
+        Ok(Value::Array(deleted))
+    }
+
+    /// `_check_org_team_limits`: a team of an organization gets no model
+    /// and no limit beyond the organization's (`/team/new` answers 400 for
+    /// an organization that does not exist, `/team/update` 404).
+    fn check_team_in_organization(
+        db: &Db,
+        body: &Map<String, Value>,
+        organization_id: &str,
+        missing: StatusCode,
+    ) -> Result<(), Answer> {
+        let Some(organization) = db.organizations.get(organization_id) else {
+            return Err(match missing {
+                StatusCode::BAD_REQUEST => wrapped(
+                    StatusCode::BAD_REQUEST,
+                    "error",
+                    &format!("Organization not found for organization_id={organization_id}"),
+                    "internal_server_error",
+                ),
+                status => detail(
+                    status,
+                    json!({"error": format!(
+                        "Organization not found, passed organization_id={organization_id}"
+                    )}),
+                ),
+            });
+        };
+        let allowed: Vec<&str> = organization
+            .fields
+            .get("models")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        if !allowed.is_empty() && !allowed.contains(&"all-proxy-models") {
+            let models = body.get("models").and_then(Value::as_array);
+            for model in models.into_iter().flatten().filter_map(Value::as_str) {
+                if !allowed.contains(&model) {
+                    return Err(detail(
+                        StatusCode::BAD_REQUEST,
+                        json!({"error": format!(
+                            "Model '{model}' not in organization's allowed models. Organization \
+                             allowed models={allowed:?}. Organization: {organization_id}"
+                        )}),
+                    ));
+                }
+            }
+        }
+        for (field, name) in [
+            ("max_budget", "max_budget"),
+            ("tpm_limit", "tpm_limit"),
+            ("rpm_limit", "rpm_limit"),
+        ] {
+            let want = body.get(field).and_then(Value::as_f64);
+            let limit = organization.budget.get(field).and_then(Value::as_f64);
+            if let (Some(want), Some(limit)) = (want, limit) {
+                if want > limit {
+                    return Err(detail(
+                        StatusCode::BAD_REQUEST,
+                        json!({"error": format!(
+                            "Team {name} ({want}) exceeds organization's {name} ({limit}). \
+                             Organization: {organization_id}"
+                        )}),
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     // ---- teams --------------------------------------------------------------
@@ -447,6 +739,14 @@ impl State {
         check_fields(&body, TEAM_FIELDS)?;
         model_budgets_gate(self.licensed, &body, true)?;
         metadata_settings(self.licensed, &mut body, None)?;
+        if let Some(organization_id) = body.get("organization_id").and_then(Value::as_str) {
+            Self::check_team_in_organization(
+                &self.read(),
+                &body,
+                organization_id,
+                StatusCode::BAD_REQUEST,
+            )?;
+        }
         let team_id = match body.remove("team_id") {
             Some(Value::String(id)) => id,
             _ => uuid4(),
@@ -552,6 +852,19 @@ impl State {
         };
         let team_id = team_id.as_str();
         let mut db = self.write();
+        let organization_id = body
+            .get("organization_id")
+            .and_then(Value::as_str)
+            .or_else(|| {
+                db.teams
+                    .get(team_id)
+                    .and_then(|t| t.fields.get("organization_id"))
+                    .and_then(Value::as_str)
+            })
+            .map(str::to_owned);
+        if let (Some(organization_id), true) = (organization_id, db.teams.contains_key(team_id)) {
+            Self::check_team_in_organization(&db, &body, &organization_id, StatusCode::NOT_FOUND)?;
+        }
         let Some(team) = db.teams.get_mut(team_id) else {
             return Err(wrapped(
                 StatusCode::NOT_FOUND,
@@ -905,6 +1218,10 @@ enum Op {
     KeyList,
     Liveliness,
     Readiness,
+    OrganizationNew,
+    OrganizationInfo,
+    OrganizationUpdate,
+    OrganizationDelete,
 }
 
 struct Route {
@@ -914,7 +1231,7 @@ struct Route {
     op: Op,
 }
 
-static ROUTES: std::sync::LazyLock<[Route; 11]> = std::sync::LazyLock::new(|| {
+static ROUTES: std::sync::LazyLock<[Route; 15]> = std::sync::LazyLock::new(|| {
     let route = |method: Method, path, name, op| Route {
         method,
         path,
@@ -948,6 +1265,30 @@ static ROUTES: std::sync::LazyLock<[Route; 11]> = std::sync::LazyLock::new(|| {
             OPERATIONS[10],
             Op::Readiness,
         ),
+        route(
+            Method::POST,
+            "/organization/new",
+            OPERATIONS[11],
+            Op::OrganizationNew,
+        ),
+        route(
+            Method::GET,
+            "/organization/info",
+            OPERATIONS[12],
+            Op::OrganizationInfo,
+        ),
+        route(
+            Method::PATCH,
+            "/organization/update",
+            OPERATIONS[13],
+            Op::OrganizationUpdate,
+        ),
+        route(
+            Method::DELETE,
+            "/organization/delete",
+            OPERATIONS[14],
+            Op::OrganizationDelete,
+        ),
     ]
 });
 
@@ -977,7 +1318,69 @@ const TEAM_FIELDS: &[(&str, Kind)] = &[
     ("blocked", Kind::Bool),
     ("metadata", Kind::Object),
     ("model_max_budget", Kind::Object),
+    ("organization_id", Kind::Str),
 ];
+
+/// The open-source proxy's answer (403, `detail.error`) to every
+/// `/organization/*` route.
+pub const UNLICENSED_ORGANIZATIONS: &str = "Organizations are only available for LiteLLM \
+     Enterprise users. You must be a LiteLLM Enterprise user to use this feature. If you have a \
+     license please set `LITELLM_LICENSE` in your env. Get a 7 day trial key here: \
+     https://www.litellm.ai/enterprise#trial. \nPricing: https://www.litellm.ai/#pricing";
+
+/// The organization's own columns of `/organization/new|update`.
+const ORGANIZATION_FIELDS: &[(&str, Kind)] = &[
+    ("organization_alias", Kind::Str),
+    ("models", Kind::Strs),
+    ("metadata", Kind::Object),
+];
+
+/// The fields of `/organization/new|update` kept in the organization's
+/// budget row (`LiteLLM_BudgetTable`).
+const BUDGET_FIELDS: &[(&str, Kind)] = &[
+    ("max_budget", Kind::Float),
+    ("soft_budget", Kind::Float),
+    ("budget_duration", Kind::Str),
+    ("tpm_limit", Kind::Int),
+    ("rpm_limit", Kind::Int),
+    ("max_parallel_requests", Kind::Int),
+];
+
+impl Organization {
+    /// `LiteLLM_OrganizationTableWithMembers`: the columns, the budget row,
+    /// members (none here) and the teams in it.
+    fn object(&self, db: &Db) -> Map<String, Value> {
+        let mut object = self.fields.clone();
+        let id = object
+            .get("organization_id")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let mut teams: Vec<(&String, &Team)> = db
+            .teams
+            .iter()
+            .filter(|(_, t)| t.fields.get("organization_id").and_then(Value::as_str) == Some(&id))
+            .collect();
+        teams.sort_by_key(|(team_id, _)| team_id.as_str());
+        object.insert(
+            "litellm_budget_table".into(),
+            Value::Object(self.budget.clone()),
+        );
+        object.insert("members".into(), json!([]));
+        object.insert(
+            "teams".into(),
+            Value::Array(
+                teams
+                    .into_iter()
+                    .map(|(_, team)| Value::Object(team_object(team)))
+                    .collect(),
+            ),
+        );
+        object.insert("created_at".into(), time(self.created, Zulu));
+        object.insert("updated_at".into(), time(self.updated, Zulu));
+        object
+    }
+}
 
 /// The settings of `/key/generate` and `/key/update` that are stored.
 const KEY_FIELDS: &[(&str, Kind)] = &[
@@ -1312,6 +1715,14 @@ fn string_list(body: &Map<String, Value>, name: &str) -> Result<Vec<String>, Ans
         )),
         None => Err(missing_field(name, body)),
     }
+}
+
+/// FastAPI's answer for a required query parameter that is missing.
+fn missing_query(name: &str) -> Answer {
+    detail(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        json!([{"type": "missing", "loc": ["query", name], "msg": "Field required", "input": null}]),
+    )
 }
 
 fn missing_field(name: &str, body: &Map<String, Value>) -> Answer {
