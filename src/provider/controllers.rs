@@ -96,7 +96,9 @@ fn waiting_for<U: ManagedKind, R: ManagedKind>(
         .iter()
         .filter(|user| match &***user {
             Tolerant::Ok(user) => {
-                user.namespace() == referenced.namespace()
+                // Compared in place: this runs for every user of the kind
+                // on every event of a Ready referenced resource.
+                user.meta().namespace == referenced.meta().namespace
                     && !(user.condition_is_true(READY) && user.condition_is_true(SYNCED))
                     && user
                         .joins()
