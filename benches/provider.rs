@@ -38,21 +38,80 @@ use litellm_crossplane::api::key::KeyParameters;
 use litellm_crossplane::api::team::TeamParameters;
 use litellm_crossplane::api::{LiteLLMInstance, LiteLLMTeam, LiteLLMVirtualKey};
 use litellm_crossplane::litellm::{self, generate_key, token_of, ClientConfig, Secret};
+use litellm_crossplane::provider::health::Health;
 use litellm_crossplane::provider::managed::ManagedKind;
 use litellm_crossplane::provider::metrics::Metrics;
 use litellm_crossplane::provider::ownership::{default_id, Owner};
 use litellm_crossplane::provider::reconciler::{Context, DEFAULT_MAX_RECONCILE_RATE};
 use litellm_crossplane::provider::resolve::{Resolved, DEFAULT_LITELLM_TIMEOUT};
-use litellm_crossplane::provider::{controllers, key, team, timing};
+use litellm_crossplane::provider::{controllers, http, key, team, timing};
 use prometheus_client::registry::Registry;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 use tokio::task::JoinSet;
 
 /// The provider binary's allocator, so the memory measured is what the
-/// provider would hold.
+/// provider would hold; glibc's malloc with `BENCH_SYSTEM_ALLOCATOR=1`, for
+/// heap profilers that hook malloc (heaptrack), whose figures are then not
+/// the provider's.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: BenchAllocator = BenchAllocator;
+
+struct BenchAllocator;
+
+/// 0 until the first allocation decides; 1 mimalloc, 2 the system's.
+static SYSTEM_ALLOCATOR: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+impl BenchAllocator {
+    fn system() -> bool {
+        use std::sync::atomic::Ordering;
+        match SYSTEM_ALLOCATOR.load(Ordering::Relaxed) {
+            1 => false,
+            2 => true,
+            _ => {
+                // Decided at the process's first allocation, before any
+                // thread but the main one exists; getenv allocates nothing.
+                // SAFETY: a NUL-terminated name; nothing sets the
+                // environment concurrently this early.
+                let set = unsafe { !libc::getenv(c"BENCH_SYSTEM_ALLOCATOR".as_ptr()).is_null() };
+                SYSTEM_ALLOCATOR.store(if set { 2 } else { 1 }, Ordering::Relaxed);
+                set
+            }
+        }
+    }
+}
+
+// SAFETY: every call goes to one allocator for the process's whole life.
+unsafe impl std::alloc::GlobalAlloc for BenchAllocator {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        if Self::system() {
+            unsafe { std::alloc::System.alloc(layout) }
+        } else {
+            unsafe { mimalloc::MiMalloc.alloc(layout) }
+        }
+    }
+    unsafe fn alloc_zeroed(&self, layout: std::alloc::Layout) -> *mut u8 {
+        if Self::system() {
+            unsafe { std::alloc::System.alloc_zeroed(layout) }
+        } else {
+            unsafe { mimalloc::MiMalloc.alloc_zeroed(layout) }
+        }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        if Self::system() {
+            unsafe { std::alloc::System.dealloc(ptr, layout) }
+        } else {
+            unsafe { mimalloc::MiMalloc.dealloc(ptr, layout) }
+        }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: std::alloc::Layout, size: usize) -> *mut u8 {
+        if Self::system() {
+            unsafe { std::alloc::System.realloc(ptr, layout, size) }
+        } else {
+            unsafe { mimalloc::MiMalloc.realloc(ptr, layout, size) }
+        }
+    }
+}
 
 const CLUSTER: &str = "bench-cluster";
 const INSTANCE: &str = "proxy";
@@ -112,7 +171,180 @@ fn serve_standin(master_key: &str) -> (std::process::Child, String) {
 /// Set (to the master key) in the child that only serves the stand-in.
 const SERVE_STANDIN: &str = "BENCH_SERVE_STANDIN_MASTER_KEY";
 
+/// Set (to the namespace to watch) in the child that runs the provider.
+const SERVE_PROVIDER: &str = "BENCH_SERVE_PROVIDER_NAMESPACE";
+/// The provider child's poll interval, in milliseconds.
+const SERVE_PROVIDER_POLL: &str = "BENCH_SERVE_PROVIDER_POLL_MS";
+
+/// The child that runs the provider: its entity controllers
+/// (`controllers::run`, as `provider-litellm` runs them) over one
+/// namespace, in a process of its own, so that its memory and CPU are the
+/// provider's alone. It serves its metrics (`/metrics`, the registry the
+/// bench reads) and the in-flight limits (`/limits`) on a local port, and
+/// prints `URL RSS_KIB` (its RSS before the controllers start) as its first
+/// line.
+fn serve_provider(namespace: String) {
+    let poll = Duration::from_millis(
+        std::env::var(SERVE_PROVIDER_POLL)
+            .expect("poll interval")
+            .parse()
+            .expect("poll interval in ms"),
+    );
+    let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
+    runtime.block_on(async {
+        let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+        let metrics = Metrics::default();
+        let mut registry = Registry::default();
+        metrics.register(&mut registry);
+        let bounds = litellm_crossplane::provider::timing::PollBounds {
+            min: poll.min(Duration::from_secs(1)),
+            max: poll.max(Duration::from_secs(3600)),
+        };
+        let config = kube::Config::infer().await.expect("KUBECONFIG");
+        let provider_kube = metrics.kube_client(config).expect("counted client");
+        let ctx = Arc::new(
+            Context::new(provider_kube, CLUSTER, metrics)
+                .with_poll_interval(poll)
+                .with_poll_bounds(bounds),
+        );
+        let limits = ctx.clone();
+        let router = http::router(Arc::new(registry), Health::new()).route(
+            "/limits",
+            axum::routing::get(move || {
+                let text: String = limits
+                    .in_flight_limits()
+                    .into_iter()
+                    .map(|(endpoint, limits)| {
+                        format!(
+                            "in-flight limit to {endpoint} after convergence and steady state: \
+                             {:.1} (lowest {:.1}, maximum {})\n",
+                            limits.limit, limits.lowest, limits.max
+                        )
+                    })
+                    .collect();
+                async move { text }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a local port");
+        let address = listener.local_addr().expect("its address");
+        tokio::spawn(async move { axum::serve(listener, router).await });
+        println!(
+            "http://{address} {} {}",
+            vm_kib(0, "VmRSS"),
+            std::process::id()
+        );
+        controllers::run(ctx, Some(namespace)).await;
+    });
+}
+
+/// The provider's process (see [`serve_provider`]), killed when dropped.
+struct ProviderProcess {
+    child: std::process::Child,
+    url: String,
+    http: reqwest::Client,
+    /// Its RSS before its controllers started.
+    rss_before_kib: u64,
+    /// Its process id (not the child's when a wrapper runs it).
+    pid: u32,
+}
+
+impl ProviderProcess {
+    fn start(namespace: &str, poll: Duration) -> Self {
+        use std::io::BufRead;
+        let exe = std::env::current_exe().expect("bench binary");
+        // `BENCH_PROVIDER_WRAPPER`: a command the provider's process runs
+        // under (a profiler: `heaptrack -o /tmp/provider`); its figures are
+        // then the profiled process's.
+        let wrapper = std::env::var("BENCH_PROVIDER_WRAPPER").unwrap_or_default();
+        let mut words = wrapper.split_whitespace();
+        let mut command = match words.next() {
+            Some(program) => {
+                let mut command = std::process::Command::new(program);
+                command.args(words).arg(&exe);
+                command
+            }
+            None => std::process::Command::new(&exe),
+        };
+        let mut child = command
+            .env(SERVE_PROVIDER, namespace)
+            .env(SERVE_PROVIDER_POLL, poll.as_millis().to_string())
+            .env_remove(SERVE_STANDIN)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("provider process");
+        // A wrapper may print lines of its own first.
+        let mut stdout = std::io::BufReader::new(child.stdout.take().expect("stdout"));
+        let mut line = String::new();
+        while !line.starts_with("http://") {
+            line.clear();
+            let read = stdout.read_line(&mut line).expect("the provider's URL");
+            assert!(read > 0, "the provider ended before it served its metrics");
+        }
+        // The rest of its output (a wrapper's) is read and dropped.
+        std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+        let mut fields = line.split_whitespace();
+        let (Some(url), Some(rss), Some(pid)) = (fields.next(), fields.next(), fields.next())
+        else {
+            panic!("the provider's first line is URL RSS PID, not {line:?}");
+        };
+        ProviderProcess {
+            url: url.to_owned(),
+            rss_before_kib: rss.parse().expect("RSS in KiB"),
+            pid: pid.parse().expect("a process id"),
+            child,
+            http: reqwest::Client::new(),
+        }
+    }
+
+    fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    async fn get(&self, path: &str) -> String {
+        let url = format!("{}{path}", self.url);
+        for attempt in 0.. {
+            match self.http.get(&url).send().await {
+                Ok(answer) => match answer.text().await {
+                    Ok(text) => return text,
+                    Err(err) if attempt < 5 => eprintln!("reading {url}: {err}; again"),
+                    Err(err) => panic!("reading {url}: {err}"),
+                },
+                Err(err) if attempt < 5 => eprintln!("asking {url}: {err}; again"),
+                Err(err) => panic!("asking {url}: {err}"),
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+        unreachable!()
+    }
+}
+
+impl Drop for ProviderProcess {
+    /// SIGTERM first (the controllers shut down on it, and a profiler
+    /// wrapping the process writes its data), SIGKILL after 30 s.
+    fn drop(&mut self) {
+        // SAFETY: signals a process this bench started.
+        unsafe { libc::kill(self.pid as libc::pid_t, libc::SIGTERM) };
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(30) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        // SAFETY: as above.
+        unsafe { libc::kill(self.pid as libc::pid_t, libc::SIGKILL) };
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 fn main() {
+    if let Ok(namespace) = std::env::var(SERVE_PROVIDER) {
+        serve_provider(namespace);
+        return;
+    }
     if let Ok(master_key) = std::env::var(SERVE_STANDIN) {
         let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
         runtime.block_on(async {
@@ -198,8 +430,7 @@ fn main() {
                     timeout: DEFAULT_LITELLM_TIMEOUT,
                 })
                 .expect("stand-in client"),
-                label: "the LiteLLM stand-in (a child process, so the RSS here is the \
-                        provider's and the bench's alone)",
+                label: "the LiteLLM stand-in (a child process)",
             };
             all_ok &= run(&served, n, n, standin_poll).await;
             let _ = child.kill();
@@ -231,24 +462,18 @@ async fn run(harness: &Harness, n: usize, wave: usize, poll: Duration) -> bool {
     let base = baseline(harness, n).await;
     eprintln!("N={n}: provider (waves of {wave} pairs, poll {poll:?})");
     wait_until_idle(&harness.litellm).await;
-    reset_peak();
-    let rss_before_kib = vm_kib("VmRSS");
     let world = World::start(harness, poll).await;
+    let rss_before_kib = world.provider.rss_before_kib;
     let convergence = world.converge(n, wave).await;
     let steady = match convergence.elapsed {
         Some(_) => Some(world.steady(poll).await),
         None => None,
     };
-    let memory = (rss_before_kib, vm_kib("VmHWM"));
+    // The provider's process: its peak since it started.
+    let memory = (rss_before_kib, vm_kib(world.provider.pid(), "VmHWM"));
     // Printed before the deletion, which an overloaded proxy can drag out.
     println!("\n(LiteLLM API served by {})", harness.label);
-    for (endpoint, limits) in world.ctx.in_flight_limits() {
-        println!(
-            "in-flight limit to {endpoint} after convergence and steady state: {:.1} (lowest \
-             {:.1}, maximum {})",
-            limits.limit, limits.lowest, limits.max
-        );
-    }
+    print!("{}", world.provider.get("/limits").await);
     let ok = report(n, wave, poll, &base, &convergence, steady.as_ref(), memory);
     eprintln!("N={n}: deleting");
     let deletion = world.delete(n, wave).await;
@@ -277,9 +502,9 @@ async fn wait_until_idle(client: &litellm::Client) {
 
 // ---------------------------------------------------------------- process
 
-/// A `Vm*` line of /proc/self/status, in KiB.
-fn vm_kib(field: &str) -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+/// A `Vm*` line of /proc/<pid>/status (`pid` 0: this process), in KiB.
+fn vm_kib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(proc_file(pid, "status")).expect("/proc/<pid>/status");
     status
         .lines()
         .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
@@ -294,9 +519,18 @@ fn reset_peak() {
         .expect("resetting VmHWM via /proc/self/clear_refs");
 }
 
-/// User plus system CPU time of the whole process, exited threads included.
-fn cpu_time() -> Duration {
-    let stat = std::fs::read_to_string("/proc/self/stat").expect("/proc/self/stat");
+/// `/proc/<pid>/<file>`; `pid` 0 is this process.
+fn proc_file(pid: u32, file: &str) -> String {
+    match pid {
+        0 => format!("/proc/self/{file}"),
+        pid => format!("/proc/{pid}/{file}"),
+    }
+}
+
+/// User plus system CPU time of process `pid` (0: this one), exited
+/// threads included.
+fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(proc_file(pid, "stat")).expect("/proc/<pid>/stat");
     // The command name may hold spaces; the fields after it are fixed.
     let fields: Vec<&str> = stat
         .rsplit_once(')')
@@ -316,10 +550,9 @@ fn mib(kib: u64) -> f64 {
 
 // ---------------------------------------------------------------- metrics
 
-/// Every series of the provider's registry, keyed by name and labels.
-fn series(registry: &Registry) -> BTreeMap<String, f64> {
-    let mut text = String::new();
-    prometheus_client::encoding::text::encode(&mut text, registry).expect("metrics encode");
+/// Every series of the provider's registry (its `/metrics` text), keyed by
+/// name and labels.
+fn series(text: &str) -> BTreeMap<String, f64> {
     text.lines()
         .filter(|line| !line.starts_with('#'))
         // Label values hold spaces ("GET /team/info"); the value never does.
@@ -558,7 +791,7 @@ async fn baseline(harness: &Harness, n: usize) -> Baseline {
 
     // As many reads as the provider's steady-state window makes, so the CPU
     // time spans enough 10 ms ticks to compare.
-    let cpu = cpu_time();
+    let cpu = cpu_time(0);
     let mut read = Duration::ZERO;
     for _ in 0..STEADY_POLLS {
         let (elapsed, read_failures) = all_pairs(client, &pairs, |client, pair| async move {
@@ -570,7 +803,7 @@ async fn baseline(harness: &Harness, n: usize) -> Baseline {
         read += elapsed / STEADY_POLLS;
         failures.extend(read_failures);
     }
-    let read_cpu = (cpu_time() - cpu) / STEADY_POLLS;
+    let read_cpu = (cpu_time(0) - cpu) / STEADY_POLLS;
 
     let (delete, delete_failures) = all_pairs(client, &pairs, |client, pair| async move {
         client.key_info(&pair.token()).await?;
@@ -586,7 +819,7 @@ async fn baseline(harness: &Harness, n: usize) -> Baseline {
         read,
         read_cpu,
         delete,
-        peak_kib: vm_kib("VmHWM"),
+        peak_kib: vm_kib(0, "VmHWM"),
         failures,
     }
 }
@@ -595,11 +828,10 @@ async fn baseline(harness: &Harness, n: usize) -> Baseline {
 
 /// The provider at work on one namespace of the API server.
 struct World {
-    ctx: Arc<Context>,
+    /// The provider, in a process of its own.
+    provider: ProviderProcess,
     kube: kube::Client,
     namespace: String,
-    registry: Registry,
-    controllers: tokio::task::JoinHandle<()>,
     teams: Api<LiteLLMTeam>,
     keys: Api<LiteLLMVirtualKey>,
     secrets: Api<KubeSecret>,
@@ -733,27 +965,11 @@ impl World {
         let kube = &harness.kube;
         let namespace = k8s::namespace(kube, "bench-provider").await;
         attach_instance(harness, &namespace).await;
-        let metrics = Metrics::default();
-        let mut registry = Registry::default();
-        metrics.register(&mut registry);
-        let bounds = litellm_crossplane::provider::timing::PollBounds {
-            min: poll.min(Duration::from_secs(1)),
-            max: poll.max(Duration::from_secs(3600)),
-        };
-        // The provider's own client, its requests counted by verb and
-        // resource; the bench's creates, lists and deletes go through
-        // another.
-        let config = kube::Config::infer().await.expect("KUBECONFIG");
-        let provider_kube = metrics.kube_client(config).expect("counted client");
-        let ctx = Arc::new(
-            Context::new(provider_kube, CLUSTER, metrics)
-                .with_poll_interval(poll)
-                .with_poll_bounds(bounds),
-        );
+        // The provider's own client (in its process), its requests counted
+        // by verb and resource; the bench's creates, lists and deletes go
+        // through another.
         World {
-            controllers: tokio::spawn(controllers::run(ctx.clone(), Some(namespace.clone()))),
-            ctx,
-            registry,
+            provider: ProviderProcess::start(&namespace, poll),
             teams: Api::namespaced(kube.clone(), &namespace),
             keys: Api::namespaced(kube.clone(), &namespace),
             secrets: Api::namespaced(kube.clone(), &namespace),
@@ -765,8 +981,8 @@ impl World {
 
     /// Creates the pairs wave by wave, each once the previous one is Ready.
     async fn converge(&self, n: usize, wave: usize) -> Convergence {
-        let start = series(&self.registry);
-        let cpu = cpu_time();
+        let start = self.series().await;
+        let cpu = self.cpu_time();
         let started = Instant::now();
         let mut progress = Instant::now();
         for first in (0..n).step_by(wave) {
@@ -814,7 +1030,7 @@ impl World {
                 // From the provider's own state gauges (its caches), not a
                 // list: listing 2N objects every second would put the
                 // bench's memory into the provider's figure.
-                let now = series(&self.registry);
+                let now = self.series().await;
                 let ready_teams = converged(&now, "LiteLLMTeam");
                 let ready_keys = converged(&now, "LiteLLMVirtualKey");
                 if ready_teams == end && ready_keys == end {
@@ -824,13 +1040,13 @@ impl World {
                     eprintln!("N={n}: not converged after {:?}", *CONVERGE_TIMEOUT);
                     return Convergence {
                         elapsed: None,
-                        activity: Activity::between(&start, &series(&self.registry)),
-                        cpu: cpu_time() - cpu,
+                        activity: Activity::between(&start, &self.series().await),
+                        cpu: self.cpu_time() - cpu,
                     };
                 }
                 if progress.elapsed() > Duration::from_secs(30) {
                     progress = Instant::now();
-                    let so_far = Activity::between(&start, &series(&self.registry));
+                    let so_far = Activity::between(&start, &self.series().await);
                     eprintln!(
                         "N={n}: {:.0} s: {ready_teams}/{end} teams and {ready_keys}/{end} keys \
                          ready; calls {:?}; errors {:?}",
@@ -849,9 +1065,19 @@ impl World {
         }
         Convergence {
             elapsed: Some(started.elapsed()),
-            activity: Activity::between(&start, &series(&self.registry)),
-            cpu: cpu_time() - cpu,
+            activity: Activity::between(&start, &self.series().await),
+            cpu: self.cpu_time() - cpu,
         }
+    }
+
+    /// The provider's metrics now.
+    async fn series(&self) -> BTreeMap<String, f64> {
+        series(&self.provider.get("/metrics").await)
+    }
+
+    /// The provider's CPU time so far.
+    fn cpu_time(&self) -> Duration {
+        cpu_time(self.provider.pid())
     }
 
     /// `kind/name` → resourceVersion of every team, key and Secret.
@@ -870,11 +1096,16 @@ impl World {
         tokio::time::sleep(poll.mul_f64(MAX_JITTER)).await;
         let window = poll.mul_f64(MAX_JITTER * f64::from(STEADY_POLLS));
         let versions_before = self.versions().await;
-        let before = series(&self.registry);
-        let cpu = cpu_time();
+        eprintln!(
+            "steady-state window of {:.0} s begins (provider pid {})",
+            window.as_secs_f64(),
+            self.provider.pid()
+        );
+        let before = self.series().await;
+        let cpu = self.cpu_time();
         tokio::time::sleep(window).await;
-        let cpu = cpu_time() - cpu;
-        let after = series(&self.registry);
+        let cpu = self.cpu_time() - cpu;
+        let after = self.series().await;
         let rewritten = self
             .versions()
             .await
@@ -893,7 +1124,7 @@ impl World {
     /// go only once LiteLLM confirmed each deletion, so empty lists mean the
     /// proxy holds none of this run's objects.
     async fn delete(self, n: usize, wave: usize) -> Deletion {
-        let before = series(&self.registry);
+        let before = self.series().await;
         let started = Instant::now();
         let delete = DeleteParams::default();
         for index in 0..n.div_ceil(wave) {
@@ -905,7 +1136,7 @@ impl World {
                 if wave >= n {
                     // All at once: the provider's caches say it, without a
                     // list of every object.
-                    let now = series(&self.registry);
+                    let now = self.series().await;
                     gauge(&now, "crossplane_managed_resource_exists", "LiteLLMTeam") == 0
                         && gauge(
                             &now,
@@ -928,8 +1159,8 @@ impl World {
             }
         }
         let elapsed = started.elapsed();
-        let activity = Activity::between(&before, &series(&self.registry));
-        self.controllers.abort();
+        let activity = Activity::between(&before, &self.series().await);
+        drop(self.provider);
         // The harness runs no garbage collector or namespace controller: what
         // the namespace still holds is deleted here, not left to them.
         self.secrets

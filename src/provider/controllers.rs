@@ -96,7 +96,9 @@ fn waiting_for<U: ManagedKind, R: ManagedKind>(
         .iter()
         .filter(|user| match &***user {
             Tolerant::Ok(user) => {
-                user.namespace() == referenced.namespace()
+                // Compared in place: this runs for every user of the kind
+                // on every event of a Ready referenced resource.
+                user.meta().namespace == referenced.meta().namespace
                     && !(user.condition_is_true(READY) && user.condition_is_true(SYNCED))
                     && user
                         .joins()
@@ -111,22 +113,62 @@ fn waiting_for<U: ManagedKind, R: ManagedKind>(
 
 type Woken<U> = tokio::sync::mpsc::UnboundedSender<ObjectRef<Tolerant<U>>>;
 
-/// Passes a referenced resource's events on, waking the resources of kind
-/// `U` that wait for it (see [`waiting_for`]).
+/// Passes a referenced resource's events on (those of `referenced`, the
+/// store they fill), waking the resources of kind `U` that wait for it (see
+/// [`waiting_for`]) when it becomes Ready: at the first event that shows it
+/// Ready, and again after one showed it not Ready. Later events of a
+/// resource still Ready (a status write, every object of a relist) wake
+/// nobody: whoever waited was woken when it became Ready, and each scan
+/// reads every resource of kind `U` (a relist of N teams scanned N keys N
+/// times).
 fn waking<U: ManagedKind, R: ManagedKind>(
     users: &Store<Tolerant<U>>,
+    referenced: &Store<Tolerant<R>>,
     wake: &Woken<U>,
     joins: Joins,
 ) -> impl FnMut(Result<Tolerant<R>, watcher::Error>) -> Result<Tolerant<R>, watcher::Error> {
     let users = users.clone();
+    let store = referenced.clone();
     let wake = wake.clone();
+    let mut ready = ReadySeen::default();
     move |event| {
         if let Ok(referenced) = &event {
-            for user in waiting_for(&users.state(), joins, referenced) {
-                let _ = wake.send(user);
+            if ready.became_ready(referenced, store.len()) {
+                for user in waiting_for(&users.state(), joins, referenced) {
+                    let _ = wake.send(user);
+                }
             }
         }
         event
+    }
+}
+
+/// The referenced resources last seen Ready, by a hash of their uid (eight
+/// bytes each, not the uid).
+#[derive(Default)]
+struct ReadySeen(std::collections::HashSet<u64>);
+
+impl ReadySeen {
+    /// Whether `object` is Ready and was not when last seen. `cached` is
+    /// how many objects of the kind the cache holds: deleted ones are not
+    /// seen going, so past twice that (and a floor) the set starts over,
+    /// which only costs one scan more per Ready object.
+    fn became_ready<R: ManagedKind>(&mut self, object: &Tolerant<R>, cached: usize) -> bool {
+        use std::hash::{Hash, Hasher};
+        let Tolerant::Ok(object) = object else {
+            return false;
+        };
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        object.meta().uid.hash(&mut hasher);
+        let uid = hasher.finish();
+        if !object.condition_is_true(READY) {
+            self.0.remove(&uid);
+            return false;
+        }
+        if self.0.len() > 1024.max(2 * cached) {
+            self.0.clear();
+        }
+        self.0.insert(uid)
     }
 }
 
@@ -245,18 +287,37 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
         namespaces_store,
         secrets.clone(),
     )));
-    let teams_stream = teams_stream.map(waking(&keys_store, &wake, Joins::Team));
-    let budgets_stream = budgets_stream.map(waking(&keys_store, &wake, Joins::Budget));
+    let teams_stream = teams_stream.map(waking(&keys_store, &teams_store, &wake, Joins::Team));
+    let budgets_stream =
+        budgets_stream.map(waking(&keys_store, &budgets_store, &wake, Joins::Budget));
     let users_stream = users_stream
-        .map(waking(&keys_store, &wake, Joins::User))
-        .map(waking(&teams_store, &wake_teams, Joins::User));
-    let credentials_stream =
-        credentials_stream.map(waking(&models_store, &wake_models, Joins::Credential));
+        .map(waking(&keys_store, &users_store, &wake, Joins::User))
+        .map(waking(&teams_store, &users_store, &wake_teams, Joins::User));
+    let credentials_stream = credentials_stream.map(waking(
+        &models_store,
+        &credentials_store,
+        &wake_models,
+        Joins::Credential,
+    ));
     let mcp_servers_stream = mcp_servers_stream
-        .map(waking(&teams_store, &wake_teams, Joins::McpServer))
-        .map(waking(&keys_store, &wake, Joins::McpServer));
-    let organizations_stream =
-        organizations_stream.map(waking(&teams_store, &wake_teams, Joins::Organization));
+        .map(waking(
+            &teams_store,
+            &mcp_servers_store,
+            &wake_teams,
+            Joins::McpServer,
+        ))
+        .map(waking(
+            &keys_store,
+            &mcp_servers_store,
+            &wake,
+            Joins::McpServer,
+        ));
+    let organizations_stream = organizations_stream.map(waking(
+        &teams_store,
+        &organizations_store,
+        &wake_teams,
+        Joins::Organization,
+    ));
     // Each kind reconciles at most `concurrency` objects at once, as a
     // crossplane-runtime provider's controllers do (`--max-reconcile-rate`).
     let teams = controller(teams_store, teams_stream, &ctx).reconcile_on(
@@ -315,4 +376,42 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
         }
     };
     (work, caches)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn team(uid: &str, ready: bool) -> Tolerant<LiteLLMTeam> {
+        let status = if ready { "True" } else { "False" };
+        let team: LiteLLMTeam = serde_json::from_value(serde_json::json!({
+            "apiVersion": "litellm.m.crossplane.io/v1alpha1", "kind": "LiteLLMTeam",
+            "metadata": {"name": uid, "namespace": "n", "uid": uid},
+            "spec": {"instanceRef": {"name": "p"}, "forProvider": {}},
+            "status": {"conditions": [
+                {"type": "Ready", "status": status, "reason": "Available"}
+            ]}
+        }))
+        .unwrap();
+        Tolerant::Ok(Arc::new(team))
+    }
+
+    #[test]
+    fn users_wake_when_a_resource_becomes_ready_not_at_each_event_of_a_ready_one() {
+        let mut seen = ReadySeen::default();
+        assert!(!seen.became_ready(&team("a", false), 1), "not ready");
+        assert!(seen.became_ready(&team("a", true), 1), "became ready");
+        assert!(
+            !seen.became_ready(&team("a", true), 1),
+            "still ready: a relist"
+        );
+        assert!(seen.became_ready(&team("b", true), 2), "first seen ready");
+        assert!(!seen.became_ready(&team("a", false), 2));
+        assert!(seen.became_ready(&team("a", true), 2), "ready again");
+        // Past its bound the set starts over: one scan more, never none.
+        for i in 0..1100 {
+            seen.became_ready(&team(&format!("gone-{i}"), true), 2);
+        }
+        assert!(seen.0.len() <= 1025);
+    }
 }

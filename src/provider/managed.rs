@@ -386,21 +386,31 @@ pub async fn sync<K: ManagedKind, E: External<K>>(
     external: &E,
 ) -> Result<Synced<K>, Failed<ExternalError>> {
     let policies = &mr.managed().management_policies;
-    let observation = external
+    // Taken apart, not copied: a poll moves what it observed into what it
+    // reports.
+    let Observation {
+        exists,
+        owner: live_owner,
+        drift,
+        late_init,
+        at_provider,
+        connection_details,
+    } = external
         .observe(mr, id)
         .await
         .map_err(Failed::at(Step::Observe))?;
     let mut synced = Synced {
         outcome: Outcome::UpToDate,
         late_init: None,
-        at_provider: observation.at_provider.clone(),
-        connection_details: observation.connection_details.clone(),
+        at_provider,
+        connection_details,
     };
-    if !observation.exists {
+    if !exists {
         synced.outcome = if policy_allows(policies, ManagementPolicy::Create) {
+            // Boxed, as the update below: a poll's future need not hold
+            // room for a write.
             Outcome::Created(
-                external
-                    .create(mr, id)
+                Box::pin(external.create(mr, id))
                     .await
                     .map_err(Failed::at(Step::Create))?,
             )
@@ -409,27 +419,24 @@ pub async fn sync<K: ManagedKind, E: External<K>>(
         };
         return Ok(synced);
     }
-    if let Err(refusal) =
-        ownership::may_manage(observation.owner.as_ref(), owner, instance_namespace)
-    {
+    if let Err(refusal) = ownership::may_manage(live_owner.as_ref(), owner, instance_namespace) {
         synced.outcome = Outcome::Refused(refusal);
         synced.at_provider = None;
         synced.connection_details.clear();
         return Ok(synced);
     }
     if policy_allows(policies, ManagementPolicy::LateInitialize) {
-        synced.late_init = observation.late_init.clone();
+        synced.late_init = late_init;
     }
-    synced.outcome = if observation.up_to_date() {
+    synced.outcome = if drift.is_empty() {
         Outcome::UpToDate
     } else if policy_allows(policies, ManagementPolicy::Update) {
-        external
-            .update(mr, id, &observation.drift)
+        Box::pin(external.update(mr, id, &drift))
             .await
             .map_err(Failed::at(Step::Update))?;
-        Outcome::Updated(observation.drift.clone())
+        Outcome::Updated(drift)
     } else {
-        Outcome::DriftReported(observation.drift.clone())
+        Outcome::DriftReported(drift)
     };
     Ok(synced)
 }

@@ -226,8 +226,10 @@ struct Lifecycle {
 #[derive(Default)]
 struct Shared {
     sources: Vec<Source>,
-    /// Per controller: when each object's requested requeue falls due.
-    queues: BTreeMap<String, HashMap<String, Instant>>,
+    /// Per controller: when each object's requested requeue falls due
+    /// (`None` while it is being reconciled). An object keeps its entry
+    /// from one reconciliation to the next, so a poll allocates none.
+    queues: BTreeMap<String, HashMap<String, Option<Instant>>>,
     lifecycle: Lifecycle,
 }
 
@@ -453,8 +455,13 @@ impl Metrics {
     /// it leaves the queue and occupies a worker until
     /// [`Reconciling::finish`].
     pub fn reconciling(&self, controller: &str, key: &str) -> Reconciling {
-        if let Some(queue) = self.shared().queues.get_mut(controller) {
-            queue.remove(key);
+        if let Some(due) = self
+            .shared()
+            .queues
+            .get_mut(controller)
+            .and_then(|queue| queue.get_mut(key))
+        {
+            *due = None;
         }
         let label = ControllerLabel {
             controller: controller.to_owned(),
@@ -477,12 +484,18 @@ impl Metrics {
     /// The object will be reconciled again after `after` (an `Action`'s
     /// requeue, or the error policy's backoff).
     pub fn requeued(&self, controller: &str, key: &str, after: Duration) {
-        let due = Instant::now() + after;
-        self.shared()
-            .queues
-            .entry(controller.to_owned())
-            .or_default()
-            .insert(key.to_owned(), due);
+        let due = Some(Instant::now() + after);
+        let mut shared = self.shared();
+        if !shared.queues.contains_key(controller) {
+            shared.queues.insert(controller.to_owned(), HashMap::new());
+        }
+        let queue = shared.queues.get_mut(controller).expect("inserted");
+        match queue.get_mut(key) {
+            Some(entry) => *entry = due,
+            None => {
+                queue.insert(key.to_owned(), due);
+            }
+        }
     }
 
     /// crossplane-runtime's `recordFirstTimeReconciled`: a reconciliation
@@ -652,7 +665,10 @@ impl Shared {
             if let Some(keys) = cached.get(controller) {
                 queue.retain(|key, _| keys.contains(key));
             }
-            let waiting = queue.values().filter(|due| **due <= now).count();
+            let waiting = queue
+                .values()
+                .filter(|due| due.is_some_and(|due| due <= now))
+                .count();
             scrape.depth.insert(
                 controller.clone(),
                 i64::try_from(waiting).unwrap_or(i64::MAX),
@@ -866,9 +882,9 @@ mod tests {
             snapshot: Box::new(|| vec![seen("ns/a", true, true), seen("ns/b", true, true)]),
         });
         let queue = shared.queues.entry("c".into()).or_default();
-        queue.insert("ns/a".into(), now - Duration::from_secs(1));
-        queue.insert("ns/b".into(), now + Duration::from_secs(60));
-        queue.insert("ns/gone".into(), now - Duration::from_secs(1));
+        queue.insert("ns/a".into(), Some(now - Duration::from_secs(1)));
+        queue.insert("ns/b".into(), Some(now + Duration::from_secs(60)));
+        queue.insert("ns/gone".into(), Some(now - Duration::from_secs(1)));
         assert_eq!(shared.scrape(now).depth["c"], 1);
         assert!(!shared.queues["c"].contains_key("ns/gone"), "forgotten");
         assert_eq!(

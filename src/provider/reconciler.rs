@@ -352,17 +352,21 @@ impl Context {
         poll: Duration,
         litellm: &crate::litellm::Client,
     ) -> bool {
-        let uid = mr.meta().uid.clone().unwrap_or_default();
+        let uid = mr.meta().uid.as_deref().unwrap_or_default();
         let busy = is_poll(mr) && litellm.busy(BUSY_WINDOW);
         let mut deferred = self
             .deferred
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         if !busy {
-            deferred.remove(&uid);
+            if !deferred.is_empty() {
+                deferred.remove(uid);
+            }
             return false;
         }
-        let since = *deferred.entry(uid).or_insert_with(std::time::Instant::now);
+        let since = *deferred
+            .entry(uid.to_owned())
+            .or_insert_with(std::time::Instant::now);
         since.elapsed() < poll.min(Duration::from_secs(300))
     }
 
@@ -625,7 +629,8 @@ async fn reconcile_managed<K: ManagedKind>(
     let result = finalizer(&api, FINALIZER, mr, |event| async {
         match event {
             Event::Apply(mr) => apply(&api, mr, ctx, &scrubber).await,
-            Event::Cleanup(mr) => cleanup(&api, mr, ctx, &scrubber).await,
+            // Boxed: a poll's future need not hold room for a deletion.
+            Event::Cleanup(mr) => Box::pin(cleanup(&api, mr, ctx, &scrubber)).await,
         }
     })
     .await;
@@ -780,23 +785,37 @@ fn ready_now<K: ManagedKind>(status: &StatusWriter<K>) -> bool {
 /// The status being built for one reconciliation; written once, at the end,
 /// and only if it changed.
 struct StatusWriter<K: ManagedKind> {
-    old: ManagedStatus<K::AtProvider>,
+    /// The resource as given: its status is what was there (read, not
+    /// copied, so a poll copies the status once).
+    given: Arc<K>,
     new: ManagedStatus<K::AtProvider>,
     generation: Option<i64>,
     now: String,
 }
 
+/// What a resource without a status has: no conditions, no observation.
+fn empty_status<O>() -> ManagedStatus<O> {
+    ManagedStatus {
+        conditions: Vec::new(),
+        at_provider: None,
+    }
+}
+
 impl<K: ManagedKind> StatusWriter<K> {
-    fn new(mr: &K) -> Self {
-        let old = mr.managed_status().cloned().unwrap_or(ManagedStatus {
-            conditions: Vec::new(),
-            at_provider: None,
-        });
+    fn new(mr: &Arc<K>) -> Self {
         Self {
-            new: old.clone(),
-            old,
+            new: mr.managed_status().cloned().unwrap_or_else(empty_status),
+            given: mr.clone(),
             generation: mr.meta().generation,
             now: format!("{:.0}", Timestamp::now()),
+        }
+    }
+
+    /// Whether the status built differs from the one given.
+    fn changed(&self) -> bool {
+        match self.given.managed_status() {
+            Some(old) => *old != self.new,
+            None => self.new != empty_status(),
         }
     }
 
@@ -821,11 +840,27 @@ impl<K: ManagedKind> StatusWriter<K> {
         resource_version: Option<String>,
         written: &Written,
     ) -> Result<(), kube::Error> {
-        if self.new == self.old {
+        if !self.changed() {
             return Ok(());
         }
+        // Boxed: a poll writes nothing, and its future need not hold room
+        // for the request.
+        Box::pin(self.patch(api, name, resource_version, written)).await
+    }
+
+    async fn patch(
+        self,
+        api: &Api<K>,
+        name: &str,
+        resource_version: Option<String>,
+        written: &Written,
+    ) -> Result<(), kube::Error> {
+        let old = match self.given.managed_status() {
+            Some(old) => serde_json::to_value(old),
+            None => serde_json::to_value(empty_status::<K::AtProvider>()),
+        };
         let status = removing(
-            &serde_json::to_value(&self.old).unwrap_or_default(),
+            &old.unwrap_or_default(),
             serde_json::to_value(&self.new).unwrap_or_default(),
         );
         let patch = match resource_version {
@@ -881,8 +916,9 @@ async fn publish_event<K: kube::Resource<DynamicType = ()>>(
         secondary: None,
     };
     // Events are best effort: failing to record one must not fail the
-    // reconciliation it describes.
-    if let Err(err) = ctx.recorder.publish(&event, &mr.object_ref(&())).await {
+    // reconciliation it describes. Boxed: a poll publishes none, and its
+    // future need not hold room for the request.
+    if let Err(err) = Box::pin(ctx.recorder.publish(&event, &mr.object_ref(&()))).await {
         tracing::debug!(error = %err, "publishing an event failed");
     }
 }
@@ -948,6 +984,7 @@ async fn apply<K: ManagedKind>(
         return Ok(Action::await_change());
     }
     let poll = ctx.poll_interval(&*mr);
+    let given = mr.clone();
     match observe_and_act(api, mr.clone(), ctx, scrubber, poll).await {
         Ok(None) => {
             // A poll put off: spread over 2 to 4 s, so put-off polls do not
@@ -958,7 +995,7 @@ async fn apply<K: ManagedKind>(
         Ok(Some(Acted {
             mr,
             id,
-            synced,
+            mut synced,
             maintained,
             generation,
         })) => {
@@ -973,7 +1010,7 @@ async fn apply<K: ManagedKind>(
                 publish_event(ctx, &*mr, EventType::Normal, reason, note.clone()).await;
             }
             if synced.at_provider.is_some() {
-                status.new.at_provider = synced.at_provider.clone();
+                status.new.at_provider = synced.at_provider.take();
             }
             let gvk = series::gvk::<K>();
             let uid = mr.meta().uid.clone().unwrap_or_default();
@@ -1033,8 +1070,13 @@ async fn apply<K: ManagedKind>(
                 }
                 Outcome::UpToDate | Outcome::DriftReported(_) => {}
             }
-            // What the provider wrote before (id, late init, a rotation).
-            ctx.written.wrote(mr.meta());
+            // What the provider wrote before (id, late init, a rotation):
+            // only a resource other than the one given was written (a
+            // poll writes nothing, and would only note the version the
+            // cache already has).
+            if !Arc::ptr_eq(&mr, &given) {
+                ctx.written.wrote(mr.meta());
+            }
             status
                 .write_if_current(api, &name, mr.resource_version(), &ctx.written)
                 .await?;
@@ -1470,6 +1512,36 @@ async fn delete_external<K: ManagedKind>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The futures of a reconciliation, by kind: each poll builds one and
+    /// the controller moves it into its queue of running reconciliations,
+    /// so every byte is copied at least twice per poll.
+    #[tokio::test]
+    async fn future_sizes() {
+        use crate::api::{LiteLLMTeam, LiteLLMVirtualKey};
+        let config = kube::Config::new("http://127.0.0.1:1".parse().unwrap());
+        let client = kube::Client::try_from(config).unwrap();
+        let ctx = Arc::new(Context::new(client, "c", Metrics::default()));
+        let team: LiteLLMTeam = serde_json::from_value(json!({
+            "apiVersion": "litellm.m.crossplane.io/v1alpha1", "kind": "LiteLLMTeam",
+            "metadata": {"name": "t", "namespace": "n"},
+            "spec": {"instanceRef": {"name": "p"}, "forProvider": {}}
+        }))
+        .unwrap();
+        let key: LiteLLMVirtualKey = serde_json::from_value(json!({
+            "apiVersion": "litellm.m.crossplane.io/v1alpha1", "kind": "LiteLLMVirtualKey",
+            "metadata": {"name": "k", "namespace": "n"},
+            "spec": {"instanceRef": {"name": "p"}, "forProvider": {}}
+        }))
+        .unwrap();
+        let team = reconcile_tolerant(Arc::new(Tolerant::Ok(Arc::new(team))), ctx.clone());
+        let key = reconcile_tolerant(Arc::new(Tolerant::Ok(Arc::new(key))), ctx.clone());
+        eprintln!(
+            "reconcile future: team {} bytes, key {} bytes",
+            std::mem::size_of_val(&team),
+            std::mem::size_of_val(&key)
+        );
+    }
 
     #[test]
     fn a_status_patch_removes_what_the_observation_lost() {
