@@ -1794,6 +1794,37 @@ fn each_bad_user_member_or_mcp_server_is_fatal_and_names_its_field() {
             "spec.team.members",
         ),
         (
+            "more members than a LiteLLMTeam takes",
+            json!({}),
+            {
+                let names: Vec<String> = (0..257).map(|i| format!("u{i}")).collect();
+                let spec = with(
+                    spec(),
+                    "/users",
+                    json!(names.iter().map(|n| json!({"name": n})).collect::<Vec<_>>()),
+                );
+                let spec = with(
+                    spec,
+                    "/team/members",
+                    json!(names.iter().map(|n| json!({"user": n})).collect::<Vec<_>>()),
+                );
+                with(spec, "/keys/0/user", json!("u0"))
+            },
+            "spec.team.members",
+        ),
+        (
+            "more access groups in an objectPermission than it takes",
+            json!({}),
+            with(
+                spec(),
+                "/team/objectPermission/mcpAccessGroups",
+                json!((0..257)
+                    .map(|i| format!("team-ml/g{i}"))
+                    .collect::<Vec<_>>()),
+            ),
+            "spec.team.objectPermission.mcpAccessGroups",
+        ),
+        (
             "a team admin the policy does not allow",
             json!({"allowTeamAdmins": false}),
             spec(),

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::api::common::bounds::MAX_OBJECT_PERMISSIONS;
 use crate::api::input::{FieldPaths, Policy};
 use crate::api::mcp_server::{McpAuthType, McpTransport};
 
@@ -267,6 +268,18 @@ fn check_permission(
     tenancy: &Tenancy<'_>,
     findings: &mut Findings,
 ) {
+    for (name, list) in [
+        ("mcpServers", &permission.mcp_servers),
+        ("mcpAccessGroups", &permission.mcp_access_groups),
+    ] {
+        let count = list.as_ref().map_or(0, Vec::len);
+        if count > MAX_OBJECT_PERMISSIONS as usize {
+            findings.fatal.push(Problem::new(
+                format!("{at}.{name}"),
+                format!("{count} entries; objectPermission takes at most {MAX_OBJECT_PERMISSIONS}"),
+            ));
+        }
+    }
     for (j, server) in permission.mcp_servers.iter().flatten().enumerate() {
         let field = format!("{at}.mcpServers[{j}]");
         if request.mcp_servers.iter().any(|s| &s.name == server) {

@@ -6,6 +6,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::api::common::bounds::MAX_MEMBERS;
 use crate::api::input::{FieldPaths, Policy};
 use crate::api::user::UserRole;
 
@@ -250,6 +251,15 @@ fn check_members(
         return;
     };
     let list = format!("{}.members", paths.team);
+    if members.len() > MAX_MEMBERS as usize {
+        findings.fatal.push(Problem::new(
+            list.clone(),
+            format!(
+                "{} members requested; a LiteLLMTeam takes at most {MAX_MEMBERS}",
+                members.len()
+            ),
+        ));
+    }
     if let Some(limit) = policy.max_members {
         if members.len() > limit as usize {
             findings.fatal.push(Problem::new(
