@@ -1505,3 +1505,848 @@ fn providers_and_secrets_of_models_follow_the_policy() {
     let params = &c.resources["model-gpt-4o"].resource["spec"]["forProvider"]["litellmParams"];
     assert_eq!(params["credentialRef"], json!({"name": "openai-shared"}));
 }
+
+// ------------------------------------------ users, members, MCP servers
+
+/// A tenant's XR (team-ml) on the shared instance (litellm) with users,
+/// members, a key owned by a user, an MCP server and object permissions.
+fn people_spec() -> Value {
+    json!({
+        "team": {"models": ["gpt-4o"],
+                 "members": [{"user": "alice", "role": "admin"},
+                             {"email": "Bob@Example.com", "maxBudgetInTeam": "10"}],
+                 "membersPolicy": "Additive",
+                 "objectPermission": {"mcpServers": ["github"],
+                                      "mcpAccessGroups": ["team-ml/tools"]}},
+        "budget": {"maxBudget": "50", "duration": "30d"},
+        "users": [{"name": "alice", "email": "alice@example.com", "alias": "Alice"},
+                  {"name": "bob", "email": "bob@example.com", "role": "internal_user_viewer",
+                   "models": ["gpt-4o-mini"], "maxBudget": "5", "budgetDuration": "7d",
+                   "tpmLimit": 100, "rpmLimit": 10, "maxParallelRequests": 2,
+                   "metadata": {"dept": "ml"}}],
+        "mcpServers": [{"name": "github", "url": "https://mcp.example.com/mcp",
+                        "transport": "sse", "serverName": "team_ml.github",
+                        "description": "GitHub", "authType": "bearer_token",
+                        "authSecretRef": {"name": "github-token", "key": "token"},
+                        "allowedTools": ["get_issue"], "accessGroups": ["team-ml/tools"],
+                        "mcpInfo": {"owner": "ml"}}],
+        "keys": [{"name": "cli", "user": "alice",
+                  "objectPermission": {"mcpServers": ["github"]}}]
+    })
+}
+
+/// `compose` of `spec` (a tenant's XR on the shared instance) under the
+/// test input with `policy` merged into its policy.
+fn compose_people(policy: Value, spec: Value) -> Outcome {
+    let mut input = input();
+    for (k, v) in policy.as_object().unwrap() {
+        input["policy"][k] = v.clone();
+    }
+    let supplied = Fixed(BTreeMap::new(), Some(json!({"ready": true})), None);
+    compose(&xr(spec), Some(&input), &supplied)
+}
+
+/// `spec` with the JSON value at the pointer `at` replaced (or made; an
+/// index one past a list's end appends).
+fn with(mut spec: Value, at: &str, value: Value) -> Value {
+    match spec.pointer_mut(at) {
+        Some(slot) => *slot = value,
+        None => {
+            let (parent, last) = at.rsplit_once('/').unwrap();
+            match spec.pointer_mut(parent).unwrap() {
+                Value::Array(items) => {
+                    assert_eq!(last.parse::<usize>().unwrap(), items.len(), "{at}");
+                    items.push(value);
+                }
+                parent => parent[last] = value,
+            }
+        }
+    }
+    spec
+}
+
+fn without(mut spec: Value, at: &str) -> Value {
+    let (parent, last) = at.rsplit_once('/').unwrap();
+    spec.pointer_mut(parent)
+        .unwrap()
+        .as_object_mut()
+        .unwrap()
+        .remove(last);
+    spec
+}
+
+#[test]
+fn users_members_keys_and_mcp_servers_render_as_the_providers_kinds() {
+    let outcome = compose_people(json!({}), people_spec());
+    let Outcome::Composed(c) = &outcome else {
+        panic!("fatal: {outcome:?}")
+    };
+    let kinds: BTreeMap<&str, &str> = c
+        .resources
+        .iter()
+        .map(|(name, d)| (name.as_str(), d.resource["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        kinds,
+        BTreeMap::from([
+            ("budget", "LiteLLMBudget"),
+            ("key-cli", "LiteLLMVirtualKey"),
+            ("mcp-github", "LiteLLMMCPServer"),
+            ("team", "LiteLLMTeam"),
+            ("user-alice", "LiteLLMUser"),
+            ("user-bob", "LiteLLMUser"),
+        ])
+    );
+    let shared = json!({"name": "shared", "namespace": "litellm"});
+    for d in c.resources.values() {
+        assert_eq!(d.resource["spec"]["instanceRef"], shared);
+        assert_eq!(d.resource["metadata"]["namespace"], "team-ml");
+    }
+    // Alice has no models: the team's apply, and the default is reported.
+    assert_eq!(
+        for_provider(&outcome, "user-alice"),
+        json!({"userEmail": "alice@example.com", "userAlias": "Alice", "models": ["gpt-4o"]})
+    );
+    assert_eq!(
+        defaults(&outcome),
+        ["spec.users[0].models: not set: the team's models apply: gpt-4o"]
+    );
+    assert_eq!(
+        for_provider(&outcome, "user-bob"),
+        json!({"userEmail": "bob@example.com", "userRole": "internal_user_viewer",
+               "models": ["gpt-4o-mini"], "maxBudget": "5", "budgetDuration": "7d",
+               "tpmLimit": 100, "rpmLimit": 10, "maxParallelRequests": 2,
+               "metadata": {"dept": "ml"}})
+    );
+    let team = for_provider(&outcome, "team");
+    // Bob is named by his email, in other letters.
+    assert_eq!(
+        team["members"],
+        json!([{"userRef": {"name": "ml.user-alice"}, "role": "admin"},
+               {"userRef": {"name": "ml.user-bob"}, "maxBudgetInTeam": "10"}])
+    );
+    assert_eq!(team["membersPolicy"], "Additive");
+    assert_eq!(
+        team["objectPermission"],
+        json!({"mcpServerRefs": [{"name": "ml.mcp-github"}],
+               "mcpAccessGroups": ["team-ml/tools"]})
+    );
+    let key = for_provider(&outcome, "key-cli");
+    assert_eq!(key["userRef"], json!({"name": "ml.user-alice"}));
+    assert_eq!(key["teamRef"], json!({"name": "ml.team"}));
+    assert_eq!(
+        key["objectPermission"],
+        json!({"mcpServerRefs": [{"name": "ml.mcp-github"}]})
+    );
+    assert_eq!(
+        for_provider(&outcome, "mcp-github"),
+        json!({"transport": "sse", "url": "https://mcp.example.com/mcp",
+               "serverName": "team_ml.github", "description": "GitHub",
+               "authType": "bearer_token",
+               "authSecretRef": {"name": "github-token", "key": "token"},
+               "allowedTools": ["get_issue"], "accessGroups": ["team-ml/tools"],
+               "mcpInfo": {"owner": "ml"}})
+    );
+    // Without a transport: http.
+    let spec = without(people_spec(), "/mcpServers/0/transport");
+    let outcome = compose_people(json!({}), spec);
+    assert_eq!(for_provider(&outcome, "mcp-github")["transport"], "http");
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+}
+
+#[test]
+fn each_bad_user_member_or_mcp_server_is_fatal_and_names_its_field() {
+    let spec = people_spec;
+    let no_models = json!({"allowedModels": null});
+    let cases: Vec<(&str, Value, Value, &str)> = vec![
+        (
+            "a user name that is no DNS label",
+            json!({}),
+            with(spec(), "/users/1/name", json!("Bob")),
+            "spec.users[1].name",
+        ),
+        (
+            "two users of one name",
+            json!({}),
+            with(spec(), "/users/2", json!({"name": "alice"})),
+            "spec.users[2].name",
+        ),
+        (
+            "two users of one email, in other letters",
+            json!({}),
+            with(
+                spec(),
+                "/users/2",
+                json!({"name": "carol", "email": "ALICE@example.com"}),
+            ),
+            "spec.users[2].email",
+        ),
+        (
+            "an empty email",
+            json!({}),
+            with(spec(), "/users/0/email", json!("")),
+            "spec.users[0].email",
+        ),
+        (
+            "an unknown user role",
+            json!({}),
+            with(spec(), "/users/0/role", json!("org_admin")),
+            "spec.users[0].role",
+        ),
+        (
+            "an admin role on the shared instance, even when listed",
+            json!({"allowedUserRoles": ["proxy_admin", "internal_user", "internal_user_viewer"]}),
+            with(spec(), "/users/0/role", json!("proxy_admin")),
+            "spec.users[0].role",
+        ),
+        (
+            "a role the policy leaves out",
+            json!({"allowedUserRoles": ["internal_user_viewer"]}),
+            with(spec(), "/users/0/role", json!("internal_user")),
+            "spec.users[0].role",
+        ),
+        (
+            "more users than the policy allows",
+            json!({"maxUsers": 1}),
+            spec(),
+            "spec.users",
+        ),
+        (
+            "a user's model the policy does not allow",
+            json!({}),
+            with(spec(), "/users/1/models", json!(["claude-3"])),
+            "spec.users[1].models[0]",
+        ),
+        (
+            "a user's empty models",
+            json!({}),
+            with(spec(), "/users/1/models", json!([])),
+            "spec.users[1].models",
+        ),
+        (
+            "a user's model of another namespace",
+            no_models.clone(),
+            with(spec(), "/users/1/models", json!(["team-x/m"])),
+            "spec.users[1].models[0]",
+        ),
+        (
+            "a user's wildcard model",
+            no_models.clone(),
+            with(spec(), "/users/1/models", json!(["gpt-*"])),
+            "spec.users[1].models[0]",
+        ),
+        (
+            "a user without models, the team without either",
+            no_models.clone(),
+            without(spec(), "/team/models"),
+            "spec.users[0].models",
+        ),
+        (
+            "a user's bad budgetDuration",
+            json!({}),
+            with(spec(), "/users/1/budgetDuration", json!("7x")),
+            "spec.users[1].budgetDuration",
+        ),
+        (
+            "a member naming no user",
+            json!({}),
+            with(spec(), "/team/members/0/user", json!("carol")),
+            "spec.team.members[0].user",
+        ),
+        (
+            "a member by an email no user has",
+            json!({}),
+            with(spec(), "/team/members/1/email", json!("carol@example.com")),
+            "spec.team.members[1].email",
+        ),
+        (
+            "a member by user and email",
+            json!({}),
+            with(spec(), "/team/members/0/email", json!("alice@example.com")),
+            "spec.team.members[0]",
+        ),
+        (
+            "a member naming nobody",
+            json!({}),
+            with(spec(), "/team/members/0", json!({"role": "user"})),
+            "spec.team.members[0]",
+        ),
+        (
+            "a member by user id on the shared instance",
+            json!({"allowedUserIds": ["*"]}),
+            with(spec(), "/team/members/0", json!({"userId": "someone"})),
+            "spec.team.members[0].userId",
+        ),
+        (
+            "one user twice",
+            json!({}),
+            with(
+                spec(),
+                "/team/members/1",
+                json!({"email": "alice@example.com"}),
+            ),
+            "spec.team.members[1]",
+        ),
+        (
+            "more members than the policy allows",
+            json!({"maxMembers": 1}),
+            spec(),
+            "spec.team.members",
+        ),
+        (
+            "more members than a LiteLLMTeam takes",
+            json!({}),
+            {
+                let names: Vec<String> = (0..257).map(|i| format!("u{i}")).collect();
+                let spec = with(
+                    spec(),
+                    "/users",
+                    json!(names.iter().map(|n| json!({"name": n})).collect::<Vec<_>>()),
+                );
+                let spec = with(
+                    spec,
+                    "/team/members",
+                    json!(names.iter().map(|n| json!({"user": n})).collect::<Vec<_>>()),
+                );
+                with(spec, "/keys/0/user", json!("u0"))
+            },
+            "spec.team.members",
+        ),
+        (
+            "more access groups in an objectPermission than it takes",
+            json!({}),
+            with(
+                spec(),
+                "/team/objectPermission/mcpAccessGroups",
+                json!((0..257)
+                    .map(|i| format!("team-ml/g{i}"))
+                    .collect::<Vec<_>>()),
+            ),
+            "spec.team.objectPermission.mcpAccessGroups",
+        ),
+        (
+            "a team admin the policy does not allow",
+            json!({"allowTeamAdmins": false}),
+            spec(),
+            "spec.team.members[0].role",
+        ),
+        (
+            "an unknown member role",
+            json!({}),
+            with(spec(), "/team/members/0/role", json!("owner")),
+            "spec.team.members[0].role",
+        ),
+        (
+            "a member field the function does not read",
+            json!({}),
+            with(spec(), "/team/members/0/nickname", json!("al")),
+            "spec.team.members[0].nickname",
+        ),
+        (
+            "a bad member budget",
+            json!({}),
+            with(spec(), "/team/members/1/maxBudgetInTeam", json!("lots")),
+            "spec.team.members[1].maxBudgetInTeam",
+        ),
+        (
+            "a key of no user",
+            json!({}),
+            with(spec(), "/keys/0/user", json!("carol")),
+            "spec.keys[0].user",
+        ),
+        (
+            "an MCP server name that is no DNS label",
+            json!({}),
+            with(spec(), "/mcpServers/0/name", json!("Git_Hub")),
+            "spec.mcpServers[0].name",
+        ),
+        (
+            "two MCP servers of one name",
+            json!({}),
+            with(
+                spec(),
+                "/mcpServers/1",
+                json!({"name": "github", "url": "https://h/"}),
+            ),
+            "spec.mcpServers[1].name",
+        ),
+        (
+            "a stdio MCP server",
+            json!({}),
+            with(spec(), "/mcpServers/0/transport", json!("stdio")),
+            "spec.mcpServers[0].transport",
+        ),
+        (
+            "an unknown transport",
+            json!({}),
+            with(spec(), "/mcpServers/0/transport", json!("websocket")),
+            "spec.mcpServers[0].transport",
+        ),
+        (
+            "an MCP server without a URL",
+            json!({}),
+            without(spec(), "/mcpServers/0/url"),
+            "spec.mcpServers[0].url",
+        ),
+        (
+            "an MCP server at a file URL",
+            json!({}),
+            with(spec(), "/mcpServers/0/url", json!("file:///etc/passwd")),
+            "spec.mcpServers[0].url",
+        ),
+        (
+            "an MCP host the policy does not allow",
+            json!({"allowedMcpHosts": ["*.tools.example"]}),
+            spec(),
+            "spec.mcpServers[0].url",
+        ),
+        (
+            "a server name with a '-'",
+            json!({}),
+            with(spec(), "/mcpServers/0/serverName", json!("team_ml.git-hub")),
+            "spec.mcpServers[0].serverName",
+        ),
+        (
+            "a server name outside the namespace's prefix",
+            json!({}),
+            with(spec(), "/mcpServers/0/serverName", json!("github")),
+            "spec.mcpServers[0].serverName",
+        ),
+        (
+            "an auth type without its Secret",
+            json!({}),
+            without(spec(), "/mcpServers/0/authSecretRef"),
+            "spec.mcpServers[0].authSecretRef",
+        ),
+        (
+            "a Secret without an auth type",
+            json!({}),
+            without(spec(), "/mcpServers/0/authType"),
+            "spec.mcpServers[0].authSecretRef",
+        ),
+        (
+            "a Secret the policy does not allow",
+            json!({"allowedSecrets": ["openai-*"]}),
+            spec(),
+            "spec.mcpServers[0].authSecretRef",
+        ),
+        (
+            "an unknown auth type",
+            json!({}),
+            with(spec(), "/mcpServers/0/authType", json!("oauth")),
+            "spec.mcpServers[0].authType",
+        ),
+        (
+            "a server's access group of another namespace",
+            json!({}),
+            with(spec(), "/mcpServers/0/accessGroups/0", json!("tools")),
+            "spec.mcpServers[0].accessGroups[0]",
+        ),
+        (
+            "MCP servers the policy does not allow",
+            json!({"allowMcpServers": false}),
+            spec(),
+            "spec.mcpServers",
+        ),
+        (
+            "an existing MCP server the policy does not allow",
+            json!({"allowedMcpServers": ["platform-*"]}),
+            with(
+                spec(),
+                "/team/objectPermission/mcpServers/0",
+                json!("slack"),
+            ),
+            "spec.team.objectPermission.mcpServers[0]",
+        ),
+        (
+            "a team's access group of another namespace",
+            json!({}),
+            with(
+                spec(),
+                "/team/objectPermission/mcpAccessGroups/0",
+                json!("team-x/tools"),
+            ),
+            "spec.team.objectPermission.mcpAccessGroups[0]",
+        ),
+        (
+            "an access group the policy does not allow",
+            json!({"allowedMcpAccessGroups": ["team-ml/shared"]}),
+            spec(),
+            "spec.team.objectPermission.mcpAccessGroups[0]",
+        ),
+        (
+            "a key's existing MCP server the policy does not allow",
+            json!({"allowedMcpServers": []}),
+            with(
+                spec(),
+                "/keys/0/objectPermission/mcpServers/0",
+                json!("slack"),
+            ),
+            "spec.keys[0].objectPermission.mcpServers[0]",
+        ),
+        (
+            "vector stores",
+            json!({}),
+            with(
+                spec(),
+                "/team/objectPermission/vectorStores",
+                json!(["vs-1"]),
+            ),
+            "spec.team.objectPermission.vectorStores",
+        ),
+        (
+            "raw MCP server ids",
+            json!({}),
+            with(
+                spec(),
+                "/keys/0/objectPermission/mcpServerIds",
+                json!(["abc"]),
+            ),
+            "spec.keys[0].objectPermission.mcpServerIds",
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (what, policy, spec, field) in cases {
+        match compose_people(policy, spec) {
+            Outcome::Fatal(problems) if problems.len() == 1 && problems[0].field == field => {}
+            Outcome::Fatal(problems) => wrong.push(format!("{what}: {problems:?}")),
+            Outcome::Composed(_) => wrong.push(format!("{what}: composed")),
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+#[test]
+fn user_and_mcp_messages_say_what_to_do() {
+    let message = |policy: Value, spec: Value| match compose_people(policy, spec) {
+        Outcome::Fatal(problems) => problems[0].to_string(),
+        Outcome::Composed(_) => panic!("composed"),
+    };
+    let admin = message(
+        json!({}),
+        with(people_spec(), "/users/0/role", json!("proxy_admin")),
+    );
+    assert!(
+        admin.contains("outside the LiteLLMInstance's namespace")
+            && admin.contains("internal_user"),
+        "{admin}"
+    );
+    let by_id = message(
+        json!({}),
+        with(people_spec(), "/team/members/0", json!({"userId": "u"})),
+    );
+    assert!(by_id.contains("add the user to spec.users"), "{by_id}");
+    let server_name = message(
+        json!({}),
+        with(people_spec(), "/mcpServers/0/serverName", json!("github")),
+    );
+    assert!(server_name.contains("\"team_ml.\""), "{server_name}");
+    let host = message(
+        json!({"allowedMcpHosts": ["mcp.example.org"]}),
+        people_spec(),
+    );
+    assert!(
+        host.contains(
+            "host \"mcp.example.com\" is not allowed by policy (allowed: mcp.example.org)"
+        ),
+        "{host}"
+    );
+    let secret = message(json!({"allowedSecrets": ["openai-*"]}), people_spec());
+    assert!(
+        secret.contains("Secret \"github-token\" is not allowed by policy"),
+        "{secret}"
+    );
+    // A wrong value in the XR names the field and never echoes a Secret's
+    // content: the function never sees one.
+    assert!(!secret.contains("token\":"), "{secret}");
+}
+
+/// The XR composed into a namespace of the platform's (a claim's legacy
+/// XR with `input.namespace`): there the provider applies no tenant rule,
+/// so every reference to an existing object needs the policy's list, and
+/// the admin user roles their listing.
+#[test]
+fn in_the_platforms_namespace_existing_objects_need_the_policys_lists() {
+    let claimed = |spec: Value| {
+        let mut xr = xr(spec);
+        let metadata = xr["metadata"].as_object_mut().unwrap();
+        metadata.remove("namespace");
+        metadata.insert(
+            "labels".into(),
+            json!({"crossplane.io/claim-namespace": "apps"}),
+        );
+        xr
+    };
+    let run = |policy: Value, spec: Value| {
+        let mut input = input();
+        input["namespace"] = json!("litellm");
+        for (k, v) in policy.as_object().unwrap() {
+            input["policy"][k] = v.clone();
+        }
+        compose(&claimed(spec), Some(&input), &Fixed::default())
+    };
+    // The platform's namespace has no tenant prefix to keep.
+    let spec = || {
+        let spec = with(
+            people_spec(),
+            "/mcpServers/0/accessGroups",
+            json!(["tools"]),
+        );
+        let spec = with(spec, "/mcpServers/0/serverName", json!("github"));
+        let spec = with(
+            spec,
+            "/team/objectPermission/mcpAccessGroups",
+            json!(["tools"]),
+        );
+        with(
+            spec,
+            "/team/members/2",
+            json!({"userId": "platform-bot", "role": "user"}),
+        )
+    };
+    let lists = json!({"allowedSecrets": ["github-*"], "allowedUserIds": ["platform-*"],
+                       "allowedMcpAccessGroups": ["tools"], "allowedMcpServers": ["slack"]});
+    let Outcome::Composed(c) = run(lists.clone(), spec()) else {
+        panic!("fatal")
+    };
+    let team = &c.resources["team"].resource["spec"]["forProvider"];
+    assert_eq!(
+        team["members"][2],
+        json!({"userId": "platform-bot", "role": "user"})
+    );
+    for (list, field, says) in [
+        (
+            "allowedSecrets",
+            "spec.mcpServers[0].authSecretRef",
+            "Secret",
+        ),
+        (
+            "allowedUserIds",
+            "spec.team.members[2].userId",
+            "LiteLLM user",
+        ),
+        (
+            "allowedMcpAccessGroups",
+            "spec.team.objectPermission.mcpAccessGroups[0]",
+            "MCP access group",
+        ),
+    ] {
+        let mut policy = lists.clone();
+        policy.as_object_mut().unwrap().remove(list);
+        let Outcome::Fatal(problems) = run(policy, spec()) else {
+            panic!("{list}: composed")
+        };
+        assert_eq!(problems.len(), 1, "{list}: {problems:?}");
+        assert_eq!(problems[0].field, field);
+        assert_eq!(
+            problems[0].message,
+            format!(
+                "names a {says} in litellm, a namespace of the platform's: set \
+                 input.policy.{list} to the {says}s XRs may use"
+            )
+        );
+    }
+    // An existing server: only by the list; the XR's own needs none.
+    let existing = with(
+        spec(),
+        "/keys/0/objectPermission/mcpServers/0",
+        json!("slack"),
+    );
+    assert!(matches!(
+        run(lists.clone(), existing.clone()),
+        Outcome::Composed(_)
+    ));
+    let mut policy = lists.clone();
+    policy.as_object_mut().unwrap().remove("allowedMcpServers");
+    assert_eq!(
+        fatal_fields(run(policy, existing)),
+        ["spec.keys[0].objectPermission.mcpServers[0]"]
+    );
+    // Admin roles: only when listed, and then rendered.
+    let admin = with(spec(), "/users/0/role", json!("proxy_admin"));
+    assert_eq!(
+        fatal_fields(run(lists.clone(), admin.clone())),
+        ["spec.users[0].role"]
+    );
+    let mut policy = lists.clone();
+    policy["allowedUserRoles"] = json!(["proxy_admin", "internal_user", "internal_user_viewer"]);
+    let Outcome::Composed(c) = run(policy, admin) else {
+        panic!("fatal")
+    };
+    assert_eq!(
+        c.resources["user-alice"].resource["spec"]["forProvider"]["userRole"],
+        "proxy_admin"
+    );
+}
+
+#[test]
+fn odd_but_workable_members_and_permissions_warn() {
+    let spec = with(
+        people_spec(),
+        "/team/members/1/maxBudgetInTeam",
+        json!("80"),
+    );
+    let spec = with(spec, "/team/objectPermission/mcpServers", json!([]));
+    let Outcome::Composed(c) = compose_people(json!({}), spec) else {
+        panic!("fatal")
+    };
+    let warned: Vec<&str> = c.warnings.iter().map(|p| p.field.as_str()).collect();
+    assert_eq!(
+        warned,
+        [
+            "spec.team.members[1].maxBudgetInTeam",
+            "spec.keys[0].objectPermission.mcpServers[0]"
+        ]
+    );
+    assert!(c.warnings[1].message.contains("its team does not grant"));
+    // Fields of users and MCP servers the function does not read.
+    let spec = with(people_spec(), "/users/0/password", json!("x"));
+    let spec = with(spec, "/mcpServers/0/command", json!("npx"));
+    let Outcome::Composed(c) = compose_people(json!({}), spec) else {
+        panic!("fatal")
+    };
+    let warned: Vec<&str> = c.warnings.iter().map(|p| p.field.as_str()).collect();
+    assert_eq!(
+        warned,
+        ["spec.users[0].password", "spec.mcpServers[0].command"]
+    );
+}
+
+#[test]
+fn users_and_mcp_servers_report_readiness_and_status() {
+    let ready =
+        |id: Value| json!({"atProvider": id, "conditions": [{"type": "Ready", "status": "True"}]});
+    let observed = Fixed(
+        BTreeMap::from([
+            (
+                "user-alice".to_string(),
+                ready(json!({"userId": "team-ml.ml.user-alice"})),
+            ),
+            (
+                "user-bob".to_string(),
+                json!({"conditions": [{"type": "Ready", "status": "False"}]}),
+            ),
+            (
+                "mcp-github".to_string(),
+                ready(
+                    json!({"serverId": "team-ml.ml.mcp-github", "serverName": "team_ml.github",
+                             "health": "healthy"}),
+                ),
+            ),
+        ]),
+        Some(json!({"ready": true})),
+        None,
+    );
+    let mut input = input();
+    input["policy"] = json!({});
+    let Outcome::Composed(c) = compose(&xr(people_spec()), Some(&input), &observed) else {
+        panic!("fatal")
+    };
+    assert_eq!(c.resources["user-alice"].ready, Some(true));
+    assert_eq!(c.resources["user-bob"].ready, Some(false));
+    assert_eq!(c.resources["mcp-github"].ready, Some(true));
+    assert_eq!(
+        c.xr_status["users"],
+        json!([{"name": "alice", "userId": "team-ml.ml.user-alice", "ready": true},
+               {"name": "bob", "ready": false}])
+    );
+    assert_eq!(
+        c.xr_status["mcpServers"],
+        json!([{"name": "github", "serverId": "team-ml.ml.mcp-github",
+                "serverName": "team_ml.github", "ready": true}])
+    );
+    assert_eq!(c.xr_status["ready"], false);
+    // An XR without users or MCP servers reports neither (its XRD may not
+    // declare them), and the fields go where the input says.
+    let Outcome::Composed(c) = compose(&xr(good_spec()), Some(&input), &observed) else {
+        panic!("fatal")
+    };
+    assert!(c.xr_status.get("users").is_none() && c.xr_status.get("mcpServers").is_none());
+    input["status"] = json!({"users": "status.litellm.users", "mcpServers": ""});
+    let Outcome::Composed(c) = compose(&xr(people_spec()), Some(&input), &observed) else {
+        panic!("fatal")
+    };
+    assert_eq!(c.xr_status["litellm"]["users"][0]["name"], "alice");
+    assert!(c.xr_status.get("mcpServers").is_none());
+}
+
+#[test]
+fn references_to_users_and_mcp_servers_follow_observed_names() {
+    let observed = Named(
+        Fixed::default(),
+        BTreeMap::from([
+            ("user-alice".to_string(), "ml-alice".to_string()),
+            ("mcp-github".to_string(), "ml-github".to_string()),
+        ]),
+    );
+    let mut input = input();
+    input["policy"] = json!({});
+    let Outcome::Composed(c) = compose(&xr(people_spec()), Some(&input), &observed) else {
+        panic!("fatal")
+    };
+    let p = |name: &str| &c.resources[name].resource["spec"]["forProvider"];
+    assert_eq!(
+        c.resources["user-alice"].resource["metadata"]["name"],
+        "ml-alice"
+    );
+    assert_eq!(p("team")["members"][0]["userRef"]["name"], "ml-alice");
+    assert_eq!(p("team")["members"][1]["userRef"]["name"], "ml.user-bob");
+    assert_eq!(p("key-cli")["userRef"]["name"], "ml-alice");
+    assert_eq!(
+        p("team")["objectPermission"]["mcpServerRefs"][0]["name"],
+        "ml-github"
+    );
+    assert_eq!(
+        p("key-cli")["objectPermission"]["mcpServerRefs"][0]["name"],
+        "ml-github"
+    );
+}
+
+#[test]
+fn users_and_mcp_servers_take_the_inputs_metadata_and_usages() {
+    let mut input = input();
+    input["policy"] = json!({});
+    input["instance"] = json!({"attach": {"endpoint": "http://litellm.litellm.svc:4000",
+                                          "masterKeySecretRef": {"name": "m", "key": "k"}}});
+    input["usages"] = json!(true);
+    input["composed"] = json!({
+        "users": {"labels": {"kind": "user"}, "managementPolicies": ["Observe"]},
+        "mcpServers": {"annotations": {"crossplane.io/poll-interval": "5m"}},
+        "byName": {"user-bob": {"annotations": {"crossplane.io/external-name": "bob-id"}}}
+    });
+    let Outcome::Composed(c) = compose(&xr(people_spec()), Some(&input), &Fixed::default()) else {
+        panic!("fatal")
+    };
+    let r = |name: &str| &c.resources[name].resource;
+    assert_eq!(r("user-alice")["metadata"]["labels"]["kind"], "user");
+    assert_eq!(
+        r("user-alice")["spec"]["managementPolicies"],
+        json!(["Observe"])
+    );
+    assert_eq!(
+        r("user-bob")["metadata"]["annotations"]["crossplane.io/external-name"],
+        "bob-id"
+    );
+    assert_eq!(
+        r("mcp-github")["metadata"]["annotations"]["crossplane.io/poll-interval"],
+        "5m"
+    );
+    assert!(r("team")["metadata"].get("labels").is_none());
+    // The attached instance is deleted after the users and the MCP server.
+    for user in ["user-alice", "user-bob", "mcp-github"] {
+        let usage = &r(&format!("usage-{user}"))["spec"]["by"];
+        assert_eq!(usage["kind"], r(user)["kind"]);
+        assert_eq!(usage["resourceRef"]["name"], r(user)["metadata"]["name"]);
+    }
+    // In the tenant's own namespace with its own (attached) instance the
+    // provider applies no tenant rule, and neither does the function.
+    let spec = with(people_spec(), "/mcpServers/0/serverName", json!("github"));
+    let spec = with(spec, "/team/members/0", json!({"userId": "someone"}));
+    let Outcome::Composed(c) = compose(&xr(spec), Some(&input), &Fixed::default()) else {
+        panic!("fatal")
+    };
+    assert_eq!(
+        c.resources["team"].resource["spec"]["forProvider"]["members"][0],
+        json!({"userId": "someone"})
+    );
+}

@@ -125,6 +125,25 @@ async fn the_api_server_accepts_the_examples_and_rejects_bad_objects() {
         examples.iter().map(Vec::len).sum::<usize>() >= 10,
         "examples render the LiteLLM kinds"
     );
+    let kinds: std::collections::BTreeSet<&str> = examples
+        .iter()
+        .flatten()
+        .filter_map(|o| o["kind"].as_str())
+        .collect();
+    for kind in [
+        "LiteLLMInstance",
+        "LiteLLMTeam",
+        "LiteLLMBudget",
+        "LiteLLMVirtualKey",
+        "LiteLLMModel",
+        "LiteLLMUser",
+        "LiteLLMMCPServer",
+    ] {
+        assert!(
+            kinds.contains(kind),
+            "no example renders a {kind}: {kinds:?}"
+        );
+    }
     // Each example in a namespace of its own: they share object names.
     for objects in examples {
         let example_ns = k8s::namespace(&client, "example").await;

@@ -567,3 +567,108 @@ async fn the_instance_is_required_in_the_one_field_this_crossplane_reads() {
         warning.message
     );
 }
+
+/// The people-and-tools example over gRPC: users, the team with its
+/// members, a user's key and an MCP server, each with the readiness the
+/// provider reported and the XR's status naming the users' and the
+/// server's ids (decoded from the observed status, nothing else of it);
+/// a policy violation in one of the new fields is a Fatal result naming
+/// it.
+#[tokio::test]
+async fn users_members_and_mcp_servers_compose_over_grpc() {
+    use function_sdk_rust::proto::v1::Ready;
+    use function_sdk_rust::resource::struct_to_json;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/members-mcp-v2");
+    let req = request(&RenderFiles {
+        xr: dir.join("xr.yaml"),
+        composition: dir.join("composition.yaml"),
+        observed: Some(dir.join("observed.yaml")),
+        required: Some(dir.join("required.yaml")),
+    })
+    .expect("the example loads");
+    let (port, _stop) = start(args(true, None)).await;
+    let mut client = FunctionRunnerServiceClient::connect(format!("http://127.0.0.1:{port}"))
+        .await
+        .unwrap();
+    let rsp = client
+        .run_function(req.clone())
+        .await
+        .expect("answered")
+        .into_inner();
+    assert!(
+        rsp.results
+            .iter()
+            .all(|r| r.severity != Severity::Fatal as i32),
+        "{:?}",
+        rsp.results
+    );
+    let desired = rsp.desired.as_ref().unwrap();
+    let ready: Vec<(&str, i32)> = desired
+        .resources
+        .iter()
+        .map(|(name, r)| (name.as_str(), r.ready))
+        .collect::<std::collections::BTreeMap<_, _>>()
+        .into_iter()
+        .collect();
+    let (t, f) = (Ready::True as i32, Ready::False as i32);
+    assert_eq!(
+        ready,
+        [
+            ("budget", t),
+            ("key-alice-cli", t),
+            ("key-pipeline", f),
+            ("mcp-github", t),
+            ("team", t),
+            ("user-alice", t),
+            ("user-bob", t),
+        ]
+    );
+    let resources = desired_resources(&rsp);
+    assert_eq!(resources["user-alice"]["kind"], "LiteLLMUser");
+    assert_eq!(resources["mcp-github"]["kind"], "LiteLLMMCPServer");
+    assert_eq!(
+        resources["key-alice-cli"]["spec"]["forProvider"]["userRef"]["name"],
+        "data-eng.user-alice"
+    );
+    let xr = struct_to_json(
+        desired
+            .composite
+            .as_ref()
+            .unwrap()
+            .resource
+            .as_ref()
+            .unwrap(),
+    );
+    assert_eq!(
+        xr["status"]["users"][1],
+        serde_json::json!({"name": "bob", "userId": "team-data.data-eng.user-bob", "ready": true})
+    );
+    assert_eq!(
+        xr["status"]["mcpServers"][0],
+        serde_json::json!({"name": "github", "serverId": "team-data.data-eng.mcp-github",
+                           "serverName": "team_data.data_eng.mcp_github", "ready": true})
+    );
+
+    // A host outside the policy's list.
+    let mut bad = req;
+    let mut input = struct_to_json(bad.input.as_ref().unwrap());
+    input["policy"]["allowedMcpHosts"] = serde_json::json!(["*.mcp.example.org"]);
+    bad.input = Some(json_to_struct(input.as_object().unwrap()));
+    let rsp = client
+        .run_function(bad)
+        .await
+        .expect("answered")
+        .into_inner();
+    let fatal = rsp
+        .results
+        .iter()
+        .find(|r| r.severity == Severity::Fatal as i32)
+        .expect("a fatal result");
+    assert!(
+        fatal.message.starts_with(
+            "spec.mcpServers[0].url: host \"api.githubcopilot.com\" is not allowed by policy"
+        ),
+        "{}",
+        fatal.message
+    );
+}

@@ -443,3 +443,182 @@ async fn imports_follow_ownership_and_tenants_stay_in_their_namespace() {
     assert!(world.litellm.mcp_server_delete(&outside).await.unwrap());
     assert_nowhere(&world, &logs, &tns, &[]).await;
 }
+
+/// `examples/members-mcp-v2` as a tenant gets it: the function renders the
+/// XR, the API server takes every rendered object, and the provider
+/// reconciles it against the real proxy: both users exist under their
+/// ids, the team lists them as members (bob with his budget in the team),
+/// alice's key belongs to her, and the team and that key may use the MCP
+/// server, whose token came from the tenant's Secret.
+#[tokio::test]
+async fn the_members_and_mcp_example_renders_and_reconciles() {
+    use litellm_crossplane::api::{LiteLLMUser, LiteLLMVirtualKey};
+    use litellm_crossplane::function::render::{render, RenderFiles};
+
+    let Some(world) = world("pmcp-example").await else {
+        return;
+    };
+    let _crds = CrdGuard::start(&world.kube);
+    let tenant = world.tenant("pmcp-example-tenant").await;
+    let ns = tenant.namespace.clone();
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/members-mcp-v2");
+    // The example's XR in the tenant's namespace; emails are unique across
+    // the shared proxy, so each run has its own.
+    let xr = std::fs::read_to_string(dir.join("xr.yaml"))
+        .unwrap()
+        .replace("namespace: team-data", &format!("namespace: {ns}"))
+        .replace("@example.com", &format!("@{ns}.example"));
+    let xr_file = std::env::temp_dir().join(format!("{ns}-xr.yaml"));
+    std::fs::write(&xr_file, xr).unwrap();
+    let docs = render(&RenderFiles {
+        xr: xr_file.clone(),
+        composition: dir.join("composition.yaml"),
+        observed: None,
+        required: Some(dir.join("required.yaml")),
+    })
+    .expect("the example renders");
+    let _ = std::fs::remove_file(&xr_file);
+    write_secret(
+        &world.kube,
+        &ns,
+        "github-mcp-token",
+        json!({"token": "e2e-example-mcp-token"}),
+    )
+    .await;
+    let mut names: Vec<(String, String)> = Vec::new();
+    for mut doc in docs {
+        let Some(kind) = doc["kind"].as_str().map(str::to_owned) else {
+            continue;
+        };
+        if !kind.starts_with("LiteLLM") {
+            continue;
+        }
+        assert_eq!(doc["metadata"]["namespace"], json!(ns));
+        doc["metadata"]["annotations"]["crossplane.io/poll-interval"] = json!("2s");
+        doc["spec"]["instanceRef"] =
+            json!({"name": support::provider::INSTANCE, "namespace": world.namespace});
+        if kind == "LiteLLMMCPServer" {
+            // The harness has no network: a closed local port stands in
+            // for the example's GitHub endpoint.
+            doc["spec"]["forProvider"]["url"] = json!("http://127.0.0.1:9/mcp");
+        }
+        let name = doc["metadata"]["name"].as_str().unwrap().to_owned();
+        let plural = format!("{}s", kind.to_lowercase());
+        let resource = kube::core::ApiResource {
+            group: "litellm.m.crossplane.io".into(),
+            version: "v1alpha1".into(),
+            api_version: "litellm.m.crossplane.io/v1alpha1".into(),
+            kind: kind.clone(),
+            plural,
+        };
+        let api: Api<kube::api::DynamicObject> =
+            Api::namespaced_with(world.kube.clone(), &ns, &resource);
+        let object: kube::api::DynamicObject = serde_json::from_value(doc).unwrap();
+        api.create(&PostParams::default(), &object)
+            .await
+            .unwrap_or_else(|e| panic!("{kind} {name}: {e}"));
+        names.push((kind, name));
+    }
+    let kinds: std::collections::BTreeSet<&str> = names.iter().map(|(k, _)| k.as_str()).collect();
+    assert!(
+        kinds.contains("LiteLLMUser") && kinds.contains("LiteLLMMCPServer"),
+        "{kinds:?}"
+    );
+
+    let users = tenant.api::<LiteLLMUser>(&world);
+    let mut user_ids = Vec::new();
+    for user in ["data-eng.user-alice", "data-eng.user-bob"] {
+        let user = ready(&users, user).await;
+        let id = user.annotations()[EXTERNAL_NAME].clone();
+        let live = world
+            .litellm
+            .user_info(&id)
+            .await
+            .unwrap()
+            .expect("the user");
+        assert!(live
+            .user_email
+            .as_deref()
+            .unwrap()
+            .ends_with(&format!("@{ns}.example")));
+        user_ids.push(id);
+    }
+    let servers = tenant.api::<LiteLLMMCPServer>(&world);
+    let server = ready(&servers, "data-eng.mcp-github").await;
+    let server_id = server.annotations()[EXTERNAL_NAME].clone();
+    assert!(live(&world, &server_id).await.is_some());
+    let teams = tenant.api::<LiteLLMTeam>(&world);
+    let team = ready(&teams, "data-eng.team").await;
+    let team_id = team.annotations()[EXTERNAL_NAME].clone();
+    let live_team = eventually("the team's members and MCP server", || async {
+        let team = world.team_info(&team_id).await?;
+        let members: Vec<String> = team
+            .members_with_roles
+            .iter()
+            .filter_map(|m| m.user_id.clone())
+            .collect();
+        let granted = team
+            .object_permission
+            .as_ref()
+            .is_some_and(|p| p.mcp_servers == [server_id.clone()]);
+        (user_ids.iter().all(|id| members.contains(id)) && granted).then_some(team)
+    })
+    .await;
+    let bob = live_team
+        .memberships
+        .iter()
+        .find(|m| m.user_id == user_ids[1])
+        .expect("bob's membership");
+    assert_eq!(
+        bob.litellm_budget_table.as_ref().and_then(|b| b.max_budget),
+        Some(40.0)
+    );
+    let keys = tenant.api::<LiteLLMVirtualKey>(&world);
+    let key = ready(&keys, "data-eng.key-alice-cli").await;
+    let at_provider = serde_json::to_value(&key.status).unwrap()["atProvider"].clone();
+    assert_eq!(at_provider["userId"], json!(user_ids[0]));
+    assert_eq!(at_provider["teamId"], json!(team_id));
+    let token = at_provider["token"].as_str().unwrap().to_owned();
+    let live_key = world
+        .litellm
+        .key_info(&token)
+        .await
+        .unwrap()
+        .expect("the key");
+    assert_eq!(
+        live_key.object_permission.map(|p| p.mcp_servers),
+        Some(vec![server_id.clone()])
+    );
+    ready(&keys, "data-eng.key-pipeline").await;
+
+    // Deleting in any order: the provider holds each deletion until what
+    // depends on it is gone.
+    for (kind, name) in &names {
+        let resource = kube::core::ApiResource {
+            group: "litellm.m.crossplane.io".into(),
+            version: "v1alpha1".into(),
+            api_version: "litellm.m.crossplane.io/v1alpha1".into(),
+            kind: kind.clone(),
+            plural: format!("{}s", kind.to_lowercase()),
+        };
+        let api: Api<kube::api::DynamicObject> =
+            Api::namespaced_with(world.kube.clone(), &ns, &resource);
+        api.delete(name, &DeleteParams::default()).await.unwrap();
+    }
+    for (kind, name) in &names {
+        let resource = kube::core::ApiResource {
+            group: "litellm.m.crossplane.io".into(),
+            version: "v1alpha1".into(),
+            api_version: "litellm.m.crossplane.io/v1alpha1".into(),
+            kind: kind.clone(),
+            plural: format!("{}s", kind.to_lowercase()),
+        };
+        let api: Api<kube::api::DynamicObject> =
+            Api::namespaced_with(world.kube.clone(), &ns, &resource);
+        eventually(&format!("{name} to be gone"), || async {
+            api.get_opt(name).await.unwrap().is_none().then_some(())
+        })
+        .await;
+    }
+    assert!(live(&world, &server_id).await.is_none());
+}

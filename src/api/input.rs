@@ -136,10 +136,16 @@ pub struct ComposedMeta {
     /// Every LiteLLMModel.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub models: Option<ResourceMeta>,
+    /// Every LiteLLMUser.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub users: Option<ResourceMeta>,
+    /// Every LiteLLMMCPServer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_servers: Option<ResourceMeta>,
     /// One composed resource, by composition-resource name (`team`,
-    /// `budget`, `instance`, `key-<name>`, `model-<name as mapped>`): the
-    /// place for `crossplane.io/external-name`, which names one LiteLLM
-    /// object.
+    /// `budget`, `instance`, `key-<name>`, `model-<name as mapped>`,
+    /// `user-<name>`, `mcp-<name>`): the place for
+    /// `crossplane.io/external-name`, which names one LiteLLM object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub by_name: Option<std::collections::BTreeMap<String, ResourceMeta>>,
 }
@@ -155,8 +161,9 @@ pub struct ResourceMeta {
     /// `crossplane.io/poll-interval: 5m`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<std::collections::BTreeMap<String, String>>,
-    /// `spec.managementPolicies` of a team, budget, key or model, such as
-    /// `["Observe"]` to import an existing LiteLLM object untouched.
+    /// `spec.managementPolicies` of a team, budget, key, model, user or MCP
+    /// server, such as `["Observe"]` to import an existing LiteLLM object
+    /// untouched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub management_policies: Option<Vec<super::common::ManagementPolicy>>,
 }
@@ -185,12 +192,20 @@ pub struct StatusFields {
     /// Whether everything composed is ready.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready: Option<String>,
+    /// `[{name, userId, ready}]`, one per user; only reported for an XR
+    /// that asks for users.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub users: Option<String>,
+    /// `[{name, serverId, serverName, ready}]`, one per MCP server; only
+    /// reported for an XR that asks for MCP servers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcp_servers: Option<String>,
 }
 
 impl StatusFields {
     /// Each reported field: its name (as in the input and the default
     /// path) and where it goes, `None` when left out.
-    pub fn paths(&self) -> [(&'static str, Option<String>); 6] {
+    pub fn paths(&self) -> [(&'static str, Option<String>); 8] {
         let path = |name: &str, set: &Option<String>| match set.as_deref() {
             None => Some(format!("status.{name}")),
             Some("") => None,
@@ -206,6 +221,8 @@ impl StatusFields {
             ),
             ("instanceReady", path("instanceReady", &self.instance_ready)),
             ("ready", path("ready", &self.ready)),
+            ("users", path("users", &self.users)),
+            ("mcpServers", path("mcpServers", &self.mcp_servers)),
         ]
     }
 }
@@ -214,7 +231,8 @@ impl StatusFields {
 #[derive(Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FieldPaths {
-    /// The team: `{alias, models, metadata, blocked}`. `spec.team`.
+    /// The team: `{alias, models, metadata, blocked, members,
+    /// membersPolicy, objectPermission}`. `spec.team`.
     #[serde(default = "FieldPaths::default_team")]
     pub team: String,
     /// The budget: `{maxBudget, softBudget, duration, tpmLimit, rpmLimit,
@@ -222,13 +240,23 @@ pub struct FieldPaths {
     #[serde(default = "FieldPaths::default_budget")]
     pub budget: String,
     /// The keys: `[{name, alias, models, maxBudget, budgetDuration, duration,
-    /// tpmLimit, rpmLimit, metadata}]`. `spec.keys`.
+    /// tpmLimit, rpmLimit, metadata, user, objectPermission}]`. `spec.keys`.
     #[serde(default = "FieldPaths::default_keys")]
     pub keys: String,
     /// The models: `[{name, model, apiBase, apiVersion, apiKeySecretRef, tpm,
     /// rpm}]`. `spec.models`.
     #[serde(default = "FieldPaths::default_models")]
     pub models: String,
+    /// The users: `[{name, email, alias, role, models, maxBudget,
+    /// budgetDuration, tpmLimit, rpmLimit, maxParallelRequests,
+    /// metadata}]`. `spec.users`.
+    #[serde(default = "FieldPaths::default_users")]
+    pub users: String,
+    /// The MCP servers: `[{name, transport, url, serverName, description,
+    /// authType, authSecretRef, allowedTools, accessGroups, mcpInfo}]`.
+    /// `spec.mcpServers`.
+    #[serde(default = "FieldPaths::default_mcp_servers")]
+    pub mcp_servers: String,
 }
 
 impl FieldPaths {
@@ -244,6 +272,12 @@ impl FieldPaths {
     fn default_models() -> String {
         "spec.models".into()
     }
+    fn default_users() -> String {
+        "spec.users".into()
+    }
+    fn default_mcp_servers() -> String {
+        "spec.mcpServers".into()
+    }
 }
 
 impl Default for FieldPaths {
@@ -253,11 +287,16 @@ impl Default for FieldPaths {
             budget: Self::default_budget(),
             keys: Self::default_keys(),
             models: Self::default_models(),
+            users: Self::default_users(),
+            mcp_servers: Self::default_mcp_servers(),
         }
     }
 }
 
-/// The platform's policy. Unset means no limit.
+/// The platform's policy. Unset means no limit, but for what an XR could
+/// take from others: Secrets, credentials, MCP servers, access groups and
+/// user ids of a namespace of the platform's need their list there, and
+/// the proxy-wide admin user roles need `allowedUserRoles`.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Policy {
@@ -309,4 +348,64 @@ pub struct Policy {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 64), inner(length(max = 253)))]
     pub allowed_credentials: Option<Vec<String>>,
+    /// Most users (`LiteLLMUser`) one XR may request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub max_users: Option<u32>,
+    /// Roles an XR's user may have (`internal_user`,
+    /// `internal_user_viewer`, `proxy_admin`, `proxy_admin_viewer`). Unset:
+    /// `internal_user` and `internal_user_viewer`; the admin roles
+    /// administer (or see) the whole proxy, every tenant's teams and keys,
+    /// so an XR gets one only when listed here, and never from a tenant's
+    /// namespace (the provider refuses it outside the LiteLLMInstance's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 4))]
+    pub allowed_user_roles: Option<Vec<crate::api::user::UserRole>>,
+    /// Most members the XR's team may have (`team.members`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub max_members: Option<u32>,
+    /// Whether a team member may have role `admin` (who manages the
+    /// team's members and keys in LiteLLM; only with an Enterprise
+    /// licence); true by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_team_admins: Option<bool>,
+    /// LiteLLM user ids (users not rendered by the XR) a team member may
+    /// name by `userId`, by id (an entry ending in `*` admits every id with
+    /// that prefix). Required for a `userId` when the composed resources go
+    /// to a namespace of the platform's. Refused outright for a tenant's
+    /// namespace on a shared instance, where the provider takes members
+    /// only by `userRef`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 64), inner(length(max = 512)))]
+    pub allowed_user_ids: Option<Vec<String>>,
+    /// Whether the XR may render `LiteLLMMCPServer`s; true by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_mcp_servers: Option<bool>,
+    /// Hosts an XR's MCP server URL may name: `mcp.example.com`, or
+    /// `*.example.com` for every host below it. The proxy calls the URL from
+    /// inside its own network, so an unlisted host could be any service
+    /// the proxy reaches. Unset: any host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 64), inner(length(max = 253)))]
+    pub allowed_mcp_hosts: Option<Vec<String>>,
+    /// Existing `LiteLLMMCPServer`s (not rendered by the XR) a team's or
+    /// key's `objectPermission.mcpServers` may name, by name (an entry
+    /// ending in `*` admits every name with that prefix). Required for them
+    /// when the composed resources go to a namespace of the platform's: a
+    /// claim could otherwise reach any of the platform's servers, with
+    /// their credentials. Unset in the tenant's own namespace: any of its
+    /// servers. The XR's own servers need no entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 64), inner(length(max = 253)))]
+    pub allowed_mcp_servers: Option<Vec<String>>,
+    /// MCP access groups a team's or key's
+    /// `objectPermission.mcpAccessGroups` may name (an entry ending in `*`
+    /// admits every name with that prefix). Required for them when the
+    /// composed resources go to a namespace of the platform's; in a
+    /// tenant's namespace on a shared instance each must also start with
+    /// the namespace and a `/` (the provider's rule).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 64), inner(length(max = 317)))]
+    pub allowed_mcp_access_groups: Option<Vec<String>>,
 }

@@ -11,7 +11,8 @@ use crate::api::instance::LiteLLMInstanceSpec;
 use crate::api::Limits;
 use crate::api::API_VERSION;
 
-use super::request::{Amount, XrRequest};
+use super::members::{self, Member};
+use super::request::{Amount, PermissionRequest, XrRequest};
 
 /// Composition-resource names: the keys of the desired-resources map.
 pub mod names {
@@ -21,6 +22,14 @@ pub mod names {
 
     pub fn key(name: &str) -> String {
         format!("key-{name}")
+    }
+
+    pub fn user(name: &str) -> String {
+        format!("user-{name}")
+    }
+
+    pub fn mcp_server(name: &str) -> String {
+        format!("mcp-{name}")
     }
 
     /// `model-<name>` with the model name mapped onto a DNS label: ASCII
@@ -282,6 +291,16 @@ pub fn desired(target: &Target, request: &XrRequest) -> BTreeMap<String, Value> 
     put(&mut team, "models", &request.team.models);
     put(&mut team, "blocked", &request.team.blocked);
     put(&mut team, "metadata", &request.team.metadata);
+    if let Some(members) = &request.team.members {
+        team.insert("members".into(), team_members(target, request, members));
+    }
+    put(&mut team, "membersPolicy", &request.team.members_policy);
+    if let Some(permission) = &request.team.object_permission {
+        team.insert(
+            "objectPermission".into(),
+            object_permission(target, request, permission),
+        );
+    }
     if let Some(budget) = &request.budget {
         // LiteLLM drops a team's max_parallel_requests; it lives on the budget.
         team.extend(limits(
@@ -327,6 +346,18 @@ pub fn desired(target: &Target, request: &XrRequest) -> BTreeMap<String, Value> 
             p.insert(
                 "budgetRef".into(),
                 json!({ "name": target.object_name(names::BUDGET) }),
+            );
+        }
+        if let Some(user) = &key.user {
+            p.insert(
+                "userRef".into(),
+                json!({ "name": target.object_name(&names::user(user)) }),
+            );
+        }
+        if let Some(permission) = &key.object_permission {
+            p.insert(
+                "objectPermission".into(),
+                object_permission(target, request, permission),
             );
         }
         put(&mut p, "models", &key.models);
@@ -388,6 +419,48 @@ pub fn desired(target: &Target, request: &XrRequest) -> BTreeMap<String, Value> 
             target.entity("LiteLLMModel", &resource_name, p),
         );
     }
+    for user in &request.users {
+        let mut p = Map::new();
+        put(&mut p, "userEmail", &user.email);
+        put(&mut p, "userAlias", &user.alias);
+        put(&mut p, "userRole", &user.role);
+        put(&mut p, "models", &user.models);
+        p.extend(limits(
+            &user.max_budget,
+            &user.budget_duration,
+            user.tpm_limit,
+            user.rpm_limit,
+            user.max_parallel_requests,
+        ));
+        put(&mut p, "metadata", &user.metadata);
+        let resource_name = names::user(&user.name);
+        out.insert(
+            resource_name.clone(),
+            target.entity("LiteLLMUser", &resource_name, p),
+        );
+    }
+
+    for server in &request.mcp_servers {
+        let mut p = Map::new();
+        p.insert(
+            "transport".into(),
+            json!(server.transport.unwrap_or_default().as_str()),
+        );
+        put(&mut p, "url", &server.url);
+        put(&mut p, "serverName", &server.server_name);
+        put(&mut p, "description", &server.description);
+        put(&mut p, "authType", &server.auth_type);
+        put(&mut p, "authSecretRef", &server.auth_secret_ref);
+        put(&mut p, "allowedTools", &server.allowed_tools);
+        put(&mut p, "accessGroups", &server.access_groups);
+        put(&mut p, "mcpInfo", &server.mcp_info);
+        let resource_name = names::mcp_server(&server.name);
+        out.insert(
+            resource_name.clone(),
+            target.entity("LiteLLMMCPServer", &resource_name, p),
+        );
+    }
+
     if let Some(Value::Array(models)) = out
         .get_mut(names::TEAM)
         .and_then(|team| team.pointer_mut("/spec/forProvider/models"))
@@ -399,4 +472,60 @@ pub fn desired(target: &Target, request: &XrRequest) -> BTreeMap<String, Value> 
         }
     }
     out
+}
+
+/// `forProvider.members` of the team: a user of the XR by `userRef` (the
+/// name its LiteLLMUser has), else the LiteLLM user id; the role and the
+/// budget in the team as given. Members that resolve to nothing were
+/// refused by validation.
+fn team_members(
+    target: &Target,
+    request: &XrRequest,
+    members: &[super::request::MemberRequest],
+) -> Value {
+    let rendered = members
+        .iter()
+        .filter_map(|member| {
+            let mut m = Map::new();
+            match members::resolve(request, member)? {
+                Member::User(name) => m.insert(
+                    "userRef".into(),
+                    json!({ "name": target.object_name(&names::user(name)) }),
+                ),
+                Member::Id(id) => m.insert("userId".into(), json!(id)),
+            };
+            put(&mut m, "role", &member.role);
+            put_amount(&mut m, "maxBudgetInTeam", &member.max_budget_in_team);
+            Some(Value::Object(m))
+        })
+        .collect();
+    Value::Array(rendered)
+}
+
+/// `forProvider.objectPermission` of a team or key: MCP servers by
+/// reference (the XR's own under the names their objects have, existing
+/// ones by name) and the access groups. Each list is whole in LiteLLM, so
+/// a list left out is rendered empty by the provider.
+fn object_permission(
+    target: &Target,
+    request: &XrRequest,
+    permission: &PermissionRequest,
+) -> Value {
+    let mut p = Map::new();
+    if let Some(servers) = &permission.mcp_servers {
+        let refs: Vec<Value> = servers
+            .iter()
+            .map(|server| {
+                let name = if request.mcp_servers.iter().any(|s| &s.name == server) {
+                    target.object_name(&names::mcp_server(server))
+                } else {
+                    server.clone()
+                };
+                json!({ "name": name })
+            })
+            .collect();
+        p.insert("mcpServerRefs".into(), Value::Array(refs));
+    }
+    put(&mut p, "mcpAccessGroups", &permission.mcp_access_groups);
+    Value::Object(p)
 }

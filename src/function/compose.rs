@@ -12,9 +12,12 @@ use crate::api::input::{Input, InstanceSource, INPUT_API_VERSION, INPUT_KIND};
 use super::build::{self, names, InstanceTarget, Target};
 use super::conditions::{self, InstanceState, XrCondition};
 use super::error::Problem;
+use super::mcp;
+use super::members;
 use super::metadata;
 use super::request::{lookup, read, XrRequest};
 use super::structpb::Keep;
+use super::tenancy::Tenancy;
 use super::usage;
 use super::validate;
 
@@ -352,6 +355,8 @@ fn parse_request(xr: &Value, input: &Input) -> Result<XrRequest, Vec<Problem>> {
         budget: collect(read(xr, &paths.budget), &mut problems),
         keys: collect(read(xr, &paths.keys), &mut problems).unwrap_or_default(),
         models: collect(read(xr, &paths.models), &mut problems).unwrap_or_default(),
+        users: collect(read(xr, &paths.users), &mut problems).unwrap_or_default(),
+        mcp_servers: collect(read(xr, &paths.mcp_servers), &mut problems).unwrap_or_default(),
     };
     if problems.is_empty() {
         Ok(request)
@@ -362,13 +367,18 @@ fn parse_request(xr: &Value, input: &Input) -> Result<XrRequest, Vec<Problem>> {
 
 /// Fields of the request's parts the function does not read: warnings.
 fn unknown(xr: &Value, input: &Input) -> Vec<Problem> {
-    use super::request::{unknown_fields, BUDGET_FIELDS, KEY_FIELDS, MODEL_FIELDS, TEAM_FIELDS};
+    use super::request::{
+        unknown_fields, BUDGET_FIELDS, KEY_FIELDS, MCP_SERVER_FIELDS, MODEL_FIELDS, TEAM_FIELDS,
+        USER_FIELDS,
+    };
     let paths = &input.fields;
     [
         unknown_fields(xr, &paths.team, TEAM_FIELDS, false),
         unknown_fields(xr, &paths.budget, BUDGET_FIELDS, false),
         unknown_fields(xr, &paths.keys, KEY_FIELDS, true),
         unknown_fields(xr, &paths.models, MODEL_FIELDS, true),
+        unknown_fields(xr, &paths.users, USER_FIELDS, true),
+        unknown_fields(xr, &paths.mcp_servers, MCP_SERVER_FIELDS, true),
     ]
     .concat()
 }
@@ -383,15 +393,24 @@ fn collect<T>(result: Result<Option<T>, Problem>, problems: &mut Vec<Problem>) -
 
 /// What the function reads of an observed composed resource's status (and
 /// of the referenced instance's): the `type` and `status` of each condition
-/// ([`readiness`]), the team's `atProvider.teamId`, the instance's `ready`,
-/// `endpoint` and `gatewayEndpoint` ([`report`]). The gRPC layer decodes
-/// nothing else of an observed status.
+/// ([`readiness`]), the team's `atProvider.teamId`, a user's
+/// `atProvider.userId`, an MCP server's `atProvider.serverId` and
+/// `serverName`, the instance's `ready`, `endpoint` and `gatewayEndpoint`
+/// ([`report`]). The gRPC layer decodes nothing else of an observed status.
 pub static OBSERVED_STATUS: Keep = Keep::Keys(&[
     (
         "conditions",
         &Keep::Keys(&[("type", &Keep::All), ("status", &Keep::All)]),
     ),
-    ("atProvider", &Keep::Keys(&[("teamId", &Keep::All)])),
+    (
+        "atProvider",
+        &Keep::Keys(&[
+            ("teamId", &Keep::All),
+            ("userId", &Keep::All),
+            ("serverId", &Keep::All),
+            ("serverName", &Keep::All),
+        ]),
+    ),
     ("ready", &Keep::All),
     ("endpoint", &Keep::All),
     ("gatewayEndpoint", &Keep::All),
@@ -436,7 +455,7 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
     };
     problems.append(&mut findings.fatal);
     findings.warnings.extend(unknown(xr, &input));
-    let (Some((namespace, tenants)), Some(request), true) =
+    let (Some((namespace, tenants)), Some(mut request), true) =
         (namespace, request, problems.is_empty())
     else {
         return Outcome::Fatal(problems);
@@ -446,15 +465,28 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
             .warnings
             .extend(tenant_exposure(&input.instance, &namespace));
     }
-    let secrets = validate::model_secrets(
+    let mut secrets = validate::model_secrets(
         &request,
         &input.fields,
         &input.policy,
         (!tenants).then_some(namespace.as_str()),
     );
+    let tenancy = Tenancy {
+        namespace: &namespace,
+        shared_instance: matches!(&instance, InstanceTarget::Existing { namespace: Some(ns), .. }
+            if ns != &namespace),
+        platform_namespace: !tenants,
+    };
+    let mut people = members::review(&mut request, &input.fields, &input.policy, &tenancy);
+    let mut servers = mcp::check(&request, &input.fields, &input.policy, &tenancy);
+    secrets.append(&mut people.fatal);
+    secrets.append(&mut servers.fatal);
     if !secrets.is_empty() {
         return Outcome::Fatal(secrets);
     }
+    findings.warnings.append(&mut people.warnings);
+    findings.warnings.append(&mut servers.warnings);
+    findings.defaults.append(&mut people.defaults);
     let legacy = lookup(xr, "metadata.namespace").is_none();
     // A proxy provisioned for this XR alone serves no other tenant: its
     // public names hurt nobody.
@@ -613,6 +645,58 @@ fn report(
         })
         .collect();
     status.insert("keys".into(), Value::Array(keys));
+
+    // Reported only for an XR that asks for them: an XRD written before
+    // users and MCP servers declares no such status field, and Crossplane
+    // would refuse the whole status.
+    let at_provider = |resource: &str, field: &str| {
+        observed
+            .get(resource)
+            .and_then(|o| o.status.pointer(&format!("/atProvider/{field}")))
+            .cloned()
+    };
+    if !request.users.is_empty() {
+        let users: Vec<Value> = request
+            .users
+            .iter()
+            .map(|user| {
+                let name = names::user(&user.name);
+                let mut entry = Map::new();
+                entry.insert("name".into(), json!(user.name));
+                if let Some(id) = at_provider(&name, "userId") {
+                    entry.insert("userId".into(), id);
+                }
+                entry.insert(
+                    "ready".into(),
+                    json!(resources.get(&name).is_some_and(Desired::is_ready)),
+                );
+                Value::Object(entry)
+            })
+            .collect();
+        status.insert("users".into(), Value::Array(users));
+    }
+    if !request.mcp_servers.is_empty() {
+        let servers: Vec<Value> = request
+            .mcp_servers
+            .iter()
+            .map(|server| {
+                let name = names::mcp_server(&server.name);
+                let mut entry = Map::new();
+                entry.insert("name".into(), json!(server.name));
+                for field in ["serverId", "serverName"] {
+                    if let Some(value) = at_provider(&name, field) {
+                        entry.insert(field.into(), value);
+                    }
+                }
+                entry.insert(
+                    "ready".into(),
+                    json!(resources.get(&name).is_some_and(Desired::is_ready)),
+                );
+                Value::Object(entry)
+            })
+            .collect();
+        status.insert("mcpServers".into(), Value::Array(servers));
+    }
 
     let instance_ready = instance
         .and_then(|i| i.get("ready"))

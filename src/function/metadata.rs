@@ -50,6 +50,8 @@ fn sections(meta: &ComposedMeta) -> Vec<(String, &ResourceMeta, Scope)> {
         ("budget", &meta.budget, Scope::One),
         ("keys", &meta.keys, Scope::Many),
         ("models", &meta.models, Scope::Many),
+        ("users", &meta.users, Scope::Many),
+        ("mcpServers", &meta.mcp_servers, Scope::Many),
     ];
     let by_name = meta.by_name.iter().flatten().map(|(name, section)| {
         let scope = if name == names::INSTANCE || name.starts_with(super::usage::PREFIX) {
@@ -110,7 +112,7 @@ pub fn check(meta: &ComposedMeta) -> Vec<Problem> {
             if scope == Scope::Unmanaged {
                 problems.push(Problem::new(
                     field,
-                    "only teams, budgets, keys and models are managed resources with management policies",
+                    "only teams, budgets, keys, models, users and MCP servers are managed resources with management policies",
                 ));
             } else if !supported_management_policies(policies) {
                 problems.push(Problem::new(
@@ -188,6 +190,8 @@ pub fn apply(
             Some("LiteLLMBudget") => &meta.budget,
             Some("LiteLLMVirtualKey") => &meta.keys,
             Some("LiteLLMModel") => &meta.models,
+            Some("LiteLLMUser") => &meta.users,
+            Some("LiteLLMMCPServer") => &meta.mcp_servers,
             _ => &None,
         };
         let own = meta.by_name.as_ref().and_then(|by| by.get(name));
@@ -211,7 +215,14 @@ pub fn apply(
         }
         let is_managed = matches!(
             object["kind"].as_str(),
-            Some("LiteLLMTeam" | "LiteLLMBudget" | "LiteLLMVirtualKey" | "LiteLLMModel")
+            Some(
+                "LiteLLMTeam"
+                    | "LiteLLMBudget"
+                    | "LiteLLMVirtualKey"
+                    | "LiteLLMModel"
+                    | "LiteLLMUser"
+                    | "LiteLLMMCPServer"
+            )
         );
         if let (Some(policies), true) = (policies, is_managed) {
             object["spec"]["managementPolicies"] =

@@ -8,8 +8,11 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use crate::api::common::{LocalRef, SecretKeySelector};
+use crate::api::mcp_server::{McpAuthType, McpTransport};
 use crate::api::model::{AwsParams, AzureParams, VertexParams};
 use crate::api::money::Money;
+use crate::api::team::{MemberRole, MembersPolicy};
+use crate::api::user::UserRole;
 
 use super::error::Problem;
 
@@ -39,7 +42,15 @@ impl<'de> Deserialize<'de> for Amount {
 /// declare for another step of the pipeline; the API server prunes the
 /// undeclared ones) are left alone, each named in a warning, since a
 /// misspelling would otherwise go unnoticed.
-pub const TEAM_FIELDS: &[&str] = &["alias", "models", "metadata", "blocked"];
+pub const TEAM_FIELDS: &[&str] = &[
+    "alias",
+    "models",
+    "metadata",
+    "blocked",
+    "members",
+    "membersPolicy",
+    "objectPermission",
+];
 pub const BUDGET_FIELDS: &[&str] = &[
     "maxBudget",
     "softBudget",
@@ -59,6 +70,33 @@ pub const KEY_FIELDS: &[&str] = &[
     "rpmLimit",
     "maxParallelRequests",
     "metadata",
+    "user",
+    "objectPermission",
+];
+pub const USER_FIELDS: &[&str] = &[
+    "name",
+    "email",
+    "alias",
+    "role",
+    "models",
+    "maxBudget",
+    "budgetDuration",
+    "tpmLimit",
+    "rpmLimit",
+    "maxParallelRequests",
+    "metadata",
+];
+pub const MCP_SERVER_FIELDS: &[&str] = &[
+    "name",
+    "transport",
+    "url",
+    "serverName",
+    "description",
+    "authType",
+    "authSecretRef",
+    "allowedTools",
+    "accessGroups",
+    "mcpInfo",
 ];
 pub const MODEL_FIELDS: &[&str] = &[
     "name",
@@ -114,7 +152,8 @@ pub fn unknown_fields(root: &Value, path: &str, known: &[&str], list: bool) -> V
     problems
 }
 
-/// The team part: `{alias, models, metadata, blocked}`.
+/// The team part: `{alias, models, metadata, blocked, members,
+/// membersPolicy, objectPermission}`.
 #[derive(Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct TeamRequest {
@@ -122,6 +161,75 @@ pub struct TeamRequest {
     pub models: Option<Vec<String>>,
     pub metadata: Option<BTreeMap<String, Value>>,
     pub blocked: Option<bool>,
+    /// The team's members; unset leaves them to LiteLLM.
+    pub members: Option<Vec<MemberRequest>>,
+    /// As `LiteLLMTeam.forProvider.membersPolicy`.
+    pub members_policy: Option<MembersPolicy>,
+    pub object_permission: Option<PermissionRequest>,
+}
+
+/// One team member: a user of the XR (`user`, by its name, or `email`, by
+/// its email), or a LiteLLM user id not rendered here (`userId`, where the
+/// policy allows it). Exactly one of the three.
+#[derive(Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct MemberRequest {
+    pub user: Option<String>,
+    pub email: Option<String>,
+    pub user_id: Option<String>,
+    /// `user` (default) or `admin`.
+    pub role: Option<MemberRole>,
+    /// The member's spend limit in the team, in USD.
+    pub max_budget_in_team: Option<Amount>,
+}
+
+/// What a team or key may use besides models: MCP servers by name (the
+/// XR's own, `mcpServers[].name`, or existing `LiteLLMMCPServer`s of the
+/// namespace the resources go to) and MCP access groups. Raw server ids
+/// and vector stores are not the XR's to give.
+#[derive(Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PermissionRequest {
+    pub mcp_servers: Option<Vec<String>>,
+    pub mcp_access_groups: Option<Vec<String>>,
+}
+
+/// One requested user (`LiteLLMUser`).
+#[derive(Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct UserRequest {
+    /// Unique within the XR; part of the resource name, and what members
+    /// and keys name it by.
+    pub name: String,
+    pub email: Option<String>,
+    pub alias: Option<String>,
+    pub role: Option<UserRole>,
+    pub models: Option<Vec<String>>,
+    pub max_budget: Option<Amount>,
+    pub budget_duration: Option<String>,
+    pub tpm_limit: Option<u32>,
+    pub rpm_limit: Option<u32>,
+    pub max_parallel_requests: Option<u32>,
+    pub metadata: Option<BTreeMap<String, Value>>,
+}
+
+/// One requested MCP server (`LiteLLMMCPServer`), reached over the network.
+#[derive(Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerRequest {
+    /// Unique within the XR; part of the resource name, and what
+    /// `objectPermission.mcpServers` names it by.
+    pub name: String,
+    /// `http` (default) or `sse`; `stdio` is refused.
+    pub transport: Option<McpTransport>,
+    pub url: Option<String>,
+    pub server_name: Option<String>,
+    pub description: Option<String>,
+    pub auth_type: Option<McpAuthType>,
+    pub auth_secret_ref: Option<SecretKeySelector>,
+    pub allowed_tools: Option<Vec<String>>,
+    pub access_groups: Option<Vec<String>>,
+    pub mcp_info: Option<BTreeMap<String, Value>>,
 }
 
 /// The budget part.
@@ -153,6 +261,9 @@ pub struct KeyRequest {
     pub rpm_limit: Option<u32>,
     pub max_parallel_requests: Option<u32>,
     pub metadata: Option<BTreeMap<String, Value>>,
+    /// The XR's user (`users[].name`) the key belongs to.
+    pub user: Option<String>,
+    pub object_permission: Option<PermissionRequest>,
     /// Whether `max_budget` is the policy's default rather than the XR's
     /// (see `validate::review`). Never read from the XR.
     #[serde(skip)]
@@ -259,6 +370,8 @@ pub struct XrRequest {
     pub budget: Option<BudgetRequest>,
     pub keys: Vec<KeyRequest>,
     pub models: Vec<ModelRequest>,
+    pub users: Vec<UserRequest>,
+    pub mcp_servers: Vec<McpServerRequest>,
 }
 
 /// Looks up a dot-separated path (`spec.team`) in `root`.
@@ -352,6 +465,8 @@ mod tests {
             (BUDGET_FIELDS, false),
             (KEY_FIELDS, true),
             (MODEL_FIELDS, true),
+            (USER_FIELDS, true),
+            (MCP_SERVER_FIELDS, true),
         ] {
             let value = if list {
                 json!([every(fields)])
@@ -368,6 +483,12 @@ mod tests {
         model["name"] = json!("a");
         model["model"] = json!("b");
         assert!(serde_json::from_value::<ModelRequest>(model).is_ok());
+        let mut user = every(USER_FIELDS);
+        user["name"] = json!("a");
+        assert!(serde_json::from_value::<UserRequest>(user).is_ok());
+        let mut server = every(MCP_SERVER_FIELDS);
+        server["name"] = json!("a");
+        assert!(serde_json::from_value::<McpServerRequest>(server).is_ok());
         assert!(serde_json::from_value::<TeamRequest>(every(TEAM_FIELDS)).is_ok());
         assert!(serde_json::from_value::<BudgetRequest>(every(BUDGET_FIELDS)).is_ok());
     }

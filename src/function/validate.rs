@@ -543,7 +543,7 @@ mod tests {
                 ..Default::default()
             }),
             keys: vec![key("ci"), key("dev")],
-            models: vec![],
+            ..Default::default()
         };
         let policy = Policy {
             allowed_models: Some(vec!["gpt-*".into()]),
@@ -583,6 +583,7 @@ mod tests {
                 api_base: Some("ftp://x".into()),
                 ..Default::default()
             }],
+            ..Default::default()
         };
         let policy = Policy {
             allowed_models: Some(vec!["gpt-4o".into(), "m".into()]),
@@ -591,8 +592,7 @@ mod tests {
             max_keys: Some(2),
             allow_models: None,
             allowed_providers: Some(vec!["openai".into()]),
-            allowed_secrets: None,
-            allowed_credentials: None,
+            ..Default::default()
         };
         let findings = check(&request, &FieldPaths::default(), &policy);
         assert_eq!(
@@ -628,7 +628,7 @@ mod tests {
                 models: Some(vec!["gpt-4o-mini".into()]),
                 ..key("ci")
             }],
-            models: vec![],
+            ..Default::default()
         };
         let findings = check(&request, &FieldPaths::default(), &Policy::default());
         assert!(findings.fatal.is_empty(), "{:?}", findings.fatal);

@@ -1,0 +1,153 @@
+//! Where the composed resources stand with the provider's tenancy rules
+//! and the platform's allow-lists: the shared checks of users, members,
+//! MCP servers and object permissions. Pure.
+
+use crate::api::input::Policy;
+
+use super::error::Problem;
+
+/// Where the composed resources go, as the checks need it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Tenancy<'a> {
+    /// Namespace of the composed resources.
+    pub namespace: &'a str,
+    /// Whether the provider holds them to a tenant's rules: the
+    /// LiteLLMInstance they reconcile against is in another namespace
+    /// (a shared instance referenced from the tenant's namespace).
+    pub shared_instance: bool,
+    /// Whether they go to a namespace of the platform's (`input.namespace`
+    /// of a legacy XR): there a reference to an existing object needs the
+    /// policy's list, since a claim could otherwise name any of the
+    /// platform's.
+    pub platform_namespace: bool,
+}
+
+/// Where the provider refuses what a check refuses.
+pub const SHARED: &str = "outside the LiteLLMInstance's namespace, where the provider refuses it";
+
+/// Whether `allowed` admits `name`: an exact entry, or a `prefix*` one.
+pub fn admits(allowed: &[String], name: &str) -> bool {
+    allowed.iter().any(|entry| match entry.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None => entry == name,
+    })
+}
+
+/// The problem, if any, of naming the existing `kind` `name` at `field`
+/// under the policy list `list` (`input.policy.<list>`, `allowed`): not
+/// admitted by the list, or no list while the resources go to a namespace
+/// of the platform's.
+pub fn admitted(
+    field: String,
+    kind: &str,
+    name: &str,
+    list: &str,
+    allowed: &Option<Vec<String>>,
+    tenancy: &Tenancy<'_>,
+) -> Option<Problem> {
+    match allowed {
+        Some(allowed) if !admits(allowed, name) => Some(Problem::new(
+            field,
+            format!(
+                "{kind} {name:?} is not allowed by policy (allowed: {})",
+                allowed.join(", ")
+            ),
+        )),
+        None if tenancy.platform_namespace => Some(Problem::new(
+            field,
+            format!(
+                "names a {kind} in {}, a namespace of the platform's: set input.policy.{list} \
+                 to the {kind}s XRs may use",
+                tenancy.namespace
+            ),
+        )),
+        _ => None,
+    }
+}
+
+/// The prefix of a tenant's MCP server names, as the provider wants it:
+/// the namespace with `-` written `_`, and a `.`.
+pub fn server_name_prefix(namespace: &str) -> String {
+    format!("{}.", namespace.replace('-', "_"))
+}
+
+/// The prefix of a tenant's MCP access groups: its namespace and a `/`.
+pub fn group_prefix(namespace: &str) -> String {
+    format!("{namespace}/")
+}
+
+/// An access group named at `field`: in a tenant's namespace on a shared
+/// instance only one of the namespace's prefix, and under
+/// `allowedMcpAccessGroups`.
+pub fn access_group(
+    field: String,
+    group: &str,
+    policy: &Policy,
+    tenancy: &Tenancy<'_>,
+) -> Option<Problem> {
+    let own = group_prefix(tenancy.namespace);
+    if group.is_empty() {
+        return Some(Problem::new(field, "must not be empty"));
+    }
+    if tenancy.shared_instance && !group.starts_with(&own) {
+        return Some(Problem::new(
+            field,
+            format!(
+                "{group:?} must start with {own:?} {SHARED}: a group of another name may hold \
+                 other namespaces' MCP servers"
+            ),
+        ));
+    }
+    admitted(
+        field,
+        "MCP access group",
+        group,
+        "allowedMcpAccessGroups",
+        &policy.allowed_mcp_access_groups,
+        tenancy,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tenancy(shared_instance: bool, platform_namespace: bool) -> Tenancy<'static> {
+        Tenancy {
+            namespace: "team-ml",
+            shared_instance,
+            platform_namespace,
+        }
+    }
+
+    #[test]
+    fn lists_admit_exact_names_and_prefixes() {
+        let allowed = vec!["github".to_string(), "team-*".to_string()];
+        assert!(admits(&allowed, "github"));
+        assert!(admits(&allowed, "team-a"));
+        assert!(!admits(&allowed, "github2"));
+        assert!(!admits(&[], "github"));
+    }
+
+    #[test]
+    fn the_platforms_namespace_needs_a_list() {
+        let none = None;
+        let at = || "spec.f".to_string();
+        assert!(admitted(at(), "K", "x", "allowedK", &none, &tenancy(false, false)).is_none());
+        let p = admitted(at(), "K", "x", "allowedK", &none, &tenancy(false, true)).unwrap();
+        assert!(p.message.contains("set input.policy.allowedK"), "{p}");
+        let list = Some(vec!["y".to_string()]);
+        let p = admitted(at(), "K", "x", "allowedK", &list, &tenancy(false, false)).unwrap();
+        assert_eq!(p.message, "K \"x\" is not allowed by policy (allowed: y)");
+    }
+
+    #[test]
+    fn a_tenants_groups_carry_its_namespace() {
+        let policy = Policy::default();
+        let at = || "spec.g".to_string();
+        assert!(access_group(at(), "team-ml/tools", &policy, &tenancy(true, false)).is_none());
+        assert!(access_group(at(), "tools", &policy, &tenancy(false, false)).is_none());
+        let p = access_group(at(), "tools", &policy, &tenancy(true, false)).unwrap();
+        assert!(p.message.contains("\"team-ml/\""), "{p}");
+    }
+}
