@@ -83,6 +83,19 @@ impl Owner {
             uid: "u".into(),
         }
     }
+
+    /// Metadata as the kinds' unit tests find it in LiteLLM: this owner's
+    /// marker and the `extra` entries.
+    pub fn marked(
+        &self,
+        extra: &[(&str, serde_json::Value)],
+    ) -> Option<serde_json::Map<String, serde_json::Value>> {
+        let mut metadata = metadata_with_marker(None, self);
+        for (k, v) in extra {
+            metadata.insert((*k).to_owned(), v.clone());
+        }
+        Some(metadata)
+    }
 }
 
 /// Why a resource may not act on a LiteLLM object. Neither variant names

@@ -378,11 +378,7 @@ mod tests {
     }
 
     fn marked(extra: &[(&str, Value)]) -> Option<Map<String, Value>> {
-        let mut metadata = metadata_with_marker(None, &me());
-        for (k, v) in extra {
-            metadata.insert((*k).to_owned(), v.clone());
-        }
-        Some(metadata)
+        me().marked(extra)
     }
 
     fn live() -> TeamInfo {
