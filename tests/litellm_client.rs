@@ -2216,7 +2216,7 @@ async fn member_defaults_soft_budgets_and_model_budgets_as_litellm_keeps_them() 
     let aliases = live.model_aliases().unwrap();
     assert_eq!(
         (aliases.len(), aliases["slow"].clone()),
-        (1, json!("gpt-4o-mini"))
+        (1, "gpt-4o-mini".to_owned())
     );
 
     // Enterprise: the member key duration and a team's model budgets.

@@ -343,7 +343,7 @@ async fn member_defaults_soft_budgets_and_team_aliases_reach_litellm_and_drift_i
         let row = live.team_member_budget_table.clone()?;
         let aliases = live.model_aliases()?;
         (live.soft_budget == Some(1.5)
-            && aliases.get("fast") == Some(&json!("gpt-4o"))
+            && aliases.get("fast").map(String::as_str) == Some("gpt-4o")
             && row.max_budget == Some(5.0)
             && row.rpm_limit == Some(7))
         .then_some(())

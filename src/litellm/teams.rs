@@ -101,7 +101,7 @@ pub struct MemberDefaults {
 #[serde(default)]
 pub struct TeamModelTable {
     #[serde(deserialize_with = "null_as_default")]
-    pub model_aliases: Map<String, Value>,
+    pub model_aliases: BTreeMap<String, String>,
 }
 
 /// A team as LiteLLM reports it (the fields a provider compares or reports).
@@ -145,8 +145,8 @@ pub struct TeamInfo {
 }
 
 impl TeamInfo {
-    /// The model aliases, empty when the team has none.
-    pub fn model_aliases(&self) -> Option<&Map<String, Value>> {
+    /// The model aliases; `None` before any was set.
+    pub fn model_aliases(&self) -> Option<&BTreeMap<String, String>> {
         self.litellm_model_table.as_ref().map(|t| &t.model_aliases)
     }
 }

@@ -233,25 +233,6 @@ pub fn alias_refusal(
     None
 }
 
-/// Records `modelAliases` as drift when set and not exactly what LiteLLM
-/// holds (`have`: alias to model name).
-pub fn aliases_diff(
-    diff: &mut Diff,
-    want: Option<&BTreeMap<String, String>>,
-    have: Option<&serde_json::Map<String, Value>>,
-) {
-    let Some(want) = want else { return };
-    let empty = serde_json::Map::new();
-    let have = have.unwrap_or(&empty);
-    let same = want.len() == have.len()
-        && want
-            .iter()
-            .all(|(alias, model)| have.get(alias).and_then(Value::as_str) == Some(model));
-    if !same {
-        diff.mark("modelAliases");
-    }
-}
-
 /// The Enterprise-only settings a usage request sends: (field, LiteLLM
 /// name) pairs for [`enterprise`].
 pub fn usage_reserved(usage: &UsageRequest) -> Vec<(&'static str, &'static str)> {

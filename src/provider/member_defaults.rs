@@ -10,7 +10,7 @@
 use serde_json::Value;
 
 use crate::api::team::TeamMemberDefaults;
-use crate::litellm::{MemberDefaults, MemberDefaultsRequest, TeamInfo};
+use crate::litellm::{MemberDefaultsRequest, TeamInfo};
 
 use super::diff::{self, money_f64, money_string, Diff};
 
@@ -66,22 +66,25 @@ fn key_duration(live: &TeamInfo) -> Option<&str> {
 /// money numerically. A team with no members' budget row holds none.
 pub fn diff(diff: &mut Diff, want: &TeamMemberDefaults, live: &TeamInfo) {
     let row = live.team_member_budget_table.as_ref();
-    let have = row.cloned().unwrap_or_default();
-    diff.money(BUDGET, want.team_member_budget.as_deref(), have.max_budget);
+    diff.money(
+        BUDGET,
+        want.team_member_budget.as_deref(),
+        row.and_then(|r| r.max_budget),
+    );
     diff.field(
         BUDGET_DURATION,
         want.team_member_budget_duration.as_deref(),
-        have.budget_duration.as_deref(),
+        row.and_then(|r| r.budget_duration.as_deref()),
     );
     diff.field(
         RPM_LIMIT,
         want.team_member_rpm_limit.as_ref(),
-        have.rpm_limit.as_ref(),
+        row.and_then(|r| r.rpm_limit.as_ref()),
     );
     diff.field(
         TPM_LIMIT,
         want.team_member_tpm_limit.as_ref(),
-        have.tpm_limit.as_ref(),
+        row.and_then(|r| r.tpm_limit.as_ref()),
     );
     diff.field(
         KEY_DURATION,
@@ -93,12 +96,24 @@ pub fn diff(diff: &mut Diff, want: &TeamMemberDefaults, live: &TeamInfo) {
 /// Fills the defaults the user left unset from the live team; whether any
 /// was filled.
 pub fn late_init(want: &mut TeamMemberDefaults, live: &TeamInfo) -> bool {
-    let have: MemberDefaults = live.team_member_budget_table.clone().unwrap_or_default();
+    let row = live.team_member_budget_table.as_ref();
     let changed = [
-        diff::late_init(&mut want.team_member_budget, money_string(have.max_budget)),
-        diff::late_init(&mut want.team_member_budget_duration, have.budget_duration),
-        diff::late_init(&mut want.team_member_rpm_limit, have.rpm_limit),
-        diff::late_init(&mut want.team_member_tpm_limit, have.tpm_limit),
+        diff::late_init(
+            &mut want.team_member_budget,
+            money_string(row.and_then(|r| r.max_budget)),
+        ),
+        diff::late_init(
+            &mut want.team_member_budget_duration,
+            row.and_then(|r| r.budget_duration.clone()),
+        ),
+        diff::late_init(
+            &mut want.team_member_rpm_limit,
+            row.and_then(|r| r.rpm_limit),
+        ),
+        diff::late_init(
+            &mut want.team_member_tpm_limit,
+            row.and_then(|r| r.tpm_limit),
+        ),
         diff::late_init(
             &mut want.team_member_key_duration,
             key_duration(live).map(str::to_owned),
@@ -112,6 +127,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::litellm::MemberDefaults;
 
     fn set() -> TeamMemberDefaults {
         TeamMemberDefaults {

@@ -80,10 +80,11 @@ pub fn diff(params: &TeamParameters, refs: &Resolved, live: &TeamInfo, owner: &O
         params.soft_budget.as_deref(),
         live.soft_budget,
     );
-    access::aliases_diff(
-        &mut diff,
+    // A team with no model table has no aliases.
+    diff.field(
+        "modelAliases",
         params.model_aliases.as_ref(),
-        live.model_aliases(),
+        Some(live.model_aliases().unwrap_or(&BTreeMap::new())),
     );
     member_defaults::diff(&mut diff, &params.member_defaults, live);
     access::usage_diff(
@@ -133,22 +134,15 @@ pub fn late_init(params: &TeamParameters, live: &TeamInfo) -> Option<TeamParamet
             },
         ),
         diff::late_init(&mut filled.soft_budget, money_string(live.soft_budget)),
-        diff::late_init(&mut filled.model_aliases, aliases(live)),
+        diff::late_init(
+            &mut filled.model_aliases,
+            live.model_aliases().filter(|a| !a.is_empty()).cloned(),
+        ),
         member_defaults::late_init(&mut filled.member_defaults, live),
         diff::late_init(&mut filled.blocked, live.blocked),
         diff::late_init(&mut filled.metadata, user_metadata(live.metadata.as_ref())),
     ];
     changed.contains(&true).then_some(filled)
-}
-
-/// The live aliases that are names of models, if there are any.
-fn aliases(live: &TeamInfo) -> Option<BTreeMap<String, String>> {
-    let aliases: BTreeMap<String, String> = live
-        .model_aliases()?
-        .iter()
-        .filter_map(|(alias, model)| Some((alias.clone(), model.as_str()?.to_owned())))
-        .collect();
-    (!aliases.is_empty()).then_some(aliases)
 }
 
 /// What a write sends that LiteLLM reserves for Enterprise licences.
