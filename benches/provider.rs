@@ -190,6 +190,9 @@ fn serve_provider(namespace: String) {
             .parse()
             .expect("poll interval in ms"),
     );
+    // Logs as `provider-litellm` does (its default filter, text on stdout,
+    // which the bench reads past and drops): their cost is the provider's.
+    litellm_crossplane::provider::logging::init(false);
     let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
     runtime.block_on(async {
         let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
@@ -1341,5 +1344,12 @@ fn report_deletion(n: usize, base: &Baseline, deletion: &Deletion) {
         "LiteLLM calls per object while deleting: {}; errors {:?}",
         deletion.activity.per_object(n),
         deletion.activity.errors
+    );
+    // A team's deletion confirms with a list of its namespace's keys that
+    // none joins it; those lists are shared (`Kube::list_live`), and this
+    // line says how many were sent.
+    println!(
+        "Kubernetes requests per object while deleting (provider's client): {}",
+        per_object(&deletion.activity.kube, 2 * n)
     );
 }

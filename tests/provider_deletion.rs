@@ -350,3 +350,79 @@ async fn a_key_of_another_namespace_does_not_hold_up_a_team() {
         .unwrap();
     wait_gone(&tenant_keys, "squatter").await;
 }
+
+/// Deletions that confirm at the same moment that nobody joins them (a
+/// thousand teams deleted together, each once its keys are gone from the
+/// cache) share their lists from the API server: a few lists of the
+/// namespace's keys, not one each, and each still holds every key created
+/// before it was asked for.
+#[tokio::test]
+async fn deletions_confirming_at_once_share_their_live_lists() {
+    use kube::runtime::reflector;
+    use litellm_crossplane::provider::cache::{Cache, Kube, Scope, Secrets, Stores};
+    use litellm_crossplane::provider::metrics::Metrics;
+    use std::sync::Arc;
+
+    let Some(world) = world_with("del-shared", Setup::default()).await else {
+        return;
+    };
+    let metrics = Metrics::default();
+    let stores = Stores {
+        instances: reflector::store().0,
+        teams: reflector::store().0,
+        keys: reflector::store().0,
+        budgets: reflector::store().0,
+        models: reflector::store().0,
+        credentials: reflector::store().0,
+        users: reflector::store().0,
+        mcp_servers: reflector::store().0,
+        organizations: reflector::store().0,
+    };
+    let cache = Arc::new(Cache::new(
+        Scope::Namespace(world.namespace.clone()),
+        stores,
+        None,
+        Secrets::default(),
+    ));
+    let kube = Kube::cached(world.counted_provider_client(&metrics), cache);
+    let keys = world.create(&key("first", json!({"teamId": "t-1"}))).await;
+    let lists = || async {
+        let mut asking = tokio::task::JoinSet::new();
+        for _ in 0..24 {
+            let (kube, namespace) = (kube.clone(), world.namespace.clone());
+            asking.spawn(async move { kube.list_live::<LiteLLMVirtualKey>(&namespace).await });
+        }
+        asking.join_all().await
+    };
+    let names = |list: &[litellm_crossplane::provider::tolerant::Tolerant<LiteLLMVirtualKey>]| {
+        let mut names: Vec<String> = list.iter().map(|k| k.name_any()).collect();
+        names.sort();
+        names
+    };
+    for list in lists().await {
+        assert_eq!(names(&list.unwrap()), ["first"]);
+    }
+    let sent = |metrics: &Metrics| {
+        metrics
+            .kube_requests()
+            .get(&("list".to_owned(), "litellmvirtualkeys".to_owned()))
+            .copied()
+            .unwrap_or(0)
+    };
+    assert!(
+        sent(&metrics) <= 2,
+        "24 reconciliations asking at once sent {} lists",
+        sent(&metrics)
+    );
+    // Asked after a key was created, a list is never an earlier one.
+    keys.create(
+        &PostParams::default(),
+        &key("second", json!({"teamId": "t-1"})),
+    )
+    .await
+    .unwrap();
+    for list in lists().await {
+        assert_eq!(names(&list.unwrap()), ["first", "second"]);
+    }
+    assert!(sent(&metrics) <= 4, "{} lists", sent(&metrics));
+}

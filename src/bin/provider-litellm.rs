@@ -13,9 +13,8 @@ use litellm_crossplane::provider::instance::{self, InstanceOptions};
 use litellm_crossplane::provider::leader::{self, Leadership, LeaseSettings};
 use litellm_crossplane::provider::metrics::Metrics;
 use litellm_crossplane::provider::reconciler::{self, Context};
-use litellm_crossplane::provider::{cluster_id, controllers, http, resolve, timing};
+use litellm_crossplane::provider::{cluster_id, controllers, http, logging, resolve, timing};
 use prometheus_client::registry::Registry;
-use tracing_subscriber::EnvFilter;
 
 /// The provider's caches and every reconciliation allocate and free small
 /// objects from many threads; glibc's per-thread arenas kept what they
@@ -93,20 +92,11 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
         .ok_or_else(|| format!("{text:?} is not a positive Go duration such as 30s or 5m"))
 }
 
-fn init_logging(format: LogFormat) {
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter);
-    match format {
-        LogFormat::Text => builder.init(),
-        LogFormat::Json => builder.json().init(),
-    }
-}
-
 #[tokio::main]
 async fn main() {
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
     let args = Args::parse();
-    init_logging(args.log_format);
+    logging::init(matches!(args.log_format, LogFormat::Json));
     // Every failure ends the process with one line saying why.
     match run(args).await {
         Ok(()) => tracing::info!("shut down"),

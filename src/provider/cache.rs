@@ -141,6 +141,87 @@ pub struct Cache {
     /// selects on. A provider watching one namespace reads them when asked.
     namespaces: Option<Store<PartialObjectMeta<Namespace>>>,
     secrets: Secrets,
+    lists: SharedLists,
+}
+
+/// One live list of a kind in a namespace: when it was sent, and what it
+/// found.
+type Listed = Option<(std::time::Instant, Arc<dyn std::any::Any + Send + Sync>)>;
+
+/// Live lists shared by the reconciliations that need one at the same
+/// time ([`Kube::list_live`]), by kind and namespace. A deletion that the
+/// cache shows nobody waiting for confirms it with a list from the API
+/// server; when a thousand teams go at once, each of them listing every key
+/// of the namespace would cost the API server a thousand lists of a
+/// thousand keys and the provider the memory of `concurrency` of them at
+/// once.
+#[derive(Default)]
+struct SharedLists {
+    slots: Mutex<HashMap<(&'static str, String), Arc<tokio::sync::Mutex<Listed>>>>,
+}
+
+impl SharedLists {
+    fn slots(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<(&'static str, String), Arc<tokio::sync::Mutex<Listed>>>>
+    {
+        self.slots.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// What a list of kind `K` in `namespace` sent after `asked` found:
+    /// the list of another reconciliation if one was sent after `asked`
+    /// (it holds whatever existed when this one asked), else a list of its
+    /// own. While one list is under way, those who ask wait for it and the
+    /// first of them sends the next, which all the others share: at most
+    /// two lists of a kind and namespace are sent for any number of
+    /// reconciliations asking at once. A result is kept only while someone
+    /// waits for the slot.
+    async fn list<K: Cached + Send + Sync>(
+        &self,
+        client: &kube::Client,
+        namespace: &str,
+    ) -> Result<Arc<Vec<Tolerant<K>>>, kube::Error> {
+        let asked = std::time::Instant::now();
+        let key = (std::any::type_name::<K>(), namespace.to_owned());
+        let slot = self.slots().entry(key.clone()).or_default().clone();
+        let slot = Leaving {
+            lists: self,
+            key,
+            slot,
+        };
+        let mut listed = slot.slot.lock().await;
+        let shared = listed
+            .as_ref()
+            .filter(|(sent, _)| *sent >= asked)
+            .and_then(|(_, list)| list.clone().downcast::<Vec<Tolerant<K>>>().ok());
+        if let Some(list) = shared {
+            return Ok(list);
+        }
+        let sent = std::time::Instant::now();
+        let api: Api<Tolerant<K>> = Api::namespaced(client.clone(), namespace);
+        let list = Arc::new(api.list(&kube::api::ListParams::default()).await?.items);
+        *listed = Some((sent, list.clone()));
+        Ok(list)
+    }
+}
+
+/// A reconciliation's hold on a slot of [`SharedLists`]: the last one to
+/// let go (done, or dropped midway) drops the slot and the list it holds;
+/// whoever asks later lists again (it must: it asked after that list).
+struct Leaving<'a> {
+    lists: &'a SharedLists,
+    key: (&'static str, String),
+    slot: Arc<tokio::sync::Mutex<Listed>>,
+}
+
+impl Drop for Leaving<'_> {
+    fn drop(&mut self) {
+        let mut slots = self.lists.slots();
+        // The map's reference and this one: nobody else holds or waits.
+        if Arc::strong_count(&self.slot) == 2 {
+            slots.remove(&self.key);
+        }
+    }
 }
 
 impl Cache {
@@ -155,6 +236,7 @@ impl Cache {
             stores,
             namespaces,
             secrets,
+            lists: SharedLists::default(),
         }
     }
 
@@ -283,6 +365,25 @@ impl Kube {
                 .filter(|object| object.meta().namespace.as_deref() == Some(namespace))
                 .collect(),
         )
+    }
+
+    /// Every object of kind `K` in `namespace` from the API server, read
+    /// after this call began: with a cache, the list is shared with the
+    /// reconciliations asking for the same at the same time (see
+    /// [`SharedLists::list`]).
+    pub async fn list_live<K: Cached + Send + Sync>(
+        &self,
+        namespace: &str,
+    ) -> Result<Arc<Vec<Tolerant<K>>>, kube::Error> {
+        match self.cache.as_deref() {
+            Some(cache) => cache.lists.list::<K>(&self.client, namespace).await,
+            None => {
+                let api: Api<Tolerant<K>> = Api::namespaced(self.client.clone(), namespace);
+                Ok(Arc::new(
+                    api.list(&kube::api::ListParams::default()).await?.items,
+                ))
+            }
+        }
     }
 
     /// A `LiteLLMInstance`, team, budget or credential.

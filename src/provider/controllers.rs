@@ -349,17 +349,28 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
                 cache::drain(stream, "Namespaces").await;
             }
         };
+        // Each controller is a task of its own on the runtime's workers,
+        // not a branch of this future: polled where it was awoken (the
+        // timer, the HTTP connection of its reconciles), a poll crosses no
+        // thread, and the kinds reconcile on every core. The set aborts
+        // them when this future is dropped (leadership lost).
         let controllers = async {
-            tokio::join!(
-                drive(teams, ctx.clone()),
-                drive(keys, ctx.clone()),
-                drive(budgets, ctx.clone()),
-                drive(models, ctx.clone()),
-                drive(credentials, ctx.clone()),
-                drive(users, ctx.clone()),
-                drive(mcp_servers, ctx.clone()),
-                drive(organizations, ctx.clone()),
-            )
+            let mut set = tokio::task::JoinSet::new();
+            set.spawn(drive(teams, ctx.clone()));
+            set.spawn(drive(keys, ctx.clone()));
+            set.spawn(drive(budgets, ctx.clone()));
+            set.spawn(drive(models, ctx.clone()));
+            set.spawn(drive(credentials, ctx.clone()));
+            set.spawn(drive(users, ctx.clone()));
+            set.spawn(drive(mcp_servers, ctx.clone()));
+            set.spawn(drive(organizations, ctx.clone()));
+            while let Some(done) = set.join_next().await {
+                if let Err(err) = done {
+                    if err.is_panic() {
+                        std::panic::resume_unwind(err.into_panic());
+                    }
+                }
+            }
         };
         let watches = async {
             tokio::join!(

@@ -210,8 +210,11 @@ where
             return Ok(dependents);
         }
     }
-    let users: Api<Tolerant<U>> = Api::namespaced(kube.client().clone(), &namespace);
-    Ok(find(&mut users.list(&ListParams::default()).await?.iter()))
+    // Shared with the other deletions confirming the same at once: a
+    // thousand teams going together cost two lists of the namespace's keys
+    // at a time, not one each.
+    let users = kube.list_live::<U>(&namespace).await?;
+    Ok(find(&mut users.iter()))
 }
 
 /// The managed resources of every kind that reference `instance` and may

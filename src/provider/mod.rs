@@ -26,6 +26,7 @@ pub mod key;
 pub mod kube_requests;
 pub mod leader;
 pub mod limits;
+pub mod logging;
 pub mod managed;
 pub mod mcp_server;
 pub mod member_defaults;
