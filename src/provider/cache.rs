@@ -198,11 +198,21 @@ impl SharedLists {
             return Ok(list);
         }
         let sent = std::time::Instant::now();
-        let api: Api<Tolerant<K>> = Api::namespaced(client.clone(), namespace);
-        let list = Arc::new(api.list(&kube::api::ListParams::default()).await?.items);
+        let list = list_now::<K>(client, namespace).await?;
         *listed = Some((sent, list.clone()));
         Ok(list)
     }
+}
+
+/// Every object of kind `K` in `namespace`, read from the API server now.
+async fn list_now<K: Cached + Send + Sync>(
+    client: &kube::Client,
+    namespace: &str,
+) -> Result<Arc<Vec<Tolerant<K>>>, kube::Error> {
+    let api: Api<Tolerant<K>> = Api::namespaced(client.clone(), namespace);
+    Ok(Arc::new(
+        api.list(&kube::api::ListParams::default()).await?.items,
+    ))
 }
 
 /// A reconciliation's hold on a slot of [`SharedLists`]: the last one to
@@ -377,12 +387,7 @@ impl Kube {
     ) -> Result<Arc<Vec<Tolerant<K>>>, kube::Error> {
         match self.cache.as_deref() {
             Some(cache) => cache.lists.list::<K>(&self.client, namespace).await,
-            None => {
-                let api: Api<Tolerant<K>> = Api::namespaced(self.client.clone(), namespace);
-                Ok(Arc::new(
-                    api.list(&kube::api::ListParams::default()).await?.items,
-                ))
-            }
+            None => list_now::<K>(&self.client, namespace).await,
         }
     }
 
