@@ -474,10 +474,7 @@ async fn readyz_waits_for_the_caches_and_healthz_fails_once_the_controllers_stop
     assert_eq!(status(address, "/healthz").await, 200);
 
     forwarder.resume();
-    // Within kube-runtime's watcher backoff: a watch whose list failed
-    // (a kind whose CRD a test beside this one applies at that moment)
-    // lists again after up to 30 s, and the caches sync only then.
-    let until = Instant::now() + Duration::from_secs(90);
+    let until = Instant::now() + Duration::from_secs(30);
     while status(address, "/readyz").await != 200 {
         assert!(
             Instant::now() < until,
