@@ -425,4 +425,34 @@ async fn deletions_confirming_at_once_share_their_live_lists() {
         assert_eq!(names(&list.unwrap()), ["first", "second"]);
     }
     assert!(sent(&metrics) <= 4, "{} lists", sent(&metrics));
+    // Shared within a namespace only: another tenant's deletions asking at
+    // the same moment get their namespace's keys, never these.
+    let other = k8s::namespace(&world.kube, "del-shared-other").await;
+    let mut foreign = key("foreign", json!({"teamId": "t-1"}));
+    foreign.metadata.namespace = Some(other.clone());
+    Api::<LiteLLMVirtualKey>::namespaced(world.kube.clone(), &other)
+        .create(&PostParams::default(), &foreign)
+        .await
+        .unwrap();
+    let mut asking = tokio::task::JoinSet::new();
+    for i in 0..24 {
+        let kube = kube.clone();
+        let namespace = if i % 2 == 0 {
+            world.namespace.clone()
+        } else {
+            other.clone()
+        };
+        asking.spawn(async move {
+            let list = kube.list_live::<LiteLLMVirtualKey>(&namespace).await;
+            (namespace, list)
+        });
+    }
+    for (namespace, list) in asking.join_all().await {
+        let expected: &[&str] = if namespace == other {
+            &["foreign"]
+        } else {
+            &["first", "second"]
+        };
+        assert_eq!(names(&list.unwrap()), expected, "{namespace}");
+    }
 }
