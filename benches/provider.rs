@@ -20,6 +20,10 @@
 //! benchmark. Those sizes measure the provider's memory and CPU at scale
 //! (poll `BENCH_STANDIN_POLL`, default 30 s); their ratios are against the
 //! stand-in, not LiteLLM, and are printed as such.
+//!
+//! `BENCH_POLL_TICK` (ms) aligns the provider's polls to that tick instead
+//! of its default (`timing::POLL_TICK`); `0` turns the alignment off, to
+//! compare.
 
 #[path = "../tests/support/k8s.rs"]
 mod k8s;
@@ -183,6 +187,15 @@ const SERVE_PROVIDER_POLL: &str = "BENCH_SERVE_PROVIDER_POLL_MS";
 /// bench reads) and the in-flight limits (`/limits`) on a local port, and
 /// prints `URL RSS_KIB` (its RSS before the controllers start) as its first
 /// line.
+/// `BENCH_POLL_TICK`: what the provider's polls are aligned to, in ms
+/// (`0`: not at all), instead of its default (`timing::POLL_TICK`).
+fn poll_tick() -> Option<Duration> {
+    let text = std::env::var("BENCH_POLL_TICK").ok()?;
+    Some(Duration::from_millis(
+        text.parse().expect("BENCH_POLL_TICK: milliseconds"),
+    ))
+}
+
 fn serve_provider(namespace: String) {
     let poll = Duration::from_millis(
         std::env::var(SERVE_PROVIDER_POLL)
@@ -205,11 +218,13 @@ fn serve_provider(namespace: String) {
         };
         let config = kube::Config::infer().await.expect("KUBECONFIG");
         let provider_kube = metrics.kube_client(config).expect("counted client");
-        let ctx = Arc::new(
-            Context::new(provider_kube, CLUSTER, metrics)
-                .with_poll_interval(poll)
-                .with_poll_bounds(bounds),
-        );
+        let mut ctx = Context::new(provider_kube, CLUSTER, metrics)
+            .with_poll_interval(poll)
+            .with_poll_bounds(bounds);
+        if let Some(tick) = poll_tick() {
+            ctx = ctx.with_poll_tick(tick);
+        }
+        let ctx = Arc::new(ctx);
         let limits = ctx.clone();
         let router = http::router(Arc::new(registry), Health::new()).route(
             "/limits",
@@ -1204,7 +1219,9 @@ fn report(
 ) -> bool {
     let objects = 2 * n;
     println!(
-        "\n== N={n}: {n} teams + {n} keys in waves of {wave} pairs, poll interval {poll:?} =="
+        "\n== N={n}: {n} teams + {n} keys in waves of {wave} pairs, poll interval {poll:?}, \
+         polls aligned to {:?} ==",
+        poll_tick().unwrap_or(timing::POLL_TICK)
     );
     println!(
         "{:<34}{:>12}{:>12}{:>9}",

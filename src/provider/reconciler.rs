@@ -215,6 +215,8 @@ pub struct Context {
     pub default_poll_interval: Duration,
     /// Every poll interval, default or annotated, is clamped into these.
     pub poll_bounds: timing::PollBounds,
+    /// Polls fall due on multiples of this ([`timing::on_tick`]).
+    pub poll_tick: Duration,
     /// Reconciliations of one kind at once (`--max-reconcile-rate`).
     pub concurrency: u16,
     litellm_timeout: Duration,
@@ -249,6 +251,7 @@ impl Context {
             cluster_id: cluster_id.into(),
             default_poll_interval: DEFAULT_POLL_INTERVAL,
             poll_bounds: timing::PollBounds::default(),
+            poll_tick: timing::POLL_TICK,
             concurrency: DEFAULT_MAX_RECONCILE_RATE,
             litellm_timeout: DEFAULT_LITELLM_TIMEOUT,
             max_in_flight: resolve::DEFAULT_MAX_IN_FLIGHT,
@@ -263,6 +266,13 @@ impl Context {
 
     pub fn with_poll_interval(mut self, interval: Duration) -> Self {
         self.default_poll_interval = interval;
+        self
+    }
+
+    /// Polls fall due on multiples of `tick` (default
+    /// [`timing::POLL_TICK`]; zero: exactly when due).
+    pub fn with_poll_tick(mut self, tick: Duration) -> Self {
+        self.poll_tick = tick;
         self
     }
 
@@ -1080,7 +1090,10 @@ async fn apply<K: ManagedKind>(
             status
                 .write_if_current(api, &name, mr.resource_version(), &ctx.written)
                 .await?;
-            let next = timing::jittered(poll, timing::random_fraction());
+            let next = timing::on_tick(
+                timing::jittered(poll, timing::random_fraction()),
+                ctx.poll_tick,
+            );
             // A created object is observed again at once, to report it
             // Available (crossplane-runtime requeues after a create too):
             // the status just written wakes nobody (see
