@@ -359,7 +359,7 @@ async fn a_key_of_another_namespace_does_not_hold_up_a_team() {
 #[tokio::test]
 async fn deletions_confirming_at_once_share_their_live_lists() {
     use kube::runtime::reflector;
-    use litellm_crossplane::provider::cache::{Cache, Kube, Scope, Secrets, Stores};
+    use litellm_crossplane::provider::cache::{Cache, Kube, Reflected, Scope, Secrets, Stores};
     use litellm_crossplane::provider::metrics::Metrics;
     use std::sync::Arc;
 
@@ -368,15 +368,15 @@ async fn deletions_confirming_at_once_share_their_live_lists() {
     };
     let metrics = Metrics::default();
     let stores = Stores {
-        instances: reflector::store().0,
-        teams: reflector::store().0,
-        keys: reflector::store().0,
-        budgets: reflector::store().0,
-        models: reflector::store().0,
-        credentials: reflector::store().0,
-        users: reflector::store().0,
-        mcp_servers: reflector::store().0,
-        organizations: reflector::store().0,
+        instances: Reflected::unsynced(reflector::store().0),
+        teams: Reflected::unsynced(reflector::store().0),
+        keys: Reflected::unsynced(reflector::store().0),
+        budgets: Reflected::unsynced(reflector::store().0),
+        models: Reflected::unsynced(reflector::store().0),
+        credentials: Reflected::unsynced(reflector::store().0),
+        users: Reflected::unsynced(reflector::store().0),
+        mcp_servers: Reflected::unsynced(reflector::store().0),
+        organizations: Reflected::unsynced(reflector::store().0),
     };
     let cache = Arc::new(Cache::new(
         Scope::Namespace(world.namespace.clone()),

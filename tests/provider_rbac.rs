@@ -349,15 +349,12 @@ async fn every_requested_permission_is_used_and_nothing_else_is_needed() {
         stream,
         "Namespaces",
     ));
-    tokio::time::timeout(
-        std::time::Duration::from_secs(30),
-        labels.wait_until_ready(),
-    )
-    .await
-    .expect("the namespace cache fills")
-    .unwrap();
+    tokio::time::timeout(std::time::Duration::from_secs(30), labels.synced.wait())
+        .await
+        .expect("the namespace cache fills");
     assert!(
         labels
+            .store
             .state()
             .iter()
             .any(|ns| ns.metadata.name.as_deref() == Some(world.namespace.as_str())),

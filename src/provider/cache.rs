@@ -113,22 +113,109 @@ impl Scope {
     }
 }
 
+/// A reflector's store and whether it has listed everything once.
+///
+/// Readiness is its own flag, set by the reflector's stream when it passes
+/// the first `InitDone` (the store has applied it by then), not
+/// `Store::wait_until_ready`: kube-runtime's `DelayedInit` behind that
+/// keeps a single waker, so of two tasks waiting (a controller's runner,
+/// which waits for its store before it starts, and `/readyz`) or of a wait
+/// and a check with another waker, only the last to poll is woken. The
+/// other waits until something else wakes its task, which in an idle
+/// namespace is never: a controller that does not start, or a provider
+/// that never says it is ready.
+pub struct Reflected<K: reflector::Lookup + Clone + 'static>
+where
+    K::DynamicType: Eq + std::hash::Hash + Clone,
+{
+    pub store: Store<K>,
+    pub synced: Synced,
+}
+
+impl<K: reflector::Lookup + Clone + 'static> Clone for Reflected<K>
+where
+    K::DynamicType: Eq + std::hash::Hash + Clone,
+{
+    fn clone(&self) -> Self {
+        Self {
+            store: self.store.clone(),
+            synced: self.synced.clone(),
+        }
+    }
+}
+
+impl<K: reflector::Lookup + Clone + 'static> Reflected<K>
+where
+    K::DynamicType: Eq + std::hash::Hash + Clone,
+{
+    /// A store no watch fills (reads go to the API server).
+    pub fn unsynced(store: Store<K>) -> Self {
+        Self {
+            store,
+            synced: Synced::default(),
+        }
+    }
+}
+
+/// Set once a reflector has listed everything; any number of tasks may
+/// wait for it (see [`Reflected`]).
+#[derive(Clone, Debug)]
+pub struct Synced(Arc<tokio::sync::watch::Sender<bool>>);
+
+impl Default for Synced {
+    fn default() -> Self {
+        Self(Arc::new(tokio::sync::watch::Sender::new(false)))
+    }
+}
+
+impl Synced {
+    pub fn is_synced(&self) -> bool {
+        *self.0.borrow()
+    }
+
+    /// Returns once synced.
+    pub async fn wait(&self) {
+        let mut synced = self.0.subscribe();
+        // The sender lives as long as `self`: this cannot fail.
+        let _ = synced.wait_for(|synced| *synced).await;
+    }
+
+    pub(crate) fn set(&self) {
+        self.0
+            .send_if_modified(|synced| !std::mem::replace(synced, true));
+    }
+
+    /// Passes a reflector's events on, setting this at the first
+    /// `InitDone`.
+    fn on_init_done<K, E>(
+        &self,
+    ) -> impl FnMut(Result<watcher::Event<K>, E>) -> Result<watcher::Event<K>, E> {
+        let synced = self.clone();
+        move |event| {
+            if matches!(event, Ok(watcher::Event::InitDone)) {
+                synced.set();
+            }
+            event
+        }
+    }
+}
+
 /// The watch caches of the kinds, each filled by its one watch.
 pub struct Stores {
-    pub instances: Store<Tolerant<LiteLLMInstance>>,
-    pub teams: Store<Tolerant<LiteLLMTeam>>,
+    pub instances: Reflected<Tolerant<LiteLLMInstance>>,
+    pub teams: Reflected<Tolerant<LiteLLMTeam>>,
     /// The key controller's: what a team or budget waits for before it
     /// goes.
-    pub keys: Store<Tolerant<LiteLLMVirtualKey>>,
-    pub budgets: Store<Tolerant<LiteLLMBudget>>,
+    pub keys: Reflected<Tolerant<LiteLLMVirtualKey>>,
+    pub budgets: Reflected<Tolerant<LiteLLMBudget>>,
     /// The model controller's: what a credential waits for before it goes.
-    pub models: Store<Tolerant<LiteLLMModel>>,
-    pub credentials: Store<Tolerant<LiteLLMCredential>>,
-    pub users: Store<Tolerant<LiteLLMUser>>,
+    pub models: Reflected<Tolerant<LiteLLMModel>>,
+    pub credentials: Reflected<Tolerant<LiteLLMCredential>>,
+    pub users: Reflected<Tolerant<LiteLLMUser>>,
     /// What teams and keys reference in their `objectPermission`.
-    pub mcp_servers: Store<Tolerant<LiteLLMMCPServer>>,
+    pub mcp_servers: Reflected<Tolerant<LiteLLMMCPServer>>,
     /// What teams reference by `organizationRef`.
-    pub organizations: Store<Tolerant<LiteLLMOrganization>>,
+    pub organizations: Reflected<Tolerant<LiteLLMOrganization>>,
 }
 
 /// The caches of one set of controllers. Each is read only once its watch
@@ -139,7 +226,7 @@ pub struct Cache {
     stores: Stores,
     /// Only with [`Scope::All`]: the labels `spec.allowedNamespaces`
     /// selects on. A provider watching one namespace reads them when asked.
-    namespaces: Option<Store<PartialObjectMeta<Namespace>>>,
+    namespaces: Option<Reflected<PartialObjectMeta<Namespace>>>,
     secrets: Secrets,
     lists: SharedLists,
 }
@@ -238,7 +325,7 @@ impl Cache {
     pub fn new(
         scope: Scope,
         stores: Stores,
-        namespaces: Option<Store<PartialObjectMeta<Namespace>>>,
+        namespaces: Option<Reflected<PartialObjectMeta<Namespace>>>,
         secrets: Secrets,
     ) -> Self {
         Self {
@@ -255,23 +342,6 @@ impl Cache {
     }
 }
 
-/// Whether a reflector's store has listed everything once
-/// (`wait_until_ready` is then ready at its first poll).
-fn synced<K>(store: &Store<K>) -> bool
-where
-    K: reflector::Lookup + Clone + 'static,
-    K::DynamicType: Eq + std::hash::Hash + Clone + Default,
-{
-    use std::future::Future;
-    use std::pin::pin;
-    use std::task::{Context, Poll, Waker};
-    let mut ready = pin!(store.wait_until_ready());
-    matches!(
-        ready.as_mut().poll(&mut Context::from_waker(Waker::noop())),
-        Poll::Ready(Ok(()))
-    )
-}
-
 /// The kinds a reconciliation reads besides its own, each from its cache.
 pub trait Cached:
     'static
@@ -280,14 +350,14 @@ pub trait Cached:
     + DeserializeOwned
     + std::fmt::Debug
 {
-    fn store(cache: &Cache) -> &Store<Tolerant<Self>>;
+    fn store(cache: &Cache) -> &Reflected<Tolerant<Self>>;
 }
 
 /// Implements [`Cached`] for each kind with its field of [`Stores`].
 macro_rules! cached {
     ($($kind:ty => $field:ident),* $(,)?) => {$(
         impl Cached for $kind {
-            fn store(cache: &Cache) -> &Store<Tolerant<Self>> {
+            fn store(cache: &Cache) -> &Reflected<Tolerant<Self>> {
                 &cache.stores.$field
             }
         }
@@ -343,11 +413,14 @@ impl Kube {
 
     async fn object<K: Cached>(
         &self,
-        store: Option<&Store<Tolerant<K>>>,
+        reflected: Option<&Reflected<Tolerant<K>>>,
         namespace: &str,
         name: &str,
     ) -> Result<Option<Arc<K>>, kube::Error> {
-        if let Some(store) = store.filter(|store| synced(*store)) {
+        if let Some(store) = reflected
+            .filter(|reflected| reflected.synced.is_synced())
+            .map(|reflected| &reflected.store)
+        {
             let key = ObjectRef::<Tolerant<K>>::new(name).within(namespace);
             return Ok(match store.get(&key).as_deref() {
                 Some(Tolerant::Ok(object)) => Some(object.clone()),
@@ -367,9 +440,10 @@ impl Kube {
         let store = self
             .covering(namespace)
             .map(K::store)
-            .filter(|store| synced(*store))?;
+            .filter(|reflected| reflected.synced.is_synced())?;
         Some(
             store
+                .store
                 .state()
                 .into_iter()
                 .filter(|object| object.meta().namespace.as_deref() == Some(namespace))
@@ -410,8 +484,8 @@ impl Kube {
             .cache
             .as_deref()
             .and_then(|cache| cache.namespaces.as_ref())
-            .filter(|store| synced(*store));
-        if let Some(store) = store {
+            .filter(|reflected| reflected.synced.is_synced());
+        if let Some(Reflected { store, .. }) = store {
             let key = ObjectRef::<PartialObjectMeta<Namespace>>::new(namespace);
             return Ok(store
                 .get(&key)
@@ -745,7 +819,7 @@ pub fn reflect<K>(
     api: Api<K>,
     strip: fn(&mut ObjectMeta),
 ) -> (
-    Store<K>,
+    Reflected<K>,
     impl tokio_stream::Stream<Item = Result<K, watcher::Error>> + Send + 'static,
 )
 where
@@ -758,12 +832,14 @@ where
         + 'static,
 {
     let (store, writer) = reflector::store();
+    let synced = Synced::default();
     let stream = watcher(api, watcher::Config::default())
         .default_backoff()
         .modify(move |object: &mut K| strip(object.meta_mut()))
         .reflect(writer)
+        .map(synced.on_init_done())
         .applied_objects();
-    (store, stream)
+    (Reflected { store, synced }, stream)
 }
 
 /// The Namespace reflector (metadata only: the labels
@@ -771,7 +847,7 @@ where
 pub fn namespaces(
     client: &kube::Client,
 ) -> (
-    Store<PartialObjectMeta<Namespace>>,
+    Reflected<PartialObjectMeta<Namespace>>,
     impl tokio_stream::Stream<Item = Result<PartialObjectMeta<Namespace>, watcher::Error>>
         + Send
         + 'static,
@@ -800,6 +876,46 @@ mod tests {
     use super::*;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
     use k8s_openapi::ByteString;
+
+    /// A controller's runner waits for its store with
+    /// `Store::wait_until_ready`; whoever else waits for the same cache
+    /// (`/readyz`) must be woken too, and must not keep the runner from
+    /// being woken. With a second `wait_until_ready` one of the two was
+    /// never woken (kube-runtime's `DelayedInit` keeps one waker).
+    #[tokio::test]
+    async fn a_runner_and_readiness_both_wake_when_the_list_is_done() {
+        let (store, writer) = reflector::store::<Tolerant<LiteLLMTeam>>();
+        let synced = Synced::default();
+        let (events, listed) = tokio::sync::mpsc::unbounded_channel();
+        let stream = tokio_stream::wrappers::UnboundedReceiverStream::new(listed)
+            .reflect(writer)
+            .map(synced.on_init_done());
+        let runner = {
+            let store = store.clone();
+            tokio::spawn(async move { store.wait_until_ready().await.is_ok() })
+        };
+        let ready = {
+            let synced = synced.clone();
+            tokio::spawn(async move { synced.wait().await })
+        };
+        let watch = tokio::spawn(drain(stream.applied_objects(), "test"));
+        // Both wait before the list is done.
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        assert!(!synced.is_synced());
+        events.send(Ok::<_, watcher::Error>(Event::Init)).unwrap();
+        events.send(Ok(Event::InitDone)).unwrap();
+        let woken = tokio::time::timeout(std::time::Duration::from_secs(5), async {
+            (runner.await.unwrap(), ready.await.unwrap())
+        })
+        .await
+        .expect("both the runner and readiness are woken");
+        assert_eq!(woken, (true, ()));
+        assert!(synced.is_synced());
+        drop(events);
+        watch.await.unwrap();
+    }
 
     fn secret(name: &str, rv: u64, own: bool, value: &str) -> Secret {
         Secret {

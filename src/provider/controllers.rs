@@ -287,62 +287,89 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
         namespaces_store,
         secrets.clone(),
     )));
-    let teams_stream = teams_stream.map(waking(&keys_store, &teams_store, &wake, Joins::Team));
-    let budgets_stream =
-        budgets_stream.map(waking(&keys_store, &budgets_store, &wake, Joins::Budget));
+    let teams_stream = teams_stream.map(waking(
+        &keys_store.store,
+        &teams_store.store,
+        &wake,
+        Joins::Team,
+    ));
+    let budgets_stream = budgets_stream.map(waking(
+        &keys_store.store,
+        &budgets_store.store,
+        &wake,
+        Joins::Budget,
+    ));
     let users_stream = users_stream
-        .map(waking(&keys_store, &users_store, &wake, Joins::User))
-        .map(waking(&teams_store, &users_store, &wake_teams, Joins::User));
+        .map(waking(
+            &keys_store.store,
+            &users_store.store,
+            &wake,
+            Joins::User,
+        ))
+        .map(waking(
+            &teams_store.store,
+            &users_store.store,
+            &wake_teams,
+            Joins::User,
+        ));
     let credentials_stream = credentials_stream.map(waking(
-        &models_store,
-        &credentials_store,
+        &models_store.store,
+        &credentials_store.store,
         &wake_models,
         Joins::Credential,
     ));
     let mcp_servers_stream = mcp_servers_stream
         .map(waking(
-            &teams_store,
-            &mcp_servers_store,
+            &teams_store.store,
+            &mcp_servers_store.store,
             &wake_teams,
             Joins::McpServer,
         ))
         .map(waking(
-            &keys_store,
-            &mcp_servers_store,
+            &keys_store.store,
+            &mcp_servers_store.store,
             &wake,
             Joins::McpServer,
         ));
     let organizations_stream = organizations_stream.map(waking(
-        &teams_store,
-        &organizations_store,
+        &teams_store.store,
+        &organizations_store.store,
         &wake_teams,
         Joins::Organization,
     ));
     // Each kind reconciles at most `concurrency` objects at once, as a
     // crossplane-runtime provider's controllers do (`--max-reconcile-rate`).
-    let teams = controller(teams_store, teams_stream, &ctx).reconcile_on(
+    let teams = controller(teams_store.store.clone(), teams_stream, &ctx).reconcile_on(
         tokio_stream::wrappers::UnboundedReceiverStream::new(woken_teams),
     );
-    let keys = controller(keys_store, keys_stream, &ctx)
+    let keys = controller(keys_store.store.clone(), keys_stream, &ctx)
         .reconcile_on(tokio_stream::wrappers::UnboundedReceiverStream::new(woken));
-    let budgets = controller(budgets_store, budgets_stream, &ctx);
-    let models = controller(models_store, models_stream, &ctx).reconcile_on(
+    let budgets = controller(budgets_store.store.clone(), budgets_stream, &ctx);
+    let models = controller(models_store.store.clone(), models_stream, &ctx).reconcile_on(
         tokio_stream::wrappers::UnboundedReceiverStream::new(woken_models),
     );
-    let credentials = controller(credentials_store, credentials_stream, &ctx);
-    let users = controller(users_store, users_stream, &ctx);
-    let mcp_servers = controller(mcp_servers_store, mcp_servers_stream, &ctx);
-    let organizations = controller(organizations_store, organizations_stream, &ctx);
+    let credentials = controller(credentials_store.store.clone(), credentials_stream, &ctx);
+    let users = controller(users_store.store.clone(), users_stream, &ctx);
+    let mcp_servers = controller(mcp_servers_store.store.clone(), mcp_servers_stream, &ctx);
+    let organizations = controller(
+        organizations_store.store.clone(),
+        organizations_stream,
+        &ctx,
+    );
     let mut caches = Caches::default();
-    caches.add(teams.store());
-    caches.add(keys.store());
-    caches.add(budgets.store());
-    caches.add(models.store());
-    caches.add(credentials.store());
-    caches.add(users.store());
-    caches.add(mcp_servers.store());
-    caches.add(organizations.store());
-    caches.add(instances_store);
+    for synced in [
+        teams_store.synced,
+        keys_store.synced,
+        budgets_store.synced,
+        models_store.synced,
+        credentials_store.synced,
+        users_store.synced,
+        mcp_servers_store.synced,
+        organizations_store.synced,
+        instances_store.synced,
+    ] {
+        caches.add(synced);
+    }
     let work = async move {
         let namespaces = async {
             if let Some(stream) = namespaces_stream {

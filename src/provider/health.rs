@@ -12,13 +12,11 @@
 
 use std::fmt;
 use std::future::Future;
-use std::hash::Hash;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
-use kube::runtime::reflector::Store;
-
+use super::cache::Synced;
 use super::leader::Leadership;
 
 /// Where the controllers are.
@@ -158,15 +156,16 @@ impl fmt::Debug for Caches {
 }
 
 impl Caches {
-    /// Adds a controller's store (`Controller::store()`).
-    pub fn add<K>(&mut self, store: Store<K>)
-    where
-        K: kube::Resource + Clone + Send + Sync + 'static,
-        K::DynamicType: Eq + Hash + Clone + Send + Sync,
-    {
-        self.waits.push(Box::pin(
-            async move { store.wait_until_ready().await.is_ok() },
-        ));
+    /// Adds a controller's cache, by its [`Synced`] flag. Not by its
+    /// `Store::wait_until_ready`, which the controller's runner waits on
+    /// too, and which wakes only one of them (see [`Reflected`]).
+    ///
+    /// [`Reflected`]: super::cache::Reflected
+    pub fn add(&mut self, synced: Synced) {
+        self.waits.push(Box::pin(async move {
+            synced.wait().await;
+            true
+        }));
     }
 
     /// Adds every cache of `other`.
@@ -203,10 +202,9 @@ mod tests {
         let health = Health::new();
         assert!(health.live() && !health.ready());
         let (release, released) = tokio::sync::oneshot::channel::<()>();
-        let (store, mut writer) =
-            kube::runtime::reflector::store::<k8s_openapi::api::core::v1::ConfigMap>();
+        let synced = Synced::default();
         let mut caches = Caches::default();
-        caches.add(store);
+        caches.add(synced.clone());
         let task = tokio::spawn(health.run(
             async {
                 let _ = released.await;
@@ -218,7 +216,7 @@ mod tests {
         }
         assert!(health.live() && !health.ready());
         assert_eq!(health.describe(), "not ready: caches not synced");
-        writer.apply_watcher_event(&kube::runtime::watcher::Event::InitDone);
+        synced.set();
         while health.phase() != Phase::Synced {
             tokio::task::yield_now().await;
         }

@@ -10,9 +10,10 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Secret;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, Patch, PatchParams};
+use kube::core::PartialObjectMeta;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::finalizer::{self, finalizer, Event};
-use kube::runtime::watcher;
+use kube::runtime::{watcher, WatchStreamExt};
 use kube::ResourceExt;
 use serde_json::json;
 use tokio_stream::StreamExt;
@@ -131,8 +132,9 @@ pub fn build(
     // Tolerant: one instance kube-rs cannot read does not stop the list and
     // watch of all the others.
     let api: Api<Tolerant<LiteLLMInstance>> = scoped(&client, &options.namespace);
-    let deployments: Api<Deployment> = scoped(&client, &options.namespace);
-    let jobs: Api<Job> = scoped(&client, &options.namespace);
+    // Metadata only: the owner references are what trigger an instance.
+    let deployments: Api<PartialObjectMeta<Deployment>> = scoped(&client, &options.namespace);
+    let jobs: Api<PartialObjectMeta<Job>> = scoped(&client, &options.namespace);
     let context = Arc::new(Context {
         client,
         options,
@@ -149,12 +151,24 @@ pub fn build(
     // requeue interval covers them.
     let config = kube::runtime::controller::Config::default()
         .concurrency(context.options.concurrency.max(1));
-    let controller = Controller::new(api, watcher::Config::default())
+    // Its own reflector, not `Controller::new`'s: `/readyz` waits for its
+    // `Synced` flag, which `Store::wait_until_ready` cannot give a second
+    // waiter beside the controller's runner (see `cache::Reflected`).
+    let (instances, stream) = crate::provider::cache::reflect(api, crate::provider::cache::strip);
+    let controller = Controller::for_stream(stream, instances.store.clone())
         .with_config(config)
-        .owns(deployments, watcher::Config::default())
-        .owns(jobs, watcher::Config::default());
+        .owns_stream(
+            watcher(deployments, watcher::Config::default())
+                .default_backoff()
+                .touched_objects(),
+        )
+        .owns_stream(
+            watcher(jobs, watcher::Config::default())
+                .default_backoff()
+                .touched_objects(),
+        );
     let mut caches = Caches::default();
-    caches.add(controller.store());
+    caches.add(instances.synced.clone());
     let store = controller.store();
     context.metrics.watch(&context.controller, None, move || {
         store
