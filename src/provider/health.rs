@@ -181,8 +181,9 @@ impl Caches {
         self.waits.is_empty()
     }
 
-    /// True once every cache has synced; false if a controller ended
-    /// before its cache did.
+    /// True once every cache has synced. It waits as long as one has not:
+    /// a controller that ends first ends the work [`Health::run`] races
+    /// this against.
     pub async fn synced(self) -> bool {
         for wait in self.waits {
             if !wait.await {
