@@ -124,24 +124,13 @@ impl Scope {
 /// other waits until something else wakes its task, which in an idle
 /// namespace is never: a controller that does not start, or a provider
 /// that never says it is ready.
+#[derive(Clone)]
 pub struct Reflected<K: reflector::Lookup + Clone + 'static>
 where
     K::DynamicType: Eq + std::hash::Hash + Clone,
 {
     pub store: Store<K>,
     pub synced: Synced,
-}
-
-impl<K: reflector::Lookup + Clone + 'static> Clone for Reflected<K>
-where
-    K::DynamicType: Eq + std::hash::Hash + Clone,
-{
-    fn clone(&self) -> Self {
-        Self {
-            store: self.store.clone(),
-            synced: self.synced.clone(),
-        }
-    }
 }
 
 impl<K: reflector::Lookup + Clone + 'static> Reflected<K>

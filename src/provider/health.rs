@@ -12,7 +12,6 @@
 
 use std::fmt;
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
@@ -113,14 +112,13 @@ impl Health {
             let _stopped = StopOnDrop(health.clone());
             health.phase.store(Phase::Syncing as u8, Ordering::SeqCst);
             let synced = async {
-                if caches.synced().await {
-                    let _ = health.phase.compare_exchange(
-                        Phase::Syncing as u8,
-                        Phase::Synced as u8,
-                        Ordering::SeqCst,
-                        Ordering::SeqCst,
-                    );
-                }
+                caches.synced().await;
+                let _ = health.phase.compare_exchange(
+                    Phase::Syncing as u8,
+                    Phase::Synced as u8,
+                    Ordering::SeqCst,
+                    Ordering::SeqCst,
+                );
                 std::future::pending::<()>().await
             };
             tokio::select! {
@@ -139,18 +137,16 @@ impl Drop for StopOnDrop {
     }
 }
 
-type Wait = Pin<Box<dyn Future<Output = bool> + Send>>;
-
 /// The reflector caches of a set of controllers, to wait for their sync.
 #[derive(Default)]
 pub struct Caches {
-    waits: Vec<Wait>,
+    synced: Vec<Synced>,
 }
 
 impl fmt::Debug for Caches {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Caches")
-            .field("count", &self.waits.len())
+            .field("count", &self.synced.len())
             .finish()
     }
 }
@@ -162,35 +158,29 @@ impl Caches {
     ///
     /// [`Reflected`]: super::cache::Reflected
     pub fn add(&mut self, synced: Synced) {
-        self.waits.push(Box::pin(async move {
-            synced.wait().await;
-            true
-        }));
+        self.synced.push(synced);
     }
 
     /// Adds every cache of `other`.
     pub fn extend(&mut self, other: Caches) {
-        self.waits.extend(other.waits);
+        self.synced.extend(other.synced);
     }
 
     pub fn len(&self) -> usize {
-        self.waits.len()
+        self.synced.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.waits.is_empty()
+        self.synced.is_empty()
     }
 
-    /// True once every cache has synced. It waits as long as one has not:
-    /// a controller that ends first ends the work [`Health::run`] races
-    /// this against.
-    pub async fn synced(self) -> bool {
-        for wait in self.waits {
-            if !wait.await {
-                return false;
-            }
+    /// Returns once every cache has synced. It waits as long as one has
+    /// not: a controller that ends first ends the work [`Health::run`]
+    /// races this against.
+    pub async fn synced(self) {
+        for synced in &self.synced {
+            synced.wait().await;
         }
-        true
     }
 }
 
