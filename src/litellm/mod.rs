@@ -44,7 +44,7 @@ pub use organizations::{
     OrganizationBudget, OrganizationInfo, OrganizationRequest, OrganizationTeam,
 };
 pub use pacing::{Limits, Pacing};
-pub use secret::{generate_key, token_of, Secret};
+pub use secret::{generate_key, token_of, token_of_sha256, Secret};
 pub use teams::{
     MemberDefaults, MemberDefaultsRequest, MemberRequest, Membership, MembershipBudget, TeamInfo,
     TeamMember, TeamModelTable, TeamRequest, SYSTEM_METADATA,

@@ -78,7 +78,12 @@ pub fn generate_key() -> Secret {
 /// LiteLLM's `token` for a key: the lowercase sha256 hex of the key. It is
 /// what LiteLLM stores and what every key endpoint accepts instead of the key.
 pub fn token_of(key: &Secret) -> String {
-    hex(&Sha256::digest(key.expose().as_bytes()))
+    token_of_sha256(&Sha256::digest(key.expose().as_bytes()))
+}
+
+/// The token of a key whose SHA-256 is `sha256`.
+pub fn token_of_sha256(sha256: &[u8]) -> String {
+    hex(sha256)
 }
 
 /// The token for a value that is either a key (starts with `sk-`, LiteLLM's

@@ -21,7 +21,12 @@
 //! wrote (its `managed-by` label) and the Secrets a reconciliation asked
 //! for (a master key, a CA, a referenced credential): the first ask is a
 //! read from the API server and registers interest; from then on the watch
-//! keeps that Secret current, its deletion included.
+//! keeps that Secret current, its deletion included. Of a connection Secret
+//! nobody asked for it keeps only a [`Digest`].
+//!
+//! The managed resources themselves are cached packed
+//! ([`super::tolerant::Packed`]): their JSON beside the few facts that the
+//! scans over a whole kind read.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, RwLock};
@@ -49,7 +54,7 @@ use crate::api::team::LiteLLMTeam;
 use crate::api::user::LiteLLMUser;
 
 use super::connection::{MANAGED_BY, MANAGED_BY_LABEL};
-use super::tolerant::Tolerant;
+use super::tolerant::{Facts, Tolerant};
 
 /// The annotation `kubectl apply` keeps a whole copy of the object in.
 const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -335,11 +340,27 @@ impl Cache {
 pub trait Cached:
     'static
     + Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
-    + Clone
-    + DeserializeOwned
+    + super::tolerant::Packable
     + std::fmt::Debug
 {
     fn store(cache: &Cache) -> &Reflected<Tolerant<Self>>;
+}
+
+/// Instances are few and every reconciliation reads its own: they are
+/// cached as parsed.
+impl super::tolerant::Packable for LiteLLMInstance {
+    const PACKED: bool = false;
+
+    fn strip(meta: &mut ObjectMeta) {
+        strip(meta)
+    }
+
+    fn facts(&self) -> super::tolerant::Facts {
+        super::tolerant::Facts {
+            ready: self.status.as_ref().is_some_and(|status| status.ready),
+            ..Default::default()
+        }
+    }
 }
 
 /// Implements [`Cached`] for each kind with its field of [`Stores`].
@@ -411,14 +432,32 @@ impl Kube {
             .map(|reflected| &reflected.store)
         {
             let key = ObjectRef::<Tolerant<K>>::new(name).within(namespace);
-            return Ok(match store.get(&key).as_deref() {
-                Some(Tolerant::Ok(object)) => Some(object.clone()),
-                // Reported on itself; to everyone else it is not there.
-                Some(Tolerant::Unreadable(_)) | None => None,
-            });
+            // Unreadable, it is reported on itself; to everyone else it
+            // is not there.
+            return Ok(store.get(&key).and_then(|object| object.read().ok()));
         }
         let api: Api<K> = Api::namespaced(self.client.clone(), namespace);
         Ok(api.get_opt(name).await?.map(Arc::new))
+    }
+
+    /// What `read` makes of the [`Facts`] of the object `namespace/name`
+    /// of kind `K` (`None` when the cache has no readable such object),
+    /// from the cache; `None` where no synced cache covers the namespace.
+    /// For reads that need only those facts, such as whether a referenced
+    /// resource is Ready and its id: nothing is parsed.
+    pub fn cached_facts<K: Cached, T>(
+        &self,
+        namespace: &str,
+        name: &str,
+        read: impl FnOnce(Option<&Facts>) -> T,
+    ) -> Option<T> {
+        let reflected = self
+            .covering(namespace)
+            .map(K::store)
+            .filter(|reflected| reflected.synced.is_synced())?;
+        let key = ObjectRef::<Tolerant<K>>::new(name).within(namespace);
+        let object = reflected.store.get(&key);
+        Some(read(object.as_deref().and_then(Tolerant::facts)))
     }
 
     /// Every object of kind `K` in `namespace` as the cache has it, or
@@ -517,7 +556,7 @@ impl Kube {
         &self,
         namespace: &str,
         name: &str,
-    ) -> Option<Option<Arc<Secret>>> {
+    ) -> Option<Option<Arc<Digest>>> {
         let secrets = self
             .covering(namespace)
             .map(|cache| &cache.secrets)
@@ -541,8 +580,7 @@ impl Kube {
 
 /// One cached Secret, or the knowledge that it does not exist.
 struct Entry {
-    /// As [`compact`] keeps it.
-    secret: Option<Arc<Secret>>,
+    kept: Kept,
     /// Of the Secret, or of its deletion: an older read does not replace it.
     version: u64,
     /// A reconciliation asked for it; else it is kept for its label only.
@@ -551,11 +589,117 @@ struct Entry {
     own: bool,
 }
 
-/// What the Secret cache keeps of a Secret: what reconciliations read of
-/// it (its data and owners) and its name. Its labels, annotations and the
-/// rest of its metadata are not kept: whether it is the provider's own and
-/// its version are noted beside it ([`Entry`]). For 10,000 connection
-/// Secrets that is a third of the memory of whole copies.
+/// What an [`Entry`] holds of its Secret.
+enum Kept {
+    /// It does not exist (as of the entry's version).
+    Gone,
+    /// A Secret a reconciliation asked for, as [`compact`] keeps it.
+    Whole(Arc<Secret>),
+    /// A connection Secret only its label brought into the cache.
+    Digest(Arc<Digest>),
+}
+
+impl Kept {
+    /// `secret` as an entry keeps it: whole if it is `wanted`.
+    fn of(secret: Secret, wanted: bool) -> Self {
+        if wanted {
+            Kept::Whole(Arc::new(compact(secret)))
+        } else {
+            Kept::Digest(Arc::new(Digest::of(&secret)))
+        }
+    }
+
+    /// The names of the keys that own it.
+    fn keys(&self) -> Vec<String> {
+        match self {
+            Kept::Gone => Vec::new(),
+            Kept::Whole(secret) => key_owners(secret),
+            Kept::Digest(digest) => digest.keys.iter().map(|k| k.to_string()).collect(),
+        }
+    }
+}
+
+/// What the Secret cache keeps of a connection Secret that no
+/// reconciliation asked for: whose it is, and the SHA-256 of each of its
+/// values. That is all a poll reads of it: whether the Secret still holds
+/// what its resource would write ([`Digest::holds`]), and for a key, the
+/// token of the key it holds (LiteLLM's id of a key is the SHA-256 of it);
+/// whatever would lead to a write reads the Secret from the API server. A
+/// fifth of the memory of its data and owners, and the provider keeps no
+/// tenant's key in memory between polls.
+#[derive(Debug)]
+pub struct Digest {
+    /// The uids of its owners.
+    owners: Box<[Box<str>]>,
+    /// The names of the `LiteLLMVirtualKey`s among them, whom a change of
+    /// it wakes.
+    keys: Box<[Box<str>]>,
+    /// Each of its keys, with the SHA-256 of its value, sorted by key.
+    values: Box<[(Box<str>, [u8; 32])]>,
+}
+
+fn sha256(value: &[u8]) -> [u8; 32] {
+    use sha2::Digest as _;
+    sha2::Sha256::digest(value).into()
+}
+
+/// The names of the `LiteLLMVirtualKey`s that own `secret`.
+fn key_owners(secret: &Secret) -> Vec<String> {
+    secret
+        .owner_references()
+        .iter()
+        .filter(|owner| {
+            owner.kind == LiteLLMVirtualKey::kind(&())
+                && owner.api_version == LiteLLMVirtualKey::api_version(&())
+        })
+        .map(|owner| owner.name.clone())
+        .collect()
+}
+
+impl Digest {
+    pub fn of(secret: &Secret) -> Self {
+        // A BTreeMap: sorted by key already.
+        let values = secret
+            .data
+            .iter()
+            .flatten()
+            .map(|(key, value)| (key.as_str().into(), sha256(&value.0)))
+            .collect();
+        Self {
+            owners: secret
+                .owner_references()
+                .iter()
+                .map(|owner| owner.uid.as_str().into())
+                .collect(),
+            keys: key_owners(secret).into_iter().map(Into::into).collect(),
+            values,
+        }
+    }
+
+    /// Whether an owner of the Secret has `uid`.
+    pub fn owned_by(&self, uid: &str) -> bool {
+        self.owners.iter().any(|owner| &**owner == uid)
+    }
+
+    /// The SHA-256 of the value of `key`, if the Secret has that key.
+    pub fn sha256(&self, key: &str) -> Option<&[u8; 32]> {
+        self.values
+            .binary_search_by(|(k, _)| (**k).cmp(key))
+            .ok()
+            .map(|i| &self.values[i].1)
+    }
+
+    /// Whether the Secret holds `value` under `key`.
+    pub fn holds(&self, key: &str, value: &[u8]) -> bool {
+        self.sha256(key) == Some(&sha256(value))
+    }
+}
+
+/// What the Secret cache keeps of a Secret a reconciliation asked for:
+/// what reconciliations read of it (its data and owners) and its name. Its
+/// labels, annotations and the rest of its metadata are not kept: whether
+/// it is the provider's own and its version are noted beside it
+/// ([`Entry`]).
 fn compact(secret: Secret) -> Secret {
     Secret {
         metadata: ObjectMeta {
@@ -620,15 +764,26 @@ impl Secrets {
     fn known(&self, namespace: &str, name: &str) -> Option<Option<Arc<Secret>>> {
         let entries = self.inner.entries.read().unwrap_or_else(|p| p.into_inner());
         let entry = entries.get(&(namespace.to_owned(), name.to_owned()))?;
-        entry.wanted.then(|| entry.secret.clone())
+        match &entry.kept {
+            _ if !entry.wanted => None,
+            Kept::Whole(secret) => Some(Some(secret.clone())),
+            Kept::Gone => Some(None),
+            // Wanted after the watch kept only this: not known yet.
+            Kept::Digest(_) => None,
+        }
     }
 
-    fn owned(&self, namespace: &str, name: &str) -> Option<Arc<Secret>> {
+    /// The digest of a connection Secret the provider wrote.
+    fn owned(&self, namespace: &str, name: &str) -> Option<Arc<Digest>> {
         let entries = self.inner.entries.read().unwrap_or_else(|p| p.into_inner());
-        entries
+        let entry = entries
             .get(&(namespace.to_owned(), name.to_owned()))
-            .filter(|entry| entry.own)
-            .and_then(|entry| entry.secret.clone())
+            .filter(|entry| entry.own)?;
+        match &entry.kept {
+            Kept::Gone => None,
+            Kept::Whole(secret) => Some(Arc::new(Digest::of(secret))),
+            Kept::Digest(digest) => Some(digest.clone()),
+        }
     }
 
     /// Registers interest in a Secret just read from the API server; a
@@ -640,32 +795,29 @@ impl Secrets {
         let entry = entries
             .entry((namespace.to_owned(), name.to_owned()))
             .or_insert(Entry {
-                secret: None,
+                kept: Kept::Gone,
                 version: 0,
                 wanted: true,
                 own: false,
             });
         entry.wanted = true;
         if version >= entry.version {
-            entry.secret = secret.map(|s| Arc::new(compact(Secret::clone(&s))));
+            entry.kept = secret.map_or(Kept::Gone, |s| Kept::of(Secret::clone(&s), true));
             entry.version = version;
             entry.own = own;
         }
+        // Else the watch brought a newer state meanwhile; had it kept only
+        // its digest (it was not wanted then), the next ask reads again.
     }
 
-    /// Wakes the keys owning `secret` (they read it again).
-    fn wake(&self, secret: &Secret) {
+    /// Wakes the keys `keys` of `namespace` (they read their Secret again).
+    fn wake(&self, namespace: &str, keys: Vec<String>) {
         let wake = self.inner.wake.lock().unwrap_or_else(|p| p.into_inner());
         let Some(wake) = wake.as_ref() else {
             return;
         };
-        let namespace = secret.namespace().unwrap_or_default();
-        for owner in secret.owner_references() {
-            if owner.kind == LiteLLMVirtualKey::kind(&())
-                && owner.api_version == LiteLLMVirtualKey::api_version(&())
-            {
-                let _ = wake.send(ObjectRef::new(&owner.name).within(&namespace));
-            }
+        for key in keys {
+            let _ = wake.send(ObjectRef::new(&key).within(namespace));
         }
     }
 
@@ -675,7 +827,7 @@ impl Secrets {
         let key = key_of(&secret);
         let own = is_own(&secret);
         let version = version(&secret.metadata);
-        let kept = Arc::new(compact(secret));
+        let keys = key_owners(&secret);
         let changed = {
             let mut entries = self.entries();
             match entries.get_mut(&key) {
@@ -684,19 +836,20 @@ impl Secrets {
                         return;
                     }
                     let changed = entry.version != version;
-                    entry.secret = Some(kept.clone());
-                    entry.version = version;
-                    entry.own = own;
                     if !own && !entry.wanted {
                         entries.remove(&key);
+                    } else {
+                        entry.kept = Kept::of(secret, entry.wanted);
+                        entry.version = version;
+                        entry.own = own;
                     }
                     changed
                 }
                 None if own => {
                     entries.insert(
-                        key,
+                        key.clone(),
                         Entry {
-                            secret: Some(kept.clone()),
+                            kept: Kept::of(secret, false),
                             version,
                             wanted: false,
                             own,
@@ -708,31 +861,35 @@ impl Secrets {
             }
         };
         if own && changed {
-            self.wake(&kept);
+            self.wake(&key.0, keys);
         }
     }
 
     /// The Secret `key` is gone (at `version`, where a watch event says
-    /// so; else as of the version last known); `secret` is what is known
-    /// of it, to wake its keys if it was the provider's own.
-    fn deleted(&self, key: (String, String), version: Option<u64>, secret: &Secret) {
-        let own = {
+    /// so, `event` being what it says; else as of the version last known),
+    /// waking its keys if it was the provider's own.
+    fn deleted(&self, key: (String, String), version: Option<u64>, event: Option<&Secret>) {
+        let (own, keys) = {
             let mut entries = self.entries();
             let Some(entry) = entries.get_mut(&key) else {
                 return;
             };
             let own = entry.own;
+            let keys = match event {
+                Some(secret) => key_owners(secret),
+                None => entry.kept.keys(),
+            };
             if entry.wanted {
-                entry.secret = None;
+                entry.kept = Kept::Gone;
                 entry.version = version.unwrap_or(entry.version);
                 entry.own = false;
             } else {
                 entries.remove(&key);
             }
-            own
+            (own, keys)
         };
-        if own || is_own(secret) {
-            self.wake(secret);
+        if own || event.is_some_and(is_own) {
+            self.wake(&key.0, keys);
         }
     }
 
@@ -740,9 +897,11 @@ impl Secrets {
     fn apply(&self, event: Event<Secret>) {
         match event {
             Event::Apply(secret) => self.applied(secret),
-            Event::Delete(secret) => {
-                self.deleted(key_of(&secret), Some(version(&secret.metadata)), &secret)
-            }
+            Event::Delete(secret) => self.deleted(
+                key_of(&secret),
+                Some(version(&secret.metadata)),
+                Some(&secret),
+            ),
             Event::Init => self
                 .inner
                 .relisted
@@ -767,17 +926,19 @@ impl Secrets {
                 );
                 // What the list no longer has went while the watch was
                 // down: gone, as if its deletion had been seen.
-                let gone: Vec<((String, String), Arc<Secret>)> = self
+                let gone: Vec<(String, String)> = self
                     .inner
                     .entries
                     .read()
                     .unwrap_or_else(|p| p.into_inner())
                     .iter()
-                    .filter(|(key, _)| !seen.contains(*key))
-                    .filter_map(|(key, entry)| Some((key.clone(), entry.secret.clone()?)))
+                    .filter(|(key, entry)| {
+                        !seen.contains(*key) && !matches!(entry.kept, Kept::Gone)
+                    })
+                    .map(|(key, _)| key.clone())
                     .collect();
-                for (key, secret) in gone {
-                    self.deleted(key, None, &secret);
+                for key in gone {
+                    self.deleted(key, None, None);
                 }
                 self.inner
                     .synced
@@ -949,7 +1110,7 @@ mod tests {
         // A Secret nobody asked for is not held, and not known.
         assert!(secrets.known("ns", "foreign").is_none());
         let own = secrets.owned("ns", "conn").expect("own Secret cached");
-        assert!(own.metadata.managed_fields.is_none(), "stripped");
+        assert!(own.holds("k", b"a") && own.owned_by("u"));
         assert_eq!(rx.try_recv().unwrap().name, "conn-key");
         // Asking registers interest; the watch then keeps it current.
         secrets.learned(
@@ -992,18 +1153,73 @@ mod tests {
     }
 
     #[test]
-    fn a_cached_secret_keeps_its_data_and_owners_only() {
+    fn an_own_secret_nobody_asked_for_is_kept_as_a_digest_of_its_values() {
         let secrets = Secrets::default();
         secrets.apply(Event::Init);
-        let mut full = secret("conn", 5, true, "a");
+        let mut full = secret("conn", 5, true, "sk-a");
         full.metadata.annotations = Some([("note".to_owned(), "x".to_owned())].into());
         secrets.apply(Event::InitApply(full));
         secrets.apply(Event::InitDone);
-        let kept = secrets.owned("ns", "conn").expect("own Secret cached");
-        assert_eq!(value(&Some(kept.clone())).as_deref(), Some("a"));
+        let digest = secrets.owned("ns", "conn").expect("own Secret cached");
+        assert!(digest.holds("k", b"sk-a"));
+        assert!(!digest.holds("k", b"sk-b") && !digest.holds("other", b"sk-a"));
+        assert_eq!(
+            digest
+                .sha256("k")
+                .map(|h| crate::litellm::token_of_sha256(h)),
+            Some(crate::litellm::token_of(&crate::litellm::Secret::new(
+                "sk-a"
+            )))
+        );
+        assert!(digest.sha256("absent").is_none());
+        assert!(digest.owned_by("u") && !digest.owned_by("someone else"));
+        assert_eq!(&*digest.keys, [Box::<str>::from("conn-key")]);
+        // Nothing of the value is kept.
+        let text = format!("{digest:?}");
+        assert!(!text.contains("sk-a"), "{text}");
+        // Not wanted, so a reconciliation asking for it reads it.
+        assert!(secrets.known("ns", "conn").is_none());
+    }
+
+    #[test]
+    fn a_secret_asked_for_is_kept_whole_its_data_and_owners_only() {
+        let secrets = Secrets::default();
+        secrets.apply(Event::Init);
+        secrets.apply(Event::InitApply(secret("conn", 5, true, "a")));
+        secrets.apply(Event::InitDone);
+        let mut full = secret("conn", 6, true, "b");
+        full.metadata.annotations = Some([("note".to_owned(), "x".to_owned())].into());
+        secrets.learned("ns", "conn", Some(Arc::new(full)));
+        let kept = secrets.known("ns", "conn").unwrap();
+        assert_eq!(value(&kept).as_deref(), Some("b"));
+        let kept = kept.unwrap();
         assert_eq!(kept.owner_references()[0].name, "conn-key");
         assert!(kept.metadata.labels.is_none() && kept.metadata.annotations.is_none());
         assert!(kept.metadata.uid.is_none() && kept.metadata.resource_version.is_none());
+        // Still the provider's own: its digest answers the key's poll.
+        assert!(secrets.owned("ns", "conn").unwrap().holds("k", b"b"));
+        // Wanted, the watch keeps it whole from now on.
+        secrets.apply(Event::Apply(secret("conn", 7, true, "c")));
+        assert_eq!(
+            value(&secrets.known("ns", "conn").unwrap()).as_deref(),
+            Some("c")
+        );
+    }
+
+    #[test]
+    fn a_read_older_than_a_digest_leaves_the_secret_unknown_until_read_again() {
+        let secrets = Secrets::default();
+        secrets.apply(Event::Init);
+        secrets.apply(Event::InitDone);
+        secrets.apply(Event::Apply(secret("conn", 9, true, "new")));
+        // A read that began before the watch event came.
+        secrets.learned("ns", "conn", Some(Arc::new(secret("conn", 8, true, "old"))));
+        assert!(secrets.known("ns", "conn").is_none(), "not the older value");
+        secrets.learned("ns", "conn", Some(Arc::new(secret("conn", 9, true, "new"))));
+        assert_eq!(
+            value(&secrets.known("ns", "conn").unwrap()).as_deref(),
+            Some("new")
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@ use kube::ResourceExt;
 
 use crate::litellm::Secret;
 
-use super::cache::Kube;
+use super::cache::{Digest, Kube};
 use super::managed::{ExternalError, ManagedKind};
 
 /// Label on every connection Secret, so the controllers watch only these.
@@ -63,11 +63,18 @@ pub async fn read<K: ManagedKind>(
 /// the cache has it and it is `mr`'s; else `None` (then only [`read`]
 /// tells). Only for concluding that nothing needs writing: see
 /// [`super::cache`].
-pub fn cached<K: ManagedKind>(kube: &Kube, mr: &K, name: &str) -> Option<Arc<KubeSecret>> {
+pub fn cached<K: ManagedKind>(kube: &Kube, mr: &K, name: &str) -> Option<Arc<Digest>> {
     let namespace = mr.namespace().unwrap_or_default();
+    let uid = mr.meta().uid.as_deref()?;
     kube.cached_connection_secret(&namespace, name)
         .flatten()
-        .filter(|secret| owned_by(secret, mr))
+        .filter(|digest| digest.owned_by(uid))
+}
+
+/// Whether the Secret `digest` is of holds every value of `data`.
+fn holds_all(digest: &Digest, data: &BTreeMap<String, Secret>) -> bool {
+    data.iter()
+        .all(|(key, value)| digest.holds(key, value.expose().as_bytes()))
 }
 
 /// The value of `key` in a Secret.
@@ -87,7 +94,7 @@ pub async fn publish<K: ManagedKind>(
     name: &str,
     data: &BTreeMap<String, Secret>,
 ) -> Result<(), ExternalError> {
-    if cached(kube, mr, name).is_some_and(|secret| missing_or_different(&secret, data).is_empty()) {
+    if cached(kube, mr, name).is_some_and(|digest| holds_all(&digest, data)) {
         return Ok(());
     }
     let api: Api<KubeSecret> =

@@ -18,7 +18,6 @@ use crate::api::{
 };
 
 use super::cache::{self, Cache, Scope, Secrets, Stores};
-use super::conditions::{READY, SYNCED};
 use super::dependents::Joins;
 use super::health::Caches;
 use super::managed::ManagedKind;
@@ -29,14 +28,11 @@ use super::tolerant::Tolerant;
 /// What the state gauges and the queue need of a cached object: an object
 /// kube-rs cannot read exists, and is neither ready nor synced.
 fn seen<K: ManagedKind>(object: &Tolerant<K>) -> Seen {
-    let status = |type_: &str| match object {
-        Tolerant::Ok(mr) => mr.condition_is_true(type_),
-        Tolerant::Unreadable(_) => false,
-    };
+    let facts = object.facts();
     Seen {
         key: object_key(object.meta()),
-        ready: status(READY),
-        synced: status(SYNCED),
+        ready: facts.is_some_and(|facts| facts.ready),
+        synced: facts.is_some_and(|facts| facts.synced),
     }
 }
 
@@ -80,32 +76,22 @@ fn waiting_for<U: ManagedKind, R: ManagedKind>(
     joins: Joins,
     referenced: &Tolerant<R>,
 ) -> Vec<ObjectRef<Tolerant<U>>> {
-    let Tolerant::Ok(referenced) = referenced else {
+    let Some(facts) = referenced.facts().filter(|facts| facts.ready) else {
         return Vec::new();
     };
-    if !referenced.condition_is_true(READY) {
-        return Vec::new();
-    }
     let name = referenced.name_any();
-    let id = referenced
-        .annotations()
-        .get(crate::api::common::EXTERNAL_NAME)
-        .cloned()
-        .unwrap_or_default();
+    let id = facts.external_name.as_deref().unwrap_or_default();
     users
         .iter()
-        .filter(|user| match &***user {
-            Tolerant::Ok(user) => {
+        .filter(|user| match user.facts() {
+            Some(facts) => {
                 // Compared in place: this runs for every user of the kind
                 // on every event of a Ready referenced resource.
                 user.meta().namespace == referenced.meta().namespace
-                    && !(user.condition_is_true(READY) && user.condition_is_true(SYNCED))
-                    && user
-                        .joins()
-                        .iter()
-                        .any(|join| join.names(joins, &name, &id))
+                    && !(facts.ready && facts.synced)
+                    && facts.joins.iter().any(|join| join.names(joins, &name, id))
             }
-            Tolerant::Unreadable(_) => false,
+            None => false,
         })
         .map(|user| ObjectRef::from_obj(&**user))
         .collect()
@@ -155,13 +141,13 @@ impl ReadySeen {
     /// which only costs one scan more per Ready object.
     fn became_ready<R: ManagedKind>(&mut self, object: &Tolerant<R>, cached: usize) -> bool {
         use std::hash::{Hash, Hasher};
-        let Tolerant::Ok(object) = object else {
+        let Some(facts) = object.facts() else {
             return false;
         };
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         object.meta().uid.hash(&mut hasher);
         let uid = hasher.finish();
-        if !object.condition_is_true(READY) {
+        if !facts.ready {
             self.0.remove(&uid);
             return false;
         }
@@ -180,18 +166,8 @@ impl ReadySeen {
 /// write of its own, it requeues. Labels, which that filter also watches,
 /// are not kept in the caches ([`cache::strip_managed`]): nothing the
 /// provider does depends on them.
-fn desired_state<K: Resource>(object: &K) -> Option<u64> {
-    use std::hash::{Hash, Hasher};
-    let meta = object.meta();
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    meta.generation.hash(&mut hasher);
-    meta.annotations.hash(&mut hasher);
-    meta.finalizers.hash(&mut hasher);
-    meta.deletion_timestamp
-        .as_ref()
-        .map(|t| t.0.as_second())
-        .hash(&mut hasher);
-    Some(hasher.finish())
+fn desired_state<K: ManagedKind>(object: &Tolerant<K>) -> Option<u64> {
+    Some(object.desired_state())
 }
 
 /// A controller over [`Tolerant`] objects (one object kube-rs cannot read
@@ -431,7 +407,7 @@ mod tests {
             ]}
         }))
         .unwrap();
-        Tolerant::Ok(Arc::new(team))
+        Tolerant::new(team)
     }
 
     #[test]

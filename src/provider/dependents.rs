@@ -197,8 +197,8 @@ where
         for user in users {
             // An unreadable key says nothing about what it joins; it
             // reports itself, and nothing is done in LiteLLM for it.
-            let Tolerant::Ok(user) = user else { continue };
-            if user.joins().iter().any(|join| join.names(what, &name, id)) {
+            let Some(facts) = user.facts() else { continue };
+            if facts.joins.iter().any(|join| join.names(what, &name, id)) {
                 dependents.add(U::kind(&()), namespace.clone(), user.name_any());
             }
         }
@@ -278,11 +278,9 @@ async fn referencing<K: ManagedKind>(
     for mr in api.list(&ListParams::default()).await? {
         let namespace = mr.namespace().unwrap_or_default();
         // An unreadable resource counts by the reference that could be read.
-        let reference = match &mr {
-            Tolerant::Ok(mr) => Some(&mr.managed().instance_ref),
-            Tolerant::Unreadable(unreadable) => unreadable.instance_ref.as_ref(),
+        let Some(reference) = mr.instance_ref() else {
+            continue;
         };
-        let Some(reference) = reference else { continue };
         let instance_namespace = reference.namespace.as_deref().unwrap_or(&namespace);
         if instance_namespace == home && reference.name == target {
             found.push((K::kind(&()).into_owned(), namespace, mr.name_any()));

@@ -316,15 +316,50 @@ fn retiring(mr: &LiteLLMVirtualKey) -> Option<(String, Timestamp)> {
 
 /// Whether the key needs replacing or rotating, from its connection Secret
 /// as read (`None`: there is none).
+/// What [`decide`] reads of the connection Secret: from the Secret as the
+/// API server has it, or from the cache's digest of it.
+#[derive(Debug, PartialEq)]
+struct Held {
+    exists: bool,
+    /// The token of the key it holds.
+    stored_token: Option<String>,
+    /// A rotation's new key is recorded.
+    pending: bool,
+}
+
+impl Held {
+    fn of(secret: Option<&KubeSecret>) -> Self {
+        Self {
+            exists: secret.is_some(),
+            stored_token: secret
+                .and_then(|s| connection::value(s, SECRET_KEY))
+                .as_ref()
+                .map(token_of),
+            pending: secret
+                .and_then(|s| connection::value(s, PENDING_KEY))
+                .is_some(),
+        }
+    }
+
+    fn of_digest(digest: &super::cache::Digest) -> Self {
+        Self {
+            exists: true,
+            stored_token: digest
+                .sha256(SECRET_KEY)
+                .map(|sha256| litellm::token_of_sha256(sha256)),
+            pending: digest.sha256(PENDING_KEY).is_some(),
+        }
+    }
+}
+
 fn decide(
     mr: &LiteLLMVirtualKey,
     id: &str,
     at_provider: Option<&KeyObservation>,
-    secret: Option<&KubeSecret>,
+    secret: &Held,
     secret_name: &str,
     now: Timestamp,
 ) -> Result<Option<Why>, ExternalError> {
-    let stored = secret.and_then(|s| connection::value(s, SECRET_KEY));
     // Without a time from LiteLLM, the resource's own creation stands in
     // for the first key's.
     let born = rotation::key_born(
@@ -335,11 +370,9 @@ fn decide(
     let facts = rotation::Facts {
         id,
         secret_name,
-        secret_exists: secret.is_some(),
-        stored_token: stored.as_ref().map(token_of),
-        pending: secret
-            .and_then(|s| connection::value(s, PENDING_KEY))
-            .is_some(),
+        secret_exists: secret.exists,
+        stored_token: secret.stored_token.clone(),
+        pending: secret.pending,
         requested_at: mr
             .annotations()
             .get(ROTATE_REQUESTED_AT)
@@ -958,19 +991,29 @@ impl External<LiteLLMVirtualKey> for KeyExternal {
     ) -> Result<Maintained<LiteLLMVirtualKey>, ExternalError> {
         let name = secret_name(mr);
         let now = Timestamp::now();
-        // The steady state decides from the shared cache; anything it would
-        // do is decided again from the Secret as the API server has it.
-        let cached = connection::cached(&self.kube, mr, &name);
-        let from_cache = cached.is_some();
-        let mut secret = match cached {
-            Some(secret) => Some(secret),
-            None => connection::read(&self.kube, mr, &name).await?,
+        // The steady state decides from the shared cache's digest of the
+        // Secret, and reads none of its values; anything it would do is
+        // decided again from the Secret as the API server has it.
+        let from_cache = connection::cached(&self.kube, mr, &name)
+            .map(|digest| decide(mr, id, at_provider, &Held::of_digest(&digest), &name, now))
+            .transpose()?;
+        let (secret, why) = match from_cache {
+            // Nothing to do, as far as the cache can tell.
+            Some(None) => (None, None),
+            // Not in the cache, or something to do: as the API server has it.
+            Some(Some(_)) | None => {
+                let secret = connection::read(&self.kube, mr, &name).await?;
+                let why = decide(
+                    mr,
+                    id,
+                    at_provider,
+                    &Held::of(secret.as_deref()),
+                    &name,
+                    now,
+                )?;
+                (secret, why)
+            }
         };
-        let mut why = decide(mr, id, at_provider, secret.as_deref(), &name, now)?;
-        if why.is_some() && from_cache {
-            secret = connection::read(&self.kube, mr, &name).await?;
-            why = decide(mr, id, at_provider, secret.as_deref(), &name, now)?;
-        }
         let stored = secret
             .as_ref()
             .and_then(|s| connection::value(s, SECRET_KEY));
@@ -1079,6 +1122,42 @@ mod tests {
 
     fn me() -> Owner {
         Owner::of_test("k")
+    }
+
+    #[test]
+    fn the_caches_digest_of_a_secret_tells_decide_what_the_secret_does() {
+        use k8s_openapi::ByteString;
+        let secret = |data: &[(&str, &str)]| KubeSecret {
+            data: Some(
+                data.iter()
+                    .map(|(k, v)| ((*k).to_owned(), ByteString(v.as_bytes().to_vec())))
+                    .collect(),
+            ),
+            ..KubeSecret::default()
+        };
+        for data in [
+            &[("endpoint", "http://proxy"), (SECRET_KEY, "sk-current")][..],
+            &[(SECRET_KEY, "sk-current"), (PENDING_KEY, "sk-next")],
+            &[("endpoint", "http://proxy")],
+            &[],
+        ] {
+            let secret = secret(data);
+            let digest = crate::provider::cache::Digest::of(&secret);
+            assert_eq!(
+                Held::of(Some(&secret)),
+                Held::of_digest(&digest),
+                "{data:?}"
+            );
+        }
+        let held = Held::of_digest(&crate::provider::cache::Digest::of(&secret(&[(
+            SECRET_KEY,
+            "sk-current",
+        )])));
+        assert_eq!(
+            held.stored_token,
+            Some(token_of(&Secret::new("sk-current")))
+        );
+        assert!(held.exists && !held.pending);
     }
 
     fn live() -> KeyInfo {

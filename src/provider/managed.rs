@@ -267,6 +267,7 @@ pub struct Connection {
 /// A managed kind: its CRD type plus how it maps onto LiteLLM.
 pub trait ManagedKind:
     Resource<DynamicType = (), Scope = NamespaceResourceScope>
+    + super::tolerant::Packable
     + Clone
     + Debug
     + DeserializeOwned
@@ -336,6 +337,48 @@ pub trait ManagedKind:
 
     fn connect(connection: Connection) -> Self::External;
 }
+
+/// What the caches' scans read of a managed resource (see
+/// [`super::tolerant::Packed`]).
+pub fn facts<K: ManagedKind>(mr: &K) -> super::tolerant::Facts {
+    super::tolerant::Facts {
+        ready: mr.condition_is_true(super::conditions::READY),
+        synced: mr.condition_is_true(super::conditions::SYNCED),
+        external_name: mr
+            .annotations()
+            .get(crate::api::common::EXTERNAL_NAME)
+            .map(|id| id.as_str().into()),
+        instance_ref: Some(mr.managed().instance_ref.clone()),
+        joins: mr.joins().into_boxed_slice(),
+        desired_state: 0,
+    }
+}
+
+/// Every managed kind is cached packed, its metadata as
+/// [`super::cache::strip_managed`] keeps it.
+macro_rules! packable {
+    ($($kind:ty),* $(,)?) => {$(
+        impl super::tolerant::Packable for $kind {
+            fn strip(meta: &mut kube::api::ObjectMeta) {
+                super::cache::strip_managed(meta)
+            }
+            fn facts(&self) -> super::tolerant::Facts {
+                facts(self)
+            }
+        }
+    )*};
+}
+
+packable!(
+    crate::api::LiteLLMTeam,
+    crate::api::LiteLLMVirtualKey,
+    crate::api::LiteLLMBudget,
+    crate::api::LiteLLMModel,
+    crate::api::LiteLLMCredential,
+    crate::api::LiteLLMUser,
+    crate::api::LiteLLMMCPServer,
+    crate::api::LiteLLMOrganization,
+);
 
 /// What [`External::create`] did beyond creating the object under the id
 /// it was given. Only keys use it: a proxy that refuses caller-chosen keys

@@ -693,20 +693,20 @@ pub async fn reconcile_tolerant<K: ManagedKind>(
     object: Arc<Tolerant<K>>,
     ctx: Arc<Context>,
 ) -> Result<Action, Error> {
-    let unreadable = match &*object {
-        Tolerant::Ok(mr) => {
+    let unreadable = match object.read() {
+        Ok(mr) => {
             if let Some(uid) = mr.meta().uid.as_deref() {
                 ctx.unreadable.forget(uid);
             }
-            return reconcile(mr.clone(), ctx).await;
+            return reconcile(mr, ctx).await;
         }
-        Tolerant::Unreadable(unreadable) => unreadable,
+        Err(unreadable) => unreadable,
     };
     let running = ctx.metrics.reconciling(
         &series::managed_controller::<K>(),
         &object_key(&unreadable.metadata),
     );
-    let result = report_unreadable(&object, unreadable, &ctx).await;
+    let result = report_unreadable(&object, &unreadable, &ctx).await;
     running.finish(result_of(&result));
     result
 }
@@ -750,9 +750,9 @@ pub fn error_policy_tolerant<K: ManagedKind>(
     err: &Error,
     ctx: Arc<Context>,
 ) -> Action {
-    match &*object {
-        Tolerant::Ok(mr) => error_policy(mr.clone(), err, ctx),
-        Tolerant::Unreadable(unreadable) => {
+    match object.read() {
+        Ok(mr) => error_policy(mr, err, ctx),
+        Err(unreadable) => {
             tracing::warn!(kind = K::NOUN, error = %err, "reporting an unreadable resource failed");
             requeue::<K>(&ctx, &unreadable.metadata, ctx.default_poll_interval)
         }
@@ -1547,8 +1547,8 @@ mod tests {
             "spec": {"instanceRef": {"name": "p"}, "forProvider": {}}
         }))
         .unwrap();
-        let team = reconcile_tolerant(Arc::new(Tolerant::Ok(Arc::new(team))), ctx.clone());
-        let key = reconcile_tolerant(Arc::new(Tolerant::Ok(Arc::new(key))), ctx.clone());
+        let team = reconcile_tolerant(Arc::new(Tolerant::new(team)), ctx.clone());
+        let key = reconcile_tolerant(Arc::new(Tolerant::new(key)), ctx.clone());
         eprintln!(
             "reconcile future: team {} bytes, key {} bytes",
             std::mem::size_of_val(&team),

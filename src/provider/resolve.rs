@@ -421,9 +421,25 @@ async fn entity<K: ManagedKind + Cached>(
     field: &'static str,
     name: &str,
 ) -> Result<String, Unresolved> {
-    let referenced = kube.get::<K>(namespace, name).await?;
+    // Every poll of a key resolves its team: from the cache's facts of
+    // it, without parsing the team.
+    let cached = kube.cached_facts::<K, _>(namespace, name, |facts| {
+        facts.map(|facts| {
+            facts
+                .ready
+                .then(|| facts.external_name.as_deref().map(str::to_owned))
+                .flatten()
+        })
+    });
+    let found = match cached {
+        Some(found) => found,
+        None => kube
+            .get::<K>(namespace, name)
+            .await?
+            .map(|referenced| entity_id(&*referenced)),
+    };
     let kind = K::kind(&()).into_owned();
-    let Some(referenced) = referenced.as_deref() else {
+    let Some(id) = found else {
         return Err(Unresolved::RefMissing {
             field,
             kind,
@@ -431,7 +447,7 @@ async fn entity<K: ManagedKind + Cached>(
             name: name.to_owned(),
         });
     };
-    entity_id(referenced).ok_or_else(|| Unresolved::RefNotReady {
+    id.ok_or_else(|| Unresolved::RefNotReady {
         field,
         kind,
         namespace: namespace.to_owned(),

@@ -226,15 +226,16 @@ async fn reconcile_tolerant(
     object: Arc<Tolerant<LiteLLMInstance>>,
     context: Arc<Context>,
 ) -> Result<Action, Error> {
-    let unreadable = match &*object {
-        Tolerant::Ok(instance) => {
+    let unreadable = match object.read() {
+        Ok(instance) => {
             if let Some(uid) = instance.metadata.uid.as_deref() {
                 context.unreadable.forget(uid);
             }
-            return reconcile(instance.clone(), context).await;
+            return reconcile(instance, context).await;
         }
-        Tolerant::Unreadable(unreadable) => unreadable,
+        Err(unreadable) => unreadable,
     };
+    let unreadable: &tolerant::Unreadable = &unreadable;
     let namespace = unreadable.metadata.namespace.clone().unwrap_or_default();
     let name = unreadable.metadata.name.clone().unwrap_or_default();
     tracing::warn!(%namespace, %name, error = %unreadable.error, "cannot read the LiteLLMInstance");
@@ -260,9 +261,9 @@ fn error_policy_tolerant(
     err: &Error,
     context: Arc<Context>,
 ) -> Action {
-    match &*object {
-        Tolerant::Ok(instance) => error_policy(instance.clone(), err, context),
-        Tolerant::Unreadable(unreadable) => {
+    match object.read() {
+        Ok(instance) => error_policy(instance, err, context),
+        Err(unreadable) => {
             tracing::warn!(error = %err, "reporting an unreadable LiteLLMInstance failed");
             requeue(
                 &context,
