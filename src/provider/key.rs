@@ -314,8 +314,6 @@ fn retiring(mr: &LiteLLMVirtualKey) -> Option<(String, Timestamp)> {
     Some((token, after))
 }
 
-/// Whether the key needs replacing or rotating, from its connection Secret
-/// as read (`None`: there is none).
 /// What [`decide`] reads of the connection Secret: from the Secret as the
 /// API server has it, or from the cache's digest of it.
 #[derive(Debug, PartialEq)]
@@ -352,6 +350,8 @@ impl Held {
     }
 }
 
+/// Whether the key needs replacing or rotating, from what its connection
+/// Secret holds (`secret`).
 fn decide(
     mr: &LiteLLMVirtualKey,
     id: &str,

@@ -350,7 +350,6 @@ pub fn facts<K: ManagedKind>(mr: &K) -> super::tolerant::Facts {
             .map(|id| id.as_str().into()),
         instance_ref: Some(mr.managed().instance_ref.clone()),
         joins: mr.joins().into_boxed_slice(),
-        desired_state: 0,
     }
 }
 

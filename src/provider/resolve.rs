@@ -6,11 +6,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use kube::core::{Selector, SelectorExt};
-use kube::ResourceExt;
 use sha2::{Digest, Sha256};
 
 use crate::api::budget::LiteLLMBudget;
-use crate::api::common::{InstanceRef, SecretKeySelector, EXTERNAL_NAME};
+use crate::api::common::{InstanceRef, SecretKeySelector};
 use crate::api::credential::LiteLLMCredential;
 use crate::api::instance::{AllowedNamespaces, LiteLLMInstance, LiteLLMInstanceStatus};
 use crate::api::mcp_server::LiteLLMMCPServer;
@@ -20,7 +19,6 @@ use crate::api::user::LiteLLMUser;
 use crate::litellm::{self, ClientConfig, Observer, Pacing, Secret};
 
 use super::cache::{Cached, Kube};
-use super::conditions::READY;
 use super::managed::ManagedKind;
 
 /// Default bound on connecting to LiteLLM and on each admin request.
@@ -347,10 +345,7 @@ pub fn admits(
 
 /// The id of a referenced managed resource, once it is Ready.
 pub fn entity_id<K: ManagedKind>(referenced: &K) -> Option<String> {
-    referenced
-        .condition_is_true(READY)
-        .then(|| referenced.annotations().get(EXTERNAL_NAME).cloned())
-        .flatten()
+    super::managed::facts(referenced).ready_id()
 }
 
 /// Resolves every reference, or names the first one that does not resolve.
@@ -424,12 +419,7 @@ async fn entity<K: ManagedKind + Cached>(
     // Every poll of a key resolves its team: from the cache's facts of
     // it, without parsing the team.
     let cached = kube.cached_facts::<K, _>(namespace, name, |facts| {
-        facts.map(|facts| {
-            facts
-                .ready
-                .then(|| facts.external_name.as_deref().map(str::to_owned))
-                .flatten()
-        })
+        facts.map(super::tolerant::Facts::ready_id)
     });
     let found = match cached {
         Some(found) => found,
@@ -593,8 +583,10 @@ mod tests {
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 
     use super::*;
-    use crate::api::common::{Condition, ManagedFields, ManagedStatus};
+    use crate::api::common::{Condition, ManagedFields, ManagedStatus, EXTERNAL_NAME};
     use crate::api::team::{LiteLLMTeamSpec, TeamParameters};
+    use crate::provider::conditions::READY;
+    use kube::ResourceExt;
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs

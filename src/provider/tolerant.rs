@@ -50,14 +50,19 @@ pub enum Tolerant<K> {
 /// kinds' structs are mostly empty options and their fields some thirty
 /// allocations, where the JSON is one. A Ready key takes 1,768 bytes in 10
 /// allocations packed, 2,905 bytes in 42 parsed (`tests/cache_memory.rs`).
+#[derive(Clone)]
 pub struct Packed<K> {
     /// Name, namespace, uid, resourceVersion, generation and deletion
     /// timestamp; the rest of the metadata is in the body.
     identity: ObjectMeta,
     body: Body<K>,
     facts: Facts,
+    /// A hash of what a change must touch to reconcile it (see
+    /// [`Tolerant::desired_state`]).
+    desired_state: u64,
 }
 
+#[derive(Clone)]
 enum Body<K> {
     /// The object without the fields of `identity`, as JSON.
     Json(Box<str>),
@@ -80,10 +85,15 @@ pub struct Facts {
     pub instance_ref: Option<InstanceRef>,
     /// What its LiteLLM object joins ([`crate::provider::managed::ManagedKind::joins`]).
     pub joins: Box<[Join]>,
-    /// A hash of what a change must touch to reconcile it (generation,
-    /// annotations, finalizers, deletion): see
-    /// [`Tolerant::desired_state`].
-    pub desired_state: u64,
+}
+
+impl Facts {
+    /// Its id, once it is Ready: what a resource that references it joins.
+    pub fn ready_id(&self) -> Option<String> {
+        self.ready
+            .then(|| self.external_name.as_deref().map(str::to_owned))
+            .flatten()
+    }
 }
 
 /// A kind the caches hold (see [`Packed`]).
@@ -97,12 +107,12 @@ pub trait Packable:
     /// What a cache keeps of its metadata.
     fn strip(meta: &mut ObjectMeta);
 
-    /// The facts the scans read; [`Facts::desired_state`] is filled in by
-    /// the caller.
+    /// The facts the scans read.
     fn facts(&self) -> Facts;
 }
 
-/// The hash [`Facts::desired_state`] holds, of `meta` as the cache keeps it.
+/// The hash [`Tolerant::desired_state`] gives, of `meta` as the cache keeps
+/// it.
 fn desired_state(meta: &ObjectMeta) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
@@ -120,13 +130,14 @@ impl<K: Packable> Packed<K> {
     /// `object` as a cache keeps it.
     pub fn new(mut object: K) -> Self {
         K::strip(object.meta_mut());
-        let mut facts = object.facts();
-        facts.desired_state = desired_state(object.meta());
+        let facts = object.facts();
+        let desired_state = desired_state(object.meta());
         if !K::PACKED {
             return Self {
                 identity: identity(object.meta()),
                 body: Body::Whole(Arc::new(object)),
                 facts,
+                desired_state,
             };
         }
         let meta = object.meta_mut();
@@ -144,6 +155,7 @@ impl<K: Packable> Packed<K> {
                 identity,
                 body: Body::Json(json.into_boxed_str()),
                 facts,
+                desired_state,
             },
             Err(_) => {
                 restore(object.meta_mut(), &identity);
@@ -151,6 +163,7 @@ impl<K: Packable> Packed<K> {
                     identity,
                     body: Body::Whole(Arc::new(object)),
                     facts,
+                    desired_state,
                 }
             }
         }
@@ -196,19 +209,6 @@ fn restore(meta: &mut ObjectMeta, identity: &ObjectMeta) {
         .clone_from(&identity.deletion_timestamp);
 }
 
-impl<K: Clone> Clone for Packed<K> {
-    fn clone(&self) -> Self {
-        Self {
-            identity: self.identity.clone(),
-            body: match &self.body {
-                Body::Json(json) => Body::Json(json.clone()),
-                Body::Whole(object) => Body::Whole(object.clone()),
-            },
-            facts: self.facts.clone(),
-        }
-    }
-}
-
 impl<K> fmt::Debug for Packed<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Packed")
@@ -248,11 +248,6 @@ impl<K: Packable> Tolerant<K> {
         }
     }
 
-    /// Ready and readable.
-    pub fn is_ready(&self) -> bool {
-        self.facts().is_some_and(|facts| facts.ready)
-    }
-
     /// `spec.instanceRef`, of an unreadable object too when that much
     /// could be read.
     pub fn instance_ref(&self) -> Option<&InstanceRef> {
@@ -266,7 +261,7 @@ impl<K: Packable> Tolerant<K> {
     /// spec (`generation`), annotations, finalizers or deletion.
     pub fn desired_state(&self) -> u64 {
         match self {
-            Tolerant::Ok(packed) => packed.facts.desired_state,
+            Tolerant::Ok(packed) => packed.desired_state,
             Tolerant::Unreadable(unreadable) => desired_state(&unreadable.metadata),
         }
     }
