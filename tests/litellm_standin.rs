@@ -134,6 +134,10 @@ fn chosen(generated: &KeyGenerated) -> Value {
         "team_id": generated.team_id,
         "budget_id": generated.budget_id,
         "expires": generated.expires.is_some(),
+        // What the provider takes a created key's state from.
+        "info": key_fields(&generated.info),
+        "created_at_as_key_info_writes_it": generated.info.created_at.as_deref()
+            .map(|t| t.ends_with("+00:00")),
     })
 }
 

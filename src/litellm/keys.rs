@@ -99,6 +99,12 @@ pub struct KeyGenerated {
     pub budget_id: Option<String>,
     #[serde(default)]
     pub expires: Option<String>,
+    /// The key's settings as the answer holds them, read as `/key/info`'s
+    /// are (`token` included; the secret never). LiteLLM answers a generate
+    /// with the settings it wrote: those of the request, with LiteLLM's
+    /// defaults for the rest, not the budget row a soft budget lives in.
+    #[serde(skip)]
+    pub info: KeyInfo,
 }
 
 /// A key as LiteLLM reports it. Never holds the secret.
@@ -220,7 +226,16 @@ impl Client {
                 }
             }
         }
-        reply.json()
+        let generated = reply.json::<KeyGenerated>()?;
+        let mut info: KeyInfo = reply.json()?;
+        // The same instants, written `…Z` here and `…+00:00` by `/key/info`:
+        // given in `/key/info`'s form, so that a key reads the same from both.
+        for time in [&mut info.created_at, &mut info.updated_at] {
+            if let Some(zulu) = time.as_deref().and_then(|t| t.strip_suffix('Z')) {
+                *time = Some(format!("{zulu}+00:00"));
+            }
+        }
+        Ok(KeyGenerated { info, ..generated })
     }
 
     /// `None` when the key does not exist or was deleted.

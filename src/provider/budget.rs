@@ -19,7 +19,9 @@ use super::cache::Kube;
 use super::dependents::{self, Dependents, Joins};
 use super::diff::{self, money_f64, money_string, Diff};
 use super::limits;
-use super::managed::{Connection, Creation, External, ExternalError, ManagedKind, Observation};
+use super::managed::{
+    Connection, Created, Creation, External, ExternalError, ManagedKind, Observation,
+};
 use super::ownership;
 
 pub fn request(id: &str, params: &BudgetParameters) -> BudgetRequest {
@@ -117,11 +119,15 @@ impl External<LiteLLMBudget> for BudgetExternal {
         })
     }
 
-    async fn create(&self, mr: &LiteLLMBudget, id: &str) -> Result<Creation, ExternalError> {
+    async fn create(
+        &self,
+        mr: &LiteLLMBudget,
+        id: &str,
+    ) -> Result<Created<LiteLLMBudget>, ExternalError> {
         self.client
             .budget_new(&request(id, &mr.spec.for_provider))
             .await?;
-        Ok(Creation::default())
+        Ok(Creation::default().into())
     }
 
     async fn update(

@@ -43,6 +43,8 @@ use serde::de::DeserializeOwned;
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_stream::StreamExt;
 
+use super::echo::Echoes;
+
 use crate::api::budget::LiteLLMBudget;
 use crate::api::credential::LiteLLMCredential;
 use crate::api::instance::LiteLLMInstance;
@@ -81,7 +83,7 @@ pub fn strip_managed(meta: &mut ObjectMeta) {
 
 /// A resourceVersion as a number, to order a read against watch events.
 /// The API server's are etcd revisions; anything else counts as newest.
-fn version(meta: &ObjectMeta) -> u64 {
+pub fn version(meta: &ObjectMeta) -> u64 {
     meta.resource_version
         .as_deref()
         .and_then(|rv| rv.parse().ok())
@@ -564,6 +566,27 @@ impl Kube {
         Some(secrets.owned(namespace, name))
     }
 
+    /// The provider is about to write the Secret `namespace/name`, at
+    /// version `before` (0: the write creates it), and the reconciliation
+    /// that writes goes on with what it wrote: the watch event of that write
+    /// wakes no key (see [`super::echo`]). Any other change of the Secret
+    /// (someone else's edit, its deletion) wakes its key as before.
+    pub fn expect_secret_echo(&self, namespace: &str, name: &str, before: u64) {
+        if let Some(cache) = &self.cache {
+            cache.secrets.expect_echo(namespace, name, before);
+        }
+    }
+
+    /// The write [`Self::expect_secret_echo`] announced answered `written`
+    /// (`None`: it failed).
+    pub fn settle_secret_echo(&self, namespace: &str, name: &str, written: Option<&ObjectMeta>) {
+        if let Some(cache) = &self.cache {
+            cache
+                .secrets
+                .settle_echo(namespace, name, written.map(version));
+        }
+    }
+
     /// A Secret as the API server has it now.
     pub async fn read_secret(
         &self,
@@ -729,6 +752,8 @@ struct SecretsInner {
     wake: Mutex<Option<UnboundedSender<ObjectRef<Tolerant<LiteLLMVirtualKey>>>>>,
     /// The keys seen during a relist, to find what went meanwhile.
     relisted: Mutex<HashSet<(String, String)>>,
+    /// Events of the provider's own writes (see [`Kube::expect_secret_echo`]).
+    echoes: Echoes<(String, String)>,
 }
 
 fn is_own(secret: &Secret) -> bool {
@@ -811,6 +836,16 @@ impl Secrets {
     }
 
     /// Wakes the keys `keys` of `namespace` (they read their Secret again).
+    fn expect_echo(&self, namespace: &str, name: &str, before: u64) {
+        let id = (namespace.to_owned(), name.to_owned());
+        self.inner.echoes.expect(id, before);
+    }
+
+    fn settle_echo(&self, namespace: &str, name: &str, written: Option<u64>) {
+        let id = (namespace.to_owned(), name.to_owned());
+        self.inner.echoes.settle(&id, written);
+    }
+
     fn wake(&self, namespace: &str, keys: Vec<String>) {
         let wake = self.inner.wake.lock().unwrap_or_else(|p| p.into_inner());
         let Some(wake) = wake.as_ref() else {
@@ -828,6 +863,7 @@ impl Secrets {
         let own = is_own(&secret);
         let version = version(&secret.metadata);
         let keys = key_owners(&secret);
+        let echo = self.inner.echoes.is_echo(&key, version);
         let changed = {
             let mut entries = self.entries();
             match entries.get_mut(&key) {
@@ -860,7 +896,7 @@ impl Secrets {
                 None => false,
             }
         };
-        if own && changed {
+        if own && changed && !echo {
             self.wake(&key.0, keys);
         }
     }
@@ -869,6 +905,7 @@ impl Secrets {
     /// so, `event` being what it says; else as of the version last known),
     /// waking its keys if it was the provider's own.
     fn deleted(&self, key: (String, String), version: Option<u64>, event: Option<&Secret>) {
+        self.inner.echoes.forget(&key);
         let (own, keys) = {
             let mut entries = self.entries();
             let Some(entry) = entries.get_mut(&key) else {
@@ -1095,6 +1132,43 @@ mod tests {
         secret
             .as_ref()
             .map(|s| String::from_utf8_lossy(&s.data.as_ref().unwrap()["k"].0).into_owned())
+    }
+
+    /// The provider's own write of a connection Secret wakes no key (the
+    /// reconciliation that wrote goes on with it); anyone else's change of
+    /// it, before or after, does.
+    #[test]
+    fn the_providers_own_write_of_a_secret_wakes_nobody_and_others_do() {
+        let secrets = Secrets::default();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        secrets.wake_keys(tx);
+        secrets.apply(Event::Init);
+        secrets.apply(Event::InitDone);
+        // Created by the provider; its event comes before the answer.
+        secrets.expect_echo("ns", "conn", 0);
+        secrets.apply(Event::Apply(secret("conn", 5, true, "a")));
+        secrets.settle_echo("ns", "conn", Some(5));
+        assert!(rx.try_recv().is_err(), "the create's own event");
+        // A tenant's edit wakes the key.
+        secrets.apply(Event::Apply(secret("conn", 6, true, "tampered")));
+        assert_eq!(rx.try_recv().unwrap().name, "conn-key");
+        // Patched by the provider, the answer first, a tenant's edit
+        // between: the edit wakes, the patch's own event does not.
+        secrets.expect_echo("ns", "conn", 6);
+        secrets.settle_echo("ns", "conn", Some(8));
+        secrets.apply(Event::Apply(secret("conn", 7, true, "edit")));
+        assert_eq!(rx.try_recv().unwrap().name, "conn-key");
+        secrets.apply(Event::Apply(secret("conn", 8, true, "b")));
+        assert!(rx.try_recv().is_err(), "the patch's own event");
+        assert!(secrets.owned("ns", "conn").unwrap().holds("k", b"b"));
+        // A failed write expects nothing; a deletion always wakes.
+        secrets.expect_echo("ns", "conn", 8);
+        secrets.settle_echo("ns", "conn", None);
+        secrets.apply(Event::Apply(secret("conn", 9, true, "c")));
+        assert_eq!(rx.try_recv().unwrap().name, "conn-key");
+        secrets.expect_echo("ns", "conn", 9);
+        secrets.apply(Event::Delete(secret("conn", 10, true, "c")));
+        assert_eq!(rx.try_recv().unwrap().name, "conn-key");
     }
 
     #[test]

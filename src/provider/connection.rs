@@ -11,7 +11,7 @@ use kube::ResourceExt;
 
 use crate::litellm::Secret;
 
-use super::cache::{Digest, Kube};
+use super::cache::{self, Digest, Kube};
 use super::managed::{ExternalError, ManagedKind};
 
 /// Label on every connection Secret, so the controllers watch only these.
@@ -97,8 +97,8 @@ pub async fn publish<K: ManagedKind>(
     if cached(kube, mr, name).is_some_and(|digest| holds_all(&digest, data)) {
         return Ok(());
     }
-    let api: Api<KubeSecret> =
-        Api::namespaced(kube.client().clone(), &mr.namespace().unwrap_or_default());
+    let namespace = mr.namespace().unwrap_or_default();
+    let api: Api<KubeSecret> = Api::namespaced(kube.client().clone(), &namespace);
     match read(kube, mr, name).await? {
         None => {
             let owner = mr.controller_owner_ref(&()).ok_or_else(|| {
@@ -115,18 +115,38 @@ pub async fn publish<K: ManagedKind>(
                 type_: Some("Opaque".into()),
                 ..KubeSecret::default()
             };
-            api.create(&PostParams::default(), &secret).await?;
+            kube.expect_secret_echo(&namespace, name, 0);
+            let created = api.create(&PostParams::default(), &secret).await;
+            kube.settle_secret_echo(&namespace, name, created.as_ref().ok().map(|s| &s.metadata));
+            created?;
         }
         Some(existing) => {
             let changed = missing_or_different(&existing, data);
             if !changed.is_empty() {
                 let patch = serde_json::json!({ "data": changed });
-                api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-                    .await?;
+                patch_own(kube, &api, &namespace, &existing.metadata, name, &patch).await?;
             }
         }
     }
     Ok(())
+}
+
+/// A merge patch of the provider's own Secret `before` describes, whose
+/// event is an echo.
+async fn patch_own(
+    kube: &Kube,
+    api: &Api<KubeSecret>,
+    namespace: &str,
+    before: &ObjectMeta,
+    name: &str,
+    patch: &serde_json::Value,
+) -> Result<(), kube::Error> {
+    kube.expect_secret_echo(namespace, name, cache::version(before));
+    let patched = api
+        .patch(name, &PatchParams::default(), &Patch::Merge(patch))
+        .await;
+    kube.settle_secret_echo(namespace, name, patched.as_ref().ok().map(|s| &s.metadata));
+    patched.map(drop)
 }
 
 /// Sets `key` to `value` and removes the keys `remove` in one write (a
@@ -139,14 +159,14 @@ pub async fn replace_value<K: ManagedKind>(
     value: &Secret,
     remove: &[&str],
 ) -> Result<(), ExternalError> {
-    let api: Api<KubeSecret> =
-        Api::namespaced(kube.client().clone(), &mr.namespace().unwrap_or_default());
+    let namespace = mr.namespace().unwrap_or_default();
+    let api: Api<KubeSecret> = Api::namespaced(kube.client().clone(), &namespace);
     // Ownership is checked as for every write.
-    if read(kube, mr, name).await?.is_none() {
+    let Some(existing) = read(kube, mr, name).await? else {
         return Err(ExternalError::Invalid(format!(
             "connection Secret {name} disappeared during a key rotation"
         )));
-    }
+    };
     let mut data = serde_json::Map::new();
     for gone in remove {
         data.insert((*gone).to_owned(), serde_json::Value::Null);
@@ -157,8 +177,7 @@ pub async fn replace_value<K: ManagedKind>(
             .map_err(|e| ExternalError::Invalid(e.to_string()))?,
     );
     let patch = serde_json::json!({ "data": data });
-    api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await?;
+    patch_own(kube, &api, &namespace, &existing.metadata, name, &patch).await?;
     Ok(())
 }
 

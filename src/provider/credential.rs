@@ -29,7 +29,9 @@ use crate::litellm::{self, masked_when_read, Credential, CredentialRequest, Secr
 use super::cache::Kube;
 use super::dependents::{self, Dependents, Joins};
 use super::diff::{self, user_metadata, Diff};
-use super::managed::{Connection, Creation, External, ExternalError, ManagedKind, Observation};
+use super::managed::{
+    Connection, Created, Creation, External, ExternalError, ManagedKind, Observation,
+};
 use super::model_params::{
     changed, is_secret_name, names_environment, recorded_fingerprints, AWS_IDENTITY, AWS_ROLE_NAME,
 };
@@ -337,10 +339,14 @@ impl External<LiteLLMCredential> for CredentialExternal {
         })
     }
 
-    async fn create(&self, mr: &LiteLLMCredential, id: &str) -> Result<Creation, ExternalError> {
+    async fn create(
+        &self,
+        mr: &LiteLLMCredential,
+        id: &str,
+    ) -> Result<Created<LiteLLMCredential>, ExternalError> {
         let request = self.request(id, &mr.spec.for_provider)?;
         self.client.credential_new(&request).await?;
-        Ok(Creation::default())
+        Ok(Creation::default().into())
     }
 
     /// Sends every value and the whole `credential_info`, and removes the

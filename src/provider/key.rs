@@ -39,7 +39,7 @@ use super::dependents::{join, Join, Joins};
 use super::diff::{self, money_f64, money_string, user_metadata, Diff};
 use super::limits;
 use super::managed::{
-    Connection, Creation, External, ExternalError, Maintained, ManagedKind, Observation,
+    Connection, Created, Creation, External, ExternalError, Maintained, ManagedKind, Observation,
 };
 use super::mcp_server::{
     permission_diff, permission_joins, permission_references, permission_refusal,
@@ -280,6 +280,7 @@ fn generated_by_proxy(token: String, alias: &str) -> Creation {
                  so LiteLLM generated this key under alias {alias}"
             )),
         )),
+        available: false,
     }
 }
 
@@ -745,11 +746,31 @@ impl KeyExternal {
     }
 
     /// Creates the key (see [`External::create`]).
+    /// What [`External::observe`] reports of a live key.
+    fn observation(
+        &self,
+        mr: &LiteLLMVirtualKey,
+        live: &KeyInfo,
+    ) -> Observation<LiteLLMVirtualKey> {
+        let params = &mr.spec.for_provider;
+        if let Ok(mut linked) = self.linked_budget.lock() {
+            linked.clone_from(&live.budget_id);
+        }
+        Observation {
+            exists: true,
+            owner: Owner::from_metadata(live.metadata.as_ref()),
+            drift: diff(params, &self.refs, live, &self.owner),
+            late_init: late_init(params, live),
+            at_provider: Some(at_provider(live, mr)),
+            connection_details: BTreeMap::new(),
+        }
+    }
+
     async fn create_key(
         &self,
         mr: &LiteLLMVirtualKey,
         id: &str,
-    ) -> Result<Creation, ExternalError> {
+    ) -> Result<Created<LiteLLMVirtualKey>, ExternalError> {
         let name = secret_name(mr);
         let stored = connection::read(&self.kube, mr, &name)
             .await?
@@ -762,7 +783,7 @@ impl KeyExternal {
                 .settle_alias(mr, &alias, stored_token.as_deref(), id)
                 .await?
             {
-                return Ok(found);
+                return Ok(found.into());
             }
             // Perhaps only this copy of the resource is old: a rotation
             // has recorded another id since.
@@ -778,14 +799,20 @@ impl KeyExternal {
         self.check_membership(&mr.spec.for_provider).await?;
         let settings = request(&mr.spec.for_provider, &self.refs, &self.owner);
         match self.client.key_generate(Some(&key), &settings).await {
-            Ok(_) => Ok(Creation::default()),
+            // The key did not exist a moment ago (observe), so the answer
+            // is of the key just written; only this resource's
+            // reconciliation writes under its token.
+            Ok(generated) => Ok(Created {
+                creation: Creation::default(),
+                answer: Some(self.observation(mr, &generated.info)),
+            }),
             // disable_custom_api_keys answers 403 to any `key`. Other 403s
             // (enterprise-only fields) fail the same way without the key, so
             // retrying without it creates a key only when the key itself was
             // refused.
             Err(litellm::Error::Forbidden { .. }) => {
                 if let Some(found) = self.settle_alias(mr, &alias, Some(id), id).await? {
-                    return Ok(found);
+                    return Ok(found.into());
                 }
                 let settings = KeyRequest {
                     key_alias: Some(alias.clone()),
@@ -798,7 +825,7 @@ impl KeyExternal {
                 // as lost before the next fallback generates.
                 let data = BTreeMap::from([(SECRET_KEY.to_owned(), generated.key)]);
                 connection::publish(&self.kube, mr, &name, &data).await?;
-                Ok(generated_by_proxy(generated.token, &alias))
+                Ok(generated_by_proxy(generated.token, &alias).into())
             }
             Err(err) => Err(err.into()),
         }
@@ -920,20 +947,9 @@ impl External<LiteLLMVirtualKey> for KeyExternal {
         mr: &LiteLLMVirtualKey,
         id: &str,
     ) -> Result<Observation<LiteLLMVirtualKey>, ExternalError> {
-        let Some(live) = self.client.key_info(id).await? else {
-            return Ok(Observation::absent());
-        };
-        let params = &mr.spec.for_provider;
-        if let Ok(mut linked) = self.linked_budget.lock() {
-            linked.clone_from(&live.budget_id);
-        }
-        Ok(Observation {
-            exists: true,
-            owner: Owner::from_metadata(live.metadata.as_ref()),
-            drift: diff(params, &self.refs, &live, &self.owner),
-            late_init: late_init(params, &live),
-            at_provider: Some(at_provider(&live, mr)),
-            connection_details: BTreeMap::new(),
+        Ok(match self.client.key_info(id).await? {
+            Some(live) => self.observation(mr, &live),
+            None => Observation::absent(),
         })
     }
 
@@ -949,7 +965,11 @@ impl External<LiteLLMVirtualKey> for KeyExternal {
     /// generates. A create whose stored key the proxy takes looks nothing up.
     /// A 403 for settings reserved for Enterprise licences says so in the
     /// resource's terms.
-    async fn create(&self, mr: &LiteLLMVirtualKey, id: &str) -> Result<Creation, ExternalError> {
+    async fn create(
+        &self,
+        mr: &LiteLLMVirtualKey,
+        id: &str,
+    ) -> Result<Created<LiteLLMVirtualKey>, ExternalError> {
         let usage = access::usage_request(&mr.spec.for_provider.usage);
         self.create_key(mr, id)
             .await

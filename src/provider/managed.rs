@@ -179,12 +179,13 @@ pub trait External<K: ManagedKind>: Send + Sync {
         id: &str,
     ) -> impl Future<Output = Result<Observation<K>, ExternalError>> + Send;
     /// Creates the object under `id` (or, where LiteLLM insists on choosing
-    /// it, under the id the [`Creation`] names).
+    /// it, under the id the [`Creation`] names), with what LiteLLM's answer
+    /// shows of the object where it answers with the object.
     fn create(
         &self,
         mr: &K,
         id: &str,
-    ) -> impl Future<Output = Result<Creation, ExternalError>> + Send;
+    ) -> impl Future<Output = Result<Created<K>, ExternalError>> + Send;
     /// Writes `forProvider` (and the ownership marker) to the object.
     /// `drift` is what observe found different: fields whose writing has
     /// side effects in LiteLLM (a `budget_duration` restarts the budget
@@ -380,14 +381,48 @@ packable!(
 );
 
 /// What [`External::create`] did beyond creating the object under the id
-/// it was given. Only keys use it: a proxy that refuses caller-chosen keys
-/// generates the key, and so its id (the token), itself.
+/// it was given. Only keys set `id` and `condition`: a proxy that refuses
+/// caller-chosen keys generates the key, and so its id (the token), itself.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Creation {
     /// The id the object really has, to record as external name instead.
     pub id: Option<String>,
     /// A kind-specific condition to set (and keep) on the resource.
     pub condition: Option<Condition>,
+    /// Set by [`sync`], never by a kind: the create's answer showed the
+    /// object as this resource's and as `forProvider` asks, so it is
+    /// `Available` without a second read (see [`Created::answer`]).
+    pub available: bool,
+}
+
+/// What [`External::create`] returns.
+#[derive(Debug, Clone)]
+pub struct Created<K: ManagedKind> {
+    pub creation: Creation,
+    /// The object as the create's own answer shows it, observed as
+    /// [`External::observe`] would observe it; `None` where the answer does
+    /// not hold the object (or holds too little of it to compare).
+    ///
+    /// crossplane-runtime observes a created object again (it requeues at
+    /// once and waits for the provider's observe to report it available),
+    /// because most cloud APIs create asynchronously. LiteLLM creates
+    /// synchronously and answers with the row it wrote, so a read right
+    /// after would return the same row: where that row matches
+    /// `forProvider` the resource is `Available` from this answer, and one
+    /// LiteLLM request per created object is saved. Where it does not (a
+    /// team's members, added by calls after the create; a key's soft budget,
+    /// which lives in a budget row the answer leaves out), the object is
+    /// observed again at once, as crossplane-runtime does.
+    pub answer: Option<Observation<K>>,
+}
+
+impl<K: ManagedKind> From<Creation> for Created<K> {
+    fn from(creation: Creation) -> Self {
+        Self {
+            creation,
+            answer: None,
+        }
+    }
 }
 
 /// What one [`sync`] did.
@@ -448,17 +483,32 @@ pub async fn sync<K: ManagedKind, E: External<K>>(
         connection_details,
     };
     if !exists {
-        synced.outcome = if policy_allows(policies, ManagementPolicy::Create) {
-            // Boxed, as the update below: a poll's future need not hold
-            // room for a write.
-            Outcome::Created(
-                Box::pin(external.create(mr, id))
-                    .await
-                    .map_err(Failed::at(Step::Create))?,
-            )
-        } else {
-            Outcome::Missing
-        };
+        if !policy_allows(policies, ManagementPolicy::Create) {
+            synced.outcome = Outcome::Missing;
+            return Ok(synced);
+        }
+        // Boxed, as the update below: a poll's future need not hold room
+        // for a write.
+        let Created {
+            mut creation,
+            answer,
+        } = Box::pin(external.create(mr, id))
+            .await
+            .map_err(Failed::at(Step::Create))?;
+        let available = answer.filter(|answer| {
+            answer.exists
+                && answer.drift.is_empty()
+                && ownership::may_manage(answer.owner.as_ref(), owner, instance_namespace).is_ok()
+        });
+        if let Some(answer) = available {
+            creation.available = true;
+            synced.at_provider = answer.at_provider;
+            synced.connection_details = answer.connection_details;
+            if policy_allows(policies, ManagementPolicy::LateInitialize) {
+                synced.late_init = answer.late_init;
+            }
+        }
+        synced.outcome = Outcome::Created(creation);
         return Ok(synced);
     }
     if let Err(refusal) = ownership::may_manage(live_owner.as_ref(), owner, instance_namespace) {
@@ -555,6 +605,7 @@ pub fn conditions(noun: &str, id: &str, outcome: &Outcome) -> [Condition; 2] {
         |message: Option<String>| condition(SYNCED, true, reason::RECONCILE_SUCCESS, message);
     let available = condition(READY, true, reason::AVAILABLE, None);
     match outcome {
+        Outcome::Created(creation) if creation.available => [available, success(None)],
         Outcome::Created(_) => [
             condition(READY, false, reason::CREATING, Some(format!("created LiteLLM {noun} {id}"))),
             success(None),
@@ -615,6 +666,8 @@ mod tests {
         failing: Option<&'static str>,
         /// What a successful create reports.
         creation: Creation,
+        /// What its answer shows of the object.
+        answer: Option<Observation<LiteLLMTeam>>,
         calls: Mutex<Vec<String>>,
     }
 
@@ -624,6 +677,7 @@ mod tests {
                 observation,
                 failing: None,
                 creation: Creation::default(),
+                answer: None,
                 calls: Mutex::new(Vec::new()),
             }
         }
@@ -654,10 +708,17 @@ mod tests {
             self.outcome("observe")?;
             Ok(self.observation.clone())
         }
-        async fn create(&self, _: &LiteLLMTeam, id: &str) -> Result<Creation, ExternalError> {
+        async fn create(
+            &self,
+            _: &LiteLLMTeam,
+            id: &str,
+        ) -> Result<Created<LiteLLMTeam>, ExternalError> {
             self.log(format!("create {id}"));
             self.outcome("create")?;
-            Ok(self.creation.clone())
+            Ok(Created {
+                creation: self.creation.clone(),
+                answer: self.answer.clone(),
+            })
         }
         async fn update(&self, _: &LiteLLMTeam, id: &str, _: &Diff) -> Result<(), ExternalError> {
             self.log(format!("update {id}"));
@@ -843,6 +904,107 @@ mod tests {
         }
     }
 
+    /// The create's answer makes the object Available only where an observe
+    /// of it would: this resource's, and no field of `forProvider` off.
+    #[tokio::test]
+    async fn a_create_whose_answer_shows_the_object_as_asked_is_available_at_once() {
+        let absent_after_all = Observation {
+            at_provider: Some(TeamObservation::default()),
+            ..Observation::absent()
+        };
+        let cases: [(
+            &str,
+            &[ManagementPolicy],
+            &str,
+            Option<Observation<LiteLLMTeam>>,
+            bool,
+            bool,
+        ); 7] = [
+            (
+                "no answer: observed again",
+                &[All],
+                "ns",
+                None,
+                false,
+                false,
+            ),
+            (
+                "the answer as asked",
+                &[All],
+                "ns",
+                Some(live(Some(me()), &[])),
+                true,
+                true,
+            ),
+            (
+                "late init only with LateInitialize",
+                &[Observe, Create, Delete],
+                "ns",
+                Some(live(Some(me()), &[])),
+                true,
+                false,
+            ),
+            (
+                "an answer off in a field (members added after the create)",
+                &[All],
+                "ns",
+                Some(live(Some(me()), &["members"])),
+                false,
+                false,
+            ),
+            (
+                "another owner's marker",
+                &[All],
+                "ns",
+                Some(live(Some(stranger()), &[])),
+                false,
+                false,
+            ),
+            (
+                "unmarked, outside the instance's namespace",
+                &[All],
+                "other",
+                Some(live(None, &[])),
+                false,
+                false,
+            ),
+            (
+                "an answer of no object",
+                &[All],
+                "ns",
+                Some(absent_after_all),
+                false,
+                false,
+            ),
+        ];
+        for (name, policies, instance_namespace, answer, available, late_init) in cases {
+            let mut fake = Fake::new(Observation::absent());
+            fake.answer = answer;
+            let synced = sync(&team(policies), "ns.web", &me(), instance_namespace, &fake)
+                .await
+                .unwrap();
+            assert_eq!(fake.calls(), ["observe ns.web", "create ns.web"], "{name}");
+            let Outcome::Created(creation) = &synced.outcome else {
+                panic!("{name}: {:?}", synced.outcome);
+            };
+            assert_eq!(creation.available, available, "{name}");
+            // What the answer showed is reported only when it counts.
+            assert_eq!(synced.at_provider.is_some(), available, "{name}");
+            assert_eq!(synced.late_init.is_some(), late_init, "{name}");
+            let [ready, synced_condition] = conditions("team", "ns.web", &synced.outcome);
+            let expected = match available {
+                true => ("True", reason::AVAILABLE),
+                false => ("False", reason::CREATING),
+            };
+            assert_eq!(
+                (ready.status.as_str(), ready.reason.as_str()),
+                expected,
+                "{name}"
+            );
+            assert_eq!(synced_condition.status, "True", "{name}");
+        }
+    }
+
     #[tokio::test]
     async fn unmarked_objects_are_refused_outside_the_instance_namespace() {
         for policies in [&[All][..], &[Observe], &[Observe, LateInitialize]] {
@@ -872,6 +1034,7 @@ mod tests {
                 "CustomKeysDisabled",
                 None,
             )),
+            available: false,
         };
         let mut fake = Fake::new(Observation::absent());
         fake.creation = creation.clone();

@@ -34,7 +34,9 @@ use super::cache::Kube;
 use super::credential::fingerprints;
 use super::dependents::{self, join, Dependents, Join, Joins};
 use super::diff::Diff;
-use super::managed::{Connection, Creation, External, ExternalError, ManagedKind, Observation};
+use super::managed::{
+    Connection, Created, Creation, External, ExternalError, ManagedKind, Observation,
+};
 use super::model_params::{names_environment, recorded_fingerprints};
 use super::ownership::{metadata_with_marker, Owner};
 use super::resolve::{Reference, Resolved};
@@ -349,10 +351,14 @@ impl External<LiteLLMMCPServer> for McpServerExternal {
         })
     }
 
-    async fn create(&self, mr: &LiteLLMMCPServer, id: &str) -> Result<Creation, ExternalError> {
+    async fn create(
+        &self,
+        mr: &LiteLLMMCPServer,
+        id: &str,
+    ) -> Result<Created<LiteLLMMCPServer>, ExternalError> {
         let request = self.request(id, &mr.spec.for_provider)?;
         self.client.mcp_server_new(&request).await?;
-        Ok(Creation::default())
+        Ok(Creation::default().into())
     }
 
     /// Sends every field, the authentication value and the whole

@@ -18,6 +18,7 @@ pub mod controllers;
 pub mod credential;
 pub mod dependents;
 pub mod diff;
+pub mod echo;
 pub mod events;
 pub mod health;
 pub mod http;

@@ -37,7 +37,9 @@ use crate::litellm::{
 
 use super::dependents::{join, Join, Joins};
 use super::diff::{self, Diff};
-use super::managed::{Connection, Creation, External, ExternalError, ManagedKind, Observation};
+use super::managed::{
+    Connection, Created, Creation, External, ExternalError, ManagedKind, Observation,
+};
 use super::model_params::{self as mp, json_names_environment, names_environment};
 use super::ownership::{metadata_with_marker, Owner};
 use super::resolve::{Reference, Resolved};
@@ -571,10 +573,14 @@ impl External<LiteLLMModel> for ModelExternal {
         })
     }
 
-    async fn create(&self, mr: &LiteLLMModel, id: &str) -> Result<Creation, ExternalError> {
+    async fn create(
+        &self,
+        mr: &LiteLLMModel,
+        id: &str,
+    ) -> Result<Created<LiteLLMModel>, ExternalError> {
         let request = self.request(id, &mr.spec.for_provider).await?;
         self.client.model_new(&request).await?;
-        Ok(Creation::default())
+        Ok(Creation::default().into())
     }
 
     async fn update(&self, mr: &LiteLLMModel, id: &str, _: &Diff) -> Result<(), ExternalError> {

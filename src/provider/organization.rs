@@ -54,7 +54,9 @@ use super::cache::Kube;
 use super::dependents::{self, Dependents, Joins};
 use super::diff::{self, money_string, user_metadata, Diff};
 use super::limits;
-use super::managed::{Connection, Creation, External, ExternalError, ManagedKind, Observation};
+use super::managed::{
+    Connection, Created, Creation, External, ExternalError, ManagedKind, Observation,
+};
 use super::ownership::{may_list_models, metadata_with_marker, Owner};
 
 /// The refusal of a proxy without an Enterprise licence, in the resource's
@@ -264,14 +266,18 @@ impl External<LiteLLMOrganization> for OrganizationExternal {
         })
     }
 
-    async fn create(&self, mr: &LiteLLMOrganization, id: &str) -> Result<Creation, ExternalError> {
+    async fn create(
+        &self,
+        mr: &LiteLLMOrganization,
+        id: &str,
+    ) -> Result<Created<LiteLLMOrganization>, ExternalError> {
         self.check(&mr.spec.for_provider)?;
         let settings = request(id, &mr.spec.for_provider, &self.owner);
         self.client
             .organization_new(&settings)
             .await
             .map_err(enterprise)?;
-        Ok(Creation::default())
+        Ok(Creation::default().into())
     }
 
     /// Only after an observation found the organization: LiteLLM answers

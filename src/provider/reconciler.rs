@@ -25,6 +25,7 @@ use super::cache::{Cache, Kube};
 use super::conditions::{self, condition, reason, READY, SYNCED};
 use super::connection;
 use super::dependents;
+use super::echo::Echoes;
 use super::events::{Event as KubeEvent, EventType, Recorder};
 use super::managed::{
     self, Cleanup, Connection, Creation, External, ExternalError, Failed, Maintained, ManagedKind,
@@ -62,23 +63,14 @@ pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(60);
 /// such "expectations" for the same reason.
 ///
 /// Beside them, the revisions whose watch events need no reconciliation
-/// ("echoes"): a spec the provider late-initialized is acted on by the
-/// reconciliation that wrote it (its status carries the new generation), so
-/// the event of that write would only poll LiteLLM again, which
-/// crossplane-runtime's reconciler does not do either.
+/// ("echoes"): an external name recorded, or a spec late-initialized, is
+/// acted on by the reconciliation that wrote it (its status carries the new
+/// generation), so the event of that write would only poll LiteLLM again,
+/// which crossplane-runtime's reconciler does not do either.
 #[derive(Default)]
 pub struct Written {
     last: Mutex<HashMap<String, (u64, std::time::Instant)>>,
-    echoes: Mutex<HashMap<String, Echo>>,
-}
-
-/// The revision of an expected echo.
-#[derive(Clone, Copy)]
-enum Echo {
-    /// The next event after this revision (the write's precondition).
-    After(u64),
-    /// This revision (the write's answer).
-    Exactly(u64),
+    echoes: Echoes<String>,
 }
 
 /// A resourceVersion as a number (the API server's are etcd revisions).
@@ -96,10 +88,6 @@ const CACHE_BEHIND_RECHECK: Duration = Duration::from_millis(100);
 impl Written {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (u64, std::time::Instant)>> {
         self.last.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    fn echoes(&self) -> std::sync::MutexGuard<'_, HashMap<String, Echo>> {
-        self.echoes.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// The provider wrote the resource; `meta` is what the API server
@@ -126,43 +114,24 @@ impl Written {
     /// that write made this one conflict, and a conflict requeues).
     pub fn expect_echo(&self, meta: &kube::api::ObjectMeta) {
         if let (Some(uid), Some(revision)) = (meta.uid.as_ref(), revision(meta)) {
-            self.echoes().insert(uid.clone(), Echo::After(revision));
+            self.echoes.expect(uid.clone(), revision);
         }
     }
 
     /// The write [`Self::expect_echo`] announced answered `written`: its
     /// revision (`None`: it failed, and no echo comes).
     pub fn settle_echo(&self, uid: Option<&String>, written: Option<&kube::api::ObjectMeta>) {
-        let Some(uid) = uid else { return };
-        let mut echoes = self.echoes();
-        match written.and_then(revision) {
-            // Unless the event came first and took it already.
-            Some(revision) => {
-                if let Some(echo) = echoes.get_mut(uid) {
-                    *echo = Echo::Exactly(revision);
-                }
-            }
-            None => {
-                echoes.remove(uid);
-            }
+        if let Some(uid) = uid {
+            self.echoes.settle(uid, written.and_then(revision));
         }
     }
 
-    /// Whether `meta`, from a watch event, is an echo. Any later event of
-    /// the object settles its echo: after a missed echo (a relist) nothing
-    /// is taken for it any more.
+    /// Whether `meta`, from a watch event, is an echo (see [`Echoes`]).
     pub fn is_echo(&self, meta: &kube::api::ObjectMeta) -> bool {
-        let (Some(uid), Some(seen)) = (meta.uid.as_ref(), revision(meta)) else {
-            return false;
-        };
-        let mut echoes = self.echoes();
-        let echo = match echoes.get(uid).copied() {
-            Some(Echo::After(before)) if seen > before => true,
-            Some(Echo::Exactly(revision)) if seen >= revision => seen == revision,
-            _ => return false,
-        };
-        echoes.remove(uid);
-        echo
+        match (meta.uid.as_ref(), revision(meta)) {
+            (Some(uid), Some(seen)) => self.echoes.is_echo(uid, seen),
+            _ => false,
+        }
     }
 
     /// Whether `meta` (from the cache) is older than the provider's own
@@ -1025,7 +994,10 @@ async fn apply<K: ManagedKind>(
             let gvk = series::gvk::<K>();
             let uid = mr.meta().uid.clone().unwrap_or_default();
             match &synced.outcome {
-                Outcome::UpToDate => {
+                Outcome::UpToDate
+                | Outcome::Created(Creation {
+                    available: true, ..
+                }) => {
                     let created = mr.meta().creation_timestamp.as_ref().map(|t| t.0);
                     let ready = ready_now(&status);
                     ctx.metrics.up_to_date(&gvk, &uid, created, ready);
@@ -1094,12 +1066,12 @@ async fn apply<K: ManagedKind>(
                 timing::jittered(poll, timing::random_fraction()),
                 ctx.poll_tick,
             );
-            // A created object is observed again at once, to report it
-            // Available (crossplane-runtime requeues after a create too):
-            // the status just written wakes nobody (see
-            // `controllers::desired_state`).
+            // A created object the create's answer did not show as
+            // Available is observed again at once (crossplane-runtime
+            // requeues after every create): the status just written wakes
+            // nobody (see `controllers::desired_state`).
             let soon = match &synced.outcome {
-                Outcome::Created(_) => Some(Duration::ZERO),
+                Outcome::Created(creation) if !creation.available => Some(Duration::ZERO),
                 _ => maintained.requeue_after,
             };
             Ok(requeue::<K>(
@@ -1196,7 +1168,7 @@ async fn observe_and_act<K: ManagedKind>(
         kube: kube.clone(),
         endpoint: instance.consumer_endpoint.clone(),
     };
-    let (mr, id) = ensure_id(api, mr, &connection)
+    let (mr, id) = ensure_id(api, mr, &connection, &ctx.written)
         .await
         .map_err(Failed::at(Step::Initialize))?;
     let external = K::connect(connection);
@@ -1227,7 +1199,7 @@ async fn observe_and_act<K: ManagedKind>(
         Outcome::Created(Creation {
             id: Some(chosen), ..
         }) => (
-            record_id(api, &mr, chosen)
+            record_id(api, &mr, chosen, &ctx.written)
                 .await
                 .map_err(Failed::at(Step::UpdateManaged))?,
             chosen.clone(),
@@ -1326,6 +1298,7 @@ async fn ensure_id<K: ManagedKind>(
     api: &Api<K>,
     mr: Arc<K>,
     connection: &Connection,
+    written: &Written,
 ) -> Result<(Arc<K>, String), Error> {
     if let Some(id) = mr
         .annotations()
@@ -1336,27 +1309,38 @@ async fn ensure_id<K: ManagedKind>(
         return Ok((mr, id));
     }
     let id = mr.choose_id(connection).await?;
-    let mr = record_id(api, &mr, &id).await?;
+    let mr = record_id(api, &mr, &id, written).await?;
     Ok((mr, id))
 }
 
 /// Writes `id` as external name, with optimistic concurrency so a name set
-/// by hand meanwhile wins.
-async fn record_id<K: ManagedKind>(api: &Api<K>, mr: &K, id: &str) -> Result<Arc<K>, Error> {
+/// by hand meanwhile wins. The reconciliation goes on with the resource as
+/// written, so the write's event is an echo that wakes nothing.
+async fn record_id<K: ManagedKind>(
+    api: &Api<K>,
+    mr: &K,
+    id: &str,
+    written: &Written,
+) -> Result<Arc<K>, Error> {
     let patch = json!({
         "metadata": {
             "resourceVersion": mr.resource_version(),
             "annotations": { EXTERNAL_NAME: id },
         }
     });
-    let mr = api
+    written.expect_echo(mr.meta());
+    let patched = api
         .patch(
             &mr.name_any(),
             &PatchParams::default(),
             &Patch::Merge(&patch),
         )
-        .await?;
-    Ok(Arc::new(mr))
+        .await;
+    written.settle_echo(
+        mr.meta().uid.as_ref(),
+        patched.as_ref().ok().map(|p| p.meta()),
+    );
+    Ok(Arc::new(patched?))
 }
 
 async fn cleanup<K: ManagedKind>(

@@ -12,7 +12,9 @@ use super::cache::Kube;
 use super::dependents::{self, Dependents, Join, Joins};
 use super::diff::{self, money_f64, money_string, user_metadata, Diff};
 use super::limits;
-use super::managed::{Connection, Creation, External, ExternalError, ManagedKind, Observation};
+use super::managed::{
+    Connection, Created, Creation, External, ExternalError, ManagedKind, Observation,
+};
 use super::mcp_server::{
     permission_diff, permission_joins, permission_references, permission_refusal,
     permission_request,
@@ -234,6 +236,19 @@ impl TeamExternal {
 }
 
 impl TeamExternal {
+    /// What [`External::observe`] reports of a live team.
+    fn observation(&self, mr: &LiteLLMTeam, live: TeamInfo) -> Observation<LiteLLMTeam> {
+        let params = &mr.spec.for_provider;
+        Observation {
+            exists: true,
+            owner: Owner::from_metadata(live.metadata.as_ref()),
+            drift: diff(params, &self.refs, &live, &self.owner),
+            late_init: late_init(params, &live),
+            at_provider: Some(at_provider(&live)),
+            connection_details: BTreeMap::from([("teamId".to_owned(), live.team_id)]),
+        }
+    }
+
     /// Makes the team's members those of `params` (nothing when `members`
     /// is unset), from the members LiteLLM holds now.
     async fn sync_members(&self, params: &TeamParameters, id: &str) -> Result<(), ExternalError> {
@@ -310,29 +325,32 @@ impl External<LiteLLMTeam> for TeamExternal {
         mr: &LiteLLMTeam,
         id: &str,
     ) -> Result<Observation<LiteLLMTeam>, ExternalError> {
-        let Some(live) = self.client.team_info(id).await? else {
-            return Ok(Observation::absent());
-        };
-        let params = &mr.spec.for_provider;
-        Ok(Observation {
-            exists: true,
-            owner: Owner::from_metadata(live.metadata.as_ref()),
-            drift: diff(params, &self.refs, &live, &self.owner),
-            late_init: late_init(params, &live),
-            at_provider: Some(at_provider(&live)),
-            connection_details: BTreeMap::from([("teamId".to_owned(), live.team_id)]),
+        Ok(match self.client.team_info(id).await? {
+            Some(live) => self.observation(mr, live),
+            None => Observation::absent(),
         })
     }
 
-    async fn create(&self, mr: &LiteLLMTeam, id: &str) -> Result<Creation, ExternalError> {
+    async fn create(
+        &self,
+        mr: &LiteLLMTeam,
+        id: &str,
+    ) -> Result<Created<LiteLLMTeam>, ExternalError> {
         self.check_models(&mr.spec.for_provider)?;
         let settings = request(id, &mr.spec.for_provider, &self.refs, &self.owner);
-        self.client
+        let created = self
+            .client
             .team_new(&settings)
             .await
             .map_err(|err| access::enterprise(err.into(), &reserved(&settings)))?;
         self.sync_members(&mr.spec.for_provider, id).await?;
-        Ok(Creation::default())
+        // `/team/new` answers with the team row as written, before the
+        // members added above and without the member budget row: a team
+        // that asks for either differs from it and is read again.
+        Ok(Created {
+            creation: Creation::default(),
+            answer: Some(self.observation(mr, created)),
+        })
     }
 
     async fn update(&self, mr: &LiteLLMTeam, id: &str, drift: &Diff) -> Result<(), ExternalError> {

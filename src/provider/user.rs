@@ -24,7 +24,9 @@ use super::cache::Kube;
 use super::dependents::{self, Dependents, Joins};
 use super::diff::{self, money_string, user_metadata, Diff};
 use super::limits;
-use super::managed::{Connection, Creation, External, ExternalError, ManagedKind, Observation};
+use super::managed::{
+    Connection, Created, Creation, External, ExternalError, ManagedKind, Observation,
+};
 use super::ownership::{may_list_models, metadata_with_marker, Owner};
 
 const USER_ROLE: &str = "userRole";
@@ -215,10 +217,14 @@ impl External<LiteLLMUser> for UserExternal {
         })
     }
 
-    async fn create(&self, mr: &LiteLLMUser, id: &str) -> Result<Creation, ExternalError> {
+    async fn create(
+        &self,
+        mr: &LiteLLMUser,
+        id: &str,
+    ) -> Result<Created<LiteLLMUser>, ExternalError> {
         let request = self.request(id, &mr.spec.for_provider)?;
         self.client.user_new(&request).await?;
-        Ok(Creation::default())
+        Ok(Creation::default().into())
     }
 
     /// Only after an observation found the user: `/user/update` would
