@@ -1456,18 +1456,27 @@ async fn delete_external<K: ManagedKind>(
         ));
     }
     let namespace = mr.namespace().unwrap_or_default();
-    // Read from the API server: whether the instance is gone decides
-    // between waiting and releasing, which a lagging cache must not.
-    let kube = Kube::live(ctx.client.clone());
-    let instance = match resolve::instance(
-        &kube,
-        &ctx.clients,
-        &namespace,
-        &mr.managed().instance_ref,
-        resolve::Purpose::Delete,
-    )
-    .await
-    {
+    let namespace = namespace.as_str();
+    let resolve = |kube: Kube| async move {
+        resolve::instance(
+            &kube,
+            &ctx.clients,
+            namespace,
+            &mr.managed().instance_ref,
+            resolve::Purpose::Delete,
+        )
+        .await
+    };
+    // From the caches when they have it ready (an instance is not deleted
+    // while resources reference it, and a master key rotated a moment ago
+    // fails the call, which is retried); anything else is read again from
+    // the API server: whether the instance is gone decides between waiting
+    // and releasing, which a lagging cache must not.
+    let resolved = match resolve(ctx.kube()).await {
+        Ok(instance) => Ok(instance),
+        Err(_) => resolve(Kube::live(ctx.client.clone())).await,
+    };
+    let instance = match resolved {
         Ok(instance) => instance,
         Err(err @ Unresolved::InstanceMissing { .. }) => {
             if mr
@@ -1500,7 +1509,7 @@ async fn delete_external<K: ManagedKind>(
         public_models: instance.public_models,
         // Deleting needs no references; they may be gone already.
         refs: Resolved::default(),
-        kube,
+        kube: Kube::live(ctx.client.clone()),
         endpoint: instance.consumer_endpoint,
     });
     Ok(managed::cleanup(&**mr, Some(id), &owner, &instance.namespace, &external).await?)
