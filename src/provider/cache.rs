@@ -835,17 +835,19 @@ impl Secrets {
         // its digest (it was not wanted then), the next ask reads again.
     }
 
-    /// Wakes the keys `keys` of `namespace` (they read their Secret again).
+    /// See [`Kube::expect_secret_echo`].
     fn expect_echo(&self, namespace: &str, name: &str, before: u64) {
         let id = (namespace.to_owned(), name.to_owned());
         self.inner.echoes.expect(id, before);
     }
 
+    /// See [`Kube::settle_secret_echo`].
     fn settle_echo(&self, namespace: &str, name: &str, written: Option<u64>) {
         let id = (namespace.to_owned(), name.to_owned());
         self.inner.echoes.settle(&id, written);
     }
 
+    /// Wakes the keys `keys` of `namespace` (they read their Secret again).
     fn wake(&self, namespace: &str, keys: Vec<String>) {
         let wake = self.inner.wake.lock().unwrap_or_else(|p| p.into_inner());
         let Some(wake) = wake.as_ref() else {

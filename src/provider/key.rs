@@ -745,7 +745,6 @@ impl KeyExternal {
         Ok(())
     }
 
-    /// Creates the key (see [`External::create`]).
     /// What [`External::observe`] reports of a live key.
     fn observation(
         &self,
@@ -766,6 +765,7 @@ impl KeyExternal {
         }
     }
 
+    /// Creates the key (see [`External::create`]).
     async fn create_key(
         &self,
         mr: &LiteLLMVirtualKey,

@@ -1232,19 +1232,7 @@ async fn observe_and_act<K: ManagedKind>(
                 "metadata": { "resourceVersion": mr.resource_version() },
                 "spec": { "forProvider": late },
             });
-            ctx.written.expect_echo(mr.meta());
-            let patched = api
-                .patch(
-                    &mr.name_any(),
-                    &PatchParams::default(),
-                    &Patch::Merge(&patch),
-                )
-                .await;
-            ctx.written.settle_echo(
-                mr.meta().uid.as_ref(),
-                patched.as_ref().ok().map(|p| p.meta()),
-            );
-            match patched {
+            match patch_echoed(api, &*mr, &patch, &ctx.written).await {
                 Ok(patched) => {
                     // The spec acted on plus what LiteLLM has: up to date by
                     // construction, so its generation is observed (unless
@@ -1328,19 +1316,31 @@ async fn record_id<K: ManagedKind>(
             "annotations": { EXTERNAL_NAME: id },
         }
     });
+    Ok(Arc::new(patch_echoed(api, mr, &patch, written).await?))
+}
+
+/// A merge patch of `mr` with its resourceVersion as precondition, whose
+/// watch event is announced as an echo (see [`Written::expect_echo`]): the
+/// reconciliation goes on with what the patch answers.
+async fn patch_echoed<K: ManagedKind>(
+    api: &Api<K>,
+    mr: &K,
+    patch: &serde_json::Value,
+    written: &Written,
+) -> Result<K, kube::Error> {
     written.expect_echo(mr.meta());
     let patched = api
         .patch(
             &mr.name_any(),
             &PatchParams::default(),
-            &Patch::Merge(&patch),
+            &Patch::Merge(patch),
         )
         .await;
     written.settle_echo(
         mr.meta().uid.as_ref(),
         patched.as_ref().ok().map(|p| p.meta()),
     );
-    Ok(Arc::new(patched?))
+    patched
 }
 
 async fn cleanup<K: ManagedKind>(
