@@ -156,6 +156,10 @@ struct Harness {
     label: &'static str,
 }
 
+/// The stand-in's process id while one runs (0: none), whose CPU
+/// [`Machine`] counts as LiteLLM's.
+static STANDIN_PID: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
 /// Starts this binary again as the LiteLLM stand-in; returns the child and
 /// its URL (its first line of output).
 fn serve_standin(master_key: &str) -> (std::process::Child, String) {
@@ -165,6 +169,7 @@ fn serve_standin(master_key: &str) -> (std::process::Child, String) {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("stand-in process");
+    STANDIN_PID.store(child.id(), std::sync::atomic::Ordering::Relaxed);
     let mut line = String::new();
     std::io::BufReader::new(child.stdout.take().expect("stdout"))
         .read_line(&mut line)
@@ -234,8 +239,8 @@ fn serve_provider(namespace: String) {
                     .into_iter()
                     .map(|(endpoint, limits)| {
                         format!(
-                            "in-flight limit to {endpoint} after convergence and steady state: \
-                             {:.1} (lowest {:.1}, maximum {})\n",
+                            "in-flight limit to {endpoint}: {:.1} (lowest so far {:.1}, \
+                             maximum {})\n",
                             limits.limit, limits.lowest, limits.max
                         )
                     })
@@ -491,7 +496,10 @@ async fn run(harness: &Harness, n: usize, wave: usize, poll: Duration) -> bool {
     let memory = (rss_before_kib, vm_kib(world.provider.pid(), "VmHWM"));
     // Printed before the deletion, which an overloaded proxy can drag out.
     println!("\n(LiteLLM API served by {})", harness.label);
-    print!("{}", world.provider.get("/limits").await);
+    print!(
+        "after convergence and steady state, {}",
+        world.provider.get("/limits").await
+    );
     let ok = report(n, wave, poll, &base, &convergence, steady.as_ref(), memory);
     eprintln!("N={n}: deleting");
     let deletion = world.delete(n, wave).await;
@@ -560,6 +568,137 @@ fn cpu_time(pid: u32) -> Duration {
     // USER_HZ ticks, which is 100 on every Linux ABI.
     let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
     Duration::from_millis(ticks * 10)
+}
+
+/// The CPU time of every process on the machine at one moment, by part:
+/// what a phase cost the provider, the Kubernetes API server and etcd, the
+/// LiteLLM proxy (its Python process, the query engine, PostgreSQL), the
+/// bench itself and anything else, and how busy the machine's cores were.
+/// The shares of a phase are the difference of two snapshots (CPU of
+/// processes that ended in between is not counted by part, only in
+/// `busy`).
+#[derive(Clone, Default)]
+struct Machine {
+    at: Option<Instant>,
+    /// Busy time of all cores (`/proc/stat`).
+    busy: Duration,
+    by_part: BTreeMap<&'static str, Duration>,
+}
+
+/// The parts [`Machine`] counts, in the order they are printed.
+const PARTS: [&str; 5] = ["provider", "Kubernetes", "LiteLLM", "bench", "other"];
+
+impl Machine {
+    /// Now; `provider` is the provider's process id (0: none runs).
+    fn now(provider: u32) -> Self {
+        let mut machine = Machine {
+            at: Some(Instant::now()),
+            ..Machine::default()
+        };
+        if let Ok(stat) = std::fs::read_to_string("/proc/stat") {
+            let ticks: u64 = stat
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .split_whitespace()
+                .skip(1)
+                .enumerate()
+                // user nice system idle iowait irq softirq steal: not idle
+                // (3) or waiting for I/O (4).
+                .filter(|(i, _)| *i < 8 && *i != 3 && *i != 4)
+                .filter_map(|(_, ticks)| ticks.parse::<u64>().ok())
+                .sum();
+            machine.busy = Duration::from_millis(ticks * 10);
+        }
+        let me = std::process::id();
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return machine;
+        };
+        for entry in entries.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            // A process may end between the listing and the read.
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                continue;
+            };
+            let Some((head, rest)) = stat.rsplit_once(')') else {
+                continue;
+            };
+            let comm = head
+                .split_once('(')
+                .map(|(_, comm)| comm)
+                .unwrap_or_default();
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            let (Some(utime), Some(stime)) = (
+                fields.get(11).and_then(|t| t.parse::<u64>().ok()),
+                fields.get(12).and_then(|t| t.parse::<u64>().ok()),
+            ) else {
+                continue;
+            };
+            let part = if pid == provider {
+                "provider"
+            } else if pid == me {
+                "bench"
+            } else if comm.starts_with("k8s-harness") || comm == "etcd" {
+                "Kubernetes"
+            } else if comm == "postgres"
+                || comm == "node"
+                || pid == STANDIN_PID.load(std::sync::atomic::Ordering::Relaxed)
+                || Self::litellm(pid, comm)
+            {
+                "LiteLLM"
+            } else {
+                "other"
+            };
+            *machine.by_part.entry(part).or_default() +=
+                Duration::from_millis((utime + stime) * 10);
+        }
+        machine
+    }
+
+    /// Whether `pid` is the LiteLLM proxy's Python process.
+    fn litellm(pid: u32, comm: &str) -> bool {
+        (comm.starts_with("python") || comm == "litellm")
+            && std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|cmdline| cmdline.windows(7).any(|w| w == b"litellm"))
+    }
+
+    /// What the machine spent from `earlier` to `self`, one line.
+    fn since(&self, earlier: &Machine) -> String {
+        let wall = match (self.at, earlier.at) {
+            (Some(now), Some(then)) => now.duration_since(then).as_secs_f64(),
+            _ => 0.0,
+        };
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+        let busy = self.busy.saturating_sub(earlier.busy).as_secs_f64();
+        let parts: Vec<String> = PARTS
+            .iter()
+            .map(|part| {
+                let spent = self
+                    .by_part
+                    .get(part)
+                    .copied()
+                    .unwrap_or_default()
+                    .saturating_sub(earlier.by_part.get(part).copied().unwrap_or_default())
+                    .as_secs_f64();
+                format!(
+                    "{part} {spent:.1} s ({:.0}%)",
+                    100.0 * spent / busy.max(1e-9)
+                )
+            })
+            .collect();
+        format!(
+            "CPU over {wall:.1} s: {busy:.1} s busy of {:.0} core-seconds ({:.0}%): {}",
+            cores * wall,
+            100.0 * busy / (cores * wall).max(1e-9),
+            parts.join(", ")
+        )
+    }
 }
 
 fn mib(kib: u64) -> f64 {
@@ -709,6 +848,10 @@ struct Baseline {
     delete: Duration,
     peak_kib: u64,
     failures: Vec<String>,
+    /// What the machine's CPU did while the baseline created, and deleted
+    /// ([`Machine::since`]).
+    machine_create: String,
+    machine_delete: String,
 }
 
 /// One team and its key, named and marked as the provider would.
@@ -796,6 +939,7 @@ async fn baseline(harness: &Harness, n: usize) -> Baseline {
     let pairs: Vec<Pair> = (0..n).map(|i| Pair::new(&namespace, i)).collect();
     let client = &harness.litellm;
 
+    let machine = Machine::now(0);
     let (create, mut failures) = all_pairs(client, &pairs, |client, pair| async move {
         client.team_info(&pair.team.team_id).await?;
         client.team_new(&pair.team).await?;
@@ -806,6 +950,7 @@ async fn baseline(harness: &Harness, n: usize) -> Baseline {
         Ok(())
     })
     .await;
+    let machine_create = Machine::now(0).since(&machine);
 
     // As many reads as the provider's steady-state window makes, so the CPU
     // time spans enough 10 ms ticks to compare.
@@ -823,6 +968,7 @@ async fn baseline(harness: &Harness, n: usize) -> Baseline {
     }
     let read_cpu = (cpu_time(0) - cpu) / STEADY_POLLS;
 
+    let machine = Machine::now(0);
     let (delete, delete_failures) = all_pairs(client, &pairs, |client, pair| async move {
         client.key_info(&pair.token()).await?;
         client.key_delete(&pair.token()).await?;
@@ -832,6 +978,7 @@ async fn baseline(harness: &Harness, n: usize) -> Baseline {
     })
     .await;
     failures.extend(delete_failures);
+    let machine_delete = Machine::now(0).since(&machine);
     Baseline {
         create,
         read,
@@ -839,6 +986,8 @@ async fn baseline(harness: &Harness, n: usize) -> Baseline {
         delete,
         peak_kib: vm_kib(0, "VmHWM"),
         failures,
+        machine_create,
+        machine_delete,
     }
 }
 
@@ -861,9 +1010,10 @@ struct Convergence {
     /// [`CONVERGE_TIMEOUT`].
     elapsed: Option<Duration>,
     activity: Activity,
-    /// CPU time of this process meanwhile (the provider, and the bench's
-    /// creates and readiness lists).
+    /// CPU time of the provider's process meanwhile.
     cpu: Duration,
+    /// What the machine's CPU did meanwhile ([`Machine::since`]).
+    machine: String,
 }
 
 struct Steady {
@@ -872,11 +1022,17 @@ struct Steady {
     cpu: Duration,
     /// Teams, keys and Secrets whose resourceVersion changed in the window.
     rewritten: usize,
+    machine: String,
 }
 
 struct Deletion {
     elapsed: Duration,
     activity: Activity,
+    /// CPU time of the provider's process meanwhile.
+    cpu: Duration,
+    machine: String,
+    /// The provider's in-flight limits once all was deleted.
+    limits: String,
 }
 
 fn manifest<K: DeserializeOwned>(
@@ -1001,6 +1157,7 @@ impl World {
     async fn converge(&self, n: usize, wave: usize) -> Convergence {
         let start = self.series().await;
         let cpu = self.cpu_time();
+        let machine = self.machine();
         let started = Instant::now();
         let mut progress = Instant::now();
         for first in (0..n).step_by(wave) {
@@ -1060,6 +1217,7 @@ impl World {
                         elapsed: None,
                         activity: Activity::between(&start, &self.series().await),
                         cpu: self.cpu_time() - cpu,
+                        machine: self.machine().since(&machine),
                     };
                 }
                 if progress.elapsed() > Duration::from_secs(30) {
@@ -1085,7 +1243,14 @@ impl World {
             elapsed: Some(started.elapsed()),
             activity: Activity::between(&start, &self.series().await),
             cpu: self.cpu_time() - cpu,
+            machine: self.machine().since(&machine),
         }
+    }
+
+    /// The machine's CPU by part now, the provider's process counted as
+    /// the provider.
+    fn machine(&self) -> Machine {
+        Machine::now(self.provider.pid())
     }
 
     /// The provider's metrics now.
@@ -1121,8 +1286,10 @@ impl World {
         );
         let before = self.series().await;
         let cpu = self.cpu_time();
+        let machine = self.machine();
         tokio::time::sleep(window).await;
         let cpu = self.cpu_time() - cpu;
+        let machine = self.machine().since(&machine);
         let after = self.series().await;
         let rewritten = self
             .versions()
@@ -1135,6 +1302,7 @@ impl World {
             activity: Activity::between(&before, &after),
             cpu,
             rewritten,
+            machine,
         }
     }
 
@@ -1143,6 +1311,8 @@ impl World {
     /// proxy holds none of this run's objects.
     async fn delete(self, n: usize, wave: usize) -> Deletion {
         let before = self.series().await;
+        let cpu = self.cpu_time();
+        let machine = self.machine();
         let started = Instant::now();
         let delete = DeleteParams::default();
         for index in 0..n.div_ceil(wave) {
@@ -1178,6 +1348,9 @@ impl World {
         }
         let elapsed = started.elapsed();
         let activity = Activity::between(&before, &self.series().await);
+        let cpu = self.cpu_time() - cpu;
+        let machine = self.machine().since(&machine);
+        let limits = self.provider.get("/limits").await;
         drop(self.provider);
         // The harness runs no garbage collector or namespace controller: what
         // the namespace still holds is deleted here, not left to them.
@@ -1193,7 +1366,13 @@ impl World {
             .delete(&self.namespace, &delete)
             .await
             .expect("namespace deleted");
-        Deletion { elapsed, activity }
+        Deletion {
+            elapsed,
+            activity,
+            cpu,
+            machine,
+            limits,
+        }
     }
 }
 
@@ -1283,6 +1462,8 @@ fn report(
             100.0 * convergence.cpu.as_secs_f64() / wall
         );
     }
+    println!("  baseline's {}", base.machine_create);
+    println!("  provider's {}", convergence.machine);
     println!(
         "reconcile errors while converging: {:?}",
         convergence.activity.errors
@@ -1301,6 +1482,7 @@ fn report(
     let activity = &steady.activity;
     let mut ok = true;
     println!("steady state over {:.1} s:", steady.window.as_secs_f64());
+    println!("  {}", steady.machine);
     for (kind, read) in [("team", "GET /team/info"), ("key", "GET /key/info")] {
         let reconciles = activity.reconciles(kind);
         let reads = activity.calls(read);
@@ -1369,4 +1551,23 @@ fn report_deletion(n: usize, base: &Baseline, deletion: &Deletion) {
         "Kubernetes requests per object while deleting (provider's client): {}",
         per_object(&deletion.activity.kube, 2 * n)
     );
+    let wall = deletion.elapsed.as_secs_f64();
+    let activity = &deletion.activity;
+    let calls: u64 = activity.calls.values().sum();
+    println!(
+        "where the deletion time went: {wall:.1} s wall; LiteLLM {calls} requests, {:.1} \
+         request-seconds (on average {:.1} in flight, {:.0} ms each; the baseline's took {:.0} \
+         ms each at {BASELINE_CONCURRENCY} in flight); Kubernetes {} requests from the \
+         provider; CPU of the provider {:.1} s ({:.0}% of one core)",
+        activity.litellm_seconds,
+        activity.litellm_seconds / wall,
+        1e3 * activity.litellm_seconds / calls.max(1) as f64,
+        1e3 * base.delete.as_secs_f64() * BASELINE_CONCURRENCY as f64 / (4 * n) as f64,
+        activity.kube.values().sum::<u64>(),
+        deletion.cpu.as_secs_f64(),
+        100.0 * deletion.cpu.as_secs_f64() / wall
+    );
+    println!("  baseline's {}", base.machine_delete);
+    println!("  provider's {}", deletion.machine);
+    print!("after the deletion, {}", deletion.limits);
 }

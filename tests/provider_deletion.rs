@@ -456,3 +456,89 @@ async fn deletions_confirming_at_once_share_their_live_lists() {
         assert_eq!(names(&list.unwrap()), expected, "{namespace}");
     }
 }
+
+/// Whether any key still joins a team being deleted, the API server is
+/// asked for the keys that name it (the key CRD's selectable fields), by
+/// reference and by id: two small lists, not every key of the namespace,
+/// which a thousand teams deleted together would each list once. An id
+/// holding the field selector's own separators names itself only, and a
+/// key of another namespace that names the same team holds nothing up.
+#[tokio::test]
+async fn a_deletion_asks_the_api_server_only_for_the_keys_that_name_it() {
+    use litellm_crossplane::provider::cache::Kube;
+    use litellm_crossplane::provider::dependents::Joins;
+    use litellm_crossplane::provider::metrics::Metrics;
+
+    let Some(world) = world_with("del-select", Setup::default()).await else {
+        return;
+    };
+    let id = r"t,1=a\b";
+    world
+        .create(&key("by-ref", json!({"teamRef": {"name": "web"}})))
+        .await;
+    world.create(&key("by-id", json!({"teamId": id}))).await;
+    // In both answers, counted once.
+    world
+        .create(&key(
+            "by-both",
+            json!({"teamRef": {"name": "web"}, "teamId": id}),
+        ))
+        .await;
+    world
+        .create(&key("other-team", json!({"teamRef": {"name": "api"}})))
+        .await;
+    // The id's prefix, and the id as an unescaped selector would read it.
+    world.create(&key("prefix", json!({"teamId": "t"}))).await;
+    world.create(&key("no-team", json!({}))).await;
+    let other = k8s::namespace(&world.kube, "del-select-other").await;
+    let mut foreign = key("foreign", json!({"teamRef": {"name": "web"}, "teamId": id}));
+    foreign.metadata.namespace = Some(other.clone());
+    Api::<LiteLLMVirtualKey>::namespaced(world.kube.clone(), &other)
+        .create(&PostParams::default(), &foreign)
+        .await
+        .unwrap();
+
+    let mut web = team("web");
+    web.metadata.namespace = Some(world.namespace.clone());
+    let metrics = Metrics::default();
+    let kube = Kube::live(world.counted_provider_client(&metrics));
+    let found = dependents::joining::<LiteLLMVirtualKey, _>(&kube, &web, id, Joins::Team)
+        .await
+        .unwrap();
+    assert_eq!(found.len(), 3, "{}", found.describe(&world.namespace));
+    let text = found.describe(&world.namespace);
+    assert!(
+        text.contains(
+            "(LiteLLMVirtualKey by-both, LiteLLMVirtualKey by-id, LiteLLMVirtualKey by-ref)"
+        ),
+        "{text}"
+    );
+    let lists = metrics
+        .kube_requests()
+        .get(&("list".to_owned(), "litellmvirtualkeys".to_owned()))
+        .copied()
+        .unwrap_or(0);
+    assert_eq!(
+        lists, 2,
+        "one list by reference and one by id, nothing more"
+    );
+
+    // What the fallback to the namespace's list rests on: a field the CRD
+    // does not declare selectable (or an API server before 1.31) is
+    // refused with 400, not answered with an empty list.
+    let refused = kube
+        .list_live_where::<LiteLLMVirtualKey>(&world.namespace, "spec.forProvider.keyAlias", "x")
+        .await;
+    assert!(
+        matches!(&refused, Err(kube::Error::Api(status)) if status.code == 400),
+        "{refused:?}"
+    );
+
+    // A team nobody names: nothing holds it up.
+    let mut api_team = team("lonely");
+    api_team.metadata.namespace = Some(world.namespace.clone());
+    let found = dependents::joining::<LiteLLMVirtualKey, _>(&kube, &api_team, "t-9", Joins::Team)
+        .await
+        .unwrap();
+    assert!(found.is_empty(), "{}", found.describe(&world.namespace));
+}

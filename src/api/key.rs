@@ -22,6 +22,18 @@ pub const KEY_SOFT_BUDGET: &str = "forProvider.softBudget: LiteLLM keeps a key's
      the budget the key links to, so with budgetRef or budgetId it would change that budget for \
      every key linked to it: set softBudget on the LiteLLMBudget instead";
 
+/// The fields the API server selects keys by (`selectableFields`, each
+/// declared by a `selectable` line below): the team, budget and user a key
+/// joins, by reference and by id. A deletion asks for the keys that join
+/// its team, budget or user with them instead of listing every key of the
+/// namespace.
+pub const TEAM_REF_FIELD: &str = "spec.forProvider.teamRef.name";
+pub const TEAM_ID_FIELD: &str = "spec.forProvider.teamId";
+pub const BUDGET_REF_FIELD: &str = "spec.forProvider.budgetRef.name";
+pub const BUDGET_ID_FIELD: &str = "spec.forProvider.budgetId";
+pub const USER_REF_FIELD: &str = "spec.forProvider.userRef.name";
+pub const USER_ID_FIELD: &str = "spec.forProvider.userId";
+
 /// A LiteLLM virtual key. Its secret is chosen by the provider and written to
 /// `writeConnectionSecretToRef` (default `<name>-key`) before LiteLLM sees it.
 #[derive(CustomResource, Serialize, Deserialize, Clone, Debug, PartialEq, JsonSchema)]
@@ -39,7 +51,13 @@ pub const KEY_SOFT_BUDGET: &str = "forProvider.softBudget: LiteLLM keeps a key's
     printcolumn = r#"{"name":"SYNCED","type":"string","jsonPath":".status.conditions[?(@.type=='Synced')].status"}"#,
     printcolumn = r#"{"name":"EXTERNAL-NAME","type":"string","jsonPath":".metadata.annotations.crossplane\\.io/external-name"}"#,
     printcolumn = r#"{"name":"ALIAS","type":"string","jsonPath":".spec.forProvider.keyAlias"}"#,
-    printcolumn = r#"{"name":"AGE","type":"date","jsonPath":".metadata.creationTimestamp"}"#
+    printcolumn = r#"{"name":"AGE","type":"date","jsonPath":".metadata.creationTimestamp"}"#,
+    selectable = ".spec.forProvider.teamRef.name",
+    selectable = ".spec.forProvider.teamId",
+    selectable = ".spec.forProvider.budgetRef.name",
+    selectable = ".spec.forProvider.budgetId",
+    selectable = ".spec.forProvider.userRef.name",
+    selectable = ".spec.forProvider.userId"
 )]
 #[serde(rename_all = "camelCase")]
 pub struct LiteLLMVirtualKeySpec {

@@ -292,10 +292,20 @@ async fn list_now<K: Cached + Send + Sync>(
     client: &kube::Client,
     namespace: &str,
 ) -> Result<Arc<Vec<Tolerant<K>>>, kube::Error> {
-    let api: Api<Tolerant<K>> = Api::namespaced(client.clone(), namespace);
     Ok(Arc::new(
-        api.list(&kube::api::ListParams::default()).await?.items,
+        list_matching::<K>(client, namespace, &kube::api::ListParams::default()).await?,
     ))
+}
+
+/// The objects of kind `K` in `namespace` that `params` select, read from
+/// the API server now.
+async fn list_matching<K: Cached + Send + Sync>(
+    client: &kube::Client,
+    namespace: &str,
+    params: &kube::api::ListParams,
+) -> Result<Vec<Tolerant<K>>, kube::Error> {
+    let api: Api<Tolerant<K>> = Api::namespaced(client.clone(), namespace);
+    Ok(api.list(params).await?.items)
 }
 
 /// A reconciliation's hold on a slot of [`SharedLists`]: the last one to
@@ -315,6 +325,20 @@ impl Drop for Leaving<'_> {
             slots.remove(&self.key);
         }
     }
+}
+
+/// `value` as the value of a field selector: backslash, `,` and `=`
+/// escaped with a backslash, as the API server's `fields.EscapeValue` does, so an
+/// id holding them selects itself and nothing else.
+fn escape_field_value(value: &str) -> String {
+    let mut escaped = String::with_capacity(value.len());
+    for c in value.chars() {
+        if matches!(c, '\\' | ',' | '=') {
+            escaped.push('\\');
+        }
+        escaped.push(c);
+    }
+    escaped
 }
 
 impl Cache {
@@ -493,6 +517,27 @@ impl Kube {
             Some(cache) => cache.lists.list::<K>(&self.client, namespace).await,
             None => list_now::<K>(&self.client, namespace).await,
         }
+    }
+
+    /// The objects of kind `K` in `namespace` whose field `field` (one of
+    /// the kind's `selectableFields`) is `value`, from the API server now:
+    /// the API server filters them (from its watch cache), so the answer
+    /// holds only those, where [`Kube::list_live`] holds every object of
+    /// the namespace. Fails with 400 where the API server cannot select
+    /// on the field (before Kubernetes 1.31, or a CRD without it).
+    pub async fn list_live_where<K: Cached + Send + Sync>(
+        &self,
+        namespace: &str,
+        field: &str,
+        value: &str,
+    ) -> Result<Vec<Tolerant<K>>, kube::Error> {
+        let selector = format!("{field}={}", escape_field_value(value));
+        list_matching::<K>(
+            &self.client,
+            namespace,
+            &kube::api::ListParams::default().fields(&selector),
+        )
+        .await
     }
 
     /// A `LiteLLMInstance`, team, budget or credential.

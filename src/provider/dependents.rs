@@ -55,6 +55,17 @@ pub enum Joins {
     Organization,
 }
 
+/// The fields of a kind's CRD by which the API server selects the
+/// resources that join an object (its `selectableFields`, paths without
+/// the leading dot): the name of the reference to a resource of the same
+/// namespace, and the raw id. What [`ManagedKind::join_fields`] gives for
+/// the joins a kind can be asked about that way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct JoinFields {
+    pub reference: &'static str,
+    pub id: &'static str,
+}
+
 /// One object a resource's LiteLLM object joins: by reference to a
 /// resource of its namespace, or by raw id.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -179,7 +190,11 @@ impl Dependents {
 /// a thousand keys does not list them all from the API server every few
 /// seconds); that none are left, which lets the deletion go on, is
 /// confirmed by the API server, since a resource created a moment ago may
-/// not be in the cache yet.
+/// not be in the cache yet. Where `U`'s CRD can select on the join's
+/// fields ([`ManagedKind::join_fields`]), the API server is asked for the
+/// resources that name this one only (two small lists: by reference and
+/// by id); otherwise, or where the API server cannot select on them, for
+/// every `U` of the namespace, shared with whoever asks at the same time.
 pub async fn joining<U, K>(
     kube: &Kube,
     mr: &K,
@@ -210,11 +225,48 @@ where
             return Ok(dependents);
         }
     }
+    if let Some(fields) = U::join_fields(what) {
+        match named_by::<U>(kube, &namespace, fields, &name, id).await {
+            Ok(users) => return Ok(find(&mut users.iter())),
+            // An API server before selectable fields (Kubernetes 1.31), or
+            // a CRD installed without them: the list of the namespace does.
+            Err(kube::Error::Api(status)) if status.code == 400 => {
+                tracing::debug!(kind = %U::kind(&()), %status, "cannot select by field; listing the namespace");
+            }
+            Err(err) => return Err(err),
+        }
+    }
     // Shared with the other deletions confirming the same at once: a
     // thousand teams going together cost two lists of the namespace's keys
     // at a time, not one each.
     let users = kube.list_live::<U>(&namespace).await?;
     Ok(find(&mut users.iter()))
+}
+
+/// The resources of kind `U` in `namespace` whose `fields` name `name` or
+/// `id`, from the API server: each once, though one naming both is in
+/// both lists.
+async fn named_by<U: ManagedKind + Cached>(
+    kube: &Kube,
+    namespace: &str,
+    fields: JoinFields,
+    name: &str,
+    id: &str,
+) -> Result<Vec<Tolerant<U>>, kube::Error> {
+    let mut users = kube
+        .list_live_where::<U>(namespace, fields.reference, name)
+        .await?;
+    if !id.is_empty() {
+        let by_id = kube.list_live_where::<U>(namespace, fields.id, id).await?;
+        let named: std::collections::BTreeSet<String> =
+            users.iter().map(|user| user.name_any()).collect();
+        users.extend(
+            by_id
+                .into_iter()
+                .filter(|user| !named.contains(&user.name_any())),
+        );
+    }
+    Ok(users)
 }
 
 /// The managed resources of every kind that reference `instance` and may

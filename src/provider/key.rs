@@ -26,7 +26,10 @@ use kube::ResourceExt;
 use crate::api::common::{
     interval_seconds, Condition, ManagedFields, ManagedStatus, EXTERNAL_NAME,
 };
-use crate::api::key::{KeyObservation, KeyParameters, LiteLLMVirtualKey};
+use crate::api::key::{
+    KeyObservation, KeyParameters, LiteLLMVirtualKey, BUDGET_ID_FIELD, BUDGET_REF_FIELD,
+    TEAM_ID_FIELD, TEAM_REF_FIELD, USER_ID_FIELD, USER_REF_FIELD,
+};
 use crate::litellm::{
     self, generate_key, token_of, KeyInfo, KeyRequest, Limited, LiveUsage, Secret,
 };
@@ -35,7 +38,7 @@ use super::access;
 use super::cache::Kube;
 use super::conditions::condition;
 use super::connection;
-use super::dependents::{join, Join, Joins};
+use super::dependents::{join, Join, JoinFields, Joins};
 use super::diff::{self, money_f64, money_string, user_metadata, Diff};
 use super::limits;
 use super::managed::{
@@ -870,6 +873,16 @@ impl ManagedKind for LiteLLMVirtualKey {
             .collect()
     }
 
+    fn join_fields(what: Joins) -> Option<JoinFields> {
+        let (reference, id) = match what {
+            Joins::Team => (TEAM_REF_FIELD, TEAM_ID_FIELD),
+            Joins::Budget => (BUDGET_REF_FIELD, BUDGET_ID_FIELD),
+            Joins::User => (USER_REF_FIELD, USER_ID_FIELD),
+            _ => return None,
+        };
+        Some(JoinFields { reference, id })
+    }
+
     fn joins(&self) -> Vec<Join> {
         let params = &self.spec.for_provider;
         let team = join(
@@ -1142,6 +1155,40 @@ mod tests {
 
     fn me() -> Owner {
         Owner::of_test("k")
+    }
+
+    #[test]
+    fn the_fields_a_deletion_selects_keys_by_are_selectable_in_the_crd() {
+        use kube::CustomResourceExt;
+        let crd = LiteLLMVirtualKey::crd();
+        let selectable: Vec<String> = crd
+            .spec
+            .versions
+            .iter()
+            .flat_map(|version| version.selectable_fields.iter().flatten())
+            .map(|field| field.json_path.clone())
+            .collect();
+        let mut asked = 0;
+        for what in [
+            Joins::Team,
+            Joins::Budget,
+            Joins::Credential,
+            Joins::User,
+            Joins::McpServer,
+            Joins::Organization,
+        ] {
+            let Some(fields) = LiteLLMVirtualKey::join_fields(what) else {
+                continue;
+            };
+            for path in [fields.reference, fields.id] {
+                asked += 1;
+                assert!(
+                    selectable.contains(&format!(".{path}")),
+                    "{path} is not among the CRD's selectableFields {selectable:?}"
+                );
+            }
+        }
+        assert_eq!(asked, 6, "team, budget and user, by reference and by id");
     }
 
     #[test]

@@ -307,6 +307,13 @@ pub trait ManagedKind:
         Vec::new()
     }
 
+    /// The fields of this kind's CRD (`selectableFields`) by which the API
+    /// server finds the resources that join a `what` (see
+    /// [`super::dependents::joining`]); `None` where it has none for it.
+    fn join_fields(_what: super::dependents::Joins) -> Option<super::dependents::JoinFields> {
+        None
+    }
+
     /// The resources whose LiteLLM objects join this one's (whose external
     /// name is `id`): its deletion waits for them.
     fn dependents(
