@@ -612,6 +612,74 @@ fn settled<K: ManagedKind>(object: &K) -> bool {
     })
 }
 
+/// A new key reads its connection Secret from the API server twice: when
+/// its id is chosen (the secret is generated and stored there first, or an
+/// earlier attempt's reused), and before the create, which sends what the
+/// Secret holds now. Storing the generated secret writes over what the
+/// first read found, without reading again.
+#[tokio::test]
+async fn a_new_key_reads_its_connection_secret_twice() {
+    let Some(world) = world("pe-secret-reads").await else {
+        return;
+    };
+    let Own {
+        namespace,
+        metrics,
+        controllers,
+        ..
+    } = own_controllers(&world, "pe-secret-reads-own", true).await;
+    let teams: Api<LiteLLMTeam> = Api::namespaced(world.kube.clone(), &namespace);
+    teams
+        .create(&PostParams::default(), &team_manifest("reads", "Reads"))
+        .await
+        .unwrap();
+    // The team Ready first: the instance's master key is in the cache by
+    // then, so what the key's reconciliations read is its own Secret.
+    wait_for(&teams, "reads", "Ready for its generation", settled).await;
+    let before = kube_requests(&metrics);
+    let keys: Api<LiteLLMVirtualKey> = Api::namespaced(world.kube.clone(), &namespace);
+    let key = manifest::<LiteLLMVirtualKey>(
+        "LiteLLMVirtualKey",
+        "reads-key",
+        json!({}),
+        json!({"forProvider": {"teamRef": {"name": "reads"}}}),
+    );
+    keys.create(&PostParams::default(), &key).await.unwrap();
+    wait_for(&keys, "reads-key", "Ready for its generation", settled).await;
+    let after = kube_requests(&metrics);
+    let count = |requests: &BTreeMap<(String, String), u64>, verb: &str| {
+        requests
+            .get(&(verb.to_owned(), "secrets".to_owned()))
+            .copied()
+            .unwrap_or(0)
+    };
+    assert_eq!(
+        count(&after, "get") - count(&before, "get"),
+        2,
+        "Secret reads of a new key: {before:?} then {after:?}"
+    );
+    assert_eq!(
+        count(&after, "create") - count(&before, "create"),
+        1,
+        "the connection Secret is created once: {before:?} then {after:?}"
+    );
+    let secret =
+        Api::<k8s_openapi::api::core::v1::Secret>::namespaced(world.kube.clone(), &namespace)
+            .get("reads-key-key")
+            .await
+            .unwrap();
+    assert!(
+        secret
+            .data
+            .as_ref()
+            .is_some_and(|d| d.contains_key("key") && d.contains_key("endpoint")),
+        "the Secret holds the key and the endpoint"
+    );
+
+    delete_key_then_team(&keys, "reads-key", &teams, "reads").await;
+    controllers.abort();
+}
+
 /// A new team and a key in it cost one read each: each is observed
 /// (absent) and created, and the create's answer (the row LiteLLM wrote)
 /// shows it Available, where crossplane-runtime would observe it once more.

@@ -97,9 +97,25 @@ pub async fn publish<K: ManagedKind>(
     if cached(kube, mr, name).is_some_and(|digest| holds_all(&digest, data)) {
         return Ok(());
     }
+    let existing = read(kube, mr, name).await?;
+    publish_over(kube, mr, name, data, existing).await
+}
+
+/// [`publish`] over `existing`, the Secret `name` as [`read`] returned it
+/// a moment ago in the same reconciliation (`None`: there is none, and
+/// the write creates it), for a caller that has just read it: no second
+/// read. The write is conditional all the same (a create fails on a Secret
+/// made since, a patch names the data only).
+pub async fn publish_over<K: ManagedKind>(
+    kube: &Kube,
+    mr: &K,
+    name: &str,
+    data: &BTreeMap<String, Secret>,
+    existing: Option<Arc<KubeSecret>>,
+) -> Result<(), ExternalError> {
     let namespace = mr.namespace().unwrap_or_default();
     let api: Api<KubeSecret> = Api::namespaced(kube.client().clone(), &namespace);
-    match read(kube, mr, name).await? {
+    match existing {
         None => {
             let owner = mr.controller_owner_ref(&()).ok_or_else(|| {
                 ExternalError::Invalid(format!("{} {} has no uid yet", K::kind(&()), mr.name_any()))

@@ -917,9 +917,10 @@ impl ManagedKind for LiteLLMVirtualKey {
     /// stores it first.
     async fn choose_id(&self, connection: &Connection) -> Result<String, ExternalError> {
         let name = secret_name(self);
-        let stored = connection::read(&connection.kube, self, &name)
-            .await?
-            .and_then(|secret| connection::value(&secret, SECRET_KEY));
+        let secret = connection::read(&connection.kube, self, &name).await?;
+        let stored = secret
+            .as_deref()
+            .and_then(|secret| connection::value(secret, SECRET_KEY));
         let key = match stored {
             Some(key) => key,
             None => {
@@ -932,7 +933,8 @@ impl ManagedKind for LiteLLMVirtualKey {
                         Secret::new(connection.endpoint.clone()),
                     ),
                 ]);
-                connection::publish(&connection.kube, self, &name, &data).await?;
+                // Over the Secret just read: no second read.
+                connection::publish_over(&connection.kube, self, &name, &data, secret).await?;
                 key
             }
         };
