@@ -27,6 +27,7 @@ use litellm_crossplane::provider::key::KEY_GENERATED_BY_PROXY;
 use litellm_crossplane::provider::managed::ManagedKind;
 use litellm_crossplane::provider::metrics::Metrics;
 use litellm_crossplane::provider::ownership::{metadata_with_marker, Owner, MARKER_KEY};
+use litellm_crossplane::provider::reconciler::FINALIZER;
 use litellm_crossplane::provider::reconciler::RELEASE_ON_MISSING_INSTANCE;
 use serde_json::json;
 use support::k8s;
@@ -616,7 +617,8 @@ fn settled<K: ManagedKind>(object: &K) -> bool {
 /// its id is chosen (the secret is generated and stored there first, or an
 /// earlier attempt's reused), and before the create, which sends what the
 /// Secret holds now. Storing the generated secret writes over what the
-/// first read found, without reading again.
+/// first read found, without reading again; the finalizer goes on with the
+/// external name, in one patch before the create.
 #[tokio::test]
 async fn a_new_key_reads_its_connection_secret_twice() {
     let Some(world) = world("pe-secret-reads").await else {
@@ -633,35 +635,59 @@ async fn a_new_key_reads_its_connection_secret_twice() {
         .create(&PostParams::default(), &team_manifest("reads", "Reads"))
         .await
         .unwrap();
-    // The team Ready first: the instance's master key is in the cache by
-    // then, so what the key's reconciliations read is its own Secret.
     wait_for(&teams, "reads", "Ready for its generation", settled).await;
-    let before = kube_requests(&metrics);
     let keys: Api<LiteLLMVirtualKey> = Api::namespaced(world.kube.clone(), &namespace);
-    let key = manifest::<LiteLLMVirtualKey>(
-        "LiteLLMVirtualKey",
-        "reads-key",
-        json!({}),
-        json!({"forProvider": {"teamRef": {"name": "reads"}}}),
-    );
-    keys.create(&PostParams::default(), &key).await.unwrap();
+    let key = |name: &str| {
+        manifest::<LiteLLMVirtualKey>(
+            "LiteLLMVirtualKey",
+            name,
+            json!({}),
+            json!({"forProvider": {"teamRef": {"name": "reads"}}}),
+        )
+    };
+    // A first key makes sure the instance's master key is in the cache (a
+    // read before the cache has listed is not kept), so what the second
+    // key's reconciliations read is its own Secret only.
+    keys.create(&PostParams::default(), &key("warm-key"))
+        .await
+        .unwrap();
+    wait_for(&keys, "warm-key", "Ready for its generation", settled).await;
+    let before = kube_requests(&metrics);
+    keys.create(&PostParams::default(), &key("reads-key"))
+        .await
+        .unwrap();
     wait_for(&keys, "reads-key", "Ready for its generation", settled).await;
     let after = kube_requests(&metrics);
-    let count = |requests: &BTreeMap<(String, String), u64>, verb: &str| {
-        requests
-            .get(&(verb.to_owned(), "secrets".to_owned()))
-            .copied()
-            .unwrap_or(0)
+    let count = |verb: &str, resource: &str| {
+        let of = |requests: &BTreeMap<(String, String), u64>| {
+            requests
+                .get(&(verb.to_owned(), resource.to_owned()))
+                .copied()
+                .unwrap_or(0)
+        };
+        of(&after) - of(&before)
     };
     assert_eq!(
-        count(&after, "get") - count(&before, "get"),
+        count("get", "secrets"),
         2,
         "Secret reads of a new key: {before:?} then {after:?}"
     );
     assert_eq!(
-        count(&after, "create") - count(&before, "create"),
+        count("create", "secrets"),
         1,
         "the connection Secret is created once: {before:?} then {after:?}"
+    );
+    // The finalizer goes on with the external name, in one patch.
+    assert_eq!(
+        count("patch", "litellmvirtualkeys"),
+        1,
+        "patches of a new key: {before:?} then {after:?}"
+    );
+    let written = keys.get("reads-key").await.unwrap();
+    assert!(
+        written.finalizers().iter().any(|f| f == FINALIZER),
+        "{:?}",
+        written.finalizers()
     );
     let secret =
         Api::<k8s_openapi::api::core::v1::Secret>::namespaced(world.kube.clone(), &namespace)
@@ -676,6 +702,10 @@ async fn a_new_key_reads_its_connection_secret_twice() {
         "the Secret holds the key and the endpoint"
     );
 
+    keys.delete("warm-key", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_gone(&keys, "warm-key").await;
     delete_key_then_team(&keys, "reads-key", &teams, "reads").await;
     controllers.abort();
 }

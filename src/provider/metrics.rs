@@ -511,10 +511,9 @@ impl Metrics {
         if !matches!(synced, None | Some("Unknown")) {
             return;
         }
-        // kube-runtime's finalizer helper only adds the finalizer in the
-        // first reconciliation, so the second one finds no `Synced` either;
-        // crossplane-runtime writes the status in its first. One
-        // observation per resource all the same.
+        // A reconciliation that ends before writing a status (a conflict,
+        // a poll put off) leaves the next one without `Synced` too:
+        // one observation per resource all the same.
         let first = self
             .shared()
             .lifecycle

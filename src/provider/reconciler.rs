@@ -605,14 +605,24 @@ async fn reconcile_managed<K: ManagedKind>(
     let api: Api<K> = Api::namespaced(ctx.client.clone(), &mr.namespace().unwrap_or_default());
     let poll = ctx.poll_interval(&*mr);
     let scrubber = Scrubber::default();
-    let result = finalizer(&api, FINALIZER, mr, |event| async {
-        match event {
-            Event::Apply(mr) => apply(&api, mr, ctx, &scrubber).await,
-            // Boxed: a poll's future need not hold room for a deletion.
-            Event::Cleanup(mr) => Box::pin(cleanup(&api, mr, ctx, &scrubber)).await,
-        }
-    })
-    .await;
+    let result = if deletion_requested.is_none() && !has_finalizer(&*mr) {
+        // A resource without the finalizer yet gets it with its first
+        // write, before anything is created in LiteLLM (`ensure_id`), not
+        // in a write and a reconciliation of its own as kube-runtime's
+        // helper would add it; until then nothing of it exists to clean up.
+        apply(&api, mr, ctx, &scrubber)
+            .await
+            .map_err(finalizer::Error::ApplyFailed)
+    } else {
+        finalizer(&api, FINALIZER, mr, |event| async {
+            match event {
+                Event::Apply(mr) => apply(&api, mr, ctx, &scrubber).await,
+                // Boxed: a poll's future need not hold room for a deletion.
+                Event::Cleanup(mr) => Box::pin(cleanup(&api, mr, ctx, &scrubber)).await,
+            }
+        })
+        .await
+    };
     let result = match result {
         Ok(action) => Ok(action),
         Err(finalizer::Error::ApplyFailed(err) | finalizer::Error::CleanupFailed(err)) => Err(err),
@@ -1199,7 +1209,7 @@ async fn observe_and_act<K: ManagedKind>(
         Outcome::Created(Creation {
             id: Some(chosen), ..
         }) => (
-            record_id(api, &mr, chosen, &ctx.written)
+            record(api, &mr, Some(chosen), &ctx.written)
                 .await
                 .map_err(Failed::at(Step::UpdateManaged))?,
             chosen.clone(),
@@ -1282,6 +1292,11 @@ async fn observe_and_act<K: ManagedKind>(
 
 /// The external name, chosen and recorded (with optimistic concurrency, so a
 /// name set by hand meanwhile wins) before any create can happen.
+///
+/// Also the finalizer's first write: a resource without it gets it in the
+/// same patch as its chosen external name, or, where it has one already
+/// (an import, an observe-only resource), in a patch of its own, before
+/// anything is created or looked up in LiteLLM.
 async fn ensure_id<K: ManagedKind>(
     api: &Api<K>,
     mr: Arc<K>,
@@ -1294,28 +1309,44 @@ async fn ensure_id<K: ManagedKind>(
         .filter(|id| !id.is_empty())
     {
         let id = id.clone();
+        if has_finalizer(&*mr) {
+            return Ok((mr, id));
+        }
+        let mr = record(api, &mr, None, written).await?;
         return Ok((mr, id));
     }
     let id = mr.choose_id(connection).await?;
-    let mr = record_id(api, &mr, &id, written).await?;
+    let mr = record(api, &mr, Some(&id), written).await?;
     Ok((mr, id))
 }
 
-/// Writes `id` as external name, with optimistic concurrency so a name set
-/// by hand meanwhile wins. The reconciliation goes on with the resource as
-/// written, so the write's event is an echo that wakes nothing.
-async fn record_id<K: ManagedKind>(
+/// Whether `mr` carries the provider's finalizer.
+fn has_finalizer<K: ManagedKind>(mr: &K) -> bool {
+    mr.finalizers().iter().any(|f| f == FINALIZER)
+}
+
+/// Writes `id` as external name and the finalizer where it is missing, in
+/// one patch with optimistic concurrency, so a name set by hand meanwhile
+/// wins and no finalizer another controller added since is lost (a merge
+/// patch replaces the list whole). The reconciliation goes on with the
+/// resource as written, so the write's event is an echo that wakes nothing.
+async fn record<K: ManagedKind>(
     api: &Api<K>,
     mr: &K,
-    id: &str,
+    id: Option<&str>,
     written: &Written,
 ) -> Result<Arc<K>, Error> {
-    let patch = json!({
-        "metadata": {
-            "resourceVersion": mr.resource_version(),
-            "annotations": { EXTERNAL_NAME: id },
-        }
-    });
+    let mut metadata = serde_json::Map::new();
+    metadata.insert("resourceVersion".into(), json!(mr.resource_version()));
+    if let Some(id) = id {
+        metadata.insert("annotations".into(), json!({ EXTERNAL_NAME: id }));
+    }
+    if !has_finalizer(mr) {
+        let mut finalizers = mr.finalizers().to_vec();
+        finalizers.push(FINALIZER.to_owned());
+        metadata.insert("finalizers".into(), json!(finalizers));
+    }
+    let patch = json!({ "metadata": metadata });
     Ok(Arc::new(patch_echoed(api, mr, &patch, written).await?))
 }
 
