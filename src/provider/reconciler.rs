@@ -607,9 +607,10 @@ async fn reconcile_managed<K: ManagedKind>(
     let scrubber = Scrubber::default();
     let result = if deletion_requested.is_none() && !has_finalizer(&*mr) {
         // A resource without the finalizer yet gets it with its first
-        // write, before anything is created in LiteLLM (`ensure_id`), not
-        // in a write and a reconciliation of its own as kube-runtime's
-        // helper would add it; until then nothing of it exists to clean up.
+        // write, before anything is looked up or created in LiteLLM
+        // (`ensure_id`), not in a write and a reconciliation of its own as
+        // kube-runtime's helper would add it; until then nothing has been
+        // done for it in LiteLLM, so its deletion has nothing to undo.
         apply(&api, mr, ctx, &scrubber)
             .await
             .map_err(finalizer::Error::ApplyFailed)
