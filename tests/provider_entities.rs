@@ -689,11 +689,10 @@ async fn a_new_key_reads_its_connection_secret_twice() {
         "{:?}",
         written.finalizers()
     );
-    let secret =
-        Api::<k8s_openapi::api::core::v1::Secret>::namespaced(world.kube.clone(), &namespace)
-            .get("reads-key-key")
-            .await
-            .unwrap();
+    let secret = Api::<KubeSecret>::namespaced(world.kube.clone(), &namespace)
+        .get("reads-key-key")
+        .await
+        .unwrap();
     assert!(
         secret
             .data
@@ -708,6 +707,50 @@ async fn a_new_key_reads_its_connection_secret_twice() {
     wait_gone(&keys, "warm-key").await;
     delete_key_then_team(&keys, "reads-key", &teams, "reads").await;
     controllers.abort();
+}
+
+/// A key whose team does not exist is not acted on: no finalizer (it goes
+/// on with the external name, before anything is looked up or created in
+/// LiteLLM), no external name, no Secret. Deleted so, it goes at once and
+/// leaves nothing behind in LiteLLM: nothing was ever created for it.
+#[tokio::test]
+async fn a_resource_deleted_before_it_is_acted_on_goes_at_once() {
+    let Some(world) = world("pe-unacted").await else {
+        return;
+    };
+    let keys: Api<LiteLLMVirtualKey> = Api::namespaced(world.kube.clone(), &world.namespace);
+    let key = manifest::<LiteLLMVirtualKey>(
+        "LiteLLMVirtualKey",
+        "orphan",
+        json!({}),
+        json!({"forProvider": {"teamRef": {"name": "ghost"}}}),
+    );
+    keys.create(&PostParams::default(), &key).await.unwrap();
+    let waiting = wait_for(&keys, "orphan", "Synced=False: its team is missing", |k| {
+        is(k, "Synced", "False")
+    })
+    .await;
+    assert!(
+        !waiting.finalizers().iter().any(|f| f == FINALIZER),
+        "{:?}",
+        waiting.finalizers()
+    );
+    assert!(waiting.annotations().get(EXTERNAL_NAME).is_none());
+    keys.delete("orphan", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_gone(&keys, "orphan").await;
+    let alias = litellm_crossplane::provider::key::alias(&waiting);
+    assert_eq!(
+        world.litellm.key_list_by_alias(&alias).await.unwrap(),
+        Vec::<String>::new(),
+        "no key in LiteLLM under {alias}"
+    );
+    let secret = Api::<KubeSecret>::namespaced(world.kube.clone(), &world.namespace)
+        .get_opt("orphan-key")
+        .await
+        .unwrap();
+    assert!(secret.is_none(), "no connection Secret was written");
 }
 
 /// A new team and a key in it cost one read each: each is observed

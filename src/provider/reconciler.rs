@@ -595,7 +595,7 @@ async fn reconcile_managed<K: ManagedKind>(
     let key = object_key(meta);
     let created = meta.creation_timestamp.as_ref().map(|t| t.0);
     let deletion_requested = meta.deletion_timestamp.as_ref().map(|t| t.0);
-    let finalizing = deletion_requested.is_some() && mr.finalizers().iter().any(|f| f == FINALIZER);
+    let finalizing = deletion_requested.is_some() && has_finalizer(&*mr);
     let synced = mr
         .managed_status()
         .and_then(|s| find_condition(&s.conditions, SYNCED))
