@@ -364,6 +364,9 @@ impl Drop for ProviderProcess {
 }
 
 fn main() {
+    // As `provider-litellm` does, in the provider's process and in this one
+    // (the baseline's), so both count their pages alike.
+    litellm_crossplane::provider::memory::keep_pages_small();
     if let Ok(namespace) = std::env::var(SERVE_PROVIDER) {
         serve_provider(namespace);
         return;

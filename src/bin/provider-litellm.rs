@@ -13,7 +13,9 @@ use litellm_crossplane::provider::instance::{self, InstanceOptions};
 use litellm_crossplane::provider::leader::{self, Leadership, LeaseSettings};
 use litellm_crossplane::provider::metrics::Metrics;
 use litellm_crossplane::provider::reconciler::{self, Context};
-use litellm_crossplane::provider::{cluster_id, controllers, http, logging, resolve, timing};
+use litellm_crossplane::provider::{
+    cluster_id, controllers, http, logging, memory, resolve, timing,
+};
 use prometheus_client::registry::Registry;
 
 /// The provider's caches and every reconciliation allocate and free small
@@ -97,6 +99,12 @@ async fn main() {
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
     let args = Args::parse();
     logging::init(matches!(args.log_format, LogFormat::Json));
+    // Before the caches fill (src/provider/memory.rs).
+    if !memory::keep_pages_small() {
+        tracing::info!(
+            "transparent huge pages left as the kernel and MIMALLOC_ALLOW_THP have them"
+        );
+    }
     // Every failure ends the process with one line saying why.
     match run(args).await {
         Ok(()) => tracing::info!("shut down"),

@@ -7,8 +7,7 @@ use std::sync::Arc;
 
 use kube::runtime::controller::{self, Controller};
 use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::utils::PredicateConfig;
-use kube::runtime::{watcher, WatchStreamExt};
+use kube::runtime::watcher;
 use kube::{Resource, ResourceExt};
 use tokio_stream::{Stream, StreamExt};
 
@@ -166,8 +165,61 @@ impl ReadySeen {
 /// write of its own, it requeues. Labels, which that filter also watches,
 /// are not kept in the caches ([`cache::strip_managed`]): nothing the
 /// provider does depends on them.
-fn desired_state<K: ManagedKind>(object: &Tolerant<K>) -> Option<u64> {
-    Some(object.desired_state())
+///
+/// kube-runtime's `predicate_filter` keeps the same comparison keyed by
+/// each object's name, namespace and uid (three strings, about 200 bytes
+/// an object); this keeps a keyed hash of the three beside the state's hash
+/// (about 40 bytes), and like it forgets what it has not seen for an hour.
+struct DesiredStateSeen {
+    /// By a hash of the object's uid: its desired-state hash and when it
+    /// was last seen (seconds since `started`).
+    last: std::collections::HashMap<u64, (u64, u32)>,
+    /// Keys the uid hash, so that no object can be named to collide.
+    uids: std::collections::hash_map::RandomState,
+    started: std::time::Instant,
+    swept: u32,
+}
+
+impl DesiredStateSeen {
+    /// How long an entry stands unseen (kube-runtime's default TTL): an
+    /// object unchanged for longer passes once more, and a deleted one
+    /// (whose deletion this stream does not carry) is forgotten.
+    const TTL_SECONDS: u32 = 3600;
+
+    fn new() -> Self {
+        Self {
+            last: std::collections::HashMap::new(),
+            uids: std::collections::hash_map::RandomState::new(),
+            started: std::time::Instant::now(),
+            swept: 0,
+        }
+    }
+
+    /// Whether `object` touches what a reconciliation acts on since it was
+    /// last let through (or is new, or was not seen for the TTL).
+    fn changed<K: ManagedKind>(&mut self, object: &Tolerant<K>) -> bool {
+        let now = u32::try_from(self.started.elapsed().as_secs()).unwrap_or(u32::MAX);
+        self.changed_at(object, now)
+    }
+
+    /// [`Self::changed`], `now` seconds after the stream started.
+    fn changed_at<K: ManagedKind>(&mut self, object: &Tolerant<K>, now: u32) -> bool {
+        use std::hash::BuildHasher;
+        if now.saturating_sub(self.swept) >= Self::TTL_SECONDS {
+            self.last
+                .retain(|_, (_, seen)| now.saturating_sub(*seen) < Self::TTL_SECONDS);
+            self.swept = now;
+        }
+        let meta = object.meta();
+        let key = self.uids.hash_one((&meta.uid, &meta.namespace, &meta.name));
+        let state = object.desired_state();
+        match self.last.insert(key, (state, now)) {
+            Some((before, seen)) => {
+                before != state || now.saturating_sub(seen) >= Self::TTL_SECONDS
+            }
+            None => true,
+        }
+    }
 }
 
 /// A controller over [`Tolerant`] objects (one object kube-rs cannot read
@@ -185,12 +237,11 @@ fn controller<K: ManagedKind + Debug>(
 ) -> Controller<Tolerant<K>> {
     let concurrency = ctx.concurrency;
     let ctx = ctx.clone();
-    let trigger = stream
-        .predicate_filter(desired_state, PredicateConfig::default())
-        .filter(move |event| match event {
-            Ok(object) => !ctx.echoes(object.meta()),
-            Err(_) => true,
-        });
+    let mut seen = DesiredStateSeen::new();
+    let trigger = stream.filter(move |event| match event {
+        Ok(object) => seen.changed(object) && !ctx.echoes(object.meta()),
+        Err(_) => true,
+    });
     Controller::for_stream(trigger, store)
         .with_config(controller::Config::default().concurrency(concurrency))
 }
@@ -427,5 +478,60 @@ mod tests {
             seen.became_ready(&team(&format!("gone-{i}"), true), 2);
         }
         assert!(seen.0.len() <= 1025);
+    }
+
+    /// A team as the watch brings it: `uid`, and what a change of its
+    /// desired state touches (generation, annotations, deletion) or not
+    /// (its status).
+    fn event(
+        uid: &str,
+        generation: i64,
+        ready: bool,
+        annotation: Option<&str>,
+    ) -> Tolerant<LiteLLMTeam> {
+        let status = if ready { "True" } else { "False" };
+        let annotations = annotation.map(|a| serde_json::json!({"crossplane.io/external-name": a}));
+        let team: LiteLLMTeam = serde_json::from_value(serde_json::json!({
+            "apiVersion": "litellm.m.crossplane.io/v1alpha1", "kind": "LiteLLMTeam",
+            "metadata": {"name": "t", "namespace": "n", "uid": uid, "generation": generation,
+                         "annotations": annotations},
+            "spec": {"instanceRef": {"name": "p"}, "forProvider": {}},
+            "status": {"conditions": [
+                {"type": "Ready", "status": status, "reason": "Available"}
+            ]}
+        }))
+        .unwrap();
+        Tolerant::new(team)
+    }
+
+    #[test]
+    fn only_changes_of_the_desired_state_pass_once_per_object() {
+        let mut seen = DesiredStateSeen::new();
+        assert!(seen.changed(&event("u1", 1, false, None)), "new");
+        assert!(
+            !seen.changed(&event("u1", 1, true, None)),
+            "a status write wakes nobody"
+        );
+        assert!(seen.changed(&event("u1", 2, true, None)), "a new spec");
+        assert!(!seen.changed(&event("u1", 2, true, None)), "a relist");
+        assert!(
+            seen.changed(&event("u1", 2, true, Some("x"))),
+            "an annotation"
+        );
+        assert!(
+            seen.changed(&event("u2", 2, true, Some("x"))),
+            "the same name made again: another object"
+        );
+        assert!(!seen.changed(&event("u1", 2, true, Some("x"))));
+        assert_eq!(seen.last.len(), 2);
+        // Unseen for the TTL: passes once more, and the sweep forgets the
+        // objects the stream stopped bringing (deleted ones).
+        let later = DesiredStateSeen::TTL_SECONDS + 1;
+        assert!(
+            seen.changed_at(&event("u1", 2, true, Some("x")), later),
+            "stale"
+        );
+        assert_eq!(seen.last.len(), 1, "u2 swept");
+        assert!(!seen.changed_at(&event("u1", 2, true, Some("x")), later));
     }
 }

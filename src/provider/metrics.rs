@@ -213,24 +213,38 @@ struct Source {
 
 /// Timestamps of one managed resource the lifecycle histograms need,
 /// keyed by uid (crossplane-runtime keys them by name alone, which mixes
-/// up namespaces).
+/// up namespaces), through [`Shared::id`].
 #[derive(Default)]
 struct Lifecycle {
     /// The first reconciliation was seen by this process: its first
     /// readiness is measured.
-    first_reconciled: HashMap<String, ()>,
+    first_reconciled: HashSet<u64>,
     /// When the resource was last found up to date.
-    last_unchanged: HashMap<String, Instant>,
+    last_unchanged: HashMap<u64, Instant>,
 }
 
 #[derive(Default)]
 struct Shared {
     sources: Vec<Source>,
     /// Per controller: when each object's requested requeue falls due
-    /// (`None` while it is being reconciled). An object keeps its entry
-    /// from one reconciliation to the next, so a poll allocates none.
-    queues: BTreeMap<String, HashMap<String, Option<Instant>>>,
+    /// (`None` while it is being reconciled), by [`Shared::id`] of its
+    /// `namespace/name`. An object keeps its entry from one reconciliation
+    /// to the next, so a poll allocates none.
+    queues: BTreeMap<String, HashMap<u64, Option<Instant>>>,
     lifecycle: Lifecycle,
+    /// Keys [`Shared::id`].
+    ids: std::collections::hash_map::RandomState,
+}
+
+impl Shared {
+    /// What the maps above key an object by: a hash of its name or uid,
+    /// keyed per process so that no name can be chosen to collide (the
+    /// maps hold one entry per object, and eight bytes are a tenth of the
+    /// name's or uid's string).
+    fn id(&self, key: &str) -> u64 {
+        use std::hash::BuildHasher;
+        self.ids.hash_one(key)
+    }
 }
 
 /// Every series of the provider. Cloning shares them.
@@ -455,13 +469,16 @@ impl Metrics {
     /// it leaves the queue and occupies a worker until
     /// [`Reconciling::finish`].
     pub fn reconciling(&self, controller: &str, key: &str) -> Reconciling {
-        if let Some(due) = self
-            .shared()
-            .queues
-            .get_mut(controller)
-            .and_then(|queue| queue.get_mut(key))
         {
-            *due = None;
+            let mut shared = self.shared();
+            let id = shared.id(key);
+            if let Some(due) = shared
+                .queues
+                .get_mut(controller)
+                .and_then(|queue| queue.get_mut(&id))
+            {
+                *due = None;
+            }
         }
         let label = ControllerLabel {
             controller: controller.to_owned(),
@@ -486,16 +503,12 @@ impl Metrics {
     pub fn requeued(&self, controller: &str, key: &str, after: Duration) {
         let due = Some(Instant::now() + after);
         let mut shared = self.shared();
+        let id = shared.id(key);
         if !shared.queues.contains_key(controller) {
             shared.queues.insert(controller.to_owned(), HashMap::new());
         }
         let queue = shared.queues.get_mut(controller).expect("inserted");
-        match queue.get_mut(key) {
-            Some(entry) => *entry = due,
-            None => {
-                queue.insert(key.to_owned(), due);
-            }
-        }
+        queue.insert(id, due);
     }
 
     /// crossplane-runtime's `recordFirstTimeReconciled`: a reconciliation
@@ -514,12 +527,11 @@ impl Metrics {
         // A reconciliation that ends before writing a status (a conflict,
         // a poll put off) leaves the next one without `Synced` too:
         // one observation per resource all the same.
-        let first = self
-            .shared()
-            .lifecycle
-            .first_reconciled
-            .insert(uid.to_owned(), ())
-            .is_none();
+        let first = {
+            let mut shared = self.shared();
+            let id = shared.id(uid);
+            shared.lifecycle.first_reconciled.insert(id)
+        };
         if let (true, Some(created)) = (first, created) {
             self.first_reconcile
                 .get_or_create(&GvkLabel {
@@ -536,11 +548,10 @@ impl Metrics {
     pub fn up_to_date(&self, gvk: &str, uid: &str, created: Option<Timestamp>, ready: bool) {
         let first = {
             let mut shared = self.shared();
+            let id = shared.id(uid);
             let lifecycle = &mut shared.lifecycle;
-            lifecycle
-                .last_unchanged
-                .insert(uid.to_owned(), Instant::now());
-            ready && lifecycle.first_reconciled.remove(uid).is_some()
+            lifecycle.last_unchanged.insert(id, Instant::now());
+            ready && lifecycle.first_reconciled.remove(&id)
         };
         if let (true, Some(created)) = (first, created) {
             self.first_ready
@@ -556,8 +567,9 @@ impl Metrics {
     pub fn drift_corrected(&self, gvk: &str, uid: &str) {
         let since = {
             let mut shared = self.shared();
+            let id = shared.id(uid);
             let last = &mut shared.lifecycle.last_unchanged;
-            last.get_mut(uid)
+            last.get_mut(&id)
                 .map(|at| std::mem::replace(at, Instant::now()))
         };
         if let Some(since) = since {
@@ -574,8 +586,9 @@ impl Metrics {
     pub fn deleted(&self, gvk: &str, uid: &str, deletion_requested: Option<Timestamp>) {
         {
             let mut shared = self.shared();
-            shared.lifecycle.first_reconciled.remove(uid);
-            shared.lifecycle.last_unchanged.remove(uid);
+            let id = shared.id(uid);
+            shared.lifecycle.first_reconciled.remove(&id);
+            shared.lifecycle.last_unchanged.remove(&id);
         }
         if let Some(requested) = deletion_requested {
             self.deletion
@@ -643,7 +656,7 @@ impl Shared {
     /// longer hold.
     fn scrape(&mut self, now: Instant) -> Scrape {
         let mut scrape = Scrape::default();
-        let mut cached: HashMap<String, HashSet<String>> = HashMap::new();
+        let mut cached: HashMap<String, HashSet<u64>> = HashMap::new();
         for source in &self.sources {
             let seen = (source.snapshot)();
             if let Some(gvk) = &source.gvk {
@@ -654,10 +667,11 @@ impl Shared {
                     states.synced += i64::from(object.synced);
                 }
             }
+            let ids: Vec<u64> = seen.iter().map(|s| self.id(&s.key)).collect();
             cached
                 .entry(source.controller.clone())
                 .or_default()
-                .extend(seen.into_iter().map(|s| s.key));
+                .extend(ids);
         }
         for (controller, queue) in &mut self.queues {
             // A controller whose cache is not watched keeps every entry.
@@ -880,12 +894,13 @@ mod tests {
             gvk: None,
             snapshot: Box::new(|| vec![seen("ns/a", true, true), seen("ns/b", true, true)]),
         });
+        let (a, b, gone) = (shared.id("ns/a"), shared.id("ns/b"), shared.id("ns/gone"));
         let queue = shared.queues.entry("c".into()).or_default();
-        queue.insert("ns/a".into(), Some(now - Duration::from_secs(1)));
-        queue.insert("ns/b".into(), Some(now + Duration::from_secs(60)));
-        queue.insert("ns/gone".into(), Some(now - Duration::from_secs(1)));
+        queue.insert(a, Some(now - Duration::from_secs(1)));
+        queue.insert(b, Some(now + Duration::from_secs(60)));
+        queue.insert(gone, Some(now - Duration::from_secs(1)));
         assert_eq!(shared.scrape(now).depth["c"], 1);
-        assert!(!shared.queues["c"].contains_key("ns/gone"), "forgotten");
+        assert!(!shared.queues["c"].contains_key(&gone), "forgotten");
         assert_eq!(
             shared.scrape(now + Duration::from_secs(61)).depth["c"],
             2,

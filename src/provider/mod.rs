@@ -32,6 +32,7 @@ pub mod managed;
 pub mod mcp_server;
 pub mod member_defaults;
 pub mod members;
+pub mod memory;
 pub mod metrics;
 pub mod model;
 pub mod model_params;
