@@ -236,6 +236,17 @@ fn controller<K: ManagedKind + Debug>(
     ctx: &Arc<Context>,
 ) -> Controller<Tolerant<K>> {
     let concurrency = ctx.concurrency;
+    // Requeues the poll queue holds come back through this trigger.
+    let (due, requeued) = tokio::sync::mpsc::unbounded_channel();
+    ctx.polls.register(K::NOUN, move |namespace, name| {
+        let object = ObjectRef::new(name);
+        let object = if namespace.is_empty() {
+            object
+        } else {
+            object.within(namespace)
+        };
+        due.send(object).is_ok()
+    });
     let ctx = ctx.clone();
     let mut seen = DesiredStateSeen::new();
     let trigger = stream.filter(move |event| match event {
@@ -244,6 +255,9 @@ fn controller<K: ManagedKind + Debug>(
     });
     Controller::for_stream(trigger, store)
         .with_config(controller::Config::default().concurrency(concurrency))
+        .reconcile_on(tokio_stream::wrappers::UnboundedReceiverStream::new(
+            requeued,
+        ))
 }
 
 /// Runs the team, key, budget, model, credential, user and MCP server controllers until
@@ -433,11 +447,12 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
                 secrets.watch(client, scope),
             )
         };
-        // The watches only feed the controllers: they stop with them (on
-        // SIGTERM).
+        // The watches and the poll queue only feed the controllers: they
+        // stop with them (on SIGTERM).
         tokio::select! {
             _ = controllers => {}
             _ = watches => {}
+            _ = ctx.polls.run(ctx.poll_tick) => {}
         }
     };
     (work, caches)

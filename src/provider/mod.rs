@@ -38,6 +38,7 @@ pub mod model;
 pub mod model_params;
 pub mod organization;
 pub mod ownership;
+pub mod polls;
 pub mod reconciler;
 pub mod resolve;
 pub mod rotation;

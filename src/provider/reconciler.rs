@@ -33,6 +33,7 @@ use super::managed::{
 };
 use super::metrics::{self as series, object_key, result_of, Metrics, ReconcileResult};
 use super::ownership::{Owner, Verified};
+use super::polls::Polls;
 use super::resolve::{self, ClientCache, Resolved, Unresolved, DEFAULT_LITELLM_TIMEOUT};
 use super::scrub::Scrubber;
 use super::timing;
@@ -204,6 +205,9 @@ pub struct Context {
     deferred: Mutex<HashMap<String, std::time::Instant>>,
     /// Ownership of LiteLLM objects the provider established lately.
     verified: Arc<Verified>,
+    /// Requeues of managed resources, outside kube-runtime's scheduler
+    /// ([`polls`](super::polls)); the controllers register their kinds.
+    pub polls: Polls,
 }
 
 impl Context {
@@ -230,6 +234,7 @@ impl Context {
             written: Written::default(),
             deferred: Mutex::new(HashMap::new()),
             verified: Arc::default(),
+            polls: Polls::default(),
         }
     }
 
@@ -562,23 +567,46 @@ fn check_policies<K: ManagedKind>(mr: &K) -> Result<(), Error> {
     Err(Error::UnsupportedPolicies(listed))
 }
 
-/// `Action::requeue(after)`, with the requeue noted for `workqueue_depth`.
+/// A reconciliation of `meta` after `after`, noted for `workqueue_depth`:
+/// in the kind's poll queue ([`Polls`], which hands it to the controller
+/// when due) where it takes it, else `Action::requeue(after)`.
 fn requeue<K: ManagedKind>(ctx: &Context, meta: &kube::api::ObjectMeta, after: Duration) -> Action {
+    let key = object_key(meta);
     ctx.metrics
-        .requeue(&series::managed_controller::<K>(), &object_key(meta), after)
+        .requeued(&series::managed_controller::<K>(), &key, after);
+    if ctx.polls.schedule(K::NOUN, &key, after, ctx.poll_tick) {
+        Action::await_change()
+    } else {
+        Action::requeue(after)
+    }
 }
 
 /// Reconciles one managed resource of any kind, measured as
 /// controller-runtime measures a reconciliation.
 pub async fn reconcile<K: ManagedKind>(mr: Arc<K>, ctx: Arc<Context>) -> Result<Action, Error> {
+    let key = object_key(mr.meta());
+    // Whatever brought this reconciliation, it asks for its own requeue.
+    ctx.polls.cancel(K::NOUN, &key);
     if ctx.written.behind(mr.meta()) {
         // The watch has not delivered the provider's own last write yet.
         return Ok(requeue::<K>(&ctx, mr.meta(), CACHE_BEHIND_RECHECK));
     }
     let running = ctx
         .metrics
-        .reconciling(&series::managed_controller::<K>(), &object_key(mr.meta()));
+        .reconciling(&series::managed_controller::<K>(), &key);
     let (result, measured) = reconcile_managed(mr, &ctx).await;
+    // A requeue the poll queue took reads as `await_change`; it is
+    // measured as the requeue it is.
+    let measured = match &result {
+        Ok(action)
+            if measured == ReconcileResult::Success
+                && *action == Action::await_change()
+                && ctx.polls.is_scheduled(K::NOUN, &key) =>
+        {
+            ReconcileResult::RequeueAfter
+        }
+        _ => measured,
+    };
     running.finish(measured);
     result
 }

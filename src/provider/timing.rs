@@ -108,9 +108,13 @@ pub fn align(elapsed: Duration, after: Duration, tick: Duration) -> Duration {
 /// created together over the ticks of its 10%, and a burst of polls queues
 /// for the proxy's in-flight limit like any other.
 pub fn on_tick(after: Duration, tick: Duration) -> Duration {
+    align(epoch().elapsed(), after, tick)
+}
+
+/// What [`on_tick`] counts ticks from: the process's first call.
+pub fn epoch() -> std::time::Instant {
     static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-    let epoch = *EPOCH.get_or_init(std::time::Instant::now);
-    align(epoch.elapsed(), after, tick)
+    *EPOCH.get_or_init(std::time::Instant::now)
 }
 
 /// A random fraction in `[0, 1)` for [`jittered`].

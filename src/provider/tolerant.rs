@@ -153,7 +153,7 @@ impl<K: Packable> Packed<K> {
         match serde_json::to_string(&object) {
             Ok(json) => Self {
                 identity,
-                body: Body::Json(json.into_boxed_str()),
+                body: Body::Json(without_type::<K>(json)),
                 facts,
                 desired_state,
             },
@@ -183,6 +183,26 @@ impl<K: Packable> Packed<K> {
 
     pub fn facts(&self) -> &Facts {
         &self.facts
+    }
+}
+
+/// `json` without the `apiVersion` and `kind` it starts with: the same for
+/// every object of the kind (some 70 bytes), and not read back (a kind's
+/// struct takes them from its type, and serde passes over them).
+fn without_type<K: Resource<DynamicType = ()>>(json: String) -> Box<str> {
+    let prefix = format!(
+        "{{\"apiVersion\":{},\"kind\":{},",
+        serde_json::Value::from(K::api_version(&()).as_ref()),
+        serde_json::Value::from(K::kind(&()).as_ref()),
+    );
+    match json.strip_prefix(prefix.as_str()) {
+        Some(rest) => {
+            let mut body = String::with_capacity(rest.len() + 1);
+            body.push('{');
+            body.push_str(rest);
+            body.into_boxed_str()
+        }
+        None => json.into_boxed_str(),
     }
 }
 
@@ -666,6 +686,10 @@ mod tests {
         else {
             panic!("a key is kept as JSON");
         };
+        assert!(
+            json.starts_with("{\"metadata\":") && !json.contains("apiVersion"),
+            "the type is not kept: {json}"
+        );
         // The struct alone, before what its fields hold on the heap.
         assert!(
             json.len() + std::mem::size_of::<Tolerant<LiteLLMVirtualKey>>()
