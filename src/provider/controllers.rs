@@ -463,10 +463,25 @@ mod tests {
     use super::*;
 
     fn team(uid: &str, ready: bool) -> Tolerant<LiteLLMTeam> {
+        team_named(uid, uid, 1, ready, None)
+    }
+
+    /// A team as the watch brings it: its name and `uid`, and what a
+    /// change of its desired state touches (generation, annotations) or
+    /// not (its status).
+    fn team_named(
+        name: &str,
+        uid: &str,
+        generation: i64,
+        ready: bool,
+        annotation: Option<&str>,
+    ) -> Tolerant<LiteLLMTeam> {
         let status = if ready { "True" } else { "False" };
+        let annotations = annotation.map(|a| serde_json::json!({"crossplane.io/external-name": a}));
         let team: LiteLLMTeam = serde_json::from_value(serde_json::json!({
             "apiVersion": "litellm.m.crossplane.io/v1alpha1", "kind": "LiteLLMTeam",
-            "metadata": {"name": uid, "namespace": "n", "uid": uid},
+            "metadata": {"name": name, "namespace": "n", "uid": uid, "generation": generation,
+                         "annotations": annotations},
             "spec": {"instanceRef": {"name": "p"}, "forProvider": {}},
             "status": {"conditions": [
                 {"type": "Ready", "status": status, "reason": "Available"}
@@ -495,28 +510,13 @@ mod tests {
         assert!(seen.0.len() <= 1025);
     }
 
-    /// A team as the watch brings it: `uid`, and what a change of its
-    /// desired state touches (generation, annotations, deletion) or not
-    /// (its status).
     fn event(
         uid: &str,
         generation: i64,
         ready: bool,
         annotation: Option<&str>,
     ) -> Tolerant<LiteLLMTeam> {
-        let status = if ready { "True" } else { "False" };
-        let annotations = annotation.map(|a| serde_json::json!({"crossplane.io/external-name": a}));
-        let team: LiteLLMTeam = serde_json::from_value(serde_json::json!({
-            "apiVersion": "litellm.m.crossplane.io/v1alpha1", "kind": "LiteLLMTeam",
-            "metadata": {"name": "t", "namespace": "n", "uid": uid, "generation": generation,
-                         "annotations": annotations},
-            "spec": {"instanceRef": {"name": "p"}, "forProvider": {}},
-            "status": {"conditions": [
-                {"type": "Ready", "status": status, "reason": "Available"}
-            ]}
-        }))
-        .unwrap();
-        Tolerant::new(team)
+        team_named("t", uid, generation, ready, annotation)
     }
 
     #[test]

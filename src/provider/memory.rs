@@ -9,8 +9,8 @@
 //! over partly used 2 MiB pages is resident far beyond what it holds.
 //! Measured with the bench (docs/provider-benchmark.md, 4 December 2026,
 //! night): at 3,000 teams and 3,000 keys the provider's anonymous memory in
-//! the steady state was 55.4 MiB with 18 MiB of it in huge pages, and
-//! 32.0 MiB with them off, with the same objects cached.
+//! the steady state was 54.1 MiB with 18.0 MiB of it in huge pages, and
+//! 31.3 MiB with them off, with the same objects cached.
 //!
 //! So the provider turns THP off for its own process
 //! (`prctl(PR_SET_THP_DISABLE)`, Linux 3.15 and later; the node's setting
