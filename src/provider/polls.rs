@@ -7,8 +7,8 @@
 //! bytes an object, 17 MB for 10,000 teams and 10,000 keys
 //! (docs/provider-benchmark.md). Polls already fall due on ticks
 //! ([`timing::on_tick`]), so a queue of ticks holds them here instead:
-//! per object its `namespace/name` and a keyed hash of it in the tick's
-//! list, and the hash with its tick in a map (about 110 bytes). When a
+//! per object its `namespace/name`, once, shared by the tick's list and
+//! the map from it to its tick (about 110 bytes). When a
 //! tick comes, what fell due goes to its controller as a trigger
 //! (`Controller::reconcile_on`), and from there through kube-runtime's
 //! scheduler and runner like any other: one reconciliation per object at
@@ -18,16 +18,11 @@
 //! new one replaces it, and a reconciliation that starts for any other
 //! reason (a watch event, a wake-up) drops it ([`Polls::cancel`]), since
 //! that reconciliation asks for its own. Requeues shorter than a tick (a
-//! conflict, a cache that lags behind) and the error policy's backoff stay
-//! with kube-runtime.
-//!
-//! The hash is keyed per process ([`RandomState`]), so that no name can be
-//! chosen to collide with another's; two objects colliding by chance (one
-//! in 10^11 at 20,000 objects) would share one requeue.
+//! conflict, a cache that lags behind) stay with kube-runtime. Objects are
+//! told apart by their whole `namespace/name`, never by a hash of it, so
+//! no name can be chosen to cancel or replace another object's requeue.
 
-use std::collections::hash_map::RandomState;
 use std::collections::{BTreeMap, HashMap};
-use std::hash::BuildHasher;
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
@@ -38,18 +33,9 @@ use super::timing;
 type Fire = Box<dyn Fn(&str, &str) -> bool + Send + Sync>;
 
 /// The requeue queues of the managed kinds, by kind.
+#[derive(Default)]
 pub struct Polls {
     kinds: RwLock<HashMap<&'static str, Arc<Queue>>>,
-    ids: RandomState,
-}
-
-impl Default for Polls {
-    fn default() -> Self {
-        Self {
-            kinds: RwLock::new(HashMap::new()),
-            ids: RandomState::new(),
-        }
-    }
 }
 
 struct Queue {
@@ -62,15 +48,10 @@ struct Due {
     /// By tick (counted from [`timing::epoch`]): what falls due then.
     /// Entries whose object was requeued elsewhere or cancelled since are
     /// left here and skipped.
-    ticks: BTreeMap<u64, Vec<Entry>>,
-    /// By object id: the tick of its one live requeue.
-    scheduled: HashMap<u64, u64>,
-}
-
-struct Entry {
-    id: u64,
-    /// `namespace/name` ([`super::metrics::object_key`]).
-    key: Box<str>,
+    ticks: BTreeMap<u64, Vec<Arc<str>>>,
+    /// By `namespace/name` ([`super::metrics::object_key`]): the tick of
+    /// the object's one live requeue.
+    scheduled: HashMap<Arc<str>, u64>,
 }
 
 impl Polls {
@@ -100,10 +81,6 @@ impl Polls {
             .cloned()
     }
 
-    fn id(&self, key: &str) -> u64 {
-        self.ids.hash_one(key)
-    }
-
     /// Queues the object `key` (`namespace/name`) of `kind` to be
     /// reconciled `after` from now, on the first tick at or after that;
     /// `false` (and nothing queued) where `kind` has no queue, ticks are
@@ -117,28 +94,29 @@ impl Polls {
             return false;
         };
         let at = tick_at(timing::epoch().elapsed().saturating_add(after), tick);
-        let id = self.id(key);
         let mut due = queue.lock();
-        due.scheduled.insert(id, at);
-        due.ticks.entry(at).or_default().push(Entry {
-            id,
-            key: key.into(),
-        });
+        // The string the object's earlier entry holds, if any: one
+        // allocation per object while it keeps being requeued.
+        let key = match due.scheduled.get_key_value(key) {
+            Some((kept, _)) => kept.clone(),
+            None => Arc::from(key),
+        };
+        due.scheduled.insert(key.clone(), at);
+        due.ticks.entry(at).or_default().push(key);
         true
     }
 
     /// Drops the requeue of `key`, if any: a reconciliation of it starts.
     pub fn cancel(&self, kind: &str, key: &str) {
         if let Some(queue) = self.queue(kind) {
-            let id = self.id(key);
-            queue.lock().scheduled.remove(&id);
+            queue.lock().scheduled.remove(key);
         }
     }
 
     /// Whether `key` has a requeue here.
     pub fn is_scheduled(&self, kind: &str, key: &str) -> bool {
         self.queue(kind)
-            .is_some_and(|queue| queue.lock().scheduled.contains_key(&self.id(key)))
+            .is_some_and(|queue| queue.lock().scheduled.contains_key(key))
     }
 
     /// Hands every requeue due by `tick` to its controller.
@@ -188,15 +166,15 @@ impl Queue {
 
 impl Due {
     /// The keys of the live requeues due by `tick`, taken off the queue.
-    fn take_due(&mut self, tick: u64) -> Vec<Box<str>> {
+    fn take_due(&mut self, tick: u64) -> Vec<Arc<str>> {
         let later = self.ticks.split_off(&(tick + 1));
         let due = std::mem::replace(&mut self.ticks, later);
         let mut keys = Vec::new();
         for (at, entries) in due {
-            for entry in entries {
-                if self.scheduled.get(&entry.id) == Some(&at) {
-                    self.scheduled.remove(&entry.id);
-                    keys.push(entry.key);
+            for key in entries {
+                if self.scheduled.get(&key) == Some(&at) {
+                    self.scheduled.remove(&key);
+                    keys.push(key);
                 }
             }
         }
