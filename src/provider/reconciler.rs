@@ -594,7 +594,7 @@ pub async fn reconcile<K: ManagedKind>(mr: Arc<K>, ctx: Arc<Context>) -> Result<
     let running = ctx
         .metrics
         .reconciling(&series::managed_controller::<K>(), &key);
-    let (result, measured) = reconcile_managed(mr, &ctx).await;
+    let (result, measured) = reconcile_managed(mr, &key, &ctx).await;
     // A requeue the poll queue took reads as `await_change`; it is
     // measured as the requeue it is.
     let measured = match &result {
@@ -611,16 +611,17 @@ pub async fn reconcile<K: ManagedKind>(mr: Arc<K>, ctx: Arc<Context>) -> Result<
     result
 }
 
-/// The reconciliation and its `result` label.
+/// The reconciliation of `mr` (`key`: its `namespace/name`) and its
+/// `result` label.
 async fn reconcile_managed<K: ManagedKind>(
     mr: Arc<K>,
+    key: &str,
     ctx: &Arc<Context>,
 ) -> (Result<Action, Error>, ReconcileResult) {
     ctx.metrics.reconciled(K::NOUN);
     let gvk = series::gvk::<K>();
     let meta = mr.meta();
     let uid = meta.uid.clone().unwrap_or_default();
-    let key = object_key(meta);
     let created = meta.creation_timestamp.as_ref().map(|t| t.0);
     let deletion_requested = meta.deletion_timestamp.as_ref().map(|t| t.0);
     let finalizing = deletion_requested.is_some() && has_finalizer(&*mr);
@@ -674,7 +675,7 @@ async fn reconcile_managed<K: ManagedKind>(
             (
                 Ok(ctx
                     .metrics
-                    .requeue(&series::managed_controller::<K>(), &key, CONFLICT_REQUEUE)),
+                    .requeue(&series::managed_controller::<K>(), key, CONFLICT_REQUEUE)),
                 ReconcileResult::Requeue,
             )
         }
