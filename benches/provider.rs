@@ -48,7 +48,7 @@ use litellm_crossplane::provider::metrics::Metrics;
 use litellm_crossplane::provider::ownership::{default_id, Owner};
 use litellm_crossplane::provider::reconciler::{Context, DEFAULT_MAX_RECONCILE_RATE};
 use litellm_crossplane::provider::resolve::{Resolved, DEFAULT_LITELLM_TIMEOUT};
-use litellm_crossplane::provider::{controllers, http, key, team, timing};
+use litellm_crossplane::provider::{controllers, http, key, runtime, team, timing};
 use prometheus_client::registry::Registry;
 use serde::de::DeserializeOwned;
 use serde_json::json;
@@ -211,7 +211,10 @@ fn serve_provider(namespace: String) {
     // Logs as `provider-litellm` does (its default filter, text on stdout,
     // which the bench reads past and drops): their cost is the provider's.
     litellm_crossplane::provider::logging::init(false);
-    let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
+    // The runtime `provider-litellm` runs on (`WORKER_THREADS`, else its
+    // default).
+    let threads = runtime::threads_from_env().expect("WORKER_THREADS");
+    let runtime = runtime::build(threads).expect("tokio runtime");
     runtime.block_on(async {
         let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
         let metrics = Metrics::default();

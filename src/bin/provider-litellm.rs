@@ -14,7 +14,7 @@ use litellm_crossplane::provider::leader::{self, Leadership, LeaseSettings};
 use litellm_crossplane::provider::metrics::Metrics;
 use litellm_crossplane::provider::reconciler::{self, Context};
 use litellm_crossplane::provider::{
-    cluster_id, controllers, http, logging, memory, resolve, timing,
+    cluster_id, controllers, http, logging, memory, resolve, runtime, timing,
 };
 use prometheus_client::registry::Registry;
 
@@ -87,6 +87,11 @@ struct Args {
     max_in_flight_per_instance: usize,
     #[arg(long, env = "LOG_FORMAT", value_enum, default_value = "text")]
     log_format: LogFormat,
+    /// Threads the provider runs on: 1 runs everything on one (fewest
+    /// wake-ups per poll); more run tokio's multi-threaded runtime with
+    /// that many workers (src/provider/runtime.rs).
+    #[arg(long, env = runtime::WORKER_THREADS_ENV, value_parser = runtime::parse_threads, default_value_t = runtime::DEFAULT_WORKER_THREADS)]
+    worker_threads: usize,
 }
 
 fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -94,8 +99,7 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
         .ok_or_else(|| format!("{text:?} is not a positive Go duration such as 30s or 5m"))
 }
 
-#[tokio::main]
-async fn main() {
+fn main() {
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
     let args = Args::parse();
     logging::init(matches!(args.log_format, LogFormat::Json));
@@ -106,7 +110,11 @@ async fn main() {
         );
     }
     // Every failure ends the process with one line saying why.
-    match run(args).await {
+    let result = match runtime::build(args.worker_threads) {
+        Ok(runtime) => runtime.block_on(run(args)),
+        Err(err) => Err(format!("cannot start the async runtime: {err}").into()),
+    };
+    match result {
         Ok(()) => tracing::info!("shut down"),
         Err(err) => {
             tracing::error!("{err}");

@@ -40,22 +40,97 @@ fn seen<K: ManagedKind>(object: &Tolerant<K>) -> Seen {
 fn watch<K: ManagedKind>(metrics: &Metrics, controller: &Controller<Tolerant<K>>) {
     let store = controller.store();
     metrics.watch(
-        &metrics::managed_controller::<K>(),
+        metrics::managed_controller::<K>(),
         Some(metrics::gvk::<K>()),
         move || store.state().iter().map(|o| seen(o)).collect(),
     );
 }
 
+/// SIGTERM and SIGINT, listened to once for every controller of the
+/// process: the first asks each controller to take no more work and finish
+/// what it runs, a second stops them at once, as kube-runtime's
+/// `shutdown_on_signal` does. That one is a pair of signal streams per
+/// controller, polled every time the controller's stream is (at every
+/// reconciliation that starts or ends, every event); here a controller
+/// waits on a watch channel, which costs a poll next to nothing.
+#[derive(Clone)]
+struct Signals(tokio::sync::watch::Receiver<u32>);
+
+impl Signals {
+    /// The signals and the listener, which runs until dropped.
+    fn listen() -> (Self, impl Future<Output = ()>) {
+        let (received, signals) = tokio::sync::watch::channel(0u32);
+        let listener = async move {
+            #[cfg(unix)]
+            let mut terminate = {
+                use tokio::signal::unix::{signal, SignalKind};
+                match signal(SignalKind::terminate()) {
+                    Ok(terminate) => terminate,
+                    Err(err) => {
+                        tracing::error!(error = %err, "cannot listen for SIGTERM; shutting down");
+                        received.send_modify(|count| *count = u32::MAX);
+                        // The controllers stop on their own; this branch
+                        // must not end the ones it serves first.
+                        return std::future::pending().await;
+                    }
+                }
+            };
+            loop {
+                // A SIGINT that cannot be listened for never comes.
+                #[cfg(unix)]
+                tokio::select! {
+                    _ = terminate.recv() => {}
+                    Ok(()) = tokio::signal::ctrl_c() => {}
+                }
+                #[cfg(not(unix))]
+                if tokio::signal::ctrl_c().await.is_err() {
+                    return std::future::pending().await;
+                }
+                received.send_modify(|count| *count = count.saturating_add(1));
+                match *received.borrow() {
+                    1 => tracing::info!("shutting down: running reconciliations finish first"),
+                    _ => tracing::info!("shutting down at once"),
+                }
+            }
+        };
+        (Signals(signals), listener)
+    }
+
+    /// Ready once `count` signals arrived; never when the listener is gone
+    /// without one.
+    fn received(&self, count: u32) -> impl Future<Output = ()> + Send + 'static {
+        let mut signals = self.0.clone();
+        async move {
+            if signals.wait_for(|got| *got >= count).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+        }
+    }
+}
+
 /// Runs one controller until shutdown, logging each outcome.
-async fn drive<K: ManagedKind + Debug>(controller: Controller<Tolerant<K>>, ctx: Arc<Context>) {
+async fn drive<K: ManagedKind + Debug>(
+    controller: Controller<Tolerant<K>>,
+    ctx: Arc<Context>,
+    signals: Signals,
+) {
     watch(&ctx.metrics, &controller);
-    let results = controller.shutdown_on_signal().run(
+    let results = controller.graceful_shutdown_on(signals.received(1)).run(
         reconcile_tolerant::<K>,
         error_policy_tolerant::<K>,
         ctx,
     );
-    tokio::pin!(results);
-    while let Some(result) = results.next().await {
+    let forced = signals.received(2);
+    tokio::pin!(results, forced);
+    loop {
+        let result = tokio::select! {
+            biased;
+            () = &mut forced => break,
+            result = results.next() => match result {
+                Some(result) => result,
+                None => break,
+            },
+        };
         match result {
             Ok((object, _)) => tracing::debug!(kind = K::NOUN, object = %object, "reconciled"),
             // error_policy has logged reconciler errors already; what
@@ -417,21 +492,23 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
                 cache::drain(stream, "Namespaces").await;
             }
         };
-        // Each controller is a task of its own on the runtime's workers,
-        // not a branch of this future: polled where it was awoken (the
-        // timer, the HTTP connection of its reconciles), a poll crosses no
-        // thread, and the kinds reconcile on every core. The set aborts
-        // them when this future is dropped (leadership lost).
+        // Each controller is a task of its own, not a branch of this
+        // future: on a multi-threaded runtime (`--worker-threads` above 1)
+        // it is polled where it was awoken (the timer, the HTTP connection
+        // of its reconciles), a poll crosses no thread, and the kinds
+        // reconcile on every worker. The set aborts them when this future
+        // is dropped (leadership lost).
+        let (signals, listener) = Signals::listen();
         let controllers = async {
             let mut set = tokio::task::JoinSet::new();
-            set.spawn(drive(teams, ctx.clone()));
-            set.spawn(drive(keys, ctx.clone()));
-            set.spawn(drive(budgets, ctx.clone()));
-            set.spawn(drive(models, ctx.clone()));
-            set.spawn(drive(credentials, ctx.clone()));
-            set.spawn(drive(users, ctx.clone()));
-            set.spawn(drive(mcp_servers, ctx.clone()));
-            set.spawn(drive(organizations, ctx.clone()));
+            set.spawn(drive(teams, ctx.clone(), signals.clone()));
+            set.spawn(drive(keys, ctx.clone(), signals.clone()));
+            set.spawn(drive(budgets, ctx.clone(), signals.clone()));
+            set.spawn(drive(models, ctx.clone(), signals.clone()));
+            set.spawn(drive(credentials, ctx.clone(), signals.clone()));
+            set.spawn(drive(users, ctx.clone(), signals.clone()));
+            set.spawn(drive(mcp_servers, ctx.clone(), signals.clone()));
+            set.spawn(drive(organizations, ctx.clone(), signals));
             while let Some(done) = set.join_next().await {
                 if let Err(err) = done {
                     if err.is_panic() {
@@ -453,6 +530,7 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
             _ = controllers => {}
             _ = watches => {}
             _ = ctx.polls.run(ctx.poll_tick) => {}
+            _ = listener => {}
         }
     };
     (work, caches)

@@ -64,18 +64,18 @@ struct RequestLabel {
 /// crossplane-runtime's only label: `schema.GroupVersionKind.String()`.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct GvkLabel {
-    gvk: String,
+    gvk: &'static str,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ControllerLabel {
-    controller: String,
+    controller: &'static str,
 }
 
 /// Labels in alphabetical order, as client_golang writes them.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ResultLabel {
-    controller: String,
+    controller: &'static str,
     result: &'static str,
 }
 
@@ -126,20 +126,52 @@ type Histograms<L> = Family<L, Histogram, fn() -> Histogram>;
 
 /// The `gvk` label of `K`, as Go's `GroupVersionKind.String()` renders it:
 /// `litellm.m.crossplane.io/v1alpha1, Kind=LiteLLMTeam`.
-pub fn gvk<K: kube::Resource<DynamicType = ()>>() -> String {
-    format!(
-        "{}/{}, Kind={}",
-        K::group(&()),
-        K::version(&()),
-        K::kind(&())
-    )
+pub fn gvk<K: kube::Resource<DynamicType = ()> + 'static>() -> &'static str {
+    interned::<K>(Name::Gvk, || {
+        format!(
+            "{}/{}, Kind={}",
+            K::group(&()),
+            K::version(&()),
+            K::kind(&())
+        )
+    })
 }
 
 /// The name Crossplane gives the controller of a managed kind
 /// (`managed.ControllerName(GroupKind.String())`):
 /// `managed/litellmteam.litellm.m.crossplane.io`.
-pub fn managed_controller<K: kube::Resource<DynamicType = ()>>() -> String {
-    format!("managed/{}.{}", K::kind(&()), K::group(&())).to_lowercase()
+pub fn managed_controller<K: kube::Resource<DynamicType = ()> + 'static>() -> &'static str {
+    interned::<K>(Name::Controller, || {
+        format!("managed/{}.{}", K::kind(&()), K::group(&())).to_lowercase()
+    })
+}
+
+#[derive(Clone, Copy, Hash, PartialEq, Eq)]
+enum Name {
+    Gvk,
+    Controller,
+}
+
+/// A kind's label value, made on first use and kept for the life of the
+/// process (two short strings per kind), so that no reconciliation formats
+/// one.
+fn interned<K: 'static>(name: Name, make: impl FnOnce() -> String) -> &'static str {
+    type Names = std::sync::RwLock<HashMap<(std::any::TypeId, Name), &'static str>>;
+    static NAMES: std::sync::OnceLock<Names> = std::sync::OnceLock::new();
+    let names = NAMES.get_or_init(Names::default);
+    let key = (std::any::TypeId::of::<K>(), name);
+    if let Some(known) = names
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .get(&key)
+    {
+        return known;
+    }
+    names
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .entry(key)
+        .or_insert_with(|| Box::leak(make().into_boxed_str()))
 }
 
 /// `namespace/name`: how the queue and the cache snapshots name an object.
@@ -207,7 +239,7 @@ type Snapshot = Box<dyn Fn() -> Vec<Seen> + Send + Sync>;
 struct Source {
     controller: String,
     /// Set for managed kinds: they have state gauges.
-    gvk: Option<String>,
+    gvk: Option<&'static str>,
     snapshot: Snapshot,
 }
 
@@ -441,19 +473,17 @@ impl Metrics {
     /// `gvk` is set for a managed kind, whose state gauges it feeds.
     pub fn watch(
         &self,
-        controller: &str,
-        gvk: Option<String>,
+        controller: &'static str,
+        gvk: Option<&'static str>,
         snapshot: impl Fn() -> Vec<Seen> + Send + Sync + 'static,
     ) {
         for result in ReconcileResult::ALL {
             let _ = self.reconcile_total.get_or_create(&ResultLabel {
-                controller: controller.to_owned(),
+                controller,
                 result: result.label(),
             });
         }
-        let label = ControllerLabel {
-            controller: controller.to_owned(),
-        };
+        let label = ControllerLabel { controller };
         let _ = self.reconcile_errors.get_or_create(&label);
         let _ = self.active_workers.get_or_create(&label);
         let mut shared = self.shared();
@@ -468,7 +498,7 @@ impl Metrics {
     /// A reconciliation of `key` (`namespace/name`) by `controller` begins:
     /// it leaves the queue and occupies a worker until
     /// [`Reconciling::finish`].
-    pub fn reconciling(&self, controller: &str, key: &str) -> Reconciling {
+    pub fn reconciling(&self, controller: &'static str, key: &str) -> Reconciling {
         {
             let mut shared = self.shared();
             let id = shared.id(key);
@@ -480,9 +510,7 @@ impl Metrics {
                 *due = None;
             }
         }
-        let label = ControllerLabel {
-            controller: controller.to_owned(),
-        };
+        let label = ControllerLabel { controller };
         self.active_workers.get_or_create(&label).inc();
         Reconciling {
             metrics: self.clone(),
@@ -516,7 +544,7 @@ impl Metrics {
     /// measures the time since its creation.
     pub fn first_reconcile(
         &self,
-        gvk: &str,
+        gvk: &'static str,
         uid: &str,
         created: Option<Timestamp>,
         synced: Option<&str>,
@@ -534,9 +562,7 @@ impl Metrics {
         };
         if let (true, Some(created)) = (first, created) {
             self.first_reconcile
-                .get_or_create(&GvkLabel {
-                    gvk: gvk.to_owned(),
-                })
+                .get_or_create(&GvkLabel { gvk })
                 .observe(seconds_since(created));
         }
     }
@@ -545,7 +571,13 @@ impl Metrics {
     /// the resource was found up to date, `ready` when its `Ready`
     /// condition is `True`. The first readiness of a resource whose first
     /// reconciliation this process saw measures the time since creation.
-    pub fn up_to_date(&self, gvk: &str, uid: &str, created: Option<Timestamp>, ready: bool) {
+    pub fn up_to_date(
+        &self,
+        gvk: &'static str,
+        uid: &str,
+        created: Option<Timestamp>,
+        ready: bool,
+    ) {
         let first = {
             let mut shared = self.shared();
             let id = shared.id(uid);
@@ -555,16 +587,14 @@ impl Metrics {
         };
         if let (true, Some(created)) = (first, created) {
             self.first_ready
-                .get_or_create(&GvkLabel {
-                    gvk: gvk.to_owned(),
-                })
+                .get_or_create(&GvkLabel { gvk })
                 .observe(seconds_since(created));
         }
     }
 
     /// crossplane-runtime's `recordDrift`: drift was corrected; measures
     /// the time since the resource was last found up to date.
-    pub fn drift_corrected(&self, gvk: &str, uid: &str) {
+    pub fn drift_corrected(&self, gvk: &'static str, uid: &str) {
         let since = {
             let mut shared = self.shared();
             let id = shared.id(uid);
@@ -574,16 +604,14 @@ impl Metrics {
         };
         if let Some(since) = since {
             self.drift
-                .get_or_create(&GvkLabel {
-                    gvk: gvk.to_owned(),
-                })
+                .get_or_create(&GvkLabel { gvk })
                 .observe(since.elapsed().as_secs_f64());
         }
     }
 
     /// crossplane-runtime's `recordDeleted`: the finalizer is released;
     /// measures the time since the deletion was requested.
-    pub fn deleted(&self, gvk: &str, uid: &str, deletion_requested: Option<Timestamp>) {
+    pub fn deleted(&self, gvk: &'static str, uid: &str, deletion_requested: Option<Timestamp>) {
         {
             let mut shared = self.shared();
             let id = shared.id(uid);
@@ -592,9 +620,7 @@ impl Metrics {
         }
         if let Some(requested) = deletion_requested {
             self.deletion
-                .get_or_create(&GvkLabel {
-                    gvk: gvk.to_owned(),
-                })
+                .get_or_create(&GvkLabel { gvk })
                 .observe(seconds_since(requested));
         }
     }
@@ -615,7 +641,7 @@ impl Reconciling {
         metrics
             .reconcile_total
             .get_or_create(&ResultLabel {
-                controller: self.label.controller.clone(),
+                controller: self.label.controller,
                 result: result.label(),
             })
             .inc();
@@ -646,7 +672,7 @@ struct States {
 /// What [`StateCollector`] encodes, computed from the caches.
 #[derive(Debug, Default, PartialEq)]
 struct Scrape {
-    states: BTreeMap<String, States>,
+    states: BTreeMap<&'static str, States>,
     depth: BTreeMap<String, i64>,
 }
 
@@ -659,8 +685,8 @@ impl Shared {
         let mut cached: HashMap<String, HashSet<u64>> = HashMap::new();
         for source in &self.sources {
             let seen = (source.snapshot)();
-            if let Some(gvk) = &source.gvk {
-                let states = scrape.states.entry(gvk.clone()).or_default();
+            if let Some(gvk) = source.gvk {
+                let states = scrape.states.entry(gvk).or_default();
                 for object in &seen {
                     states.exists += 1;
                     states.ready += i64::from(object.ready);
@@ -732,7 +758,7 @@ impl Collector for StateCollector {
         for (name, help, value) in gauges {
             let mut metric = encoder.encode_descriptor(name, help, None, MetricType::Gauge)?;
             for (gvk, states) in &scrape.states {
-                let label = GvkLabel { gvk: gvk.clone() };
+                let label = GvkLabel { gvk };
                 ConstGauge::new(value(states)).encode(metric.encode_family(&label)?)?;
             }
         }

@@ -42,6 +42,7 @@ pub mod polls;
 pub mod reconciler;
 pub mod resolve;
 pub mod rotation;
+pub mod runtime;
 pub mod scrub;
 pub mod team;
 pub mod timing;

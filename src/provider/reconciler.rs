@@ -573,7 +573,7 @@ fn check_policies<K: ManagedKind>(mr: &K) -> Result<(), Error> {
 fn requeue<K: ManagedKind>(ctx: &Context, meta: &kube::api::ObjectMeta, after: Duration) -> Action {
     let key = object_key(meta);
     ctx.metrics
-        .requeued(&series::managed_controller::<K>(), &key, after);
+        .requeued(series::managed_controller::<K>(), &key, after);
     if ctx.polls.schedule(K::NOUN, &key, after, ctx.poll_tick) {
         Action::await_change()
     } else {
@@ -593,7 +593,7 @@ pub async fn reconcile<K: ManagedKind>(mr: Arc<K>, ctx: Arc<Context>) -> Result<
     }
     let running = ctx
         .metrics
-        .reconciling(&series::managed_controller::<K>(), &key);
+        .reconciling(series::managed_controller::<K>(), &key);
     let (result, measured) = reconcile_managed(mr, &key, &ctx).await;
     // A requeue the poll queue took reads as `await_change`; it is
     // measured as the requeue it is.
@@ -630,7 +630,7 @@ async fn reconcile_managed<K: ManagedKind>(
         .and_then(|s| find_condition(&s.conditions, SYNCED))
         .map(|c| c.status.clone());
     ctx.metrics
-        .first_reconcile(&gvk, &uid, created, synced.as_deref());
+        .first_reconcile(gvk, &uid, created, synced.as_deref());
     let api: Api<K> = Api::namespaced(ctx.client.clone(), &mr.namespace().unwrap_or_default());
     let poll = ctx.poll_interval(&*mr);
     let scrubber = Scrubber::default();
@@ -664,7 +664,7 @@ async fn reconcile_managed<K: ManagedKind>(
             if finalizing {
                 // The finalizer is released: crossplane-runtime's
                 // recordDeleted.
-                ctx.metrics.deleted(&gvk, &uid, deletion_requested);
+                ctx.metrics.deleted(gvk, &uid, deletion_requested);
             }
             let measured = result_of::<Error>(&Ok(action.clone()));
             (Ok(action), measured)
@@ -675,7 +675,7 @@ async fn reconcile_managed<K: ManagedKind>(
             (
                 Ok(ctx
                     .metrics
-                    .requeue(&series::managed_controller::<K>(), key, CONFLICT_REQUEUE)),
+                    .requeue(series::managed_controller::<K>(), key, CONFLICT_REQUEUE)),
                 ReconcileResult::Requeue,
             )
         }
@@ -712,7 +712,7 @@ pub async fn reconcile_tolerant<K: ManagedKind>(
         Err(unreadable) => unreadable,
     };
     let running = ctx.metrics.reconciling(
-        &series::managed_controller::<K>(),
+        series::managed_controller::<K>(),
         &object_key(&unreadable.metadata),
     );
     let result = report_unreadable(&object, &unreadable, &ctx).await;
@@ -1040,9 +1040,9 @@ async fn apply<K: ManagedKind>(
                 }) => {
                     let created = mr.meta().creation_timestamp.as_ref().map(|t| t.0);
                     let ready = ready_now(&status);
-                    ctx.metrics.up_to_date(&gvk, &uid, created, ready);
+                    ctx.metrics.up_to_date(gvk, &uid, created, ready);
                 }
-                Outcome::Updated(_) => ctx.metrics.drift_corrected(&gvk, &uid),
+                Outcome::Updated(_) => ctx.metrics.drift_corrected(gvk, &uid),
                 _ => {}
             }
             match &synced.outcome {

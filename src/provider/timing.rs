@@ -119,12 +119,33 @@ pub fn epoch() -> std::time::Instant {
 
 /// A random fraction in `[0, 1)` for [`jittered`].
 pub fn random_fraction() -> f64 {
-    let mut bytes = [0u8; 4];
-    // Jitter is not security relevant: without OS randomness, no jitter.
-    if getrandom::fill(&mut bytes).is_err() {
-        return 0.0;
+    // Jitter is not security relevant: a generator per thread, seeded from
+    // the OS once, instead of a system call every poll (without OS
+    // randomness the seed is the clock).
+    thread_local! {
+        static STATE: std::cell::Cell<u64> = std::cell::Cell::new(seed());
     }
-    f64::from(u32::from_le_bytes(bytes)) / (f64::from(u32::MAX) + 1.0)
+    let bits = STATE.with(|state| {
+        // SplitMix64.
+        let next = state.get().wrapping_add(0x9e37_79b9_7f4a_7c15);
+        state.set(next);
+        let mut z = next;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    });
+    // The top 53 bits: every value below 1, evenly spaced.
+    (bits >> 11) as f64 / (1u64 << 53) as f64
+}
+
+fn seed() -> u64 {
+    let mut bytes = [0u8; 8];
+    if getrandom::fill(&mut bytes).is_ok() {
+        return u64::from_le_bytes(bytes);
+    }
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_nanos() as u64)
 }
 
 /// Delay before retry number `attempt` (1-based) after a failure: 1 s
@@ -204,6 +225,22 @@ mod tests {
             let fraction = random_fraction();
             assert!((0.0..1.0).contains(&fraction));
         }
+    }
+
+    #[test]
+    fn the_jitter_spreads_over_the_whole_range() {
+        let fractions: Vec<f64> = (0..1000).map(|_| random_fraction()).collect();
+        let mut tenths = [0u32; 10];
+        for fraction in &fractions {
+            tenths[(fraction * 10.0) as usize] += 1;
+        }
+        // 100 expected in each tenth; 40 is over six deviations below.
+        assert!(tenths.iter().all(|&n| n > 40), "{tenths:?}");
+        // Another thread draws its own sequence.
+        let other: Vec<f64> = std::thread::spawn(|| (0..1000).map(|_| random_fraction()).collect())
+            .join()
+            .unwrap();
+        assert_ne!(fractions, other);
     }
 
     #[test]

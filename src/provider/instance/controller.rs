@@ -65,14 +65,17 @@ impl Default for InstanceOptions {
 
 /// The `controller` label of this controller's series (and the `name` of
 /// its queue): the kind and group, lowercase.
-pub fn controller_name() -> String {
+pub fn controller_name() -> &'static str {
     use kube::Resource;
-    format!(
-        "{}.{}",
-        LiteLLMInstance::kind(&()),
-        LiteLLMInstance::group(&())
-    )
-    .to_lowercase()
+    static NAME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    NAME.get_or_init(|| {
+        format!(
+            "{}.{}",
+            LiteLLMInstance::kind(&()),
+            LiteLLMInstance::group(&())
+        )
+        .to_lowercase()
+    })
 }
 
 /// Shared by every reconciliation.
@@ -80,7 +83,7 @@ struct Context {
     client: kube::Client,
     options: InstanceOptions,
     metrics: Metrics,
-    controller: String,
+    controller: &'static str,
     /// Unreadable instances reported, by uid.
     unreadable: tolerant::Reports,
 }
@@ -170,7 +173,7 @@ pub fn build(
     let mut caches = Caches::default();
     caches.add(instances.synced.clone());
     let store = controller.store();
-    context.metrics.watch(&context.controller, None, move || {
+    context.metrics.watch(context.controller, None, move || {
         store
             .state()
             .iter()
@@ -204,7 +207,7 @@ async fn reconcile_measured(
     context: Arc<Context>,
 ) -> Result<Action, Error> {
     let running = context.metrics.reconciling(
-        &context.controller,
+        context.controller,
         &object_key(kube::Resource::meta(&*object)),
     );
     let result = reconcile_tolerant(object, context).await;
