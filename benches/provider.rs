@@ -426,7 +426,12 @@ fn main() {
         .map(|text| timing::parse_go_duration(&text).expect("BENCH_STANDIN_POLL: a Go duration"))
         .unwrap_or(Duration::from_secs(30));
 
-    let runtime = tokio::runtime::Runtime::new().expect("tokio runtime");
+    // The runtime the provider runs on (`WORKER_THREADS`, else one
+    // thread), so that the baseline's reads are counted on the same kind
+    // of runtime as the provider's polls; a baseline on one thread is also
+    // the cheaper one (docs/provider-benchmark.md, 5 December 2026).
+    let threads = runtime::threads_from_env().expect("WORKER_THREADS");
+    let runtime = runtime::build(threads).expect("tokio runtime");
     let all_ok = runtime.block_on(async {
         let kube = k8s::client().await.expect("KUBECONFIG is set");
         k8s::install_crds(&kube).await;
