@@ -1067,13 +1067,103 @@ where
 {
     let (store, writer) = reflector::store();
     let synced = Synced::default();
-    let stream = watcher(api, watcher::Config::default())
+    let events = watcher(api, watcher::Config::default())
         .default_backoff()
         .modify(move |object: &mut K| strip(object.meta_mut()))
         .reflect(writer)
-        .map(synced.on_init_done())
-        .applied_objects();
+        .map(synced.on_init_done());
+    let stream = Applied::new(events, store.clone());
     (Reflected { store, synced }, stream)
+}
+
+/// The objects a watch applied, as kube-runtime's `applied_objects` gives
+/// them, except on a relist (the watch restarted: its connection dropped,
+/// or the API server ended it): an object the relist brings that the store
+/// does not hold as it is (created or changed while the watch was down)
+/// comes once the relist is done. kube-runtime's store takes a relist's
+/// objects only then, all at once, and a controller woken for an object
+/// its store lacks drops the wake-up (`ObjectNotFound`); the controller's
+/// event filter ([`super::controllers`]) has seen the object's state by
+/// then and lets no later event of the same state through, so a resource
+/// created during a watch restart would wait for its next change
+/// (measured: two of 1,000 keys created at once never reconciled). The
+/// first list is passed on as it comes: kube-runtime holds a controller's
+/// work until its store is ready.
+struct Applied<S, K: Resource<DynamicType = ()> + Clone + 'static> {
+    events: std::pin::Pin<Box<S>>,
+    store: Store<K>,
+    listed: bool,
+    /// What the relist under way brought that the store does not hold.
+    held: Vec<K>,
+    /// What a finished relist held, being handed on.
+    releasing: std::vec::IntoIter<K>,
+}
+
+impl<S, K> Applied<S, K>
+where
+    K: Resource<DynamicType = ()> + Clone + 'static,
+{
+    fn new(events: S, store: Store<K>) -> Self {
+        Self {
+            events: Box::pin(events),
+            store,
+            listed: false,
+            held: Vec::new(),
+            releasing: Vec::new().into_iter(),
+        }
+    }
+
+    /// Whether the store holds `object` at its resourceVersion.
+    fn stored(&self, object: &K) -> bool {
+        self.store
+            .get(&ObjectRef::from_obj(object))
+            .is_some_and(|held| held.resource_version() == object.resource_version())
+    }
+}
+
+// Nothing in it is pinned in place: the watch is boxed, the objects are
+// moved in and out by value.
+impl<S, K: Resource<DynamicType = ()> + Clone + 'static> Unpin for Applied<S, K> {}
+
+impl<S, K> tokio_stream::Stream for Applied<S, K>
+where
+    S: tokio_stream::Stream<Item = Result<Event<K>, watcher::Error>>,
+    K: Resource<DynamicType = ()> + Clone + 'static,
+{
+    type Item = Result<K, watcher::Error>;
+
+    fn poll_next(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        use std::task::Poll;
+        let this = self.get_mut();
+        loop {
+            if let Some(object) = this.releasing.next() {
+                return Poll::Ready(Some(Ok(object)));
+            }
+            let event = match this.events.as_mut().poll_next(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Ready(Some(Err(err))) => return Poll::Ready(Some(Err(err))),
+                Poll::Ready(Some(Ok(event))) => event,
+            };
+            match event {
+                Event::Apply(object) => return Poll::Ready(Some(Ok(object))),
+                Event::InitApply(object) if !this.listed || this.stored(&object) => {
+                    return Poll::Ready(Some(Ok(object)));
+                }
+                Event::InitApply(object) => this.held.push(object),
+                // A relist that started over brings everything again.
+                Event::Init => this.held.clear(),
+                Event::InitDone => {
+                    this.listed = true;
+                    this.releasing = std::mem::take(&mut this.held).into_iter();
+                }
+                Event::Delete(_) => {}
+            }
+        }
+    }
 }
 
 /// The Namespace reflector (metadata only: the labels
@@ -1110,6 +1200,89 @@ mod tests {
     use super::*;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
     use k8s_openapi::ByteString;
+
+    fn config_map(name: &str, rv: u64) -> k8s_openapi::api::core::v1::ConfigMap {
+        k8s_openapi::api::core::v1::ConfigMap {
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                namespace: Some("ns".into()),
+                resource_version: Some(rv.to_string()),
+                ..ObjectMeta::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    /// A relist (the watch restarted) wakes the controller for an object
+    /// the store lacks, or holds at another version, only once the relist
+    /// is done and the store has it: kube-runtime drops a wake-up for an
+    /// object its store does not hold, and nothing would wake it again.
+    #[tokio::test]
+    async fn a_relist_wakes_for_new_and_changed_objects_once_the_store_has_them() {
+        use k8s_openapi::api::core::v1::ConfigMap;
+        use tokio_stream::Stream;
+        let (store, writer) = reflector::store::<ConfigMap>();
+        let (events, watched) = tokio::sync::mpsc::unbounded_channel();
+        let applied = Applied::new(
+            tokio_stream::wrappers::UnboundedReceiverStream::new(watched).reflect(writer),
+            store.clone(),
+        );
+        tokio::pin!(applied);
+        let send = |event: Event<ConfigMap>| events.send(Ok::<_, watcher::Error>(event)).unwrap();
+        // What a wake-up names, and whether the store held it as it was
+        // then.
+        let next = |applied: &mut std::pin::Pin<&mut Applied<_, ConfigMap>>| {
+            let woken = applied
+                .as_mut()
+                .poll_next(&mut std::task::Context::from_waker(std::task::Waker::noop()));
+            match woken {
+                std::task::Poll::Ready(Some(Ok(object))) => {
+                    let held = store
+                        .get(&ObjectRef::from_obj(&object))
+                        .is_some_and(|held| held.resource_version() == object.resource_version());
+                    Some((object.name_any(), held))
+                }
+                std::task::Poll::Pending => None,
+                other => panic!("{other:?}"),
+            }
+        };
+
+        // The first list comes as it is (kube-runtime holds the work until
+        // the store is ready).
+        send(Event::Init);
+        send(Event::InitApply(config_map("a", 1)));
+        assert_eq!(next(&mut applied), Some(("a".into(), false)));
+        send(Event::InitApply(config_map("b", 1)));
+        send(Event::InitDone);
+        assert_eq!(next(&mut applied), Some(("b".into(), false)));
+        assert_eq!(next(&mut applied), None);
+        send(Event::Apply(config_map("a", 2)));
+        assert_eq!(next(&mut applied), Some(("a".into(), true)));
+
+        // A relist: `b` as stored comes at once, `a` changed, `c` new and
+        // `d` (gone again before the relist ended) are held.
+        send(Event::Init);
+        send(Event::InitApply(config_map("a", 3)));
+        send(Event::InitApply(config_map("b", 1)));
+        send(Event::InitApply(config_map("d", 4)));
+        assert_eq!(next(&mut applied), Some(("b".into(), true)));
+        assert_eq!(next(&mut applied), None);
+        // The relist starts over: what it held is dropped, and comes again.
+        send(Event::Init);
+        send(Event::InitApply(config_map("a", 3)));
+        send(Event::InitApply(config_map("b", 1)));
+        send(Event::InitApply(config_map("c", 5)));
+        assert_eq!(next(&mut applied), Some(("b".into(), true)));
+        assert_eq!(next(&mut applied), None, "a and c wait for the store");
+        send(Event::InitDone);
+        assert_eq!(next(&mut applied), Some(("a".into(), true)));
+        assert_eq!(next(&mut applied), Some(("c".into(), true)));
+        assert_eq!(next(&mut applied), None);
+        assert!(store.get(&ObjectRef::new("d").within("ns")).is_none());
+        // After the relist, events come as they are.
+        send(Event::Apply(config_map("c", 6)));
+        assert_eq!(next(&mut applied), Some(("c".into(), true)));
+    }
 
     /// A controller's runner waits for its store with
     /// `Store::wait_until_ready`; whoever else waits for the same cache
