@@ -8,15 +8,15 @@
 //! none of, and both go back to sleep: at a poll every few dozen
 //! milliseconds those wake-ups cost more than the poll itself. Measured
 //! with the bench (docs/provider-benchmark.md, 5 December 2026): CPU per
-//! poll against the real proxy 0.50 ms on two workers, 0.35 ms on one.
+//! poll against the real proxy 0.53 ms on two workers, 0.35 ms on one.
 //!
 //! So one thread runs everything by default (tokio's current-thread
 //! runtime: the controllers, the watches, the poll queue, the HTTP
 //! server); `--worker-threads` / `WORKER_THREADS` above 1 runs the
 //! multi-threaded runtime with that many workers, for a provider whose
 //! reconciliations outpace one core. At 10,000 teams and 10,000 keys
-//! converging against a fast proxy the provider used a third of one core,
-//! the API server the rest.
+//! converging against a fast proxy the provider used a quarter of one
+//! core, the API server most of the rest.
 
 /// Threads of the default runtime.
 pub const DEFAULT_WORKER_THREADS: usize = 1;
