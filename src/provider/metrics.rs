@@ -889,14 +889,14 @@ mod tests {
             seen("ns/c", false, false),
         ]));
         let cache = objects.clone();
-        metrics.watch("managed/t", Some("g/v, Kind=T".into()), move || {
+        metrics.watch("managed/t", Some("g/v, Kind=T"), move || {
             cache.lock().unwrap().clone()
         });
         // A second cache of the same kind (another namespace) adds up.
-        metrics.watch("managed/t", Some("g/v, Kind=T".into()), || {
+        metrics.watch("managed/t", Some("g/v, Kind=T"), || {
             vec![seen("other/a", true, true)]
         });
-        metrics.watch("managed/e", Some("g/v, Kind=E".into()), Vec::new);
+        metrics.watch("managed/e", Some("g/v, Kind=E"), Vec::new);
         let text = encode(&registry);
         for line in [
             "crossplane_managed_resource_exists{gvk=\"g/v, Kind=T\"} 4",
