@@ -94,13 +94,8 @@ impl Polls {
             return false;
         };
         let at = tick_at(timing::epoch().elapsed().saturating_add(after), tick);
+        let key: Arc<str> = Arc::from(key);
         let mut due = queue.lock();
-        // The string the object's earlier entry holds, if any: one
-        // allocation per object while it keeps being requeued.
-        let key = match due.scheduled.get_key_value(key) {
-            Some((kept, _)) => kept.clone(),
-            None => Arc::from(key),
-        };
         due.scheduled.insert(key.clone(), at);
         due.ticks.entry(at).or_default().push(key);
         true
