@@ -185,13 +185,6 @@ const SERVE_PROVIDER: &str = "BENCH_SERVE_PROVIDER_NAMESPACE";
 /// The provider child's poll interval, in milliseconds.
 const SERVE_PROVIDER_POLL: &str = "BENCH_SERVE_PROVIDER_POLL_MS";
 
-/// The child that runs the provider: its entity controllers
-/// (`controllers::run`, as `provider-litellm` runs them) over one
-/// namespace, in a process of its own, so that its memory and CPU are the
-/// provider's alone. It serves its metrics (`/metrics`, the registry the
-/// bench reads) and the in-flight limits (`/limits`) on a local port, and
-/// prints `URL RSS_KIB` (its RSS before the controllers start) as its first
-/// line.
 /// `BENCH_POLL_TICK`: what the provider's polls are aligned to, in ms
 /// (`0`: not at all), instead of its default (`timing::POLL_TICK`).
 fn poll_tick() -> Option<Duration> {
@@ -201,6 +194,20 @@ fn poll_tick() -> Option<Duration> {
     ))
 }
 
+/// The runtime `provider-litellm` runs on: `WORKER_THREADS`, else its
+/// default (one thread).
+fn provider_runtime() -> tokio::runtime::Runtime {
+    let threads = runtime::threads_from_env().expect("WORKER_THREADS");
+    runtime::build(threads).expect("tokio runtime")
+}
+
+/// The child that runs the provider: its entity controllers
+/// (`controllers::run`, as `provider-litellm` runs them) over one
+/// namespace, in a process of its own, so that its memory and CPU are the
+/// provider's alone. It serves its metrics (`/metrics`, the registry the
+/// bench reads) and the in-flight limits (`/limits`) on a local port, and
+/// prints `URL RSS_KIB` (its RSS before the controllers start) as its first
+/// line.
 fn serve_provider(namespace: String) {
     let poll = Duration::from_millis(
         std::env::var(SERVE_PROVIDER_POLL)
@@ -211,11 +218,7 @@ fn serve_provider(namespace: String) {
     // Logs as `provider-litellm` does (its default filter, text on stdout,
     // which the bench reads past and drops): their cost is the provider's.
     litellm_crossplane::provider::logging::init(false);
-    // The runtime `provider-litellm` runs on (`WORKER_THREADS`, else its
-    // default).
-    let threads = runtime::threads_from_env().expect("WORKER_THREADS");
-    let runtime = runtime::build(threads).expect("tokio runtime");
-    runtime.block_on(async {
+    provider_runtime().block_on(async {
         let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
         let metrics = Metrics::default();
         let mut registry = Registry::default();
@@ -426,13 +429,11 @@ fn main() {
         .map(|text| timing::parse_go_duration(&text).expect("BENCH_STANDIN_POLL: a Go duration"))
         .unwrap_or(Duration::from_secs(30));
 
-    // The runtime the provider runs on (`WORKER_THREADS`, else one
-    // thread), so that the baseline's reads are counted on the same kind
-    // of runtime as the provider's polls; a baseline on one thread is also
-    // the cheaper one (docs/provider-benchmark.md, 5 December 2026).
-    let threads = runtime::threads_from_env().expect("WORKER_THREADS");
-    let runtime = runtime::build(threads).expect("tokio runtime");
-    let all_ok = runtime.block_on(async {
+    // The provider's runtime, so that the baseline's reads are counted on
+    // the same kind of runtime as the provider's polls; a baseline on one
+    // thread is also the cheaper one (docs/provider-benchmark.md,
+    // 5 December 2026).
+    let all_ok = provider_runtime().block_on(async {
         let kube = k8s::client().await.expect("KUBECONFIG is set");
         k8s::install_crds(&kube).await;
         let litellm = litellm::Client::new(ClientConfig {
