@@ -761,6 +761,9 @@ struct Activity {
     /// LiteLLM requests by operation (`"GET /team/info"`), any status.
     calls: BTreeMap<String, u64>,
     reconciles: BTreeMap<String, u64>,
+    /// Of those, polls that found nothing changed and so reconciled
+    /// nothing (`provider_litellm_unchanged_polls_total`), by kind.
+    unchanged: BTreeMap<String, u64>,
     /// Failed reconciliations by `kind/reason`.
     errors: BTreeMap<String, u64>,
     /// The provider's requests to the Kubernetes API server by
@@ -791,6 +794,11 @@ impl Activity {
                 } else if name.starts_with("provider_litellm_reconciles_total{") {
                     (
                         &mut activity.reconciles,
+                        label(name, "kind").map(str::to_owned),
+                    )
+                } else if name.starts_with("provider_litellm_unchanged_polls_total{") {
+                    (
+                        &mut activity.unchanged,
                         label(name, "kind").map(str::to_owned),
                     )
                 } else if name.starts_with("provider_litellm_reconcile_errors_total{") {
@@ -1503,9 +1511,10 @@ fn report(
         // it: at most as many as run at once.
         let exact = reads.abs_diff(reconciles) <= u64::from(DEFAULT_MAX_RECONCILE_RATE);
         ok &= exact && reconciles >= n as u64;
+        let unchanged = activity.unchanged.get(kind).copied().unwrap_or(0);
         println!(
             "  {kind}: {:.2} polls per object, {read} per poll {:.3} ({reads} reads / {reconciles} \
-             polls){}",
+             polls, {unchanged} of them found nothing changed and reconciled nothing){}",
             reconciles as f64 / n as f64,
             reads as f64 / reconciles.max(1) as f64,
             if exact { "" } else { "  <-- NOT ONE READ PER POLL" }

@@ -6,12 +6,13 @@ mod support;
 
 use std::time::Duration;
 
-use kube::api::DeleteParams;
+use k8s_openapi::api::core::v1::Secret as KubeSecret;
+use kube::api::{Api, DeleteParams};
 use kube::ResourceExt;
 use litellm_crossplane::api::common::EXTERNAL_NAME;
 use litellm_crossplane::api::{LiteLLMTeam, LiteLLMVirtualKey};
 use litellm_crossplane::litellm::LimitsRequest;
-use litellm_crossplane::litellm::{KeyRequest, TeamRequest};
+use litellm_crossplane::litellm::{token_of, KeyRequest, Secret, TeamRequest};
 use serde_json::json;
 use support::provider::{eventually, is, manifest, wait_for, wait_gone, world};
 
@@ -96,4 +97,117 @@ async fn correcting_a_teams_drift_keeps_its_budget_period() {
     );
     teams.delete("web", &DeleteParams::default()).await.unwrap();
     wait_gone(&teams, "web").await;
+}
+
+/// Polls of a team and a key whose last poll found everything as it was
+/// run from a memo (the one LiteLLM read again, no reconciliation while
+/// the answer and the namespaces are unchanged), and miss nothing for it:
+/// drift made in LiteLLM, a spec changed in Kubernetes and a connection
+/// Secret deleted are each acted on, and the polls go back to memos after.
+#[tokio::test]
+async fn polls_from_a_memo_still_see_drift_and_changes() {
+    let Some(world) = world("pu-memo").await else {
+        return;
+    };
+    let team = manifest::<LiteLLMTeam>(
+        "LiteLLMTeam",
+        "memo",
+        json!({}),
+        json!({"forProvider": {"teamAlias": "Memo", "maxBudget": "5"}}),
+    );
+    let teams = world.create(&team).await;
+    let key = manifest::<LiteLLMVirtualKey>(
+        "LiteLLMVirtualKey",
+        "memo",
+        json!({}),
+        json!({"forProvider": {"teamRef": {"name": "memo"}, "maxBudget": "1"}}),
+    );
+    let keys = world.create(&key).await;
+    let team = wait_for(&teams, "memo", "team Ready", |t| is(t, "Ready", "True")).await;
+    let key = wait_for(&keys, "memo", "key Ready", |k| is(k, "Ready", "True")).await;
+    let team_id = team.annotations()[EXTERNAL_NAME].clone();
+    let token = key.annotations()[EXTERNAL_NAME].clone();
+    let memos = || async {
+        (world.has_memo::<LiteLLMTeam>("memo") && world.has_memo::<LiteLLMVirtualKey>("memo"))
+            .then_some(())
+    };
+    eventually("both to poll from memos", memos).await;
+
+    // Drift in LiteLLM: the answer differs, the poll reconciles.
+    let drift = TeamRequest {
+        team_id: team_id.clone(),
+        team_alias: Some("Changed in the UI".into()),
+        ..TeamRequest::default()
+    };
+    world.litellm.team_update(&drift).await.unwrap();
+    eventually("the team's drift to be corrected", || async {
+        let live = world.team_info(&team_id).await.unwrap();
+        (live.team_alias.as_deref() == Some("Memo")).then_some(())
+    })
+    .await;
+    let drift = KeyRequest {
+        limits: LimitsRequest {
+            max_budget: Some(9.0),
+            ..LimitsRequest::default()
+        },
+        ..KeyRequest::default()
+    };
+    world.litellm.key_update(&token, &drift).await.unwrap();
+    eventually("the key's drift to be corrected", || async {
+        let live = world.litellm.key_info(&token).await.unwrap().unwrap();
+        (live.max_budget == Some(1.0)).then_some(())
+    })
+    .await;
+    eventually("memos again", memos).await;
+
+    // A spec changed in Kubernetes.
+    teams
+        .patch(
+            "memo",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(json!({"spec": {"forProvider": {"maxBudget": "7"}}})),
+        )
+        .await
+        .unwrap();
+    eventually("the new budget in LiteLLM", || async {
+        let live = world.team_info(&team_id).await.unwrap();
+        (live.max_budget == Some(7.0)).then_some(())
+    })
+    .await;
+    eventually("memos again", memos).await;
+
+    // The key's connection Secret deleted: a new key, in a new Secret.
+    let secrets: Api<KubeSecret> = Api::namespaced(world.kube.clone(), &world.namespace);
+    let before = secrets.get("memo-key").await.unwrap();
+    secrets
+        .delete("memo-key", &DeleteParams::default())
+        .await
+        .unwrap();
+    let after = eventually("the connection Secret again", || async {
+        secrets.get_opt("memo-key").await.unwrap().filter(|s| {
+            s.uid() != before.uid() && s.data.as_ref().is_some_and(|d| d.contains_key("key"))
+        })
+    })
+    .await;
+    let value = String::from_utf8(after.data.as_ref().unwrap()["key"].0.clone()).unwrap();
+    assert_ne!(
+        after.data.as_ref().unwrap()["key"],
+        before.data.as_ref().unwrap()["key"]
+    );
+    eventually("the key to stand for the new secret", || async {
+        let key = keys.get("memo").await.unwrap();
+        (key.annotations()[EXTERNAL_NAME] == token_of(&Secret::new(value.clone()))
+            && is(&key, "Ready", "True"))
+        .then_some(())
+    })
+    .await;
+    eventually("memos again", memos).await;
+
+    keys.delete("memo", &DeleteParams::default()).await.unwrap();
+    wait_gone(&keys, "memo").await;
+    teams
+        .delete("memo", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_gone(&teams, "memo").await;
 }

@@ -50,9 +50,17 @@ impl fmt::Debug for ClientConfig {
     }
 }
 
-/// LiteLLM admin API client. Cloning is cheap (shared connection pool).
+/// LiteLLM admin API client. Cloning is cheap: one reference count (the
+/// connection pool, endpoint and credentials are shared).
 #[derive(Clone)]
 pub struct Client {
+    shared: Arc<Shared>,
+    /// Its requests give way to others ([`Client::background`]).
+    background: bool,
+}
+
+#[derive(Clone)]
+struct Shared {
     http: reqwest::Client,
     base: Url,
     /// `Bearer <master key>`, marked sensitive so HTTP internals never log it;
@@ -61,16 +69,17 @@ pub struct Client {
     observer: Option<Observer>,
     /// Shared by every client of one proxy ([`Client::with_pacing`]).
     pacing: Option<Arc<Pacing>>,
-    /// Its requests give way to others ([`Client::background`]).
-    background: bool,
 }
 
 impl fmt::Debug for Client {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Client")
-            .field("endpoint", &self.base.as_str())
-            .field("master_key", &self.auth.as_ref().map(|_| "<redacted>"))
-            .field("observer", &self.observer.is_some())
+            .field("endpoint", &self.shared.base.as_str())
+            .field(
+                "master_key",
+                &self.shared.auth.as_ref().map(|_| "<redacted>"),
+            )
+            .field("observer", &self.shared.observer.is_some())
             .finish()
     }
 }
@@ -105,6 +114,65 @@ macro_rules! endpoint {
     };
 }
 pub(super) use endpoint;
+
+/// One read of an object, kept to be made again: a GET of one route with
+/// one query parameter (`/team/info?team_id=…`), the shape of every
+/// `*_info` read a poll makes.
+#[derive(Clone)]
+pub struct Read {
+    endpoint: &'static Endpoint,
+    param: &'static str,
+    value: Box<str>,
+}
+
+impl fmt::Debug for Read {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The value is an id (a team id, a key's hashed token), never a
+        // secret; shown by its length all the same, as ids go to logs only
+        // where the caller chooses.
+        f.debug_struct("Read")
+            .field("op", &self.endpoint.name)
+            .field("param", &self.param)
+            .field("value_len", &self.value.len())
+            .finish()
+    }
+}
+
+impl Read {
+    pub(super) fn new(endpoint: &'static Endpoint, param: &'static str, value: &str) -> Self {
+        Self {
+            endpoint,
+            param,
+            value: value.into(),
+        }
+    }
+}
+
+/// What an answer was, in 64 bits: a keyed hash of its status and body
+/// (SipHash with this process's random keys, so no one can choose two
+/// answers that look alike to it). Two equal fingerprints of the same
+/// [`Read`] mean the proxy answered byte for byte the same.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fingerprint(u64);
+
+impl Fingerprint {
+    fn of(status: StatusCode, body: &[u8]) -> Self {
+        use std::hash::BuildHasher;
+        static KEYS: std::sync::OnceLock<std::hash::RandomState> = std::sync::OnceLock::new();
+        Self(
+            KEYS.get_or_init(std::hash::RandomState::new)
+                .hash_one((status.as_u16(), body)),
+        )
+    }
+}
+
+/// A read and the fingerprint of its answer: whether the object is still
+/// as it was then takes the read again and no parsing ([`Client::probe`]).
+#[derive(Clone, Debug)]
+pub struct Probe {
+    pub read: Read,
+    pub fingerprint: Fingerprint,
+}
 
 /// A complete response, whatever its status.
 pub(super) struct Reply {
@@ -146,6 +214,14 @@ impl Reply {
     /// The body, whatever the status (health probes answer 503 with JSON).
     pub(super) fn decode<T: DeserializeOwned>(&self) -> Result<T, Error> {
         serde_json::from_slice(&self.body).map_err(|err| Error::decode(self.op, &err))
+    }
+
+    /// The [`Probe`] of this answer to `read`.
+    pub(super) fn probe(&self, read: Read) -> Probe {
+        Probe {
+            read,
+            fingerprint: Fingerprint::of(self.status, &self.body),
+        }
     }
 
     /// A short, key-free excerpt of the body.
@@ -240,18 +316,20 @@ impl Client {
             .build()
             .map_err(|err| Error::Config(format!("HTTP client: {err}")))?;
         Ok(Self {
-            http,
-            base,
-            auth,
-            observer: None,
-            pacing: None,
+            shared: Arc::new(Shared {
+                http,
+                base,
+                auth,
+                observer: None,
+                pacing: None,
+            }),
             background: false,
         })
     }
 
     /// Reports every request to `observer` (see [`Observer`]).
     pub fn with_observer(mut self, observer: Observer) -> Self {
-        self.observer = Some(observer);
+        Arc::make_mut(&mut self.shared).observer = Some(observer);
         self
     }
 
@@ -261,28 +339,28 @@ impl Client {
     /// them.
     pub fn background(&self) -> Self {
         Self {
+            shared: self.shared.clone(),
             background: true,
-            ..self.clone()
         }
     }
 
     /// Whether the proxy is busy with requests that are not background ones
     /// (see [`Pacing::busy`]): waiting, or one started within `within`.
     pub fn busy(&self, within: Duration) -> bool {
-        self.pacing.as_ref().is_some_and(|p| p.busy(within))
+        self.shared.pacing.as_ref().is_some_and(|p| p.busy(within))
     }
 
     /// Shares `pacing` with every other client of the same proxy: a burst
     /// of work queues here instead of pushing the proxy past its timeouts,
     /// and a `Retry-After` holds every request to it until it has passed.
     pub fn with_pacing(mut self, pacing: Arc<Pacing>) -> Self {
-        self.pacing = Some(pacing);
+        Arc::make_mut(&mut self.shared).pacing = Some(pacing);
         self
     }
 
     /// The admin API base URL, without a trailing `/`.
     pub fn endpoint(&self) -> &str {
-        self.base.as_str().trim_end_matches('/')
+        self.shared.base.as_str().trim_end_matches('/')
     }
 
     pub(super) async fn get(
@@ -292,6 +370,25 @@ impl Client {
     ) -> Result<Reply, Error> {
         let url = self.url(endpoint.path.split('/'), query);
         self.send::<()>(endpoint, url, None).await
+    }
+
+    /// The answer to `read`, whatever its status.
+    pub(super) async fn read(&self, read: &Read) -> Result<Reply, Error> {
+        self.get(read.endpoint, &[(read.param, &read.value)]).await
+    }
+
+    /// Makes `read` again and fingerprints the answer without parsing it:
+    /// equal to the fingerprint of an earlier answer ([`Probe`]) where the
+    /// object has not changed since. A found object and a missing one (404)
+    /// are answers; any other status is the error it stands for, as every
+    /// other read reports it.
+    pub async fn probe(&self, read: &Read) -> Result<Fingerprint, Error> {
+        let reply = self.read(read).await?;
+        if reply.status.is_success() || reply.status == StatusCode::NOT_FOUND {
+            Ok(Fingerprint::of(reply.status, &reply.body))
+        } else {
+            Err(reply.error())
+        }
     }
 
     pub(super) async fn post<B: Serialize + ?Sized>(
@@ -309,7 +406,7 @@ impl Client {
         segments: impl IntoIterator<Item = &'a str>,
         query: &[(&str, &str)],
     ) -> Url {
-        let mut url = self.base.clone();
+        let mut url = self.shared.base.clone();
         url.path_segments_mut()
             .expect("checked in Client::new: the base URL can have a path")
             .pop_if_empty()
@@ -329,9 +426,9 @@ impl Client {
         url: Url,
         body: Option<&B>,
     ) -> Result<Reply, Error> {
-        let mut request = self.http.request(endpoint.method.clone(), url);
+        let mut request = self.shared.http.request(endpoint.method.clone(), url);
         if endpoint.authenticated {
-            let auth = self.auth.clone().ok_or_else(|| {
+            let auth = self.shared.auth.clone().ok_or_else(|| {
                 Error::Config(format!(
                     "{} needs the master key, and this client was built without one",
                     endpoint.name
@@ -343,11 +440,16 @@ impl Client {
             request = request.json(body);
         }
 
-        if let Some(error) = self.pacing.as_ref().and_then(|p| p.paused(endpoint.name)) {
+        if let Some(error) = self
+            .shared
+            .pacing
+            .as_ref()
+            .and_then(|p| p.paused(endpoint.name))
+        {
             return Err(error);
         }
         // Held until the body is read.
-        let permit = match &self.pacing {
+        let permit = match &self.shared.pacing {
             Some(pacing) => Some(pacing.acquire(self.background).await),
             None => None,
         };
@@ -381,10 +483,10 @@ impl Client {
             elapsed_ms = elapsed.as_millis() as u64,
             "litellm admin request"
         );
-        if let Some(observer) = &self.observer {
+        if let Some(observer) = &self.shared.observer {
             observer(endpoint.name, status, elapsed);
         }
-        if let Some(pacing) = &self.pacing {
+        if let Some(pacing) = &self.shared.pacing {
             // No answer (a timeout, a refused connection) or one that asks
             // to slow down: the proxy has more than it can take.
             let congested = match &outcome {

@@ -10,14 +10,14 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::client::{endpoint, Endpoint};
+use super::client::{endpoint, Endpoint, Probe, Read, Reply};
 use super::secret::{serialize_exposed, token_for};
 use super::{
     null_as_default, Client, Error, KeyAccessRequest, LimitsRequest, Secret, UsageRequest,
 };
 
 const KEY_GENERATE: Endpoint = endpoint!(POST "/key/generate");
-const KEY_INFO: Endpoint = endpoint!(GET "/key/info");
+static KEY_INFO: Endpoint = endpoint!(GET "/key/info");
 const KEY_UPDATE: Endpoint = endpoint!(POST "/key/update");
 const KEY_DELETE: Endpoint = endpoint!(POST "/key/delete");
 const KEY_LIST: Endpoint = endpoint!(GET "/key/list");
@@ -197,6 +197,21 @@ struct KeyListResponse {
     keys: Vec<String>,
 }
 
+/// The key in an answer of `/key/info` for `token`.
+fn key_info_of(reply: &Reply, token: String) -> Result<Option<KeyInfo>, Error> {
+    let Some(response) = reply.json_or_none::<KeyInfoResponse>()? else {
+        return Ok(None);
+    };
+    if response.info.status.as_deref() == Some("deleted") {
+        return Ok(None);
+    }
+    // `info` does not repeat the token it was looked up by.
+    Ok(Some(KeyInfo {
+        token,
+        ..response.info.info
+    }))
+}
+
 impl Client {
     /// Creates a key. With `key` set, LiteLLM stores exactly that secret
     /// (it must start with `sk-`); otherwise it generates one.
@@ -242,17 +257,21 @@ impl Client {
     pub async fn key_info(&self, token_or_key: &str) -> Result<Option<KeyInfo>, Error> {
         let token = token_for(token_or_key);
         let reply = self.get(&KEY_INFO, &[("key", &token)]).await?;
-        let Some(response) = reply.json_or_none::<KeyInfoResponse>()? else {
-            return Ok(None);
-        };
-        if response.info.status.as_deref() == Some("deleted") {
-            return Ok(None);
-        }
-        // `info` does not repeat the token it was looked up by.
-        Ok(Some(KeyInfo {
-            token,
-            ..response.info.info
-        }))
+        key_info_of(&reply, token)
+    }
+
+    /// [`Client::key_info`], and the [`Probe`] of its answer: a poll makes
+    /// the read again with [`Client::probe`] to learn whether the key
+    /// changed.
+    pub async fn key_info_probed(
+        &self,
+        token_or_key: &str,
+    ) -> Result<(Option<KeyInfo>, Probe), Error> {
+        let token = token_for(token_or_key);
+        let read = Read::new(&KEY_INFO, "key", &token);
+        let reply = self.read(&read).await?;
+        let info = key_info_of(&reply, token)?;
+        Ok((info, reply.probe(read)))
     }
 
     /// Sets the fields that are `Some`; [`Error::NotFound`] for a missing key.

@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::client::{endpoint, Endpoint};
+use super::client::{endpoint, Endpoint, Probe, Read, Reply};
 use super::{null_as_default, Client, Error, LimitsRequest, UsageRequest};
 
 const TEAM_NEW: Endpoint = endpoint!(POST "/team/new");
-const TEAM_INFO: Endpoint = endpoint!(GET "/team/info");
+static TEAM_INFO: Endpoint = endpoint!(GET "/team/info");
 const TEAM_UPDATE: Endpoint = endpoint!(POST "/team/update");
 const TEAM_DELETE: Endpoint = endpoint!(POST "/team/delete");
 const MEMBER_ADD: Endpoint = endpoint!(POST "/team/member_add");
@@ -243,6 +243,16 @@ struct TeamDeleteRequest<'a> {
     team_ids: [&'a str; 1],
 }
 
+/// The team in an answer of `/team/info`.
+fn team_info_of(reply: &Reply) -> Result<Option<TeamInfo>, Error> {
+    Ok(reply
+        .json_or_none::<TeamInfoResponse>()?
+        .map(|response| TeamInfo {
+            memberships: response.team_memberships,
+            ..response.team_info
+        }))
+}
+
 impl Client {
     /// Creates a team with the caller's `team_id`; [`Error::Conflict`] if
     /// that id is taken.
@@ -261,12 +271,20 @@ impl Client {
     /// `None` when no team has this id.
     pub async fn team_info(&self, team_id: &str) -> Result<Option<TeamInfo>, Error> {
         let reply = self.get(&TEAM_INFO, &[("team_id", team_id)]).await?;
-        Ok(reply
-            .json_or_none::<TeamInfoResponse>()?
-            .map(|response| TeamInfo {
-                memberships: response.team_memberships,
-                ..response.team_info
-            }))
+        team_info_of(&reply)
+    }
+
+    /// [`Client::team_info`], and the [`Probe`] of its answer: a poll makes
+    /// the read again with [`Client::probe`] to learn whether the team
+    /// changed.
+    pub async fn team_info_probed(
+        &self,
+        team_id: &str,
+    ) -> Result<(Option<TeamInfo>, Probe), Error> {
+        let read = Read::new(&TEAM_INFO, "team_id", team_id);
+        let reply = self.read(&read).await?;
+        let info = team_info_of(&reply)?;
+        Ok((info, reply.probe(read)))
     }
 
     /// Adds a user to a team. LiteLLM 1.108.7 refuses the `admin` role

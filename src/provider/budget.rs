@@ -110,6 +110,7 @@ impl External<LiteLLMBudget> for BudgetExternal {
         };
         let params = &mr.spec.for_provider;
         Ok(Observation {
+            probe: None,
             exists: true,
             owner: ownership::owner_of_id(id),
             drift: diff(params, &live),

@@ -979,6 +979,16 @@ impl Secrets {
 
     /// One event of the Secret watch.
     fn apply(&self, event: Event<Secret>) {
+        // Counted once the cache holds it (see [`super::changes`]): what
+        // the event changes, before it is taken apart.
+        let changes = super::changes::changes();
+        let relisting = self.inner.synced.load(std::sync::atomic::Ordering::Acquire);
+        let changed = changes.of(&event, relisting);
+        self.take(event);
+        changes.count(changed);
+    }
+
+    fn take(&self, event: Event<Secret>) {
         match event {
             Event::Apply(secret) => self.applied(secret),
             Event::Delete(secret) => self.deleted(
@@ -1071,6 +1081,16 @@ where
         .default_backoff()
         .modify(move |object: &mut K| strip(object.meta_mut()))
         .reflect(writer)
+        .map({
+            let mut listed = false;
+            move |event| {
+                if let Ok(event) = &event {
+                    super::changes::changes().record(event, listed);
+                    listed |= matches!(event, Event::InitDone);
+                }
+                event
+            }
+        })
         .map(synced.on_init_done());
     let stream = Applied::new(events, store.clone());
     (Reflected { store, synced }, stream)

@@ -313,15 +313,31 @@ fn controller<K: ManagedKind + Debug>(
     let concurrency = ctx.concurrency;
     // Requeues the poll queue holds come back through this trigger.
     let (due, requeued) = tokio::sync::mpsc::unbounded_channel();
-    ctx.polls.register(K::NOUN, move |namespace, name| {
-        let object = ObjectRef::new(name);
-        let object = if namespace.is_empty() {
-            object
-        } else {
-            object.within(namespace)
-        };
-        due.send(object).is_ok()
-    });
+    ctx.polls.register(
+        K::NOUN,
+        move |namespace, name| {
+            let object = ObjectRef::new(name);
+            let object = if namespace.is_empty() {
+                object
+            } else {
+                object.within(namespace)
+            };
+            due.send(object).is_ok()
+        },
+        {
+            let metrics = ctx.metrics.clone();
+            move |key, memo, after, took| {
+                metrics.polled(
+                    metrics::managed_controller::<K>(),
+                    K::NOUN,
+                    key,
+                    memo.metrics_id,
+                    after,
+                    took,
+                )
+            }
+        },
+    );
     let ctx = ctx.clone();
     let mut seen = DesiredStateSeen::new();
     let trigger = stream.filter(move |event| match event {

@@ -327,6 +327,7 @@ impl External<LiteLLMCredential> for CredentialExternal {
         let writes = !drift.is_empty() && policy_allows(policies, ManagementPolicy::Update);
         let fingerprints = recorded_fingerprints(stored.as_ref(), &current, writes);
         Ok(Observation {
+            probe: None,
             exists: true,
             owner: Owner::from_metadata(live.credential_info.as_ref()),
             late_init: late_init(params, &live),

@@ -759,6 +759,7 @@ impl KeyExternal {
             linked.clone_from(&live.budget_id);
         }
         Observation {
+            probe: None,
             exists: true,
             owner: Owner::from_metadata(live.metadata.as_ref()),
             drift: diff(params, &self.refs, live, &self.owner),
@@ -849,6 +850,13 @@ impl ManagedKind for LiteLLMVirtualKey {
     }
     fn managed_status(&self) -> Option<&ManagedStatus<KeyObservation>> {
         self.status.as_ref()
+    }
+
+    /// A key rotates when its interval has passed, and retires its
+    /// predecessor when the grace period ends: both are due at a time.
+    fn polls_in_full(&self) -> bool {
+        rotation_every(&self.spec.for_provider).is_some()
+            || self.annotations().contains_key(RETIRING_TOKEN)
     }
 
     fn references(&self) -> Vec<Reference> {
@@ -962,10 +970,13 @@ impl External<LiteLLMVirtualKey> for KeyExternal {
         mr: &LiteLLMVirtualKey,
         id: &str,
     ) -> Result<Observation<LiteLLMVirtualKey>, ExternalError> {
-        Ok(match self.client.key_info(id).await? {
+        let (live, probe) = self.client.key_info_probed(id).await?;
+        let mut observation = match live {
             Some(live) => self.observation(mr, &live),
             None => Observation::absent(),
-        })
+        };
+        observation.probe = Some(probe);
+        Ok(observation)
     }
 
     /// Sends exactly the secret stored in the connection Secret, after

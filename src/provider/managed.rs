@@ -149,12 +149,17 @@ pub struct Observation<K: ManagedKind> {
     pub at_provider: Option<K::AtProvider>,
     /// Non-secret values for the connection Secret (besides `endpoint`).
     pub connection_details: BTreeMap<String, String>,
+    /// The read this observation came from, where it was one read
+    /// ([`litellm::Client::probe`]): a later poll that gets the same answer
+    /// to it has nothing new to observe.
+    pub probe: Option<litellm::Probe>,
 }
 
 impl<K: ManagedKind> Observation<K> {
     /// Nothing under this id.
     pub fn absent() -> Self {
         Self {
+            probe: None,
             exists: false,
             owner: None,
             drift: Diff::new(),
@@ -324,6 +329,14 @@ pub trait ManagedKind:
         async { Ok(super::dependents::Dependents::default()) }
     }
 
+    /// Whether every poll of this resource must reconcile in full: it has
+    /// something due at a time of its own (a key's scheduled rotation),
+    /// which a poll that finds LiteLLM and Kubernetes as they were would
+    /// not see (see [`super::polls`]).
+    fn polls_in_full(&self) -> bool {
+        false
+    }
+
     /// The connection Secret, if the resource has one.
     fn connection_secret_name(&self) -> Option<String> {
         self.managed()
@@ -453,6 +466,9 @@ pub struct Synced<K: ManagedKind> {
     pub late_init: Option<K::Parameters>,
     pub at_provider: Option<K::AtProvider>,
     pub connection_details: BTreeMap<String, String>,
+    /// The observation's [`Observation::probe`], where the object was found
+    /// up to date and nothing was written.
+    pub probe: Option<litellm::Probe>,
 }
 
 /// Crossplane's observe, then create or update as the policies allow. One
@@ -479,6 +495,7 @@ pub async fn sync<K: ManagedKind, E: External<K>>(
         late_init,
         at_provider,
         connection_details,
+        probe,
     } = external
         .observe(mr, id)
         .await
@@ -488,6 +505,7 @@ pub async fn sync<K: ManagedKind, E: External<K>>(
         late_init: None,
         at_provider,
         connection_details,
+        probe: None,
     };
     if !exists {
         if !policy_allows(policies, ManagementPolicy::Create) {
@@ -528,6 +546,7 @@ pub async fn sync<K: ManagedKind, E: External<K>>(
         synced.late_init = late_init;
     }
     synced.outcome = if drift.is_empty() {
+        synced.probe = probe;
         Outcome::UpToDate
     } else if policy_allows(policies, ManagementPolicy::Update) {
         Box::pin(external.update(mr, id, &drift))
@@ -773,6 +792,7 @@ mod tests {
             diff.field(field, Some(&1), Some(&2));
         }
         Observation {
+            probe: None,
             exists: true,
             owner,
             drift: diff,
@@ -916,6 +936,7 @@ mod tests {
     #[tokio::test]
     async fn a_create_whose_answer_shows_the_object_as_asked_is_available_at_once() {
         let absent_after_all = Observation {
+            probe: None,
             at_provider: Some(TeamObservation::default()),
             ..Observation::absent()
         };

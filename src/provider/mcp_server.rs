@@ -342,6 +342,7 @@ impl External<LiteLLMMCPServer> for McpServerExternal {
         let writes = !drift.is_empty() && policy_allows(policies, ManagementPolicy::Update);
         let fingerprints = recorded_fingerprints(stored.as_ref(), &current, writes);
         Ok(Observation {
+            probe: None,
             exists: true,
             owner: Owner::from_metadata(live.stored_info().as_ref()),
             late_init: None,

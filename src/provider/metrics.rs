@@ -283,6 +283,7 @@ impl Shared {
 #[derive(Clone)]
 pub struct Metrics {
     reconciles: Family<KindLabel, Counter>,
+    unchanged_polls: Family<KindLabel, Counter>,
     errors: Family<ErrorLabel, Counter>,
     requests: Histograms<RequestLabel>,
     reconcile_total: Family<ResultLabel, Counter>,
@@ -307,6 +308,7 @@ impl Default for Metrics {
     fn default() -> Self {
         Self {
             reconciles: Family::default(),
+            unchanged_polls: Family::default(),
             errors: Family::default(),
             requests: Family::new_with_constructor(request_histogram),
             reconcile_total: Family::default(),
@@ -345,6 +347,13 @@ impl Metrics {
             "provider_litellm_reconciles",
             "Reconciliations of managed resources by kind",
             self.reconciles.clone(),
+        );
+        registry.register(
+            "provider_litellm_unchanged_polls",
+            "Polls of managed resources by kind that found LiteLLM's answer and the \
+             resource's namespaces as the last poll left them, and so reconciled nothing \
+             (counted in provider_litellm_reconciles too)",
+            self.unchanged_polls.clone(),
         );
         registry.register(
             "provider_litellm_reconcile_errors",
@@ -516,6 +525,49 @@ impl Metrics {
             metrics: self.clone(),
             label,
             started: Instant::now(),
+        }
+    }
+
+    /// The id the lifecycle maps know the resource of `uid` by, for
+    /// [`Metrics::polled`].
+    pub fn object_id(&self, uid: &str) -> u64 {
+        self.shared().id(uid)
+    }
+
+    /// A poll that found nothing changed without a reconciliation
+    /// ([`super::polls`]), recorded as the reconciliation it stands for:
+    /// a reconciliation of `kind` by `controller` that took `took` and
+    /// requeued the object `key` (resource `object_id`, see
+    /// [`Metrics::object_id`]) after `after`, having found it up to date.
+    pub fn polled(
+        &self,
+        controller: &'static str,
+        kind: &'static str,
+        key: &str,
+        object_id: u64,
+        after: Duration,
+        took: Duration,
+    ) {
+        self.reconciled(kind);
+        self.unchanged_polls
+            .get_or_create(&KindLabel { kind })
+            .inc();
+        let label = ControllerLabel { controller };
+        self.reconcile_total
+            .get_or_create(&ResultLabel {
+                controller,
+                result: ReconcileResult::RequeueAfter.label(),
+            })
+            .inc();
+        self.reconcile_time
+            .get_or_create(&label)
+            .observe(took.as_secs_f64());
+        let now = Instant::now();
+        let mut shared = self.shared();
+        shared.lifecycle.last_unchanged.insert(object_id, now);
+        let id = shared.id(key);
+        if let Some(queue) = shared.queues.get_mut(controller) {
+            queue.insert(id, Some(now + after));
         }
     }
 

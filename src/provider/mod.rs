@@ -11,6 +11,7 @@
 pub mod access;
 pub mod budget;
 pub mod cache;
+pub mod changes;
 pub mod cluster_id;
 pub mod conditions;
 pub mod connection;

@@ -561,6 +561,7 @@ impl External<LiteLLMModel> for ModelExternal {
         let writes = !drift.is_empty() && policy_allows(policies, ManagementPolicy::Update);
         let fingerprint = mp::recorded_fingerprints(stored.as_ref(), &current, writes);
         Ok(Observation {
+            probe: None,
             exists: true,
             owner: Owner::from_metadata(Some(&live.model_info.extra)),
             late_init: late_init(params, &live),

@@ -254,6 +254,7 @@ impl External<LiteLLMOrganization> for OrganizationExternal {
         };
         let params = &mr.spec.for_provider;
         Ok(Observation {
+            probe: None,
             exists: true,
             owner: Owner::from_metadata(live.metadata.as_ref()),
             drift: diff(params, &live, &self.owner),

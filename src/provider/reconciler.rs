@@ -33,7 +33,7 @@ use super::managed::{
 };
 use super::metrics::{self as series, object_key, result_of, Metrics, ReconcileResult};
 use super::ownership::{Owner, Verified};
-use super::polls::Polls;
+use super::polls::{Memo, Polls, MEMO_POLLS};
 use super::resolve::{self, ClientCache, Resolved, Unresolved, DEFAULT_LITELLM_TIMEOUT};
 use super::scrub::Scrubber;
 use super::timing;
@@ -156,7 +156,7 @@ impl Written {
 
 /// A poll is put off while its proxy has made or changed an object within
 /// this long.
-const BUSY_WINDOW: Duration = Duration::from_secs(1);
+pub(crate) const BUSY_WINDOW: Duration = Duration::from_secs(1);
 
 /// How long a put-off poll waits before it looks again (up to twice this).
 const DEFERRED_POLL: Duration = Duration::from_secs(2);
@@ -571,10 +571,23 @@ fn check_policies<K: ManagedKind>(mr: &K) -> Result<(), Error> {
 /// in the kind's poll queue ([`Polls`], which hands it to the controller
 /// when due) where it takes it, else `Action::requeue(after)`.
 fn requeue<K: ManagedKind>(ctx: &Context, meta: &kube::api::ObjectMeta, after: Duration) -> Action {
+    requeue_with::<K>(ctx, meta, after, None)
+}
+
+/// [`requeue`], the poll to begin with `memo` (see [`polls`](super::polls)).
+fn requeue_with<K: ManagedKind>(
+    ctx: &Context,
+    meta: &kube::api::ObjectMeta,
+    after: Duration,
+    memo: Option<Memo>,
+) -> Action {
     let key = object_key(meta);
     ctx.metrics
         .requeued(series::managed_controller::<K>(), &key, after);
-    if ctx.polls.schedule(K::NOUN, &key, after, ctx.poll_tick) {
+    if ctx
+        .polls
+        .schedule_with(K::NOUN, &key, after, ctx.poll_tick, memo)
+    {
         Action::await_change()
     } else {
         Action::requeue(after)
@@ -584,6 +597,8 @@ fn requeue<K: ManagedKind>(ctx: &Context, meta: &kube::api::ObjectMeta, after: D
 /// Reconciles one managed resource of any kind, measured as
 /// controller-runtime measures a reconciliation.
 pub async fn reconcile<K: ManagedKind>(mr: Arc<K>, ctx: Arc<Context>) -> Result<Action, Error> {
+    // Before anything is read: what the poll queue's memo is valid from.
+    let since = ctx.polls.changes().now();
     let key = object_key(mr.meta());
     // Whatever brought this reconciliation, it asks for its own requeue.
     ctx.polls.cancel(K::NOUN, &key);
@@ -594,7 +609,7 @@ pub async fn reconcile<K: ManagedKind>(mr: Arc<K>, ctx: Arc<Context>) -> Result<
     let running = ctx
         .metrics
         .reconciling(series::managed_controller::<K>(), &key);
-    let (result, measured) = reconcile_managed(mr, &key, &ctx).await;
+    let (result, measured) = reconcile_managed(mr, &key, since, &ctx).await;
     // A requeue the poll queue took reads as `await_change`; it is
     // measured as the requeue it is.
     let measured = match &result {
@@ -616,6 +631,7 @@ pub async fn reconcile<K: ManagedKind>(mr: Arc<K>, ctx: Arc<Context>) -> Result<
 async fn reconcile_managed<K: ManagedKind>(
     mr: Arc<K>,
     key: &str,
+    since: u64,
     ctx: &Arc<Context>,
 ) -> (Result<Action, Error>, ReconcileResult) {
     ctx.metrics.reconciled(K::NOUN);
@@ -640,13 +656,13 @@ async fn reconcile_managed<K: ManagedKind>(
         // (`ensure_id`), not in a write and a reconciliation of its own as
         // kube-runtime's helper would add it; until then nothing has been
         // done for it in LiteLLM, so its deletion has nothing to undo.
-        apply(&api, mr, ctx, &scrubber)
+        apply(&api, mr, ctx, &scrubber, since)
             .await
             .map_err(finalizer::Error::ApplyFailed)
     } else {
         finalizer(&api, FINALIZER, mr, |event| async {
             match event {
-                Event::Apply(mr) => apply(&api, mr, ctx, &scrubber).await,
+                Event::Apply(mr) => apply(&api, mr, ctx, &scrubber, since).await,
                 // Boxed: a poll's future need not hold room for a deletion.
                 Event::Cleanup(mr) => Box::pin(cleanup(&api, mr, ctx, &scrubber)).await,
             }
@@ -974,6 +990,7 @@ async fn apply<K: ManagedKind>(
     mr: Arc<K>,
     ctx: &Context,
     scrubber: &Scrubber,
+    since: u64,
 ) -> Result<Action, Error> {
     let name = mr.name_any();
     let mut status = StatusWriter::<K>::new(&mr);
@@ -1017,6 +1034,8 @@ async fn apply<K: ManagedKind>(
             mut synced,
             maintained,
             generation,
+            litellm,
+            instance_namespace,
         })) => {
             status.generation = generation;
             let [ready, synced_condition] = managed::conditions(K::NOUN, &id, &synced.outcome);
@@ -1096,9 +1115,34 @@ async fn apply<K: ManagedKind>(
             // only a resource other than the one given was written (a
             // poll writes nothing, and would only note the version the
             // cache already has).
-            if !Arc::ptr_eq(&mr, &given) {
+            let rewritten = !Arc::ptr_eq(&mr, &given);
+            if rewritten {
                 ctx.written.wrote(mr.meta());
             }
+            // A poll that found the object as it was and changed nothing
+            // anywhere leaves its read for the next poll to repeat
+            // (`polls`); its own writes, had it made any, would have
+            // counted as changes in its namespace anyway.
+            let unchanged = matches!(synced.outcome, Outcome::UpToDate)
+                && is_poll(&*given)
+                && !rewritten
+                && !status.changed()
+                && maintained.mr.is_none()
+                && maintained.event.is_none()
+                && maintained.requeue_after.is_none()
+                && !mr.polls_in_full();
+            let memo = synced.probe.take().filter(|_| unchanged).map(|probe| Memo {
+                probe,
+                client: litellm,
+                scope: ctx
+                    .polls
+                    .changes()
+                    .scope(&mr.namespace().unwrap_or_default(), &instance_namespace),
+                since,
+                interval: poll,
+                metrics_id: ctx.metrics.object_id(&uid),
+                left: MEMO_POLLS,
+            });
             status
                 .write_if_current(api, &name, mr.resource_version(), &ctx.written)
                 .await?;
@@ -1114,10 +1158,11 @@ async fn apply<K: ManagedKind>(
                 Outcome::Created(creation) if !creation.available => Some(Duration::ZERO),
                 _ => maintained.requeue_after,
             };
-            Ok(requeue::<K>(
+            Ok(requeue_with::<K>(
                 ctx,
                 mr.meta(),
                 soon.map_or(next, |soon| soon.min(next)),
+                memo,
             ))
         }
         Err(failed) if failed.error.is_conflict() => Err(failed.into()),
@@ -1155,6 +1200,10 @@ struct Acted<K: ManagedKind> {
     maintained: Maintained<K>,
     /// The generation whose spec LiteLLM now matches, for the conditions.
     generation: Option<i64>,
+    /// The proxy's client for background requests (a poll's).
+    litellm: crate::litellm::Client,
+    /// The namespace of the resource's LiteLLMInstance.
+    instance_namespace: String,
 }
 
 /// References, instance, id, then Crossplane's observe/create/update.
@@ -1194,10 +1243,11 @@ async fn observe_and_act<K: ManagedKind>(
     // changed.
     let polled = is_poll(&*mr);
     let endpoint = instance.client.endpoint().to_owned();
+    let background = instance.client.background();
     let connection = Connection {
         verified: ctx.verified.clone(),
         litellm: match polled {
-            true => instance.client.background(),
+            true => background.clone(),
             false => instance.client,
         },
         owner: owner.clone(),
@@ -1317,6 +1367,8 @@ async fn observe_and_act<K: ManagedKind>(
         synced,
         maintained,
         generation,
+        litellm: background,
+        instance_namespace: instance.namespace,
     }))
 }
 

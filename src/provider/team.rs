@@ -240,6 +240,7 @@ impl TeamExternal {
     fn observation(&self, mr: &LiteLLMTeam, live: TeamInfo) -> Observation<LiteLLMTeam> {
         let params = &mr.spec.for_provider;
         Observation {
+            probe: None,
             exists: true,
             owner: Owner::from_metadata(live.metadata.as_ref()),
             drift: diff(params, &self.refs, &live, &self.owner),
@@ -325,10 +326,13 @@ impl External<LiteLLMTeam> for TeamExternal {
         mr: &LiteLLMTeam,
         id: &str,
     ) -> Result<Observation<LiteLLMTeam>, ExternalError> {
-        Ok(match self.client.team_info(id).await? {
+        let (live, probe) = self.client.team_info_probed(id).await?;
+        let mut observation = match live {
             Some(live) => self.observation(mr, live),
             None => Observation::absent(),
-        })
+        };
+        observation.probe = Some(probe);
+        Ok(observation)
     }
 
     async fn create(

@@ -208,6 +208,7 @@ impl External<LiteLLMUser> for UserExternal {
         };
         let params = &mr.spec.for_provider;
         Ok(Observation {
+            probe: None,
             exists: true,
             owner: Owner::from_metadata(live.metadata.as_ref()),
             drift: diff(params, &live, self.platform(), &self.owner),

@@ -239,6 +239,15 @@ impl World {
 
     /// Runs the LiteLLMInstance controller for the namespace from now on,
     /// probing every second.
+    /// Whether the next poll of the resource `name` of kind `K` in the
+    /// world's namespace is to begin with a memo of its last one (see
+    /// `provider::polls`).
+    pub fn has_memo<K: ManagedKind>(&self, name: &str) -> bool {
+        self.ctx
+            .polls
+            .has_memo(K::NOUN, &format!("{}/{name}", self.namespace))
+    }
+
     pub fn start_instance_controller(&mut self) {
         let options = InstanceOptions {
             namespace: Some(self.namespace.clone()),
