@@ -466,6 +466,56 @@ impl Kube {
         Ok(api.get_opt(name).await?.map(Arc::new))
     }
 
+    /// Whether a reconciliation of the resource `name` of kind `K` in
+    /// `namespace`, given it at resourceVersion `version`, with its
+    /// instance in `instance_namespace`, read everything it read of
+    /// Kubernetes from synced caches, whose changes [`super::changes`]
+    /// counts, and was given the resource as its cache holds it now: what
+    /// a poll needs to skip its reconciliation while nothing is counted
+    /// (see [`super::polls`]). Not so where a namespace is outside the
+    /// caches' scope (read live: no change to it would be counted), a
+    /// cache has not listed yet, or the resource changed after it was
+    /// handed to the reconciliation.
+    pub fn reads_counted<K: Cached>(
+        &self,
+        namespace: &str,
+        name: &str,
+        version: Option<&str>,
+        instance_namespace: &str,
+    ) -> bool {
+        let (Some(cache), Some(_)) = (self.covering(namespace), self.covering(instance_namespace))
+        else {
+            return false;
+        };
+        let stores = &cache.stores;
+        let synced = [
+            &stores.instances.synced,
+            &stores.teams.synced,
+            &stores.keys.synced,
+            &stores.budgets.synced,
+            &stores.models.synced,
+            &stores.credentials.synced,
+            &stores.users.synced,
+            &stores.mcp_servers.synced,
+            &stores.organizations.synced,
+        ]
+        .iter()
+        .all(|synced| synced.is_synced())
+            && cache.secrets.synced()
+            // Admission across namespaces reads the resource's namespace.
+            && (namespace == instance_namespace
+                || cache
+                    .namespaces
+                    .as_ref()
+                    .is_some_and(|namespaces| namespaces.synced.is_synced()));
+        let key = ObjectRef::<Tolerant<K>>::new(name).within(namespace);
+        synced
+            && K::store(cache)
+                .store
+                .get(&key)
+                .is_some_and(|held| held.meta().resource_version.as_deref() == version)
+    }
+
     /// What `read` makes of the [`Facts`] of the object `namespace/name`
     /// of kind `K` (`None` when the cache has no readable such object),
     /// from the cache; `None` where no synced cache covers the namespace.
@@ -1602,5 +1652,108 @@ mod tests {
             meta.annotations.unwrap().keys().collect::<Vec<_>>(),
             ["keep"]
         );
+    }
+
+    /// A poll may skip its reconciliation only where everything the
+    /// reconciliation read came from synced caches that count changes,
+    /// and it was given the resource as its cache holds it now.
+    #[tokio::test]
+    async fn reads_are_counted_only_from_synced_caches_covering_both_namespaces() {
+        fn synced<K: reflector::Lookup + Clone + 'static>(store: Store<K>) -> Reflected<K>
+        where
+            K::DynamicType: Eq + std::hash::Hash + Clone,
+        {
+            let reflected = Reflected::unsynced(store);
+            reflected.synced.set();
+            reflected
+        }
+        let (teams, mut writer) = reflector::store::<Tolerant<LiteLLMTeam>>();
+        let team: LiteLLMTeam = serde_json::from_value(serde_json::json!({
+            "apiVersion": "litellm.m.crossplane.io/v1alpha1",
+            "kind": "LiteLLMTeam",
+            "metadata": {"name": "t", "namespace": "tenant", "resourceVersion": "5"},
+            "spec": {"forProvider": {}, "instanceRef": {"name": "proxy"}},
+        }))
+        .unwrap();
+        writer.apply_watcher_event(&Event::Apply(Tolerant::new(team)));
+        let stores = |teams: Reflected<Tolerant<LiteLLMTeam>>| Stores {
+            instances: synced(reflector::store().0),
+            teams,
+            keys: synced(reflector::store().0),
+            budgets: synced(reflector::store().0),
+            models: synced(reflector::store().0),
+            credentials: synced(reflector::store().0),
+            users: synced(reflector::store().0),
+            mcp_servers: synced(reflector::store().0),
+            organizations: synced(reflector::store().0),
+        };
+        let secrets = || {
+            let secrets = Secrets::default();
+            secrets.apply(Event::Init);
+            secrets.apply(Event::InitDone);
+            secrets
+        };
+        let client = || {
+            let config = kube::Config::new("http://127.0.0.1:9".parse().unwrap());
+            kube::Client::try_from(config).unwrap()
+        };
+        let kube = |scope, teams, namespaces, secrets| {
+            Kube::cached(
+                client(),
+                Arc::new(Cache::new(scope, stores(teams), namespaces, secrets)),
+            )
+        };
+        let counted = |kube: &Kube, version: &str, instance_namespace: &str| {
+            kube.reads_counted::<LiteLLMTeam>("tenant", "t", Some(version), instance_namespace)
+        };
+
+        let one = kube(
+            Scope::Namespace("tenant".into()),
+            synced(teams.clone()),
+            None,
+            secrets(),
+        );
+        assert!(counted(&one, "5", "tenant"));
+        assert!(!counted(&one, "4", "tenant"), "the resource changed since");
+        assert!(
+            !counted(&one, "5", "platform"),
+            "an instance outside the scope is read live"
+        );
+        assert!(!Kube::live(client()).reads_counted::<LiteLLMTeam>(
+            "tenant",
+            "t",
+            Some("5"),
+            "tenant"
+        ));
+        let listing = kube(
+            Scope::Namespace("tenant".into()),
+            Reflected::unsynced(teams.clone()),
+            None,
+            secrets(),
+        );
+        assert!(!counted(&listing, "5", "tenant"), "a cache still listing");
+        let no_secrets = kube(
+            Scope::Namespace("tenant".into()),
+            synced(teams.clone()),
+            None,
+            Secrets::default(),
+        );
+        assert!(
+            !counted(&no_secrets, "5", "tenant"),
+            "Secrets still listing"
+        );
+        let all = kube(Scope::All, synced(teams.clone()), None, secrets());
+        assert!(counted(&all, "5", "tenant"));
+        assert!(
+            !counted(&all, "5", "platform"),
+            "admission reads the namespace's labels, live without their cache"
+        );
+        let labelled = kube(
+            Scope::All,
+            synced(teams),
+            Some(synced(reflector::store().0)),
+            secrets(),
+        );
+        assert!(counted(&labelled, "5", "platform"));
     }
 }

@@ -28,6 +28,10 @@ use std::sync::{Mutex, OnceLock};
 use kube::runtime::watcher::Event;
 use kube::Resource;
 
+/// The namespaces [`Changes`] tells apart at most (16 bytes each); past
+/// them it forgets them all, which counts as a change everywhere.
+const MAX_NAMESPACES: usize = 65_536;
+
 /// The counts of one process: every cache feeds the same one.
 pub fn changes() -> &'static Changes {
     static CHANGES: OnceLock<Changes> = OnceLock::new();
@@ -129,6 +133,12 @@ impl Changes {
             Changed::Nothing => {}
             Changed::Namespace(hash) => {
                 let at = self.tick();
+                // Namespaces come and go: past the bound, the map starts
+                // over, and what it forgets counts as changed.
+                if namespaces.len() >= MAX_NAMESPACES && !namespaces.contains_key(&hash) {
+                    namespaces.clear();
+                    self.everywhere.store(at, Ordering::Release);
+                }
                 namespaces.insert(hash, at);
             }
             Changed::Everywhere => {

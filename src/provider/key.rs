@@ -852,11 +852,13 @@ impl ManagedKind for LiteLLMVirtualKey {
         self.status.as_ref()
     }
 
-    /// A key rotates when its interval has passed, and retires its
-    /// predecessor when the grace period ends: both are due at a time.
+    /// A key rotates when its interval has passed or the time its
+    /// `rotate-requested-at` names has come, and retires its predecessor
+    /// when the grace period ends: each is due at a time.
     fn polls_in_full(&self) -> bool {
         rotation_every(&self.spec.for_provider).is_some()
             || self.annotations().contains_key(RETIRING_TOKEN)
+            || self.annotations().contains_key(ROTATE_REQUESTED_AT)
     }
 
     fn references(&self) -> Vec<Reference> {

@@ -274,6 +274,7 @@ pub struct Connection {
 pub trait ManagedKind:
     Resource<DynamicType = (), Scope = NamespaceResourceScope>
     + super::tolerant::Packable
+    + super::cache::Cached
     + Clone
     + Debug
     + DeserializeOwned

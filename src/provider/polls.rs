@@ -29,9 +29,11 @@
 //! finds, nearly always, that there is nothing to do. Where the last
 //! reconciliation of a resource was such a poll (the object up to date,
 //! nothing written, nothing due at a time of its own, such as a key's
-//! rotation), it leaves a [`Memo`] with its requeue: the LiteLLM read it
-//! observed through, the fingerprint of the answer, and the moment it
-//! began ([`changes`]). When the requeue falls due and nothing in the
+//! rotation, everything it read of Kubernetes from synced caches whose
+//! changes are counted, and the resource as its cache holds it:
+//! [`super::cache::Kube::reads_counted`]), it leaves a [`Memo`] with its
+//! requeue: the LiteLLM read it observed through, the fingerprint of the
+//! answer, and the moment it began ([`changes`]). When the requeue falls due and nothing in the
 //! resource's namespace or its instance's has changed since that moment,
 //! the poll makes the one read again and compares fingerprints: the same
 //! answer, byte for byte, to the same read, with the same Kubernetes
@@ -47,6 +49,8 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
+
+use tokio::task::JoinSet;
 
 use crate::litellm;
 
@@ -251,8 +255,9 @@ impl Polls {
     }
 
     /// Hands every requeue due by `tick` (ticks of `every`) to its
-    /// controller, or polls it here where its memo may answer.
-    fn fire_due(&self, tick: u64, every: Duration) {
+    /// controller, or polls it here, in `polling`, where its memo may
+    /// answer.
+    fn fire_due(&self, tick: u64, every: Duration, polling: &mut JoinSet<()>) {
         let queues: Vec<Arc<Queue>> = self
             .kinds
             .read()
@@ -269,7 +274,7 @@ impl Polls {
                             && queue.holds(&memo)
                             && !memo.client.busy(BUSY_WINDOW) =>
                     {
-                        tokio::spawn(poll(queue.clone(), key, memo, every));
+                        polling.spawn(poll(queue.clone(), key, memo, every));
                     }
                     _ => {
                         if !queue.reconcile(&key) {
@@ -290,10 +295,14 @@ impl Polls {
         }
         let epoch = timing::epoch();
         let mut next = tick_at(epoch.elapsed(), tick);
+        // The polls under way: they end with this queue (leadership lost,
+        // shutdown) rather than go on reading for a provider that stopped.
+        let mut polling = JoinSet::new();
         loop {
             let at = epoch + tick.saturating_mul(u32::try_from(next).unwrap_or(u32::MAX));
             tokio::time::sleep_until(at.into()).await;
-            self.fire_due(next, tick);
+            while polling.try_join_next().is_some() {}
+            self.fire_due(next, tick, &mut polling);
             // A late wake-up (a busy machine) fires every tick it passed.
             next = (next + 1).max(tick_at(epoch.elapsed(), tick));
         }
@@ -441,17 +450,17 @@ mod tests {
         // Requeued again, sooner: only the new one stands.
         assert!(polls.schedule("team", "ns/b", Duration::from_secs(2), TICK));
         assert!(polls.is_scheduled("team", "ns/a"));
-        polls.fire_due(start + 3, TICK);
+        polls.fire_due(start + 3, TICK, &mut JoinSet::new());
         assert!(seen.lock().unwrap().is_empty(), "nothing due yet");
-        polls.fire_due(start + 6, TICK);
+        polls.fire_due(start + 6, TICK, &mut JoinSet::new());
         assert_eq!(*seen.lock().unwrap(), ["ns/b"]);
-        polls.fire_due(start + 25, TICK);
+        polls.fire_due(start + 25, TICK, &mut JoinSet::new());
         assert_eq!(
             *seen.lock().unwrap(),
             ["ns/b", "ns/a"],
             "b's first requeue replaced"
         );
-        polls.fire_due(start + 100, TICK);
+        polls.fire_due(start + 100, TICK, &mut JoinSet::new());
         assert_eq!(seen.lock().unwrap().len(), 2, "each fired once");
         assert!(!polls.is_scheduled("team", "ns/a"));
         let due = polls.queue("team").unwrap();
@@ -471,7 +480,7 @@ mod tests {
         assert!(polls.schedule("key", "ns/k", Duration::from_secs(5), TICK));
         polls.cancel("key", "ns/k");
         assert!(!polls.is_scheduled("key", "ns/k"));
-        polls.fire_due(start + 100, TICK);
+        polls.fire_due(start + 100, TICK, &mut JoinSet::new());
         assert!(seen.lock().unwrap().is_empty());
     }
 
@@ -483,7 +492,7 @@ mod tests {
         assert!(!polls.schedule("team", "ns/a", Duration::from_millis(200), TICK));
         assert!(!polls.schedule("team", "ns/a", Duration::from_secs(5), Duration::ZERO));
         assert!(!polls.schedule("key", "ns/a", Duration::from_secs(5), TICK));
-        polls.fire_due(now_tick() + 1_000, TICK);
+        polls.fire_due(now_tick() + 1_000, TICK, &mut JoinSet::new());
         assert!(seen.lock().unwrap().is_empty());
     }
 
@@ -497,7 +506,7 @@ mod tests {
         let start = now_tick();
         assert!(polls.schedule("team", "ns/x", TICK, TICK));
         assert!(polls.schedule("key", "ns/x", TICK, TICK));
-        polls.fire_due(start + 4, TICK);
+        polls.fire_due(start + 4, TICK, &mut JoinSet::new());
         assert_eq!(*teams.lock().unwrap(), ["ns/x"]);
         assert_eq!(*keys.lock().unwrap(), ["ns/x"]);
     }
@@ -638,7 +647,8 @@ mod tests {
         };
         let (found, probe) = client.team_info_probed("t").await.unwrap();
         assert!(found.is_none());
-        let due = || polls.fire_due(now_tick() + 1_000, TICK);
+        let polling = Mutex::new(JoinSet::new());
+        let due = || polls.fire_due(now_tick() + 1_000, TICK, &mut polling.lock().unwrap());
 
         // As before: requeued with the memo, one read each time, until the
         // memo has answered its polls.

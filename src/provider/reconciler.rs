@@ -1130,7 +1130,13 @@ async fn apply<K: ManagedKind>(
                 && maintained.mr.is_none()
                 && maintained.event.is_none()
                 && maintained.requeue_after.is_none()
-                && !mr.polls_in_full();
+                && !mr.polls_in_full()
+                && ctx.kube().reads_counted::<K>(
+                    &mr.namespace().unwrap_or_default(),
+                    &name,
+                    given.meta().resource_version.as_deref(),
+                    &instance_namespace,
+                );
             let memo = synced.probe.take().filter(|_| unchanged).map(|probe| Memo {
                 probe,
                 client: litellm,
