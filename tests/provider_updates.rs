@@ -12,9 +12,44 @@ use kube::ResourceExt;
 use litellm_crossplane::api::common::EXTERNAL_NAME;
 use litellm_crossplane::api::{LiteLLMTeam, LiteLLMVirtualKey};
 use litellm_crossplane::litellm::LimitsRequest;
-use litellm_crossplane::litellm::{token_of, KeyRequest, Secret, TeamRequest};
+use litellm_crossplane::litellm::{token_of, KeyInfo, KeyRequest, Secret, TeamInfo, TeamRequest};
 use serde_json::json;
-use support::provider::{eventually, is, manifest, wait_for, wait_gone, world};
+use support::provider::{eventually, is, manifest, wait_for, wait_gone, world, World};
+
+/// Sets the key's `max_budget` to 9 in LiteLLM, as someone in its UI
+/// would, and waits for the provider to set it back to `budget`: the key as
+/// it is then.
+async fn drift_key_budget(world: &World, token: &str, budget: f64) -> KeyInfo {
+    let drift = KeyRequest {
+        limits: LimitsRequest {
+            max_budget: Some(9.0),
+            ..LimitsRequest::default()
+        },
+        ..KeyRequest::default()
+    };
+    world.litellm.key_update(token, &drift).await.unwrap();
+    eventually("the key's drift to be corrected", || async {
+        let live = world.litellm.key_info(token).await.unwrap().unwrap();
+        (live.max_budget == Some(budget)).then_some(live)
+    })
+    .await
+}
+
+/// Renames the team in LiteLLM, as someone in its UI would, and waits for
+/// the provider to set its alias back to `alias`: the team as it is then.
+async fn drift_team_alias(world: &World, id: &str, alias: &str) -> TeamInfo {
+    let drift = TeamRequest {
+        team_id: id.to_owned(),
+        team_alias: Some("Changed in the UI".into()),
+        ..TeamRequest::default()
+    };
+    world.litellm.team_update(&drift).await.unwrap();
+    eventually("the team's drift to be corrected", || async {
+        let live = world.team_info(id).await.unwrap();
+        (live.team_alias.as_deref() == Some(alias)).then_some(live)
+    })
+    .await
+}
 
 #[tokio::test]
 async fn correcting_a_keys_drift_moves_neither_its_expiry_nor_its_budget_period() {
@@ -36,19 +71,7 @@ async fn correcting_a_keys_drift_moves_neither_its_expiry_nor_its_budget_period(
     // LiteLLM counts `expires` from now when `duration` is sent again (on
     // 1.108.7 it moves by the seconds elapsed): let now move on.
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    let drift = KeyRequest {
-        limits: LimitsRequest {
-            max_budget: Some(9.0),
-            ..LimitsRequest::default()
-        },
-        ..KeyRequest::default()
-    };
-    world.litellm.key_update(&token, &drift).await.unwrap();
-    let after = eventually("the drift to be corrected", || async {
-        let live = world.litellm.key_info(&token).await.unwrap().unwrap();
-        (live.max_budget == Some(5.0)).then_some(live)
-    })
-    .await;
+    let after = drift_key_budget(&world, &token, 5.0).await;
     assert_eq!(after.expires, before.expires, "expires moved");
     assert_eq!(
         after.budget_reset_at, before.budget_reset_at,
@@ -80,17 +103,7 @@ async fn correcting_a_teams_drift_keeps_its_budget_period() {
     assert!(before.budget_reset_at.is_some());
 
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    let drift = TeamRequest {
-        team_id: id.clone(),
-        team_alias: Some("Changed in the UI".into()),
-        ..TeamRequest::default()
-    };
-    world.litellm.team_update(&drift).await.unwrap();
-    let after = eventually("the drift to be corrected", || async {
-        let live = world.team_info(&id).await.unwrap();
-        (live.team_alias.as_deref() == Some("Web")).then_some(live)
-    })
-    .await;
+    let after = drift_team_alias(&world, &id, "Web").await;
     assert_eq!(
         after.budget_reset_at, before.budget_reset_at,
         "budget period restarted"
@@ -134,30 +147,8 @@ async fn polls_from_a_memo_still_see_drift_and_changes() {
     eventually("both to poll from memos", memos).await;
 
     // Drift in LiteLLM: the answer differs, the poll reconciles.
-    let drift = TeamRequest {
-        team_id: team_id.clone(),
-        team_alias: Some("Changed in the UI".into()),
-        ..TeamRequest::default()
-    };
-    world.litellm.team_update(&drift).await.unwrap();
-    eventually("the team's drift to be corrected", || async {
-        let live = world.team_info(&team_id).await.unwrap();
-        (live.team_alias.as_deref() == Some("Memo")).then_some(())
-    })
-    .await;
-    let drift = KeyRequest {
-        limits: LimitsRequest {
-            max_budget: Some(9.0),
-            ..LimitsRequest::default()
-        },
-        ..KeyRequest::default()
-    };
-    world.litellm.key_update(&token, &drift).await.unwrap();
-    eventually("the key's drift to be corrected", || async {
-        let live = world.litellm.key_info(&token).await.unwrap().unwrap();
-        (live.max_budget == Some(1.0)).then_some(())
-    })
-    .await;
+    drift_team_alias(&world, &team_id, "Memo").await;
+    drift_key_budget(&world, &token, 1.0).await;
     eventually("memos again", memos).await;
 
     // A spec changed in Kubernetes.
