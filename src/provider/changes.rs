@@ -81,10 +81,12 @@ impl Changes {
 
     /// Whether nothing in `scope` changed after the moment `since`.
     pub fn unchanged(&self, scope: Scope, since: u64) -> bool {
+        // Under the lock every count is written under: a map cleared past
+        // its bound has its `everywhere` set by then.
+        let namespaces = self.namespaces.lock().unwrap_or_else(|p| p.into_inner());
         if self.everywhere.load(Ordering::Acquire) > since {
             return false;
         }
-        let namespaces = self.namespaces.lock().unwrap_or_else(|p| p.into_inner());
         scope
             .0
             .iter()
@@ -213,5 +215,25 @@ mod tests {
         changes.record(&Event::Apply(ConfigMap::default()), false);
         assert!(!changes.unchanged(scope, since), "no namespace: any");
         assert!(changes.unchanged(scope, changes.now()));
+    }
+
+    /// Past its bound the map forgets every namespace, which counts as a
+    /// change everywhere; then it counts as before.
+    #[test]
+    fn the_namespaces_are_forgotten_past_the_bound_as_a_change_everywhere() {
+        let changes = Changes::default();
+        let scope = changes.scope("tenant", "platform");
+        changes.record(&Event::Apply(config_map("tenant")), false);
+        let since = changes.now();
+        for namespace in 0..MAX_NAMESPACES as u64 - 1 {
+            changes.count(Changed::Namespace(namespace));
+        }
+        assert!(changes.unchanged(scope, since), "at the bound");
+        changes.count(Changed::Namespace(u64::MAX));
+        assert!(!changes.unchanged(scope, since), "past it");
+        let since = changes.now();
+        assert!(changes.unchanged(scope, since));
+        changes.record(&Event::Apply(config_map("platform")), false);
+        assert!(!changes.unchanged(scope, since));
     }
 }

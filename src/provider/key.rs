@@ -356,6 +356,17 @@ impl Held {
 
 /// Whether the key needs replacing or rotating, from what its connection
 /// Secret holds (`secret`).
+/// When the key `mr` stands for came to be ([`rotation::key_born`]), as
+/// observed in `at_provider`; without a time from LiteLLM, the resource's
+/// own creation stands in for the first key's.
+fn born(mr: &LiteLLMVirtualKey, at_provider: Option<&KeyObservation>) -> Option<Timestamp> {
+    rotation::key_born(
+        mr.annotations().get(LAST_ROTATION).map(String::as_str),
+        at_provider.and_then(|a| a.created_at.as_deref()),
+    )
+    .or_else(|| mr.metadata.creation_timestamp.as_ref().map(|t| t.0))
+}
+
 fn decide(
     mr: &LiteLLMVirtualKey,
     id: &str,
@@ -364,13 +375,7 @@ fn decide(
     secret_name: &str,
     now: Timestamp,
 ) -> Result<Option<Why>, ExternalError> {
-    // Without a time from LiteLLM, the resource's own creation stands in
-    // for the first key's.
-    let born = rotation::key_born(
-        mr.annotations().get(LAST_ROTATION).map(String::as_str),
-        at_provider.and_then(|a| a.created_at.as_deref()),
-    )
-    .or_else(|| mr.metadata.creation_timestamp.as_ref().map(|t| t.0));
+    let born = born(mr, at_provider);
     let facts = rotation::Facts {
         id,
         secret_name,
@@ -852,13 +857,23 @@ impl ManagedKind for LiteLLMVirtualKey {
         self.status.as_ref()
     }
 
-    /// A key rotates when its interval has passed or the time its
+    /// A key rotates when its interval has passed or the time its open
     /// `rotate-requested-at` names has come, and retires its predecessor
-    /// when the grace period ends: each is due at a time.
+    /// when the grace period ends: each is due at a time. A request the
+    /// current key is younger than is honoured, and may stay in place.
     fn polls_in_full(&self) -> bool {
+        let open_request = self
+            .annotations()
+            .get(ROTATE_REQUESTED_AT)
+            .is_some_and(|text| {
+                let at_provider = self.status.as_ref().and_then(|s| s.at_provider.as_ref());
+                let born = born(self, at_provider);
+                rotation::parse_time(text)
+                    .is_none_or(|requested| born.is_none_or(|born| requested > born))
+            });
         rotation_every(&self.spec.for_provider).is_some()
             || self.annotations().contains_key(RETIRING_TOKEN)
-            || self.annotations().contains_key(ROTATE_REQUESTED_AT)
+            || open_request
     }
 
     fn references(&self) -> Vec<Reference> {
@@ -1170,6 +1185,56 @@ mod tests {
 
     fn me() -> Owner {
         Owner::of_test("k")
+    }
+
+    /// A key polls in full while something is due at a time: a schedule,
+    /// a predecessor's grace period, a requested rotation not yet honoured;
+    /// a request its current key is younger than stays in place and does
+    /// not.
+    #[test]
+    fn a_key_polls_in_full_while_a_rotation_or_retirement_is_due() {
+        let key = |annotations: serde_json::Value, spec: serde_json::Value| -> LiteLLMVirtualKey {
+            serde_json::from_value(serde_json::json!({
+                "apiVersion": "litellm.m.crossplane.io/v1alpha1",
+                "kind": "LiteLLMVirtualKey",
+                "metadata": {
+                    "name": "k", "namespace": "ns", "annotations": annotations,
+                    "creationTimestamp": "2026-01-01T00:00:00Z",
+                },
+                "spec": {"forProvider": spec, "instanceRef": {"name": "proxy"}},
+            }))
+            .unwrap()
+        };
+        let none = serde_json::json!({});
+        assert!(!key(none.clone(), none.clone()).polls_in_full());
+        assert!(key(
+            none.clone(),
+            serde_json::json!({"rotation": {"every": "30d"}})
+        )
+        .polls_in_full());
+        assert!(key(serde_json::json!({RETIRING_TOKEN: "abc"}), none.clone()).polls_in_full());
+        let requested = |at: &str, last: Option<&str>| {
+            let mut annotations = serde_json::json!({ROTATE_REQUESTED_AT: at});
+            if let Some(last) = last {
+                annotations[LAST_ROTATION] = serde_json::json!(last);
+            }
+            key(annotations, none.clone()).polls_in_full()
+        };
+        assert!(requested("2099-01-01T00:00:00Z", None), "due later");
+        assert!(requested("2026-02-01T00:00:00Z", None), "due, not yet done");
+        assert!(
+            requested("2026-02-01T00:00:00Z", Some("2026-01-15T00:00:00Z")),
+            "asked after the last rotation"
+        );
+        assert!(
+            !requested("2026-02-01T00:00:00Z", Some("2026-02-01T00:05:00Z")),
+            "honoured"
+        );
+        assert!(
+            !requested("2025-12-01T00:00:00Z", None),
+            "older than the key itself"
+        );
+        assert!(requested("not a time", None), "reported every poll");
     }
 
     #[test]
