@@ -214,6 +214,23 @@ pub struct Stores {
     pub organizations: Reflected<Tolerant<LiteLLMOrganization>>,
 }
 
+impl Stores {
+    /// Whether each cache has listed everything, one flag a kind.
+    pub fn synced(&self) -> [&Synced; 9] {
+        [
+            &self.instances.synced,
+            &self.teams.synced,
+            &self.keys.synced,
+            &self.budgets.synced,
+            &self.models.synced,
+            &self.credentials.synced,
+            &self.users.synced,
+            &self.mcp_servers.synced,
+            &self.organizations.synced,
+        ]
+    }
+}
+
 /// The caches of one set of controllers. Each is read only once its watch
 /// has listed everything; before that (the first moments after a start),
 /// reads go to the API server.
@@ -487,20 +504,7 @@ impl Kube {
         else {
             return false;
         };
-        let stores = &cache.stores;
-        let synced = [
-            &stores.instances.synced,
-            &stores.teams.synced,
-            &stores.keys.synced,
-            &stores.budgets.synced,
-            &stores.models.synced,
-            &stores.credentials.synced,
-            &stores.users.synced,
-            &stores.mcp_servers.synced,
-            &stores.organizations.synced,
-        ]
-        .iter()
-        .all(|synced| synced.is_synced())
+        let synced = cache.stores.synced().iter().all(|synced| synced.is_synced())
             && cache.secrets.synced()
             // Admission across namespaces reads the resource's namespace.
             && (namespace == instance_namespace

@@ -403,19 +403,24 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
     let (wake_models, woken_models) = tokio::sync::mpsc::unbounded_channel();
     let secrets = Secrets::default();
     secrets.wake_keys(wake.clone());
+    let stores = Stores {
+        instances: instances_store.clone(),
+        teams: teams_store.clone(),
+        keys: keys_store.clone(),
+        budgets: budgets_store.clone(),
+        models: models_store.clone(),
+        credentials: credentials_store.clone(),
+        users: users_store.clone(),
+        mcp_servers: mcp_servers_store.clone(),
+        organizations: organizations_store.clone(),
+    };
+    let mut caches = Caches::default();
+    for synced in stores.synced() {
+        caches.add(synced.clone());
+    }
     ctx.use_cache(Arc::new(Cache::new(
         scope.clone(),
-        Stores {
-            instances: instances_store.clone(),
-            teams: teams_store.clone(),
-            keys: keys_store.clone(),
-            budgets: budgets_store.clone(),
-            models: models_store.clone(),
-            credentials: credentials_store.clone(),
-            users: users_store.clone(),
-            mcp_servers: mcp_servers_store.clone(),
-            organizations: organizations_store.clone(),
-        },
+        stores,
         namespaces_store,
         secrets.clone(),
     )));
@@ -488,20 +493,6 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
         organizations_stream,
         &ctx,
     );
-    let mut caches = Caches::default();
-    for synced in [
-        teams_store.synced,
-        keys_store.synced,
-        budgets_store.synced,
-        models_store.synced,
-        credentials_store.synced,
-        users_store.synced,
-        mcp_servers_store.synced,
-        organizations_store.synced,
-        instances_store.synced,
-    ] {
-        caches.add(synced);
-    }
     let work = async move {
         let namespaces = async {
             if let Some(stream) = namespaces_stream {

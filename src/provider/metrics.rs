@@ -552,23 +552,31 @@ impl Metrics {
         self.unchanged_polls
             .get_or_create(&KindLabel { kind })
             .inc();
+        self.ended(controller, ReconcileResult::RequeueAfter, took);
+        self.requeued(controller, key, after);
+        self.shared()
+            .lifecycle
+            .last_unchanged
+            .insert(object_id, Instant::now());
+    }
+
+    /// A reconciliation by `controller` ended with `result` after `took`:
+    /// controller-runtime's `reconcile_total`, `reconcile_errors_total` and
+    /// `reconcile_time`.
+    fn ended(&self, controller: &'static str, result: ReconcileResult, took: Duration) {
         let label = ControllerLabel { controller };
         self.reconcile_total
             .get_or_create(&ResultLabel {
                 controller,
-                result: ReconcileResult::RequeueAfter.label(),
+                result: result.label(),
             })
             .inc();
+        if result == ReconcileResult::Error {
+            self.reconcile_errors.get_or_create(&label).inc();
+        }
         self.reconcile_time
             .get_or_create(&label)
             .observe(took.as_secs_f64());
-        let now = Instant::now();
-        let mut shared = self.shared();
-        shared.lifecycle.last_unchanged.insert(object_id, now);
-        let id = shared.id(key);
-        if let Some(queue) = shared.queues.get_mut(controller) {
-            queue.insert(id, Some(now + after));
-        }
     }
 
     /// `Action::requeue(after)` for the object `key` (see [`object_key`]),
@@ -689,21 +697,8 @@ impl Reconciling {
     /// The reconciliation ended with `result`: controller-runtime's
     /// `reconcile_total`, `reconcile_errors_total` and `reconcile_time`.
     pub fn finish(self, result: ReconcileResult) {
-        let metrics = &self.metrics;
-        metrics
-            .reconcile_total
-            .get_or_create(&ResultLabel {
-                controller: self.label.controller,
-                result: result.label(),
-            })
-            .inc();
-        if result == ReconcileResult::Error {
-            metrics.reconcile_errors.get_or_create(&self.label).inc();
-        }
-        metrics
-            .reconcile_time
-            .get_or_create(&self.label)
-            .observe(self.started.elapsed().as_secs_f64());
+        self.metrics
+            .ended(self.label.controller, result, self.started.elapsed());
     }
 }
 

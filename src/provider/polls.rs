@@ -317,11 +317,12 @@ const BUSY_WINDOW: Duration = super::reconciler::BUSY_WINDOW;
 /// with the memo or the controller.
 async fn poll(queue: Arc<Queue>, key: Arc<str>, mut memo: Box<Memo>, tick: Duration) {
     let started = Instant::now();
-    let answer = memo.client.probe(&memo.probe.read).await;
-    let unchanged = matches!(answer, Ok(fingerprint) if fingerprint == memo.probe.fingerprint)
-        && queue.holds(&memo);
-    if !unchanged {
-        if matches!(answer, Ok(fingerprint) if fingerprint != memo.probe.fingerprint) {
+    // `None`: no answer to compare (an error).
+    let same_answer = (memo.client.probe(&memo.probe.read).await)
+        .ok()
+        .map(|fingerprint| fingerprint == memo.probe.fingerprint);
+    if same_answer != Some(true) || !queue.holds(&memo) {
+        if same_answer == Some(false) {
             queue.lock().missed(&key);
         }
         queue.reconcile(&key);

@@ -1122,33 +1122,39 @@ async fn apply<K: ManagedKind>(
             // A poll that found the object as it was and changed nothing
             // anywhere leaves its read for the next poll to repeat
             // (`polls`); its own writes, had it made any, would have
-            // counted as changes in its namespace anyway.
-            let unchanged = matches!(synced.outcome, Outcome::UpToDate)
-                && is_poll(&*given)
-                && !rewritten
-                && !status.changed()
-                && maintained.mr.is_none()
-                && maintained.event.is_none()
-                && maintained.requeue_after.is_none()
-                && !mr.polls_in_full()
-                && ctx.kube().reads_counted::<K>(
-                    &mr.namespace().unwrap_or_default(),
-                    &name,
-                    given.meta().resource_version.as_deref(),
-                    &instance_namespace,
-                );
-            let memo = synced.probe.take().filter(|_| unchanged).map(|probe| Memo {
-                probe,
-                client: litellm,
-                scope: ctx
-                    .polls
-                    .changes()
-                    .scope(&mr.namespace().unwrap_or_default(), &instance_namespace),
-                since,
-                interval: poll,
-                metrics_id: ctx.metrics.object_id(&uid),
-                left: MEMO_POLLS,
-            });
+            // counted as changes in its namespace anyway. Only kinds whose
+            // observation was one read have one to leave.
+            let memo = match synced.probe.take() {
+                Some(probe)
+                    if matches!(synced.outcome, Outcome::UpToDate)
+                        && is_poll(&*given)
+                        && !rewritten
+                        && !status.changed()
+                        && maintained.mr.is_none()
+                        && maintained.event.is_none()
+                        && maintained.requeue_after.is_none()
+                        && !mr.polls_in_full() =>
+                {
+                    let namespace = mr.namespace().unwrap_or_default();
+                    ctx.kube()
+                        .reads_counted::<K>(
+                            &namespace,
+                            &name,
+                            given.meta().resource_version.as_deref(),
+                            &instance_namespace,
+                        )
+                        .then(|| Memo {
+                            probe,
+                            client: litellm,
+                            scope: ctx.polls.changes().scope(&namespace, &instance_namespace),
+                            since,
+                            interval: poll,
+                            metrics_id: ctx.metrics.object_id(&uid),
+                            left: MEMO_POLLS,
+                        })
+                }
+                _ => None,
+            };
             status
                 .write_if_current(api, &name, mr.resource_version(), &ctx.written)
                 .await?;
