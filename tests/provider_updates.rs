@@ -14,7 +14,9 @@ use litellm_crossplane::api::{LiteLLMTeam, LiteLLMVirtualKey};
 use litellm_crossplane::litellm::LimitsRequest;
 use litellm_crossplane::litellm::{token_of, KeyInfo, KeyRequest, Secret, TeamInfo, TeamRequest};
 use serde_json::json;
-use support::provider::{eventually, is, manifest, wait_for, wait_gone, world, World};
+use support::provider::{
+    condition, eventually, is, manifest, set_instance_ready, wait_for, wait_gone, world, World,
+};
 
 /// Sets the key's `max_budget` to 9 in LiteLLM, as someone in its UI
 /// would, and waits for the provider to set it back to `budget`: the key as
@@ -115,8 +117,9 @@ async fn correcting_a_teams_drift_keeps_its_budget_period() {
 /// Polls of a team and a key whose last poll found everything as it was
 /// run from a memo (the one LiteLLM read again, no reconciliation while
 /// the answer and the namespaces are unchanged), and miss nothing for it:
-/// drift made in LiteLLM, a spec changed in Kubernetes and a connection
-/// Secret deleted are each acted on, and the polls go back to memos after.
+/// drift made in LiteLLM, a spec changed in Kubernetes, a connection
+/// Secret deleted and the instance no longer ready are each acted on, and
+/// the polls go back to memos after.
 #[tokio::test]
 async fn polls_from_a_memo_still_see_drift_and_changes() {
     let Some(world) = world("pu-memo").await else {
@@ -190,6 +193,19 @@ async fn polls_from_a_memo_still_see_drift_and_changes() {
         (key.annotations()[EXTERNAL_NAME] == token_of(&Secret::new(value.clone()))
             && is(&key, "Ready", "True"))
         .then_some(())
+    })
+    .await;
+    eventually("memos again", memos).await;
+
+    // The instance no longer ready: a change in its namespace, which the
+    // polls see at once.
+    set_instance_ready(&world.kube, &world.namespace, &world.url, false).await;
+    let waiting = wait_for(&teams, "memo", "Synced=False", |t| is(t, "Synced", "False")).await;
+    let message = condition(&waiting, "Synced").unwrap().message.unwrap();
+    assert!(message.contains("not ready"), "{message}");
+    set_instance_ready(&world.kube, &world.namespace, &world.url, true).await;
+    wait_for(&teams, "memo", "team Ready again", |t| {
+        is(t, "Synced", "True")
     })
     .await;
     eventually("memos again", memos).await;
