@@ -1886,6 +1886,7 @@ fn mcp_server(id: &str, token: &str) -> McpServerRequest {
         mcp_info: map(json!({"crossplane_owner": {"namespace": "ns"}, "k": 1})),
         command: None,
         args: Vec::new(),
+        allow_all_keys: false,
     }
 }
 
@@ -1971,6 +1972,7 @@ async fn mcp_server_lifecycle() {
     litellm.mcp_server_update(&update).await.unwrap();
     let read = litellm.mcp_server_get(&id).await.unwrap().unwrap();
     assert_eq!(read.description, None);
+    assert!(!read.allow_all_keys);
     assert!(read.allowed_tools.is_empty() && read.mcp_access_groups.is_empty());
     assert_eq!(read.url.as_deref(), Some("https://mcp.example/v2"));
     assert_eq!(read.stored_info(), Some(update.mcp_info.clone()));
@@ -1978,6 +1980,44 @@ async fn mcp_server_lifecycle() {
         "select credentials from \"LiteLLM_MCPServerTable\" where server_id = '{id}'"
     ));
     assert!(!row.contains(&rotated) && !row.contains(&token), "{row}");
+    // allow_all_keys opens the server to every key; it is read back, and
+    // an update that sends false closes it again (a PUT that left it out
+    // would keep it).
+    let opened = McpServerRequest {
+        allow_all_keys: true,
+        ..update.clone()
+    };
+    litellm.mcp_server_update(&opened).await.unwrap();
+    assert!(
+        litellm
+            .mcp_server_get(&id)
+            .await
+            .unwrap()
+            .unwrap()
+            .allow_all_keys
+    );
+    let (status, body) = raw(
+        reqwest::Method::PUT,
+        "/v1/mcp/server",
+        Some(json!({"server_id": id, "description": "partial"})),
+    )
+    .await;
+    assert!((200..300).contains(&status), "{status}: {body}");
+    let partial = litellm.mcp_server_get(&id).await.unwrap().unwrap();
+    assert_eq!(partial.description.as_deref(), Some("partial"));
+    assert!(
+        partial.allow_all_keys,
+        "a PUT without allow_all_keys keeps it"
+    );
+    litellm.mcp_server_update(&update).await.unwrap();
+    assert!(
+        !litellm
+            .mcp_server_get(&id)
+            .await
+            .unwrap()
+            .unwrap()
+            .allow_all_keys
+    );
     // Without auth: credentials null clears them.
     let bare = McpServerRequest {
         auth_type: None,

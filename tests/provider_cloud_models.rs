@@ -334,12 +334,12 @@ async fn secret_looking_params_and_borrowed_identities_are_refused() {
             "borrowed-role",
             json!({"model": "bedrock/anthropic.claude-3", "apiKeySecretRef": reference("own", "apiKey"),
                    "aws": {"regionName": "us-east-1", "roleName": "arn:aws:iam::1:role/platform"}}),
-            "litellmParams.aws.roleName: a model outside the LiteLLMInstance's namespace",
+            "litellmParams.aws.roleName: LiteLLM assumes a role with the proxy's own AWS identity",
         ),
         (
             "proxy-identity",
             json!({"model": "vertex_ai/gemini-1.5-pro", "vertex": {"project": "acme"}}),
-            "litellmParams.apiKeySecretRef is required",
+            "litellmParams.vertex.credentialsSecretRef: a model of LiteLLM's vertex_ai family",
         ),
     ];
     for (name, params, _) in &cases {
@@ -427,7 +427,7 @@ async fn the_cloud_models_example_renders_and_reconciles() {
         &world,
         &tenant.namespace,
         "cloud-azure",
-        json!({"clientSecret": "e2e-example-azure-secret"}),
+        json!({"apiKey": "e2e-example-azure-key"}),
     )
     .await;
     // Each rendered LiteLLM object in the tenant's namespace, pointing at

@@ -12,7 +12,7 @@ mod support;
 
 use std::time::Duration;
 
-use kube::api::{Api, DeleteParams, PostParams};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::ResourceExt;
 use litellm_crossplane::api::common::EXTERNAL_NAME;
 use litellm_crossplane::api::{LiteLLMCredential, LiteLLMModel};
@@ -617,17 +617,8 @@ async fn a_tenants_model_uses_only_a_credential_of_its_own() {
         }
     };
 
-    // A tenant's credential holds a credential of its own: settings alone
-    // would make its models call the upstream with the proxy's keys, and a
-    // role would be assumed with the proxy's identity.
-    create_credential(
-        "settings",
-        json!({"forProvider": {"plainValues": {"api_base": "http://127.0.0.1:9/v1"}}}),
-    )
-    .await;
-    let (_, message) = refused(&credentials, "settings").await;
-    assert!(message.starts_with("values: "), "{message}");
-    assert!(message.contains("credential of its own"), "{message}");
+    // A tenant's credential lends no identity of the proxy: a role would be
+    // assumed with the proxy's AWS identity.
     secret(&world, &tns, "key", "sk-tenant-cred-0000").await;
     create_credential(
         "role",
@@ -643,9 +634,51 @@ async fn a_tenants_model_uses_only_a_credential_of_its_own() {
         "{message}"
     );
     assert!(!message.contains("proxy-can-assume"), "{message}");
-    for name in ["settings", "role"] {
-        assert!(live(&world, &format!("{tns}.{name}")).await.is_none());
+    assert!(live(&world, &format!("{tns}.role")).await.is_none());
+
+    // Settings alone are a credential like any other; a model that would
+    // then have no key of its own (its family needs api_key) is refused,
+    // and so is a change of a credential that would leave a model using it
+    // without one.
+    create_credential(
+        "settings",
+        json!({"forProvider": {"plainValues": {"api_base": "http://127.0.0.1:9/v1"}}}),
+    )
+    .await;
+    ready(&credentials, "settings").await;
+    let keyless: LiteLLMModel = world.tenant_manifest(
+        "LiteLLMModel",
+        "keyless",
+        json!({}),
+        model_spec(
+            &format!("pc-tenref-keyless-{}", k8s::unique_suffix()),
+            json!({"model": "openai/gpt-4o", "credentialRef": {"name": "settings"}}),
+        ),
+    );
+    models
+        .create(&PostParams::default(), &keyless)
+        .await
+        .unwrap();
+    let refused_keyless = wait_for(&models, "keyless", "Synced=False", |m| {
+        is(m, "Synced", "False")
+    })
+    .await;
+    let message = condition(&refused_keyless, "Synced")
+        .unwrap()
+        .message
+        .unwrap();
+    assert!(
+        message.starts_with("litellmParams.apiKeySecretRef: a model of LiteLLM's openai family"),
+        "{message}"
+    );
+    if let Some(id) = refused_keyless.annotations().get(EXTERNAL_NAME) {
+        assert!(world.litellm.model_info(id).await.unwrap().is_none());
     }
+    models
+        .delete("keyless", &kube::api::DeleteParams::default())
+        .await
+        .unwrap();
+    wait_gone(&models, "keyless").await;
 
     // With one, a model that names it needs no key of its own, and is
     // published behind the tenant's namespace.
@@ -670,6 +703,45 @@ async fn a_tenants_model_uses_only_a_credential_of_its_own() {
         live_model.litellm_params.credential_name,
         Some(format!("{tns}.mine"))
     );
+
+    // Its credential may not drop the key the model's family needs (issue
+    // 32, case 2: only an AWS secret, the upstream as a plain value): the
+    // change is refused and LiteLLM keeps the key it had.
+    let swap = json!({"spec": {"forProvider": {"values": [
+        {"name": "aws_secret_access_key", "secretKeyRef": {"name": "key", "key": "apiKey"}},
+    ]}}});
+    credentials
+        .patch("mine", &PatchParams::default(), &Patch::Merge(&swap))
+        .await
+        .unwrap();
+    let swapped = wait_for(&credentials, "mine", "Synced=False", |c| {
+        is(c, "Synced", "False")
+    })
+    .await;
+    let message = condition(&swapped, "Synced").unwrap().message.unwrap();
+    assert!(
+        message.starts_with("values: the LiteLLMModel uses uses this credential"),
+        "{message}"
+    );
+    assert!(
+        message.contains("a model of LiteLLM's openai family"),
+        "{message}"
+    );
+    let kept = live(&world, &format!("{tns}.mine")).await.unwrap();
+    assert!(
+        kept.credential_values.contains_key("api_key")
+            && !kept.credential_values.contains_key("aws_secret_access_key"),
+        "{:?}",
+        kept.credential_values.keys().collect::<Vec<_>>()
+    );
+    let back = json!({"spec": {"forProvider": {"values": [
+        {"name": "api_key", "secretKeyRef": {"name": "key", "key": "apiKey"}},
+    ]}}});
+    credentials
+        .patch("mine", &PatchParams::default(), &Patch::Merge(&back))
+        .await
+        .unwrap();
+    ready(&credentials, "mine").await;
 
     // A credential is found in the model's own namespace only: the
     // platform's credential of that name is not the tenant's.

@@ -146,12 +146,15 @@ async fn a_server_from_a_secret_is_created_rotated_corrected_used_by_a_team_and_
         transport: "http".into(),
         url: Some("https://elsewhere.example/mcp".into()),
         mcp_info: Map::new(),
+        // Opened to every key, as LiteLLM's UI can: drift, and closed again.
+        allow_all_keys: true,
         ..McpServerRequest::default()
     };
     world.litellm.mcp_server_update(&drift).await.unwrap();
     eventually("the drift corrected", || async {
         let server = live(&world, &id).await?;
         let fixed = server.url.as_deref() == Some("http://127.0.0.1:9/mcp")
+            && !server.allow_all_keys
             && server.allowed_tools.len() == 2
             && server.auth_type.as_deref() == Some("bearer_token")
             && server.stored_info()?.contains_key("crossplane_owner");
@@ -308,15 +311,43 @@ async fn imports_follow_ownership_and_tenants_stay_in_their_namespace() {
         (
             "squatter",
             json!({}),
-            json!({"forProvider": {"transport": "http", "url": "https://h/", "serverName": "github"}}),
+            json!({"forProvider": {"transport": "http", "url": "https://mcp.example.com/",
+                                   "serverName": "github"}}),
             "forProvider.serverName",
         ),
         (
             "grouped",
             json!({}),
-            json!({"forProvider": {"transport": "http", "url": "https://h/",
+            json!({"forProvider": {"transport": "http", "url": "https://mcp.example.com/",
                                    "accessGroups": ["engineering"]}}),
             "forProvider.accessGroups",
+        ),
+        (
+            "open-to-all",
+            json!({}),
+            json!({"forProvider": {"transport": "http", "url": "https://mcp.example.com/",
+                                   "allowAllKeys": true}}),
+            "forProvider.allowAllKeys: refused outside the LiteLLMInstance's namespace",
+        ),
+        (
+            "metadata",
+            json!({}),
+            json!({"forProvider": {"transport": "http",
+                                   "url": "http://169.254.169.254/latest/meta-data/"}}),
+            "forProvider.url: the host \"169.254.169.254\" is a link-local address",
+        ),
+        (
+            "the-proxy",
+            json!({}),
+            json!({"forProvider": {"transport": "http", "url": "http://2130706433:4000/mcp"}}),
+            "forProvider.url: the host \"127.0.0.1\" is a loopback address",
+        ),
+        (
+            "in-cluster",
+            json!({}),
+            json!({"forProvider": {"transport": "http",
+                                   "url": "http://postgres.platform.svc.cluster.local:5432/"}}),
+            "spec.tenantMcpServerHosts",
         ),
     ];
     for (name, annotations, spec, _) in &cases {
@@ -338,7 +369,18 @@ async fn imports_follow_ownership_and_tenants_stay_in_their_namespace() {
     }
     // Nothing was created for the refusals, and the platform's servers are
     // untouched.
-    assert!(live(&world, &format!("{tns}.stdio")).await.is_none());
+    for name in [
+        "stdio",
+        "open-to-all",
+        "metadata",
+        "the-proxy",
+        "in-cluster",
+    ] {
+        assert!(
+            live(&world, &format!("{tns}.{name}")).await.is_none(),
+            "{name}"
+        );
+    }
     assert!(live(&world, &outside).await.is_some());
     let mine = live(&world, &format!("{ns}.mine")).await.unwrap();
     assert_eq!(mine.url.as_deref(), Some("http://127.0.0.1:9/mine"));
@@ -380,7 +422,14 @@ async fn imports_follow_ownership_and_tenants_stay_in_their_namespace() {
         assert!(message.contains(want), "{name}: {message}");
         assert!(world.team_info(&format!("{tns}.{name}")).await.is_none());
     }
-    // A tenant's own server, by reference, is fine.
+    // A tenant's own server, by reference, is fine; its URL is on this
+    // machine, which the instance allows tenants to name.
+    support::provider::patch_instance_spec(
+        &world.kube,
+        &world.namespace,
+        json!({"tenantMcpServerHosts": ["127.0.0.1"]}),
+    )
+    .await;
     servers
         .create(
             &PostParams::default(),
@@ -461,6 +510,12 @@ async fn the_members_and_mcp_example_renders_and_reconciles() {
     let _crds = CrdGuard::start(&world.kube);
     let tenant = world.tenant("pmcp-example-tenant").await;
     let ns = tenant.namespace.clone();
+    support::provider::patch_instance_spec(
+        &world.kube,
+        &world.namespace,
+        json!({"tenantMcpServerHosts": ["127.0.0.1"]}),
+    )
+    .await;
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/members-mcp-v2");
     // The example's XR in the tenant's namespace; emails are unique across
     // the shared proxy, so each run has its own.
@@ -499,7 +554,8 @@ async fn the_members_and_mcp_example_renders_and_reconciles() {
             json!({"name": support::provider::INSTANCE, "namespace": world.namespace});
         if kind == "LiteLLMMCPServer" {
             // The harness has no network: a closed local port stands in
-            // for the example's GitHub endpoint.
+            // for the example's GitHub endpoint (which the instance allows
+            // tenants to name, below).
             doc["spec"]["forProvider"]["url"] = json!("http://127.0.0.1:9/mcp");
         }
         let name = doc["metadata"]["name"].as_str().unwrap().to_owned();

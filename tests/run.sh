@@ -25,13 +25,22 @@ echo "== starting the Kubernetes API server harness" >&2
 eval "$("$SHARED/k8s/up.sh")"
 echo "== starting the LiteLLM proxy harness" >&2
 eval "$("$SHARED/litellm/up.sh")"
-echo "== starting a second LiteLLM proxy with disable_custom_api_keys" >&2
+echo "== starting a second LiteLLM proxy with disable_custom_api_keys and the platform's credentials" >&2
+# Its environment holds provider credentials as a platform's proxy would
+# (fake ones: an OpenAI key, an AWS profile file, a Google service account,
+# Azure variables, ...), so the tenancy tests can show that no tenant's
+# model makes it fall back on them.
+LITELLM_PLATFORM_CREDENTIALS=$NOCUSTOM_DIR-credentials
+tests/fixtures/platform-credentials.sh "$LITELLM_PLATFORM_CREDENTIALS"
 LITELLM_NOCUSTOM_URL=$(
+  set -a
+  . "$LITELLM_PLATFORM_CREDENTIALS/env"
+  set +a
   LITELLM_HARNESS_DIR=$NOCUSTOM_DIR LITELLM_PORT=4100 PG_PORT=55433 \
     LITELLM_CONFIG="$PWD/tests/fixtures/litellm-nocustom.yaml" "$SHARED/litellm/up.sh" |
     sed -n 's/^export LITELLM_URL=//p' | tr -d "'\""
 )
-export KUBECONFIG LITELLM_URL LITELLM_MASTER_KEY LITELLM_NOCUSTOM_URL
+export KUBECONFIG LITELLM_URL LITELLM_MASTER_KEY LITELLM_NOCUSTOM_URL LITELLM_PLATFORM_CREDENTIALS
 export LITELLM_CROSSPLANE_REQUIRE_HARNESS=1
 # The test kubelet (tests/support/kubelet.rs) runs provisioned proxies from
 # the harness's installation: its lib.sh and the cache with venv and shim

@@ -71,11 +71,29 @@ pub struct LiteLLMInstanceSpec {
     /// name or label selector (shaped like `allowedNamespaces`; the
     /// instance's own namespace always may). Public names belong to the
     /// platform: a model from any other namespace is published as
-    /// `<namespace>/<modelName>`, needs `litellmParams.apiKeySecretRef` and
-    /// may not name the proxy's environment (`os.environ/...`). A granted
+    /// `<namespace>/<modelName>` and must reach its upstream only with
+    /// credentials from Secrets of its own namespace (see the tenancy rules
+    /// in docs). A granted
     /// namespace must also be admitted by `allowedNamespaces`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub public_model_namespaces: Option<AllowedNamespaces>,
+    /// Hosts that `LiteLLMMCPServer`s outside the instance's namespace (a
+    /// tenant's) may name in `forProvider.url` although they are internal:
+    /// a literal loopback, link-local (such as the cloud metadata address
+    /// 169.254.169.254), private-range or other non-public IP address, or a
+    /// cluster-internal name (`localhost`, a single label, `*.svc`,
+    /// `*.cluster.local`, `*.internal`, `*.local`). Such a URL is refused
+    /// to tenants unless its host is listed here: a name (compared without
+    /// case), `*.<domain>` for every name below the domain, or an address
+    /// (IPv6 without brackets; any spelling of it matches). The
+    /// proxy reaches whatever its network reaches, so names that resolve
+    /// to internal addresses need an egress policy as well.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(
+        length(max = super::common::bounds::MAX_NAMESPACES),
+        inner(length(min = 1, max = super::common::bounds::MAX_NAME_LENGTH))
+    )]
+    pub tenant_mcp_server_hosts: Option<Vec<String>>,
     /// Proxy-config sections. Rendered into the config of a provisioned
     /// proxy; inert (and reported so) for an attached one.
     #[serde(flatten)]

@@ -181,6 +181,14 @@ pub struct McpServerParameters {
         inner(length(min = 1, max = bounds::MAX_ACCESS_GROUP_LENGTH))
     )]
     pub access_groups: Option<Vec<String>>,
+    /// Whether every virtual key of the proxy may use the server, whatever
+    /// its team's or its own `objectPermission` say (`allow_all_keys`).
+    /// Only in the LiteLLMInstance's namespace: a tenant's server is
+    /// reached only through the permissions that name it. Unset: `false`,
+    /// and a server switched to all keys (in LiteLLM's UI, say) is drift
+    /// that is put back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_all_keys: Option<bool>,
     /// `stdio` only: the command the proxy runs (LiteLLM allows a few:
     /// `npx`, `uvx`, `python`, `node`, `docker`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]

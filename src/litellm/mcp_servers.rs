@@ -60,6 +60,10 @@ pub struct McpServerRequest {
     /// `stdio` only: the command the proxy runs, and its arguments.
     pub command: Option<String>,
     pub args: Vec<String>,
+    /// Whether every key may use the server, whatever its team or its own
+    /// `object_permission` say. Always sent: `PUT` leaves a field it is
+    /// not given as it was.
+    pub allow_all_keys: bool,
 }
 
 fn exposed_credentials<S: Serializer>(
@@ -94,6 +98,9 @@ pub struct McpServer {
     pub command: Option<String>,
     #[serde(deserialize_with = "null_as_default")]
     pub args: Vec<String>,
+    /// Whether every key may use the server (`allow_all_keys`).
+    #[serde(deserialize_with = "null_as_default")]
+    pub allow_all_keys: bool,
     /// `healthy`, `unhealthy`, `unknown`: the health check `GET` runs.
     pub status: Option<String>,
     pub created_at: Option<String>,
@@ -128,6 +135,7 @@ impl fmt::Debug for McpServer {
             .field("auth_type", &self.auth_type)
             .field("allowed_tools", &self.allowed_tools)
             .field("mcp_access_groups", &self.mcp_access_groups)
+            .field("allow_all_keys", &self.allow_all_keys)
             .field("status", &self.status)
             .finish_non_exhaustive()
     }
@@ -217,6 +225,8 @@ mod tests {
         assert_eq!(body["description"], Value::Null);
         assert_eq!(body["allowed_tools"], Value::Null);
         assert_eq!(body["mcp_access_groups"], json!([]));
+        // Sent even when false: PUT keeps a field it is not given.
+        assert_eq!(body["allow_all_keys"], json!(false));
         assert!(!format!("{request:?}").contains("ghp-secret"));
         let cleared = McpServerRequest {
             credentials: None,

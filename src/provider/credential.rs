@@ -29,12 +29,12 @@ use crate::litellm::{self, masked_when_read, Credential, CredentialRequest, Secr
 use super::cache::Kube;
 use super::dependents::{self, Dependents, Joins};
 use super::diff::{self, user_metadata, Diff};
+use super::families;
 use super::managed::{
     Connection, Created, Creation, External, ExternalError, ManagedKind, Observation,
 };
-use super::model_params::{
-    changed, is_secret_name, names_environment, recorded_fingerprints, AWS_IDENTITY, AWS_ROLE_NAME,
-};
+use super::model_params;
+use super::model_params::{changed, names_environment, recorded_fingerprints};
 use super::ownership::{metadata_with_marker, Owner};
 use super::resolve::{Reference, Resolved};
 
@@ -92,32 +92,29 @@ pub fn refusal(
 }
 
 /// Why a credential outside the platform's namespaces (a tenant's) must
-/// not be written, naming the field and never a value. A model that uses
-/// it counts it as a credential of its own (see
-/// `model_params::has_own_credentials`), so it must hold one: with only
-/// settings, LiteLLM would call the upstream with the proxy's own
-/// provider credentials, and would assume a role it names with the
-/// proxy's identity unless it also holds a secret access key or a web
-/// identity token.
-pub fn tenant_refusal(params: &CredentialParameters) -> Option<String> {
-    const WHERE: &str =
-        "outside the LiteLLMInstance's namespace and its spec.publicModelNamespaces";
-    let from_secrets = || params.values.iter().map(|v| v.name.as_str());
-    if !from_secrets().any(|name| masked_when_read(name) || is_secret_name(name)) {
-        return Some(format!(
-            "{VALUES}: a credential {WHERE} must hold a credential of its own from a Secret \
-             (api_key, aws_secret_access_key, vertex_credentials, ...): the models that use it \
-             would otherwise call the upstream with the proxy's own provider credentials"
-        ));
+/// not be written, naming the field and never a value: a value or setting
+/// that selects the proxy's own identity or files, or that LiteLLM would
+/// dereference into them (see [`super::families`]), or an empty Secret
+/// (LiteLLM would fall back on the proxy's own). Whether the credential
+/// holds what its models' families need is asked of each model that uses
+/// it (see [`CredentialExternal::users_refusal`]).
+pub fn tenant_refusal(
+    params: &CredentialParameters,
+    secrets: &BTreeMap<String, Secret>,
+) -> Option<String> {
+    for (name, value) in secrets {
+        if let Some(why) = families::refused_param(name, &Value::Null)
+            .or_else(|| families::refused_value(name, value.expose(), true))
+        {
+            return Some(format!("{VALUES}[{name}]: {why}"));
+        }
     }
-    let role = from_secrets().any(|name| name == AWS_ROLE_NAME)
-        || params.plain_values.contains_key(AWS_ROLE_NAME);
-    if role && !from_secrets().any(|name| AWS_IDENTITY.contains(&name)) {
-        return Some(format!(
-            "{PLAIN_VALUES}.{AWS_ROLE_NAME}: a credential {WHERE} may name a role only with \
-             aws_secret_access_key or aws_web_identity_token among its values; else LiteLLM \
-             assumes it with the proxy's identity"
-        ));
+    for (name, value) in &params.plain_values {
+        if let Some(why) = families::refused_param(name, &Value::String(value.clone()))
+            .or_else(|| families::refused_value(name, value, false))
+        {
+            return Some(format!("{PLAIN_VALUES}.{name}: {why}"));
+        }
     }
     None
 }
@@ -222,6 +219,7 @@ pub struct CredentialExternal {
     /// Whether the credential's namespace is one of the platform's (see
     /// `spec.publicModelNamespaces` of the instance).
     public: bool,
+    kube: Kube,
 }
 
 impl CredentialExternal {
@@ -232,18 +230,70 @@ impl CredentialExternal {
 
     /// The create/update body, or why the values may not be written (before
     /// anything is sent).
-    fn request(
+    async fn request(
         &self,
         id: &str,
         params: &CredentialParameters,
     ) -> Result<CredentialRequest, ExternalError> {
         let secrets = self.secrets();
-        let refused = refusal(params, &secrets)
-            .or_else(|| (!self.public).then(|| tenant_refusal(params)).flatten());
+        let refused = refusal(params, &secrets).or_else(|| {
+            (!self.public)
+                .then(|| tenant_refusal(params, &secrets))
+                .flatten()
+        });
         if let Some(why) = refused {
             return Err(ExternalError::Invalid(why));
         }
+        if !self.public {
+            if let Some(why) = self.users_refusal(params).await? {
+                return Err(ExternalError::Invalid(why));
+            }
+        }
         Ok(request(id, params, &secrets, &self.owner))
+    }
+
+    /// Why a tenant's credential may not be written as it stands: a model
+    /// of its namespace that uses it (`credentialRef`) would then lack what
+    /// its family needs, and LiteLLM would fill the gap from the proxy's
+    /// own credentials. Read from the API server, so a model just created
+    /// counts; the model's own Secret references count as given (its own
+    /// reconciliation checks their values).
+    async fn users_refusal(
+        &self,
+        params: &CredentialParameters,
+    ) -> Result<Option<String>, ExternalError> {
+        let name = self.owner.name.as_str();
+        let models = self
+            .kube
+            .list_live::<LiteLLMModel>(&self.owner.namespace)
+            .await?;
+        for model in models.iter() {
+            let Ok(model) = model.read() else { continue };
+            let p = &model.spec.for_provider;
+            let uses = p
+                .litellm_params
+                .credential_ref
+                .as_ref()
+                .is_some_and(|r| r.name == name);
+            if !uses {
+                continue;
+            }
+            let own: Vec<&str> = model_params::SECRET_PARAMS
+                .iter()
+                .filter(|s| (s.selector)(&p.litellm_params).is_some())
+                .map(|s| s.name)
+                .collect();
+            let plain = model_params::plain(&p.litellm_params);
+            let plain: Vec<&str> = plain.keys().map(String::as_str).collect();
+            if let Some(why) = super::model::family_refusal(p, &own, &plain, Some(params)) {
+                return Ok(Some(format!(
+                    "{VALUES}: the LiteLLMModel {} uses this credential, and would then break \
+                     the tenancy rules: {why}",
+                    kube::ResourceExt::name_any(&*model)
+                )));
+            }
+        }
+        Ok(None)
     }
 }
 
@@ -288,6 +338,7 @@ impl ManagedKind for LiteLLMCredential {
             owner: connection.owner,
             refs: connection.refs,
             public: connection.public_models,
+            kube: connection.kube,
         }
     }
 }
@@ -345,7 +396,7 @@ impl External<LiteLLMCredential> for CredentialExternal {
         mr: &LiteLLMCredential,
         id: &str,
     ) -> Result<Created<LiteLLMCredential>, ExternalError> {
-        let request = self.request(id, &mr.spec.for_provider)?;
+        let request = self.request(id, &mr.spec.for_provider).await?;
         self.client.credential_new(&request).await?;
         Ok(Creation::default().into())
     }
@@ -360,7 +411,7 @@ impl External<LiteLLMCredential> for CredentialExternal {
         _: &Diff,
     ) -> Result<(), ExternalError> {
         let params = &mr.spec.for_provider;
-        let mut request = self.request(id, params)?;
+        let mut request = self.request(id, params).await?;
         if let Some(live) = self.client.credential_get(id).await? {
             request.credential_values_to_delete = unwanted(params, &live);
         }
@@ -563,7 +614,7 @@ mod tests {
     }
 
     #[test]
-    fn a_tenants_credential_holds_a_credential_and_lends_no_identity() {
+    fn a_tenants_credential_lends_no_identity_and_reads_nothing_of_the_proxy() {
         let value = |name: &str| CredentialValue {
             name: name.into(),
             secret_key_ref: SecretKeySelector {
@@ -571,55 +622,99 @@ mod tests {
                 key: "k".into(),
             },
         };
-        let with = |values: &[&str], plain: &[(&str, &str)]| CredentialParameters {
-            values: values.iter().map(|n| value(n)).collect(),
-            plain_values: plain
+        let with = |values: &[(&str, &str)], plain: &[(&str, &str)]| {
+            let params = CredentialParameters {
+                values: values.iter().map(|(n, _)| value(n)).collect(),
+                plain_values: plain
+                    .iter()
+                    .map(|(n, v)| (n.to_string(), v.to_string()))
+                    .collect(),
+                ..CredentialParameters::default()
+            };
+            let secrets: BTreeMap<String, Secret> = values
                 .iter()
-                .map(|(n, v)| (n.to_string(), v.to_string()))
-                .collect(),
-            ..CredentialParameters::default()
+                .map(|(n, v)| (n.to_string(), Secret::new(*v)))
+                .collect();
+            (params, secrets)
         };
-        let role = [("aws_role_name", "arn:aws:iam::1:role/r")];
+        let service_account = r#"{"type": "service_account", "private_key": "k"}"#;
         let cases = [
-            ("an api key", with(&["api_key"], &[]), None),
+            ("an api key", with(&[("api_key", "sk-up")], &[]), None),
             (
-                "settings only",
+                "settings only (its models say what they need)",
                 with(&[], &[("api_base", "http://up")]),
-                Some("values: "),
-            ),
-            (
-                "a setting from a Secret",
-                with(&["api_base"], &[]),
-                Some("values: "),
-            ),
-            (
-                "a role without an identity",
-                with(&["api_key", "aws_access_key_id"], &role),
-                Some("plainValues.aws_role_name: "),
-            ),
-            (
-                "a role from a Secret without an identity",
-                with(&["api_key", "aws_role_name"], &[]),
-                Some("plainValues.aws_role_name: "),
-            ),
-            (
-                "a role with access keys",
-                with(&["aws_access_key_id", "aws_secret_access_key"], &role),
                 None,
             ),
             (
-                "a role with a web identity",
-                with(&["aws_web_identity_token"], &role),
+                "a service account's key",
+                with(&[("vertex_credentials", service_account)], &[]),
                 None,
+            ),
+            (
+                "an empty key",
+                with(&[("api_key", " ")], &[]),
+                Some("values[api_key]: "),
+            ),
+            (
+                "a token of the proxy's identity",
+                with(&[("api_key", "oidc/env/OPENAI_API_KEY")], &[]),
+                Some("values[api_key]: "),
+            ),
+            (
+                "a service account file of the proxy's host",
+                with(&[("vertex_credentials", "/var/secrets/sa.json")], &[]),
+                Some("values[vertex_credentials]: "),
+            ),
+            (
+                "a profile of the proxy",
+                with(
+                    &[("aws_access_key_id", "AKIA1")],
+                    &[("aws_profile_name", "platform")],
+                ),
+                Some("plainValues.aws_profile_name: "),
+            ),
+            (
+                "a role",
+                with(
+                    &[
+                        ("aws_access_key_id", "AKIA1"),
+                        ("aws_secret_access_key", "s"),
+                    ],
+                    &[("aws_role_name", "arn:aws:iam::1:role/r")],
+                ),
+                Some("plainValues.aws_role_name: "),
+            ),
+            (
+                "a web identity (a pointer to the proxy's token)",
+                with(
+                    &[("aws_web_identity_token", "oidc/file//var/run/secrets/t")],
+                    &[],
+                ),
+                Some("values[aws_web_identity_token]: "),
+            ),
+            (
+                "Azure sign-in settings the proxy's environment completes",
+                with(&[("api_key", "k")], &[("tenant_id", "t")]),
+                Some("plainValues.tenant_id: "),
+            ),
+            (
+                "a plain value from the proxy's identity",
+                with(
+                    &[("api_key", "k")],
+                    &[("api_base", "oidc/google/https://x")],
+                ),
+                Some("plainValues.api_base: "),
             ),
         ];
-        for (case, params, want) in cases {
-            let got = tenant_refusal(&params);
+        for (case, (params, secrets), want) in cases {
+            let got = tenant_refusal(&params, &secrets);
             match (want, got) {
                 (None, None) => {}
                 (Some(prefix), Some(message)) => {
                     assert!(message.starts_with(prefix), "{case}: {message}");
-                    assert!(!message.contains("arn:aws"), "{case}: {message}");
+                    for value in ["arn:aws", "OPENAI_API_KEY", "/var/", "platform", "AKIA1"] {
+                        assert!(!message.contains(value), "{case}: {message}");
+                    }
                 }
                 (want, got) => panic!("{case}: want {want:?}, got {got:?}"),
             }

@@ -262,6 +262,9 @@ pub struct Connection {
     /// Whether the resource's namespace may publish public model names (see
     /// `spec.publicModelNamespaces` of the instance).
     pub public_models: bool,
+    /// The internal hosts the instance lets tenants' MCP servers name
+    /// (`spec.tenantMcpServerHosts`).
+    pub tenant_mcp_server_hosts: Vec<String>,
     pub refs: Resolved,
     /// Reads through the shared caches; writes through its client.
     pub kube: super::cache::Kube,

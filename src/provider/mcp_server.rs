@@ -18,8 +18,14 @@
 //! Refused from every namespace: a URL that is not `http(s)://` (LiteLLM
 //! stores `file:///...` as readily), and an authentication value of the
 //! form `os.environ/...`. Refused outside the LiteLLMInstance's namespace:
-//! `stdio` (the proxy would run a command on its own host), a server name
-//! outside the namespace's prefix, and access groups outside it.
+//! `stdio` (the proxy would run a command on its own host), a URL whose
+//! host is internal (loopback, link-local such as the cloud metadata
+//! service, private-range, cluster-internal names; see [`super::hosts`])
+//! unless the instance's `spec.tenantMcpServerHosts` allows it, a server
+//! name outside the namespace's prefix, access groups outside it, and
+//! `allowAllKeys` (which would offer the server to every key of the proxy).
+//! `allow_all_keys` is always written, so a server switched to all keys
+//! behind the provider's back is drift and is put back.
 
 use std::collections::BTreeMap;
 
@@ -100,13 +106,37 @@ pub fn refusal(params: &McpServerParameters, secrets: &BTreeMap<String, Secret>)
 /// Why a server of `namespace`, outside the LiteLLMInstance's (a
 /// tenant's), must not be written: names the field and what the tenant
 /// wrote, never another tenant.
-pub fn tenant_refusal(params: &McpServerParameters, namespace: &str) -> Option<String> {
+/// `allowed_hosts` are the internal hosts the instance lets tenants name
+/// (`spec.tenantMcpServerHosts`).
+pub fn tenant_refusal(
+    params: &McpServerParameters,
+    namespace: &str,
+    allowed_hosts: &[String],
+) -> Option<String> {
     const WHERE: &str = "outside the LiteLLMInstance's namespace";
     if params.transport == McpTransport::Stdio {
         return Some(format!(
             "forProvider.transport: stdio is refused {WHERE}: the proxy would run the command on \
              its own host, with its own credentials; use http or sse"
         ));
+    }
+    if params.allow_all_keys == Some(true) {
+        return Some(format!(
+            "forProvider.allowAllKeys: refused {WHERE}: it would offer the server to every key \
+             of the proxy; grant it through the objectPermission of the teams and keys that use it"
+        ));
+    }
+    if let Some(url) = params.url.as_deref().and_then(|u| url::Url::parse(u).ok()) {
+        if let Some(kind) = super::hosts::internal(&url) {
+            if !super::hosts::allowed(&url, allowed_hosts) {
+                let host = super::hosts::allow_list_form(&url).unwrap_or_default();
+                return Some(format!(
+                    "forProvider.url: the host {host:?} is {kind}, which the proxy would call from \
+                     inside its own network; refused {WHERE} unless the LiteLLMInstance lists it \
+                     in spec.tenantMcpServerHosts"
+                ));
+            }
+        }
     }
     let prefix = name_prefix(namespace);
     if let Some(name) = params.server_name.as_deref() {
@@ -151,6 +181,7 @@ pub fn request(
         mcp_info: metadata_with_marker(params.mcp_info.as_ref(), owner),
         command: params.command.clone(),
         args: params.args.clone().unwrap_or_default(),
+        allow_all_keys: params.allow_all_keys.unwrap_or(false),
     }
 }
 
@@ -185,6 +216,10 @@ pub fn diff(params: &McpServerParameters, id: &str, live: &McpServer, owner: &Ow
     exactly(
         "accessGroups",
         same_set(params.access_groups.as_deref(), &live.mcp_access_groups),
+    );
+    exactly(
+        "allowAllKeys",
+        params.allow_all_keys.unwrap_or(false) == live.allow_all_keys,
     );
     exactly("command", params.command == live.command);
     exactly(
@@ -230,6 +265,8 @@ pub struct McpServerExternal {
     client: litellm::Client,
     owner: Owner,
     instance_namespace: String,
+    /// `spec.tenantMcpServerHosts` of the instance.
+    tenant_hosts: Vec<String>,
     refs: Resolved,
 }
 
@@ -254,7 +291,7 @@ impl McpServerExternal {
         let tenant = self.owner.namespace != self.instance_namespace;
         let refused = refusal(params, &secrets).or_else(|| {
             tenant
-                .then(|| tenant_refusal(params, &self.owner.namespace))
+                .then(|| tenant_refusal(params, &self.owner.namespace, &self.tenant_hosts))
                 .flatten()
         });
         if let Some(why) = refused {
@@ -304,6 +341,7 @@ impl ManagedKind for LiteLLMMCPServer {
             client: connection.litellm,
             owner: connection.owner,
             instance_namespace: connection.instance_namespace,
+            tenant_hosts: connection.tenant_mcp_server_hosts,
             refs: connection.refs,
         }
     }
@@ -530,6 +568,7 @@ mod tests {
             }),
             allowed_tools: Some(vec!["search".into(), "read".into()]),
             access_groups: Some(vec!["ns/dev".into()]),
+            allow_all_keys: None,
             command: None,
             args: None,
             mcp_info: Some([("docs".to_owned(), json!("https://docs"))].into()),
@@ -638,6 +677,11 @@ mod tests {
                 "an access group added",
                 Box::new(|l| l.mcp_access_groups.push("other/ops".into())),
                 &["accessGroups"],
+            ),
+            (
+                "opened to every key (in LiteLLM's UI, say)",
+                Box::new(|l| l.allow_all_keys = true),
+                &["allowAllKeys"],
             ),
             (
                 "a command added",
@@ -799,9 +843,66 @@ mod tests {
                 },
                 Some("forProvider.accessGroups: "),
             ),
+            (
+                "open to every key",
+                McpServerParameters {
+                    allow_all_keys: Some(true),
+                    ..ok.clone()
+                },
+                Some("forProvider.allowAllKeys: "),
+            ),
+            (
+                "explicitly closed to other keys",
+                McpServerParameters {
+                    allow_all_keys: Some(false),
+                    ..ok.clone()
+                },
+                None,
+            ),
+            (
+                "the cloud metadata service",
+                McpServerParameters {
+                    url: Some("http://169.254.169.254/latest/meta-data/".into()),
+                    ..ok.clone()
+                },
+                Some("forProvider.url: the host \"169.254.169.254\" is a link-local"),
+            ),
+            (
+                "the proxy itself, spelt as a number",
+                McpServerParameters {
+                    url: Some("http://2130706433:4000/mcp".into()),
+                    ..ok.clone()
+                },
+                Some("forProvider.url: the host \"127.0.0.1\" is a loopback"),
+            ),
+            (
+                "a cluster service",
+                McpServerParameters {
+                    url: Some("http://postgres.platform.svc:5432/".into()),
+                    ..ok.clone()
+                },
+                Some("forProvider.url: "),
+            ),
+            (
+                "a service by its short name",
+                McpServerParameters {
+                    url: Some("http://litellm:4000/".into()),
+                    ..ok.clone()
+                },
+                Some("forProvider.url: "),
+            ),
+            (
+                "an internal host the instance allows",
+                McpServerParameters {
+                    url: Some("http://tools.mcp.svc:8080/mcp".into()),
+                    ..ok.clone()
+                },
+                None,
+            ),
         ];
+        let allowed = ["tools.mcp.svc".to_owned()];
         for (case, params, want) in cases {
-            let got = tenant_refusal(&params, ns);
+            let got = tenant_refusal(&params, ns, &allowed);
             match (want, got) {
                 (None, None) => {}
                 (Some(prefix), Some(message)) => {

@@ -29,7 +29,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use crate::api::common::{policy_allows, ManagedFields, ManagedStatus, ManagementPolicy};
-use crate::api::credential::LiteLLMCredential;
+use crate::api::credential::{CredentialParameters, LiteLLMCredential};
 use crate::api::model::{LiteLLMModel, ModelObservation, ModelParameters};
 use crate::litellm::{
     self, ModelInfo, ModelMetaRequest, ModelParamsRequest, ModelRequest, SecretParams,
@@ -37,6 +37,7 @@ use crate::litellm::{
 
 use super::dependents::{join, Join, Joins};
 use super::diff::{self, Diff};
+use super::families;
 use super::managed::{
     Connection, Created, Creation, External, ExternalError, ManagedKind, Observation,
 };
@@ -165,50 +166,54 @@ pub fn groups_refusal(params: &ModelParameters) -> Option<String> {
         })
 }
 
+/// Where a model counts as a tenant's, for messages.
+const TENANT: &str = "outside the LiteLLMInstance's namespace and its spec.publicModelNamespaces";
+
 /// Why a model from a namespace that may not publish public names (a
-/// tenant's) must not be written, naming the field and never a value.
-/// Such a model would otherwise reach the proxy's own credentials: with no
-/// credential of its own LiteLLM calls the upstream with the provider keys
-/// in its environment (or its cloud identity), a role assumed without
-/// credentials of the model's own is assumed with the proxy's, and any
-/// `litellm_params` value `os.environ/<VAR>` is replaced by that variable
-/// of the proxy.
+/// tenant's) must not be written, naming the field and never a value. Such
+/// a model must reach its upstream only with secrets from its own
+/// namespace: LiteLLM fills every credential a deployment leaves out from
+/// the proxy (its environment, files and cloud identity), and sends it to
+/// whatever upstream the model names. See [`super::families`] for which
+/// credentials each family of providers needs and what is refused.
 ///
-/// `credential` names the values the model's `LiteLLMCredential` reads
-/// from Secrets (none without `credentialRef`).
+/// `credential` is the spec of the model's `LiteLLMCredential` (none
+/// without `credentialRef`, or when it is gone: then the reference does not
+/// resolve either), whose values fill the parameters the model leaves
+/// unset.
 pub fn tenant_refusal(
     params: &ModelParameters,
     refs: &Resolved,
-    credential: &[String],
+    credential: Option<&CredentialParameters>,
 ) -> Option<String> {
-    const WHERE: &str =
-        "outside the LiteLLMInstance's namespace and its spec.publicModelNamespaces";
     let environment = |field: &str| {
         format!(
             "{field}: a value of the form {}... makes LiteLLM read an environment variable of \
-             the proxy, which a model {WHERE} may not do",
+             the proxy, which a model {TENANT} may not do",
             mp::ENVIRONMENT_PREFIX
         )
     };
     let p = &params.litellm_params;
-    if !mp::has_own_credentials(p) {
-        return Some(format!(
-            "{} is required for a model {WHERE}, unless it brings another credential of its own \
-             (credentialRef, aws, vertex, azure): without one LiteLLM would call the upstream \
-             with the proxy's own provider credentials",
-            mp::API_KEY_REF
-        ));
-    }
     if let Some(why) = mp::secret_refusal(p, refs) {
         return Some(why);
     }
-    if let Some(field) = mp::borrowed_identity(p, credential) {
-        return Some(format!(
-            "{field}: a model {WHERE} may assume a role only with credentials of its own \
-             (aws.accessKeyIdSecretRef and aws.secretAccessKeySecretRef, or \
-             aws.webIdentityTokenSecretRef, or those values in the credential of \
-             credentialRef); else LiteLLM assumes it with the proxy's"
-        ));
+    // The model's own secrets, as resolved: never a parameter of the
+    // proxy's identity, never a value LiteLLM dereferences, never empty.
+    let mut from_secrets = Vec::new();
+    for s in mp::SECRET_PARAMS {
+        if (s.selector)(p).is_none() {
+            continue;
+        }
+        if let Some(why) = families::refused_param(s.name, &Value::Null) {
+            return Some(format!("{}: {why}", s.field));
+        }
+        let Some(value) = refs.secret(s.field) else {
+            continue;
+        };
+        if let Some(why) = families::refused_value(s.name, value.expose(), true) {
+            return Some(format!("{}: {why}", s.field));
+        }
+        from_secrets.push(s.name);
     }
     let texts = [
         ("litellmParams.model", Some(&p.model)),
@@ -219,16 +224,25 @@ pub fn tenant_refusal(
         if value.is_some_and(|v| names_environment(v)) {
             return Some(environment(field));
         }
+        if let Some(why) = value.and_then(|v| families::refused_value("", v, false)) {
+            return Some(format!("{field}: {why}"));
+        }
     }
-    if let Some(name) = mp::plain(p)
-        .iter()
-        .find_map(|(name, value)| json_names_environment(value).then_some(name))
-    {
+    let plain = mp::plain(p);
+    for (name, value) in &plain {
         let field = match mp::plain_field(name) {
             mp::ADDITIONAL_PARAMS => format!("{}.{name}", mp::ADDITIONAL_PARAMS),
             field => field.to_owned(),
         };
-        return Some(environment(&field));
+        if json_names_environment(value) {
+            return Some(environment(&field));
+        }
+        if let Some(why) = families::refused_param(name, value) {
+            return Some(format!("{field}: {why}"));
+        }
+        if let Some(why) = families::refused_json(name, value) {
+            return Some(format!("{field}: {why}"));
+        }
     }
     let (info, pricing) = split_model_info(params);
     if let Some(key) = pricing
@@ -239,8 +253,101 @@ pub fn tenant_refusal(
     }
     if info.contains_key("team_id") {
         return Some(format!(
-            "modelInfo.team_id: a model {WHERE} cannot be made a team model; it is published \
+            "modelInfo.team_id: a model {TENANT} cannot be made a team model; it is published \
              as <namespace>/<modelName> instead"
+        ));
+    }
+    let plain_names: Vec<&str> = plain.keys().map(String::as_str).collect();
+    family_refusal(params, &from_secrets, &plain_names, credential)
+}
+
+/// Why a tenant's model, with `from_secrets` (the `litellm_params` names
+/// its own Secret references give, non-empty) and `plain` (those it sets in
+/// plain), and with its `LiteLLMCredential`'s `credential`, does not bring
+/// what its family needs: the family is not known, a set is missing, a
+/// credential value is one a tenant may not give, or its `api_base` takes
+/// a path on which nothing pre-empts the proxy's credentials. Also asked by
+/// a tenant's credential for each model that uses it.
+pub fn family_refusal(
+    params: &ModelParameters,
+    from_secrets: &[&str],
+    plain: &[&str],
+    credential: Option<&CredentialParameters>,
+) -> Option<String> {
+    let p = &params.litellm_params;
+    let by_credential = "litellmParams.credentialRef";
+    let mut secrets: Vec<&str> = from_secrets.to_vec();
+    let mut settings: Vec<&str> = plain.to_vec();
+    if let Some(credential) = credential {
+        for value in &credential.values {
+            if let Some(why) = families::refused_param(&value.name, &Value::Null) {
+                return Some(format!(
+                    "{by_credential}: its LiteLLMCredential's values[{}]: {why}",
+                    value.name
+                ));
+            }
+            secrets.push(&value.name);
+        }
+        for (name, value) in &credential.plain_values {
+            if let Some(why) = families::refused_param(name, &Value::String(value.clone()))
+                .or_else(|| families::refused_value(name, value, false))
+            {
+                return Some(format!(
+                    "{by_credential}: its LiteLLMCredential's plainValues.{name}: {why}"
+                ));
+            }
+            settings.push(name);
+        }
+    }
+    let plain_value =
+        |name: &str| credential.and_then(|c| c.plain_values.get(name).map(String::as_str));
+    // The model's own values fill first; the credential's fill the rest.
+    let provider = p
+        .custom_llm_provider
+        .as_deref()
+        .or_else(|| plain_value("custom_llm_provider"));
+    let provider_field = if p.custom_llm_provider.is_some() {
+        "litellmParams.customLlmProvider"
+    } else {
+        "litellmParams.model"
+    };
+    let route = match families::route(&p.model, provider) {
+        Ok(route) => route,
+        Err(families::Unrouted::Unnamed) => {
+            return Some(format!(
+                "litellmParams.model: a model {TENANT} must name its LiteLLM provider, as \
+                 <provider>/<model> or in litellmParams.customLlmProvider: which credentials \
+                 LiteLLM would take from the proxy depends on it"
+            ))
+        }
+        Err(families::Unrouted::Unknown(provider)) => {
+            return Some(format!(
+                "{provider_field}: the LiteLLM provider {provider:?} is not in the table of \
+                 provider families whose credentials are known (see the tenancy docs), so a \
+                 model {TENANT} may not use it: LiteLLM might call its upstream with the \
+                 proxy's own credentials"
+            ))
+        }
+    };
+    let api_base = p.api_base.as_deref().or_else(|| plain_value("api_base"));
+    for family in route {
+        if let Some(why) = api_base.and_then(|base| families::refused_api_base(family, base)) {
+            return Some(format!("litellmParams.apiBase: {why}"));
+        }
+        if families::satisfied(family, &secrets, &settings) {
+            continue;
+        }
+        let first = family.own.first().and_then(|set| set.first()).copied();
+        let field = first
+            .and_then(|name| mp::SECRET_PARAMS.iter().find(|s| s.name == name))
+            .map_or(by_credential, |s| s.field);
+        return Some(format!(
+            "{field}: a model of LiteLLM's {} family {TENANT} must bring {} from Secrets of its \
+             namespace (its own Secret references, or the values of its LiteLLMCredential), \
+             non-empty: without, LiteLLM calls the upstream with the proxy's own ({})",
+            family.name,
+            families::sets_in_words(family),
+            family.fallbacks
         ));
     }
     None
@@ -411,25 +518,21 @@ impl ModelExternal {
         )
     }
 
-    /// The names of the values the model's `LiteLLMCredential` reads from
-    /// Secrets, from the shared cache (none without `credentialRef`, or
-    /// when it is gone: then the reference does not resolve either).
-    async fn credential_values(
+    /// The spec of the model's `LiteLLMCredential`, from the shared cache
+    /// (none without `credentialRef`, or when it is gone: then the
+    /// reference does not resolve either).
+    async fn credential(
         &self,
         params: &ModelParameters,
-    ) -> Result<Vec<String>, ExternalError> {
+    ) -> Result<Option<CredentialParameters>, ExternalError> {
         let Some(credential) = &params.litellm_params.credential_ref else {
-            return Ok(Vec::new());
+            return Ok(None);
         };
         let cached = self
             .kube
             .get::<LiteLLMCredential>(&self.owner.namespace, &credential.name)
             .await?;
-        Ok(cached
-            .iter()
-            .flat_map(|c| &c.spec.for_provider.values)
-            .map(|v| v.name.clone())
-            .collect())
+        Ok(cached.map(|c| c.spec.for_provider.clone()))
     }
 
     /// The create/update body for `params`, or why a tenant's model may not
@@ -440,9 +543,9 @@ impl ModelExternal {
         params: &ModelParameters,
     ) -> Result<ModelRequest, ExternalError> {
         let credential = if self.public {
-            Vec::new()
+            None
         } else {
-            self.credential_values(params).await?
+            self.credential(params).await?
         };
         // From any namespace: a Secret is for a credential, not for a
         // pointer into the proxy's environment (a model that should use the
@@ -455,7 +558,7 @@ impl ModelExternal {
             .or_else(|| groups_refusal(params))
             .or_else(|| {
                 (!self.public)
-                    .then(|| tenant_refusal(params, &self.refs, &credential))
+                    .then(|| tenant_refusal(params, &self.refs, credential.as_ref()))
                     .flatten()
             });
         if let Some(why) = refusal {
@@ -969,174 +1072,347 @@ mod tests {
         );
     }
 
+    /// A tenant's model of `model` with the given typed Secret references
+    /// (field, value) and additional parameters.
+    fn tenant_model(
+        model: &str,
+        secrets: &[(&str, &str)],
+        extra: Value,
+    ) -> (ModelParameters, Resolved) {
+        let mut p = params();
+        p.litellm_params.model = model.into();
+        p.litellm_params.api_base = Some("http://127.0.0.1:9/tenant".into());
+        p.litellm_params.api_key_secret_ref = None;
+        let selector = || {
+            Some(SecretKeySelector {
+                name: "s".into(),
+                key: "k".into(),
+            })
+        };
+        let mut refs = Resolved::default();
+        for (field, value) in secrets {
+            let l = &mut p.litellm_params;
+            let aws = || AwsParams::default();
+            match *field {
+                "apiKey" => l.api_key_secret_ref = selector(),
+                "awsAccessKeyId" => {
+                    l.aws.get_or_insert_with(aws).access_key_id_secret_ref = selector()
+                }
+                "awsSecretAccessKey" => {
+                    l.aws.get_or_insert_with(aws).secret_access_key_secret_ref = selector()
+                }
+                "awsWebIdentityToken" => {
+                    l.aws.get_or_insert_with(aws).web_identity_token_secret_ref = selector()
+                }
+                "vertexCredentials" => {
+                    l.vertex
+                        .get_or_insert_with(VertexParams::default)
+                        .credentials_secret_ref = selector()
+                }
+                "azureAdToken" => {
+                    l.azure
+                        .get_or_insert_with(crate::api::model::AzureParams::default)
+                        .ad_token_secret_ref = selector()
+                }
+                other => panic!("{other}"),
+            }
+            let field = mp::SECRET_PARAMS
+                .iter()
+                .find(|s| (s.selector)(l).is_some() && refs.secret(s.field).is_none())
+                .unwrap()
+                .field;
+            refs = refs.with_secret(field, Secret::new(*value));
+        }
+        if let Value::Object(extra) = extra {
+            if !extra.is_empty() {
+                p.litellm_params.additional_params = Some(extra.into_iter().collect());
+            }
+        }
+        (p, refs)
+    }
+
     #[test]
-    fn tenant_models_need_their_own_key_and_never_the_proxys_environment() {
-        let key = |value: &str| Some(Secret::new(value));
-        let no_ref = ModelParameters {
-            litellm_params: LiteLLMParams {
-                api_key_secret_ref: None,
-                ..params().litellm_params
-            },
-            ..params()
-        };
-        let with_base = |base: &str| ModelParameters {
-            litellm_params: LiteLLMParams {
-                api_base: Some(base.into()),
-                ..params().litellm_params
-            },
-            ..params()
-        };
-        let with_extra = |name: &str, value: Value| {
-            let mut p = params();
-            p.litellm_params.additional_params = Some([(name.to_owned(), value)].into());
-            p
-        };
-        let role_only = {
-            let mut p = params();
-            p.litellm_params.aws = Some(AwsParams {
-                role_name: Some("arn:aws:iam::1:role/proxy-can-assume".into()),
-                ..AwsParams::default()
-            });
-            p
-        };
-        let vertex_own = ModelParameters {
-            litellm_params: LiteLLMParams {
-                api_key_secret_ref: None,
-                vertex: Some(VertexParams {
-                    project: Some("p".into()),
-                    credentials_secret_ref: Some(SecretKeySelector {
-                        name: "sa".into(),
-                        key: "json".into(),
-                    }),
-                    ..VertexParams::default()
-                }),
-                ..params().litellm_params
-            },
-            ..params()
-        };
-        let cases: [(&str, ModelParameters, Option<Secret>, Option<&str>); 14] = [
-            ("own key", params(), key("sk-upstream"), None),
+    fn tenant_models_reach_upstreams_only_with_their_own_secrets() {
+        let sa = r#"{"type": "service_account", "client_email": "t@x", "private_key": "k"}"#;
+        let none = json!({});
+        type Case<'a> = (
+            &'a str,
+            &'a str,
+            Vec<(&'a str, &'a str)>,
+            Value,
+            Option<&'a str>,
+        );
+        let cases: Vec<Case> = vec![
+            ("openai with its key", "openai/gpt-4o", vec![("apiKey", "sk-up")], none.clone(), None),
             (
-                "a key that only mentions the prefix later",
-                params(),
-                key("sk-os.environ/x"),
-                None,
+                "openai with a secret an OpenAI call never reads (issue case 1)",
+                "openai/gpt-4o",
+                vec![("awsSecretAccessKey", "tenant-aws-secret")],
+                none.clone(),
+                Some("litellmParams.apiKeySecretRef: a model of LiteLLM's openai family"),
             ),
-            ("no credential of its own", no_ref, None, Some(API_KEY_REF)),
-            ("own service account instead", vertex_own, None, None),
+            (
+                "openai with no secret",
+                "openai/gpt-4o",
+                vec![],
+                none.clone(),
+                Some("litellmParams.apiKeySecretRef: "),
+            ),
+            (
+                "an empty key falls back",
+                "openai/gpt-4o",
+                vec![("apiKey", "  ")],
+                none.clone(),
+                Some("litellmParams.apiKeySecretRef: the Secret's value is empty"),
+            ),
             (
                 "the proxy's environment as key",
-                params(),
-                key("os.environ/OPENAI_API_KEY"),
-                Some(API_KEY_REF),
+                "openai/gpt-4o",
+                vec![("apiKey", " OS.Environ/OPENAI_API_KEY")],
+                none.clone(),
+                Some("litellmParams.apiKeySecretRef: "),
             ),
             (
-                "case and blanks do not hide it",
-                params(),
-                key("  OS.Environ/OPENAI_API_KEY"),
-                Some(API_KEY_REF),
+                "a token of the proxy's identity as key",
+                "openai/gpt-4o",
+                vec![("apiKey", "oidc/env/OPENAI_API_KEY")],
+                none.clone(),
+                Some("litellmParams.apiKeySecretRef: a value of the form oidc/"),
             ),
             (
-                "a role assumed with the proxy's identity",
-                role_only,
-                key("sk-upstream"),
-                Some("litellmParams.aws.roleName"),
-            ),
-            (
-                "apiBase from the environment",
-                with_base("os.environ/INTERNAL_URL"),
-                key("sk-upstream"),
-                Some("litellmParams.apiBase"),
-            ),
-            (
-                "an additional parameter from the environment",
-                with_extra("organization", json!("os.environ/OPENAI_ORG")),
-                key("sk-upstream"),
-                Some("litellmParams.additionalParams.organization"),
-            ),
-            (
-                "a price from the environment",
-                with_info(json!({"input_cost_per_token": "os.environ/OPENAI_API_KEY"})),
-                key("sk-upstream"),
-                Some("modelInfo.input_cost_per_token"),
-            ),
-            (
-                "nested in a price table",
-                with_info(json!({"tiered_pricing": [{"note": "os.environ/X"}]})),
-                key("sk-upstream"),
-                Some("modelInfo.tiered_pricing"),
-            ),
-            (
-                "a team model",
-                with_info(json!({"team_id": "someone-elses-team"})),
-                key("sk-upstream"),
-                Some("modelInfo.team_id"),
-            ),
-            (
-                "model_info text is not read from the environment",
-                with_info(json!({"description": "os.environ/X"})),
-                key("sk-upstream"),
+                "bedrock with its key pair",
+                "bedrock/anthropic.claude-3-5-sonnet",
+                vec![("awsAccessKeyId", "AKIATENANT"), ("awsSecretAccessKey", "s")],
+                none.clone(),
                 None,
             ),
             (
-                "an additional parameter in clear",
-                with_extra("organization", json!("org-1")),
-                key("sk-upstream"),
+                "bedrock with half a pair",
+                "bedrock/anthropic.claude-3-5-sonnet",
+                vec![("awsSecretAccessKey", "s")],
+                none.clone(),
+                Some("litellmParams.aws.accessKeyIdSecretRef: a model of LiteLLM's bedrock family"),
+            ),
+            (
+                "bedrock with a profile of the proxy (issue case 3)",
+                "bedrock/anthropic.claude-3-5-sonnet",
+                vec![("awsAccessKeyId", "AKIATENANT"), ("awsSecretAccessKey", "s")],
+                json!({"aws_profile_name": "platform", "aws_bedrock_runtime_endpoint": "http://127.0.0.1:9"}),
+                Some("litellmParams.additionalParams.aws_profile_name: selects a profile"),
+            ),
+            (
+                "bedrock with a web identity token",
+                "bedrock/anthropic.claude-3-5-sonnet",
+                vec![("awsWebIdentityToken", "eyJ.a.b")],
+                none.clone(),
+                Some("litellmParams.aws.webIdentityTokenSecretRef: "),
+            ),
+            (
+                "vertex with a service account",
+                "vertex_ai/gemini-1.5-pro",
+                vec![("vertexCredentials", sa)],
+                none.clone(),
+                None,
+            ),
+            (
+                "vertex with a file of the proxy's host (issue case 4)",
+                "vertex_ai/gemini-1.5-pro",
+                vec![("vertexCredentials", "/etc/platform/sa.json")],
+                none.clone(),
+                Some("litellmParams.vertex.credentialsSecretRef: must be a service account's"),
+            ),
+            (
+                "vertex with an external account",
+                "vertex_ai/gemini-1.5-pro",
+                vec![("vertexCredentials", r#"{"type": "external_account"}"#)],
+                none.clone(),
+                Some("litellmParams.vertex.credentialsSecretRef: must be a JSON key of type"),
+            ),
+            (
+                "vertex with only an api key (issue case 5)",
+                "vertex_ai/gemini-1.5-pro",
+                vec![("apiKey", "tenant-key")],
+                none.clone(),
+                Some("litellmParams.vertex.credentialsSecretRef: a model of LiteLLM's vertex_ai family"),
+            ),
+            (
+                "azure with its key",
+                "azure/gpt-4o-deployment",
+                vec![("apiKey", "k")],
+                none.clone(),
+                None,
+            ),
+            (
+                "azure with only a token (an OpenAI-routed name needs the key too)",
+                "azure/gpt-4o-deployment",
+                vec![("azureAdToken", "eyJ.a.b")],
+                none.clone(),
+                Some("litellmParams.apiKeySecretRef: a model of LiteLLM's azure family"),
+            ),
+            (
+                "azure sign-in settings the proxy completes",
+                "azure/gpt-4o-deployment",
+                vec![("apiKey", "k")],
+                json!({"azure_scope": "https://management.azure.com/.default"}),
+                Some("litellmParams.additionalParams.azure_scope: "),
+            ),
+            (
+                "azure through the Cloudflare path",
+                "azure/gpt-4o-deployment",
+                vec![("apiKey", "k")],
+                json!({}),
+                None,
+            ),
+            (
+                "a model without a provider",
+                "gpt-4o",
+                vec![("apiKey", "k")],
+                none.clone(),
+                Some("litellmParams.model: a model outside"),
+            ),
+            (
+                "a provider of the proxy's own sign-in",
+                "github_copilot/gpt-4o",
+                vec![("apiKey", "k")],
+                none.clone(),
+                Some("litellmParams.model: the LiteLLM provider \"github_copilot\""),
+            ),
+            (
+                "a route through the proxy's LiteLLM proxy settings",
+                "openai/gpt-4o",
+                vec![("apiKey", "k")],
+                json!({"use_litellm_proxy": true}),
+                Some("litellmParams.additionalParams.use_litellm_proxy: "),
+            ),
+            (
+                "a file of the proxy's host",
+                "openai/gpt-4o",
+                vec![("apiKey", "k")],
+                json!({"ssl_verify": "/etc/ssl/platform.pem"}),
+                Some("litellmParams.additionalParams.ssl_verify: "),
+            ),
+            (
+                "nested identity tokens",
+                "openai/gpt-4o",
+                vec![("apiKey", "k")],
+                json!({"extra_headers": {"X-Token": "oidc/google/https://x"}}),
+                Some("litellmParams.additionalParams.extra_headers: a value of the form oidc/"),
+            ),
+            (
+                "a plain setting in clear",
+                "openai/gpt-4o",
+                vec![("apiKey", "k")],
+                json!({"organization": "org-1"}),
                 None,
             ),
         ];
-        for (case, params, api_key, field) in cases {
-            let refs = match api_key {
-                Some(key) => Resolved::default().with_secret(API_KEY_REF, key),
-                None => Resolved::default(),
-            };
-            let refusal = tenant_refusal(&params, &refs, &[]);
-            match (field, refusal) {
+        for (case, model, secrets, extra, want) in cases {
+            let (params, refs) = tenant_model(model, &secrets, extra);
+            let got = tenant_refusal(&params, &refs, None);
+            match (want, got) {
                 (None, None) => {}
-                (Some(field), Some(message)) => {
-                    assert!(message.starts_with(field), "{case}: {message}");
-                    for value in [
-                        "OPENAI_API_KEY",
-                        "INTERNAL_URL",
-                        "sk-upstream",
-                        "someone",
-                        "OPENAI_ORG",
-                        "proxy-can-assume",
-                    ] {
+                (Some(prefix), Some(message)) => {
+                    assert!(message.starts_with(prefix), "{case}: {message}");
+                    for (_, value) in &secrets {
+                        assert!(
+                            value.trim().len() < 2 || !message.contains(value.trim()),
+                            "{case}: {message}"
+                        );
+                    }
+                    for value in ["platform", "OPENAI_API_KEY\"", "management.azure"] {
                         assert!(!message.contains(value), "{case}: {message}");
                     }
                 }
                 (want, got) => panic!("{case}: want {want:?}, got {got:?}"),
             }
         }
+        // The Cloudflare path of azure uses the proxy's credentials whatever
+        // the model brings.
+        let (mut cloudflare, refs) = tenant_model("azure/dep", &[("apiKey", "k")], json!({}));
+        cloudflare.litellm_params.api_base =
+            Some("https://evil.example/gateway.ai.cloudflare.com/v1".into());
+        let why = tenant_refusal(&cloudflare, &refs, None).unwrap();
+        assert!(why.starts_with("litellmParams.apiBase: "), "{why}");
     }
 
     #[test]
-    fn a_tenants_credential_ref_is_its_own_credential_and_lends_no_identity() {
-        let using = |role: Option<&str>| {
-            let mut p = params();
-            p.litellm_params.api_key_secret_ref = None;
-            p.litellm_params.credential_ref = Some(LocalRef {
-                name: "mine".into(),
-            });
-            p.litellm_params.aws = role.map(|r| AwsParams {
-                role_name: Some(r.into()),
-                ..AwsParams::default()
-            });
-            p
+    fn a_tenants_credential_counts_only_with_what_it_holds_from_secrets() {
+        let value = |name: &str| crate::api::credential::CredentialValue {
+            name: name.into(),
+            secret_key_ref: SecretKeySelector {
+                name: "s".into(),
+                key: "k".into(),
+            },
         };
-        let refs = Resolved::default().with_id(mp::CREDENTIAL_REF, "ns.mine");
-        let names = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        let credential = |values: &[&str], plain: &[(&str, &str)]| CredentialParameters {
+            values: values.iter().map(|n| value(n)).collect(),
+            plain_values: plain
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect(),
+            ..CredentialParameters::default()
+        };
+        let (mut params, refs) = tenant_model("openai/gpt-4o", &[], json!({}));
+        params.litellm_params.credential_ref = Some(LocalRef {
+            name: "mine".into(),
+        });
+        let refs = refs.with_id(mp::CREDENTIAL_REF, "ns.mine");
         assert_eq!(
-            tenant_refusal(&using(None), &refs, &names(&["api_key"])),
+            tenant_refusal(&params, &refs, Some(&credential(&["api_key"], &[]))),
             None
         );
-        let role = using(Some("arn:aws:iam::1:role/proxy-can-assume"));
-        let why = tenant_refusal(&role, &refs, &names(&["api_key"])).unwrap();
-        assert!(why.starts_with("litellmParams.aws.roleName:"), "{why}");
-        assert!(!why.contains("proxy-can-assume"), "{why}");
-        let keys = names(&["aws_access_key_id", "aws_secret_access_key"]);
-        assert_eq!(tenant_refusal(&role, &refs, &keys), None);
+        // Issue case 2: a credential whose only secret an OpenAI call
+        // never reads, with the upstream as a plain value.
+        let why = tenant_refusal(
+            &params,
+            &refs,
+            Some(&credential(
+                &["aws_secret_access_key"],
+                &[("api_base", "http://127.0.0.1:9")],
+            )),
+        )
+        .unwrap();
+        assert!(
+            why.starts_with("litellmParams.apiKeySecretRef: a model of LiteLLM's openai family"),
+            "{why}"
+        );
+        // A secret given in plain does not count.
+        let why = tenant_refusal(&params, &refs, Some(&credential(&[], &[("api_key", "k")])));
+        assert!(why.is_some());
+        // The credential's provider routes the model, as its values fill
+        // what the model leaves unset.
+        let mut bare = params.clone();
+        bare.litellm_params.model = "claude-3-5-sonnet".into();
+        assert_eq!(
+            tenant_refusal(
+                &bare,
+                &refs,
+                Some(&credential(
+                    &["api_key"],
+                    &[("custom_llm_provider", "anthropic")]
+                ))
+            ),
+            None
+        );
+        let why = tenant_refusal(
+            &params,
+            &refs,
+            Some(&credential(
+                &["api_key"],
+                &[("aws_profile_name", "platform")],
+            )),
+        )
+        .unwrap();
+        assert!(
+            why.starts_with("litellmParams.credentialRef: its LiteLLMCredential's plainValues.aws_profile_name: "),
+            "{why}"
+        );
+        assert!(!why.contains("platform\""), "{why}");
+        // A team model is no tenant's way around the rules.
+        let (mut team, refs) = tenant_model("openai/gpt-4o", &[("apiKey", "k")], json!({}));
+        team.model_info = Some([("team_id".to_owned(), json!("someone-elses"))].into());
+        let why = tenant_refusal(&team, &refs, None).unwrap();
+        assert!(why.starts_with("modelInfo.team_id: "), "{why}");
     }
 
     #[test]

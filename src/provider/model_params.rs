@@ -350,39 +350,6 @@ pub fn secret_refusal(params: &LiteLLMParams, refs: &Resolved) -> Option<String>
         })
 }
 
-/// Whether `params` brings a credential of its own, so LiteLLM need not
-/// fall back on the proxy's (its environment, its cloud identity): a
-/// Secret of its own, or a `LiteLLMCredential` of its namespace (which,
-/// outside the platform's namespaces, holds one; see
-/// `super::credential::tenant_refusal`).
-pub fn has_own_credentials(params: &LiteLLMParams) -> bool {
-    params.credential_ref.is_some() || SECRET_PARAMS.iter().any(|s| (s.selector)(params).is_some())
-}
-
-/// The `litellm_params` with which LiteLLM assumes an AWS role as the
-/// caller rather than as the proxy: a secret access key or a web identity
-/// token.
-pub const AWS_IDENTITY: &[&str] = &["aws_secret_access_key", "aws_web_identity_token"];
-
-/// The `litellm_params` name of an AWS role to assume.
-pub const AWS_ROLE_NAME: &str = "aws_role_name";
-
-/// Why a tenant's AWS settings would act with the proxy's identity: a role
-/// assumed with no secret access key or web identity token of the model's
-/// own (nor one among `credential`, the names of the values its
-/// `LiteLLMCredential` reads from Secrets) is assumed with the proxy's
-/// credentials.
-pub fn borrowed_identity(params: &LiteLLMParams, credential: &[String]) -> Option<&'static str> {
-    let aws = params.aws.as_ref()?;
-    (aws.role_name.is_some()
-        && aws.secret_access_key_secret_ref.is_none()
-        && aws.web_identity_token_secret_ref.is_none()
-        && !credential
-            .iter()
-            .any(|n| AWS_IDENTITY.contains(&n.as_str())))
-    .then_some("litellmParams.aws.roleName")
-}
-
 /// Fingerprints of the resolved secrets of `params`, by field.
 pub fn fingerprints(params: &LiteLLMParams, refs: &Resolved) -> BTreeMap<String, String> {
     SECRET_PARAMS
@@ -631,7 +598,7 @@ mod tests {
     }
 
     #[test]
-    fn environment_secrets_and_borrowed_roles_are_named_never_shown() {
+    fn environment_secrets_are_named_never_shown() {
         let params = every_secret();
         let refs = Resolved::default()
             .with_secret(API_KEY_REF, Secret::new("sk-fine"))
@@ -648,35 +615,10 @@ mod tests {
             !why.contains("AWS_SESSION_TOKEN") && !why.contains("sk-fine"),
             "{why}"
         );
-        assert!(has_own_credentials(&params));
-        assert_eq!(borrowed_identity(&params, &[]), None);
-        let role_only = LiteLLMParams {
-            aws: Some(AwsParams {
-                role_name: Some("arn".into()),
-                access_key_id_secret_ref: selector("b"),
-                ..AwsParams::default()
-            }),
-            ..LiteLLMParams::default()
-        };
-        assert_eq!(
-            borrowed_identity(&role_only, &[]),
-            Some("litellmParams.aws.roleName")
-        );
-        let names = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
-        assert_eq!(
-            borrowed_identity(&role_only, &names(&["api_key", "aws_access_key_id"])),
-            Some("litellmParams.aws.roleName"),
-            "a credential without a secret access key lends no identity"
-        );
-        for identity in AWS_IDENTITY {
-            assert_eq!(borrowed_identity(&role_only, &names(&[identity])), None);
-        }
-        assert!(!has_own_credentials(&LiteLLMParams::default()));
         let credential = LiteLLMParams {
             credential_ref: Some(crate::api::common::LocalRef { name: "c".into() }),
             ..LiteLLMParams::default()
         };
-        assert!(has_own_credentials(&credential));
         assert_eq!(
             references(&credential),
             [Reference::Credential {

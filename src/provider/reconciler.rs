@@ -1266,6 +1266,7 @@ async fn observe_and_act<K: ManagedKind>(
         instance_namespace: instance.namespace.clone(),
         scrubber: scrubber.clone(),
         public_models: instance.public_models,
+        tenant_mcp_server_hosts: instance.tenant_mcp_server_hosts,
         refs,
         kube: kube.clone(),
         endpoint: instance.consumer_endpoint.clone(),
@@ -1632,6 +1633,7 @@ async fn delete_external<K: ManagedKind>(
         instance_namespace: instance.namespace.clone(),
         scrubber: scrubber.clone(),
         public_models: instance.public_models,
+        tenant_mcp_server_hosts: instance.tenant_mcp_server_hosts,
         // Deleting needs no references; they may be gone already.
         refs: Resolved::default(),
         kube: Kube::live(ctx.client.clone()),

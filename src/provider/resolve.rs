@@ -205,6 +205,9 @@ pub struct Instance {
     /// Whether the resource's namespace may publish public model names: the
     /// instance's own, or one `spec.publicModelNamespaces` grants.
     pub public_models: bool,
+    /// The internal hosts tenants' MCP servers may name
+    /// (`spec.tenantMcpServerHosts`).
+    pub tenant_mcp_server_hosts: Vec<String>,
 }
 
 /// `(admin, consumer)` endpoints of an instance whose status says it is
@@ -575,6 +578,11 @@ pub async fn instance(
         consumer_endpoint,
         client,
         public_models,
+        tenant_mcp_server_hosts: instance
+            .spec
+            .tenant_mcp_server_hosts
+            .clone()
+            .unwrap_or_default(),
     })
 }
 

@@ -406,6 +406,19 @@ pub async fn write_secret(
         .expect("Secret written");
 }
 
+/// Merges `spec` into the spec of the test instance of `namespace`.
+pub async fn patch_instance_spec(kube: &kube::Client, namespace: &str, spec: serde_json::Value) {
+    let instances: Api<LiteLLMInstance> = Api::namespaced(kube.clone(), namespace);
+    instances
+        .patch(
+            INSTANCE,
+            &PatchParams::default(),
+            &Patch::Merge(&json!({ "spec": spec })),
+        )
+        .await
+        .expect("instance spec");
+}
+
 pub async fn set_instance_ready(kube: &kube::Client, namespace: &str, endpoint: &str, ready: bool) {
     let instances: Api<LiteLLMInstance> = Api::namespaced(kube.clone(), namespace);
     let status = json!({"status": {"ready": ready, "endpoint": endpoint}});
