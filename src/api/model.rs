@@ -99,13 +99,15 @@ pub struct LiteLLMParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = super::common::bounds::MAX_WORD_LENGTH))]
     pub api_version: Option<String>,
-    /// Secret key holding the upstream API key. Required outside the
-    /// platform's namespaces (see `modelName`) unless another credential
-    /// of the model's own is given (`credentialRef`, `aws`, `vertex`,
-    /// `azure`): without one
-    /// LiteLLM would call the upstream with the proxy's own credentials. A
-    /// value `os.environ/...` (LiteLLM would read the proxy's environment)
-    /// is refused from every namespace.
+    /// Secret key holding the upstream API key. Outside the platform's
+    /// namespaces (see `modelName`) a model must bring, from Secrets of its
+    /// namespace (here or in its `credentialRef`), the credentials that
+    /// pre-empt every fallback of its LiteLLM provider family (`api_key`
+    /// for most; `aws` keys for Bedrock and SageMaker, a service account
+    /// for Vertex AI; see docs/tenancy.md): without them LiteLLM would call
+    /// the upstream with the proxy's own credentials. A value
+    /// `os.environ/...` (LiteLLM would read the proxy's environment) is
+    /// refused from every namespace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api_key_secret_ref: Option<SecretKeySelector>,
     /// A `LiteLLMCredential` of this namespace whose values LiteLLM uses
@@ -196,9 +198,10 @@ pub struct AwsParams {
     /// `aws_session_token`, from a Secret.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_token_secret_ref: Option<SecretKeySelector>,
-    /// A role to assume (`aws_role_name`, an ARN). Outside the platform's
-    /// namespaces only with credentials of the model's own (access keys or
-    /// a web identity token): else LiteLLM assumes it with the proxy's.
+    /// A role to assume (`aws_role_name`, an ARN). Refused outside the
+    /// platform's namespaces: LiteLLM assumes it with the proxy's own AWS
+    /// identity when the proxy runs as that role or the model brings no
+    /// keys.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = super::common::bounds::MAX_ALIAS_LENGTH))]
     pub role_name: Option<String>,
@@ -206,7 +209,9 @@ pub struct AwsParams {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = super::common::bounds::MAX_WORD_LENGTH))]
     pub session_name: Option<String>,
-    /// `aws_web_identity_token` (OIDC) for the role, from a Secret.
+    /// `aws_web_identity_token` (OIDC) for the role, from a Secret. Refused
+    /// outside the platform's namespaces: LiteLLM reads it as a pointer to
+    /// a token of the proxy (`oidc/...`, a secret manager's name).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub web_identity_token_secret_ref: Option<SecretKeySelector>,
 }
@@ -224,12 +229,18 @@ pub struct VertexParams {
     #[schemars(length(max = super::common::bounds::MAX_WORD_LENGTH))]
     pub location: Option<String>,
     /// `vertex_credentials`: a service account's JSON key, from a Secret.
+    /// Outside the platform's namespaces it must be the key itself (type
+    /// `service_account` or `authorized_user`): LiteLLM reads any other
+    /// string as a file of the proxy's host.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials_secret_ref: Option<SecretKeySelector>,
 }
 
 /// Azure Entra ID (AD) credentials of a model; the API version is
-/// `apiVersion`, an api key `apiKeySecretRef`.
+/// `apiVersion`, an api key `apiKeySecretRef`. Outside the platform's
+/// namespaces only `adTokenSecretRef` (beside the api key a tenant's Azure
+/// model needs): LiteLLM completes the Entra ID settings from the proxy's
+/// environment, and a token from them replaces the model's own key.
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AzureParams {

@@ -446,6 +446,71 @@ pub fn sets_in_words(family: &Family) -> String {
         .join(", or ")
 }
 
+/// The table as the tenancy docs show it (`docs/tenancy.md`, kept equal
+/// by `tests/generated.rs`): one row per family.
+pub fn markdown_table() -> String {
+    let mut out = String::from(
+        "| family | LiteLLM providers | a tenant's model brings, from its Secrets | \
+         LiteLLM's fallbacks without them | the proxy's environment must not set |\n\
+         |---|---|---|---|---|\n",
+    );
+    let code = |items: &[&str]| {
+        items
+            .iter()
+            .map(|i| format!("`{i}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    for family in FAMILIES {
+        let sets = family
+            .own
+            .iter()
+            .map(|set| code(set).replace(", ", " and "))
+            .collect::<Vec<_>>()
+            .join(", or ");
+        let overriding = if family.overriding.is_empty() {
+            "-"
+        } else {
+            family.overriding
+        };
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} |\n",
+            family.name,
+            code(family.providers),
+            sets,
+            family.fallbacks,
+            overriding
+        ));
+    }
+    out
+}
+
+/// The parameters refused from tenants, with why, as the tenancy docs list
+/// them.
+pub fn refused_markdown() -> String {
+    let mut out = String::new();
+    for (name, why) in REFUSED_PARAMS {
+        out.push_str(&format!("- `{name}`: {why}.\n"));
+    }
+    out.push_str(&format!(
+        "- LiteLLM's server-owned settings ({}): reserved to the proxy's own identity.\n",
+        SERVER_OWNED
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    out.push_str(&format!(
+        "- Any parameter whose name has a part {}: it names a file of the proxy's host.\n",
+        FILE_NAME_PARTS
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    out
+}
+
 /// Parameters a tenant may not set, anywhere, and why: each selects the
 /// proxy's own identity, reads its files, or routes the call where the
 /// family's sets no longer pre-empt its credentials.

@@ -14,9 +14,9 @@
 //! list names it, or lists no models at all). Team-only models
 //! (`model_info.team_id`) would fit better but answer 403 on the
 //! open-source proxy (enterprise licence), so they are not used. Such a
-//! model must bring its own upstream key (`apiKeySecretRef`) and may not
-//! name the proxy's environment (`os.environ/...`): either would let it call
-//! upstreams with the proxy's own credentials.
+//! model must reach its upstream only with secrets of its own namespace
+//! (see [`super::families`] and [`tenant_refusal`]): LiteLLM would fill
+//! anything it leaves out from the proxy's own credentials.
 //!
 //! LiteLLM never returns a credential. The fingerprint of each Secret value
 //! last written is kept in `status.atProvider.secretFingerprints`, so a
