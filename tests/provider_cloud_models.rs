@@ -343,13 +343,10 @@ async fn secret_looking_params_and_borrowed_identities_are_refused() {
         ),
     ];
     for (name, params, _) in &cases {
-        let model: LiteLLMModel = world.tenant_manifest(
-            "LiteLLMModel",
-            name,
-            json!({}),
-            json!({"forProvider": {"modelName": name, "litellmParams": params}}),
-        );
-        models.create(&PostParams::default(), &model).await.unwrap();
+        let spec = json!({"forProvider": {"modelName": name, "litellmParams": params}});
+        world
+            .create_for_tenant::<LiteLLMModel>(&tenant, "LiteLLMModel", name, spec)
+            .await;
     }
     for (name, _, says) in &cases {
         let model = wait_for(&models, name, "Synced=False", |m| is(m, "Synced", "False")).await;

@@ -346,14 +346,11 @@ async fn tenant_models_send_their_own_secrets_and_never_the_platforms() {
         ),
     ];
     for (name, params, _) in &cases {
-        let model: LiteLLMModel = world.tenant_manifest(
-            "LiteLLMModel",
-            name,
-            json!({}),
-            json!({"forProvider": {"modelName": format!("pupc-{name}-{suffix}"),
-                                   "litellmParams": params}}),
-        );
-        models.create(&PostParams::default(), &model).await.unwrap();
+        let spec = json!({"forProvider": {"modelName": format!("pupc-{name}-{suffix}"),
+                                          "litellmParams": params}});
+        world
+            .create_for_tenant::<LiteLLMModel>(&tenant, "LiteLLMModel", name, spec)
+            .await;
     }
     for (name, _, sent) in &cases {
         let model = wait_for(&models, name, "Ready and Synced", |m| {
@@ -467,13 +464,10 @@ async fn the_hostile_tenants_models_are_refused_and_create_nothing() {
         ),
     ];
     for (name, params, _) in &cases {
-        let model: LiteLLMModel = world.tenant_manifest(
-            "LiteLLMModel",
-            name,
-            json!({}),
-            json!({"forProvider": {"modelName": name, "litellmParams": params}}),
-        );
-        models.create(&PostParams::default(), &model).await.unwrap();
+        let spec = json!({"forProvider": {"modelName": name, "litellmParams": params}});
+        world
+            .create_for_tenant::<LiteLLMModel>(&tenant, "LiteLLMModel", name, spec)
+            .await;
     }
     let mut ids = BTreeSet::new();
     for (name, _, says) in &cases {

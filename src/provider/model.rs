@@ -302,33 +302,55 @@ pub fn family_refusal(
     let plain_value =
         |name: &str| credential.and_then(|c| c.plain_values.get(name).map(String::as_str));
     // The model's own values fill first; the credential's fill the rest.
-    let provider = p
-        .custom_llm_provider
-        .as_deref()
-        .or_else(|| plain_value("custom_llm_provider"));
-    let provider_field = if p.custom_llm_provider.is_some() {
-        "litellmParams.customLlmProvider"
-    } else {
-        "litellmParams.model"
-    };
-    let route = match families::route(&p.model, provider) {
-        Ok(route) => route,
-        Err(families::Unrouted::Unnamed) => {
-            return Some(format!(
-                "litellmParams.model: a model {TENANT} must name its LiteLLM provider, as \
-                 <provider>/<model> or in litellmParams.customLlmProvider: which credentials \
-                 LiteLLM would take from the proxy depends on it"
-            ))
+    // The model's own provider, else its prefix; a credential's
+    // `custom_llm_provider` may fill a model without one, so a model that
+    // leaves it to its credential must satisfy both routes.
+    let mut providers = vec![(
+        p.custom_llm_provider.as_deref(),
+        if p.custom_llm_provider.is_some() {
+            "litellmParams.customLlmProvider"
+        } else {
+            "litellmParams.model"
+        },
+    )];
+    if p.custom_llm_provider.is_none() {
+        if let Some(filled) = plain_value("custom_llm_provider") {
+            providers.push((
+                Some(filled),
+                "litellmParams.credentialRef (its custom_llm_provider)",
+            ));
         }
-        Err(families::Unrouted::Unknown(provider)) => {
-            return Some(format!(
-                "{provider_field}: the LiteLLM provider {provider:?} is not in the table of \
-                 provider families whose credentials are known (see the tenancy docs), so a \
-                 model {TENANT} may not use it: LiteLLM might call its upstream with the \
-                 proxy's own credentials"
-            ))
+    }
+    let mut route: Vec<&families::Family> = Vec::new();
+    for (provider, provider_field) in providers {
+        match families::route(&p.model, provider) {
+            Ok(found) => {
+                for family in found {
+                    if !route.iter().any(|f| f.name == family.name) {
+                        route.push(family);
+                    }
+                }
+            }
+            // A model without a prefix whose credential names the
+            // provider: the credential's route decides (none: below).
+            Err(families::Unrouted::Unnamed) => {}
+            Err(families::Unrouted::Unknown(provider)) => {
+                return Some(format!(
+                    "{provider_field}: the LiteLLM provider {provider:?} is not in the table of \
+                     provider families whose credentials are known (see the tenancy docs), so \
+                     a model {TENANT} may not use it: LiteLLM might call its upstream with the \
+                     proxy's own credentials"
+                ))
+            }
         }
-    };
+    }
+    if route.is_empty() {
+        return Some(format!(
+            "litellmParams.model: a model {TENANT} must name its LiteLLM provider, as \
+             <provider>/<model> or in litellmParams.customLlmProvider: which credentials \
+             LiteLLM would take from the proxy depends on it"
+        ));
+    }
     let api_base = p.api_base.as_deref().or_else(|| plain_value("api_base"));
     for family in route {
         if let Some(why) = api_base.and_then(|base| families::refused_api_base(family, base)) {
@@ -1393,6 +1415,21 @@ mod tests {
                 ))
             ),
             None
+        );
+        // A prefix and a credential's provider that differ: both routes'
+        // families must be satisfied.
+        let why = tenant_refusal(
+            &params,
+            &refs,
+            Some(&credential(
+                &["aws_access_key_id", "aws_secret_access_key"],
+                &[("custom_llm_provider", "bedrock")],
+            )),
+        )
+        .unwrap();
+        assert!(
+            why.starts_with("litellmParams.apiKeySecretRef: a model of LiteLLM's openai family"),
+            "{why}"
         );
         let why = tenant_refusal(
             &params,

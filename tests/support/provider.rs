@@ -221,6 +221,23 @@ impl World {
         }
     }
 
+    /// Creates, in the tenant's namespace, the object `tenant_manifest`
+    /// makes of `kind`, `name` and `spec` (no annotations).
+    pub async fn create_for_tenant<K: ManagedKind>(
+        &self,
+        tenant: &Tenant,
+        kind: &str,
+        name: &str,
+        spec: serde_json::Value,
+    ) {
+        let object: K = self.tenant_manifest(kind, name, json!({}), spec);
+        tenant
+            .api::<K>(self)
+            .create(&PostParams::default(), &object)
+            .await
+            .expect("the tenant's object is created");
+    }
+
     /// A manifest for a tenant: like [`manifest`], pointing at the world's
     /// instance in the world's namespace.
     pub fn tenant_manifest<K: ManagedKind>(
