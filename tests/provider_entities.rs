@@ -32,8 +32,8 @@ use litellm_crossplane::provider::reconciler::RELEASE_ON_MISSING_INSTANCE;
 use serde_json::json;
 use support::k8s;
 use support::provider::{
-    condition, context, create_instance, eventually, is, manifest, set_instance_ready, wait_for,
-    wait_gone, world, world_with, Setup, World, CLUSTER, INSTANCE,
+    condition, context, create_instance, eventually, is, manifest, reconciles, set_instance_ready,
+    wait_for, wait_gone, world, world_with, Setup, World, CLUSTER, INSTANCE,
 };
 
 fn team_manifest(name: &str, alias: &str) -> LiteLLMTeam {
@@ -448,17 +448,6 @@ async fn an_instance_in_another_namespace_must_admit_the_resource() {
     teams.delete("web", &DeleteParams::default()).await.unwrap();
     wait_gone(&teams, "web").await;
     tenant.abort();
-}
-
-/// Reconciles of `kind` so far, from the provider's metrics.
-fn reconciles(registry: &prometheus_client::registry::Registry, kind: &str) -> u64 {
-    let mut text = String::new();
-    prometheus_client::encoding::text::encode(&mut text, registry).unwrap();
-    let series = format!("provider_litellm_reconciles_total{{kind=\"{kind}\"}}");
-    text.lines()
-        .find(|l| l.starts_with(&series))
-        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
-        .unwrap_or(0)
 }
 
 /// Requests to the Kubernetes API server other than the start of a watch.

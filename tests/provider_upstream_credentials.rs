@@ -29,8 +29,8 @@ use serde_json::{json, Value};
 use support::crd_guard::CrdGuard;
 use support::k8s;
 use support::provider::{
-    condition, eventually, is, manifest, wait_for, wait_gone, world_with, write_secret, Setup,
-    World,
+    condition, eventually, is, manifest, reconciles, wait_for, wait_gone, world_with, write_secret,
+    Setup, World,
 };
 use support::upstream::{Upstream, GOOGLE_TOKEN};
 
@@ -382,7 +382,7 @@ async fn the_hostile_tenants_models_are_refused_and_create_nothing() {
         return;
     };
     let _crds = CrdGuard::start(&world.kube);
-    let tenant = world.tenant("pupc-hostile-tenant").await;
+    let (tenant, registry) = world.tenant_counted("pupc-hostile-tenant").await;
     let tns = tenant.namespace.clone();
     let models = tenant.api::<LiteLLMModel>(&world);
     let credentials = tenant.api::<litellm_crossplane::api::LiteLLMCredential>(&world);
@@ -492,7 +492,15 @@ async fn the_hostile_tenants_models_are_refused_and_create_nothing() {
             ids.insert(id.clone());
         }
     }
-    // Nothing of theirs is in LiteLLM, and the upstream was never called.
+    // Nothing of theirs is in LiteLLM, and the upstream was never called,
+    // also once each model has been reconciled again (every model polls
+    // each second).
+    let before = reconciles(&registry, "model");
+    let again = before + 2 * cases.len() as u64;
+    eventually("every model reconciled again", || async {
+        (reconciles(&registry, "model") >= again).then_some(())
+    })
+    .await;
     for id in &ids {
         assert!(proxy.model_info(id).await.unwrap().is_none(), "{id}");
     }

@@ -192,6 +192,19 @@ impl World {
         self.tenant_served_by(prefix, ctx).await
     }
 
+    /// A tenant like [`World::tenant`] whose controllers count in a
+    /// registry the test can read (see [`reconciles`]).
+    pub async fn tenant_counted(
+        &self,
+        prefix: &str,
+    ) -> (Tenant, prometheus_client::registry::Registry) {
+        let metrics = Metrics::default();
+        let mut registry = prometheus_client::registry::Registry::default();
+        metrics.register(&mut registry);
+        let ctx = Arc::new(context(&self.provider_client(), metrics));
+        (self.tenant_served_by(prefix, ctx).await, registry)
+    }
+
     /// A tenant whose controllers share the world's provider context (its
     /// client caches, expectations and established ownership), as one
     /// provider serves every namespace in a cluster.
@@ -421,6 +434,18 @@ pub async fn write_secret(
         .patch(name, &apply, &Patch::Apply(&secret))
         .await
         .expect("Secret written");
+}
+
+/// Reconciles of `kind` (a kind's noun: `team`, `model`, ...) so far, from
+/// the provider's metrics in `registry`.
+pub fn reconciles(registry: &prometheus_client::registry::Registry, kind: &str) -> u64 {
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, registry).unwrap();
+    let series = format!("provider_litellm_reconciles_total{{kind=\"{kind}\"}}");
+    text.lines()
+        .find(|l| l.starts_with(&series))
+        .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+        .unwrap_or(0)
 }
 
 /// Merges `spec` into the spec of the test instance of `namespace`.
