@@ -274,6 +274,25 @@ async fn tenant_models_send_their_own_secrets_and_never_the_platforms() {
         }),
     )
     .await;
+    // watsonx takes a token and a project: by a credential of the tenant's.
+    write_secret(
+        &world.kube,
+        &tns,
+        "watsonx",
+        json!({"token": "tenant-watsonx-token"}),
+    )
+    .await;
+    world
+        .create_for_tenant::<litellm_crossplane::api::LiteLLMCredential>(
+            &tenant,
+            "LiteLLMCredential",
+            "watsonx",
+            json!({"forProvider": {
+                "values": [{"name": "token", "secretKeyRef": secret_ref("watsonx", "token")}],
+                "plainValues": {"project_id": "tenant-project"},
+            }}),
+        )
+        .await;
     let key = secret_ref("own", "apiKey");
     let base = upstream.url().to_owned();
     // (resource, litellmParams, what shows the tenant's secret was sent)
@@ -300,6 +319,91 @@ async fn tenant_models_send_their_own_secrets_and_never_the_platforms() {
             "hosted-vllm",
             json!({"model": "hosted_vllm/llama", "apiBase": base, "apiKeySecretRef": key}),
             bearer,
+        ),
+        (
+            "together",
+            json!({"model": "together_ai/meta-llama/Llama-3-8b-chat-hf", "apiBase": base,
+                   "apiKeySecretRef": key}),
+            bearer,
+        ),
+        (
+            "openrouter",
+            json!({"model": "openrouter/openai/gpt-4o", "apiBase": base, "apiKeySecretRef": key}),
+            bearer,
+        ),
+        (
+            "deepseek",
+            json!({"model": "deepseek/deepseek-chat", "apiBase": base, "apiKeySecretRef": key}),
+            bearer,
+        ),
+        (
+            "xai",
+            json!({"model": "xai/grok-2", "apiBase": base, "apiKeySecretRef": key}),
+            bearer,
+        ),
+        (
+            "fireworks",
+            json!({"model": "fireworks_ai/accounts/fireworks/models/llama-v3-8b-instruct",
+                   "apiBase": base, "apiKeySecretRef": key}),
+            bearer,
+        ),
+        (
+            "cohere",
+            json!({"model": "cohere_chat/command-r", "apiBase": base, "apiKeySecretRef": key}),
+            bearer,
+        ),
+        (
+            "ollama",
+            json!({"model": "ollama_chat/llama3", "apiBase": base, "apiKeySecretRef": key}),
+            bearer,
+        ),
+        (
+            "huggingface",
+            json!({"model": "huggingface/meta-llama/Llama-3.1-8B-Instruct", "apiBase": base,
+                   "apiKeySecretRef": key}),
+            bearer,
+        ),
+        (
+            "databricks",
+            json!({"model": "databricks/databricks-meta-llama-3-70b-instruct", "apiBase": base,
+                   "apiKeySecretRef": key}),
+            bearer,
+        ),
+        (
+            "litellm-proxy",
+            json!({"model": "litellm_proxy/gpt-4o", "apiBase": base, "apiKeySecretRef": key}),
+            bearer,
+        ),
+        (
+            "perplexity",
+            json!({"model": "perplexity/sonar", "apiBase": base, "apiKeySecretRef": key}),
+            bearer,
+        ),
+        (
+            "azure-ai",
+            json!({"model": "azure_ai/mistral-large", "apiBase": base, "apiKeySecretRef": key}),
+            |r, own| {
+                r.header("api-key") == Some(own)
+                    || r.header("authorization") == Some(&format!("Bearer {own}"))
+            },
+        ),
+        (
+            "sagemaker",
+            json!({"model": "sagemaker_chat/tenant-endpoint",
+                   "aws": {"regionName": "us-east-1",
+                           "accessKeyIdSecretRef": secret_ref("own", "accessKeyId"),
+                           "secretAccessKeySecretRef": secret_ref("own", "secretAccessKey")},
+                   "additionalParams": {"sagemaker_base_url": base}}),
+            |r, _| {
+                r.header("authorization")
+                    .is_some_and(|a| a.contains("Credential=AKIATENANTOWNKEY0001/"))
+            },
+        ),
+        (
+            "watsonx",
+            json!({"model": "watsonx/ibm/granite-3-8b-instruct", "apiBase": base,
+                   "credentialRef": {"name": "watsonx"}}),
+            |r, _| r.header("authorization") == Some("Bearer tenant-watsonx-token"),
         ),
         (
             "azure",
