@@ -33,7 +33,6 @@ use super::families;
 use super::managed::{
     Connection, Created, Creation, External, ExternalError, ManagedKind, Observation,
 };
-use super::model_params;
 use super::model_params::{changed, names_environment, recorded_fingerprints};
 use super::ownership::{metadata_with_marker, Owner};
 use super::resolve::{Reference, Resolved};
@@ -103,16 +102,12 @@ pub fn tenant_refusal(
     secrets: &BTreeMap<String, Secret>,
 ) -> Option<String> {
     for (name, value) in secrets {
-        if let Some(why) = families::refused_param(name, &Value::Null)
-            .or_else(|| families::refused_value(name, value.expose(), true))
-        {
+        if let Some(why) = families::refused_secret(name, Some(value.expose())) {
             return Some(format!("{VALUES}[{name}]: {why}"));
         }
     }
     for (name, value) in &params.plain_values {
-        if let Some(why) = families::refused_param(name, &Value::String(value.clone()))
-            .or_else(|| families::refused_value(name, value, false))
-        {
+        if let Some(why) = families::refused_setting(name, &Value::String(value.clone())) {
             return Some(format!("{PLAIN_VALUES}.{name}: {why}"));
         }
     }
@@ -278,14 +273,7 @@ impl CredentialExternal {
             if !uses {
                 continue;
             }
-            let own: Vec<&str> = model_params::SECRET_PARAMS
-                .iter()
-                .filter(|s| (s.selector)(&p.litellm_params).is_some())
-                .map(|s| s.name)
-                .collect();
-            let plain = model_params::plain(&p.litellm_params);
-            let plain: Vec<&str> = plain.keys().map(String::as_str).collect();
-            if let Some(why) = super::model::family_refusal(p, &own, &plain, Some(params)) {
+            if let Some(why) = super::model::family_refusal_as_written(p, params) {
                 return Ok(Some(format!(
                     "{VALUES}: the LiteLLMModel {} uses this credential, and would then break \
                      the tenancy rules: {why}",

@@ -704,9 +704,23 @@ pub fn refused_value(name: &str, value: &str, secret: bool) -> Option<String> {
     None
 }
 
+/// Why a tenant may not give the secret parameter `name` from a Secret:
+/// the parameter itself ([`refused_param`]), or, once resolved, its
+/// `value` ([`refused_value`]).
+pub fn refused_secret(name: &str, value: Option<&str>) -> Option<String> {
+    refused_param(name, &Value::Null).or_else(|| value.and_then(|v| refused_value(name, v, true)))
+}
+
+/// Why a tenant may not set the plain parameter `name` to `value`: the
+/// parameter itself ([`refused_param`]), or one of the value's strings,
+/// nested ones included ([`refused_value`]).
+pub fn refused_setting(name: &str, value: &Value) -> Option<String> {
+    refused_param(name, value).or_else(|| refused_json(name, value))
+}
+
 /// The first refusal of [`refused_value`] among the strings of a plain
 /// `value` (nested ones included), or `None`.
-pub fn refused_json(name: &str, value: &Value) -> Option<String> {
+fn refused_json(name: &str, value: &Value) -> Option<String> {
     match value {
         Value::String(text) => refused_value(name, text, false),
         Value::Array(items) => items.iter().find_map(|v| refused_json(name, v)),

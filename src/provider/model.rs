@@ -204,16 +204,13 @@ pub fn tenant_refusal(
         if (s.selector)(p).is_none() {
             continue;
         }
-        if let Some(why) = families::refused_param(s.name, &Value::Null) {
+        let value = refs.secret(s.field);
+        if let Some(why) = families::refused_secret(s.name, value.map(|v| v.expose())) {
             return Some(format!("{}: {why}", s.field));
         }
-        let Some(value) = refs.secret(s.field) else {
-            continue;
-        };
-        if let Some(why) = families::refused_value(s.name, value.expose(), true) {
-            return Some(format!("{}: {why}", s.field));
+        if value.is_some() {
+            from_secrets.push(s.name);
         }
-        from_secrets.push(s.name);
     }
     let texts = [
         ("litellmParams.model", Some(&p.model)),
@@ -237,10 +234,7 @@ pub fn tenant_refusal(
         if json_names_environment(value) {
             return Some(environment(&field));
         }
-        if let Some(why) = families::refused_param(name, value) {
-            return Some(format!("{field}: {why}"));
-        }
-        if let Some(why) = families::refused_json(name, value) {
+        if let Some(why) = families::refused_setting(name, value) {
             return Some(format!("{field}: {why}"));
         }
     }
@@ -259,6 +253,25 @@ pub fn tenant_refusal(
     }
     let plain_names: Vec<&str> = plain.keys().map(String::as_str).collect();
     family_refusal(params, &from_secrets, &plain_names, credential)
+}
+
+/// [`family_refusal`] for `params` as written, with `credential` as its
+/// `LiteLLMCredential`: its Secret references count as given (its own
+/// reconciliation checks their values). What a tenant's credential asks of
+/// each model that uses it before a change is written.
+pub fn family_refusal_as_written(
+    params: &ModelParameters,
+    credential: &CredentialParameters,
+) -> Option<String> {
+    let p = &params.litellm_params;
+    let own: Vec<&str> = mp::SECRET_PARAMS
+        .iter()
+        .filter(|s| (s.selector)(p).is_some())
+        .map(|s| s.name)
+        .collect();
+    let plain = mp::plain(p);
+    let plain: Vec<&str> = plain.keys().map(String::as_str).collect();
+    family_refusal(params, &own, &plain, Some(credential))
 }
 
 /// Why a tenant's model, with `from_secrets` (the `litellm_params` names
@@ -280,7 +293,7 @@ pub fn family_refusal(
     let mut settings: Vec<&str> = plain.to_vec();
     if let Some(credential) = credential {
         for value in &credential.values {
-            if let Some(why) = families::refused_param(&value.name, &Value::Null) {
+            if let Some(why) = families::refused_secret(&value.name, None) {
                 return Some(format!(
                     "{by_credential}: its LiteLLMCredential's values[{}]: {why}",
                     value.name
@@ -289,9 +302,7 @@ pub fn family_refusal(
             secrets.push(&value.name);
         }
         for (name, value) in &credential.plain_values {
-            if let Some(why) = families::refused_param(name, &Value::String(value.clone()))
-                .or_else(|| families::refused_value(name, value, false))
-            {
+            if let Some(why) = families::refused_setting(name, &Value::String(value.clone())) {
                 return Some(format!(
                     "{by_credential}: its LiteLLMCredential's plainValues.{name}: {why}"
                 ));
