@@ -264,20 +264,15 @@ async fn events_and_series_follow_the_managed_resource_lifecycle() {
         metered.value(&by_gvk::<LiteLLMTeam>("crossplane_managed_resource_synced")),
         Some(0.0)
     );
-    assert!(
-        metered
-            .value(&result_total::<LiteLLMTeam>("error"))
-            .unwrap()
-            >= 1.0
-    );
-    assert!(
-        metered
-            .value(&by_controller::<LiteLLMTeam>(
-                "controller_runtime_reconcile_errors_total"
-            ))
-            .unwrap()
-            >= 1.0
-    );
+    metered
+        .wait_value(&result_total::<LiteLLMTeam>("error"), |v| v >= 1.0)
+        .await;
+    metered
+        .wait_value(
+            &by_controller::<LiteLLMTeam>("controller_runtime_reconcile_errors_total"),
+            |v| v >= 1.0,
+        )
+        .await;
     assert_eq!(
         metered.value(&by_gvk::<LiteLLMTeam>(
             "crossplane_managed_resource_first_time_to_reconcile_seconds_count"
@@ -349,20 +344,15 @@ async fn events_and_series_follow_the_managed_resource_lifecycle() {
             |v| v == 1.0,
         )
         .await;
-    assert!(
-        metered
-            .value(&result_total::<LiteLLMTeam>("requeue_after"))
-            .unwrap()
-            >= 1.0
-    );
-    assert!(
-        metered
-            .value(&by_controller::<LiteLLMTeam>(
-                "controller_runtime_reconcile_time_seconds_count"
-            ))
-            .unwrap()
-            >= 2.0
-    );
+    metered
+        .wait_value(&result_total::<LiteLLMTeam>("requeue_after"), |v| v >= 1.0)
+        .await;
+    metered
+        .wait_value(
+            &by_controller::<LiteLLMTeam>("controller_runtime_reconcile_time_seconds_count"),
+            |v| v >= 2.0,
+        )
+        .await;
 
     // The key's reference pointed at the team: it resolves, and the key is
     // created.
