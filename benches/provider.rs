@@ -42,13 +42,18 @@ use litellm_crossplane::api::key::KeyParameters;
 use litellm_crossplane::api::team::TeamParameters;
 use litellm_crossplane::api::{LiteLLMInstance, LiteLLMTeam, LiteLLMVirtualKey};
 use litellm_crossplane::litellm::{self, generate_key, token_of, ClientConfig, Secret};
-use litellm_crossplane::provider::health::Health;
-use litellm_crossplane::provider::managed::ManagedKind;
-use litellm_crossplane::provider::metrics::Metrics;
-use litellm_crossplane::provider::ownership::{default_id, Owner};
-use litellm_crossplane::provider::reconciler::{Context, DEFAULT_MAX_RECONCILE_RATE};
-use litellm_crossplane::provider::resolve::{Resolved, DEFAULT_LITELLM_TIMEOUT};
-use litellm_crossplane::provider::{controllers, http, key, runtime, team, timing};
+use litellm_crossplane::provider::kinds::key;
+use litellm_crossplane::provider::kinds::team;
+use litellm_crossplane::provider::managed::contract::ManagedKind;
+use litellm_crossplane::provider::managed::ownership::{default_id, Owner};
+use litellm_crossplane::provider::managed::reconciler::{Context, DEFAULT_MAX_RECONCILE_RATE};
+use litellm_crossplane::provider::managed::resolve::{Resolved, DEFAULT_LITELLM_TIMEOUT};
+use litellm_crossplane::provider::runtime::controllers;
+use litellm_crossplane::provider::runtime::health::Health;
+use litellm_crossplane::provider::runtime::http;
+use litellm_crossplane::provider::runtime::threads;
+use litellm_crossplane::provider::telemetry::metrics::Metrics;
+use litellm_crossplane::provider::watch::timing;
 use prometheus_client::registry::Registry;
 use serde::de::DeserializeOwned;
 use serde_json::json;
@@ -138,7 +143,8 @@ static CONVERGE_TIMEOUT: std::sync::LazyLock<Duration> = std::sync::LazyLock::ne
 /// its adaptive limit may take fewer), so both sides are held to the same
 /// cap. The proxy is one Python process; far more would only queue past
 /// the timeout and leave it working on abandoned requests.
-const BASELINE_CONCURRENCY: usize = litellm_crossplane::provider::resolve::DEFAULT_MAX_IN_FLIGHT;
+const BASELINE_CONCURRENCY: usize =
+    litellm_crossplane::provider::managed::resolve::DEFAULT_MAX_IN_FLIGHT;
 /// Team+key pairs the bench creates at a time.
 const CREATE_CONCURRENCY: usize = 32;
 /// Requeues are stretched by up to 10% of the poll interval.
@@ -197,8 +203,8 @@ fn poll_tick() -> Option<Duration> {
 /// The runtime `provider-litellm` runs on: `WORKER_THREADS`, else its
 /// default (one thread).
 fn provider_runtime() -> tokio::runtime::Runtime {
-    let threads = runtime::threads_from_env().expect("WORKER_THREADS");
-    runtime::build(threads).expect("tokio runtime")
+    let threads = threads::threads_from_env().expect("WORKER_THREADS");
+    threads::build(threads).expect("tokio runtime")
 }
 
 /// The child that runs the provider: its entity controllers
@@ -217,13 +223,13 @@ fn serve_provider(namespace: String) {
     );
     // Logs as `provider-litellm` does (its default filter, text on stdout,
     // which the bench reads past and drops): their cost is the provider's.
-    litellm_crossplane::provider::logging::init(false);
+    litellm_crossplane::provider::telemetry::logging::init(false);
     provider_runtime().block_on(async {
         let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
         let metrics = Metrics::default();
         let mut registry = Registry::default();
         metrics.register(&mut registry);
-        let bounds = litellm_crossplane::provider::timing::PollBounds {
+        let bounds = litellm_crossplane::provider::watch::timing::PollBounds {
             min: poll.min(Duration::from_secs(1)),
             max: poll.max(Duration::from_secs(3600)),
         };
@@ -372,7 +378,7 @@ impl Drop for ProviderProcess {
 fn main() {
     // As `provider-litellm` does, in the provider's process and in this one
     // (the baseline's), so both count their pages alike.
-    litellm_crossplane::provider::memory::keep_pages_small();
+    litellm_crossplane::provider::runtime::memory::keep_pages_small();
     if let Ok(namespace) = std::env::var(SERVE_PROVIDER) {
         serve_provider(namespace);
         return;

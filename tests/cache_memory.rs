@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicIsize, Ordering};
 use std::sync::Arc;
 
 use litellm_crossplane::api::{LiteLLMTeam, LiteLLMVirtualKey};
-use litellm_crossplane::provider::tolerant::Tolerant;
+use litellm_crossplane::provider::watch::tolerant::Tolerant;
 use serde_json::{json, Value};
 
 struct Counting;
@@ -146,7 +146,7 @@ fn a_cached_team_and_key_take_well_under_their_parsed_structs() {
     );
     // The parsed structs still hold labels, owners and managedFields here,
     // which the caches dropped before too: compare against them stripped.
-    use litellm_crossplane::provider::cache::strip_managed;
+    use litellm_crossplane::provider::watch::cache::strip_managed;
     let (team_stripped, _) = per_object(N, |i| {
         let mut team = team(i);
         strip_managed(&mut team.metadata);

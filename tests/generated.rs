@@ -63,11 +63,11 @@ fn package_metadata_names_both_programs() {
 }
 
 /// `docs/tenancy.md` shows the table of provider families and the refused
-/// parameters as `src/provider/families.rs` has them. `UPDATE_EXPECTED=1`
+/// parameters as `src/provider/kinds/upstream/families.rs` has them. `UPDATE_EXPECTED=1`
 /// rewrites the marked blocks.
 #[test]
 fn the_tenancy_docs_show_the_families_table() {
-    use litellm_crossplane::provider::families;
+    use litellm_crossplane::provider::kinds::upstream::families;
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/tenancy.md");
     let text = std::fs::read_to_string(&path).expect("docs/tenancy.md");
     let mut updated = text.clone();
@@ -75,7 +75,9 @@ fn the_tenancy_docs_show_the_families_table() {
         ("families", families::markdown_table()),
         ("refused", families::refused_markdown()),
     ] {
-        let begin = format!("<!-- {name}:begin (generated from src/provider/families.rs) -->\n");
+        let begin = format!(
+            "<!-- {name}:begin (generated from src/provider/kinds/upstream/families.rs) -->\n"
+        );
         let end = format!("<!-- {name}:end -->");
         let start = updated.find(&begin).expect("the begin marker") + begin.len();
         let stop = start + updated[start..].find(&end).expect("the end marker");
@@ -87,7 +89,7 @@ fn the_tenancy_docs_show_the_families_table() {
     }
     assert!(
         text == updated,
-        "docs/tenancy.md differs from src/provider/families.rs; run \
+        "docs/tenancy.md differs from src/provider/kinds/upstream/families.rs; run \
          `UPDATE_EXPECTED=1 cargo test --test generated`"
     );
 }

@@ -24,9 +24,10 @@ use litellm_crossplane::litellm::{
     generate_key, token_of, Client, ClientConfig, Error, KeyGenerated, KeyInfo, KeyRequest, Secret,
     TeamInfo, TeamRequest, UsageRequest,
 };
-use litellm_crossplane::provider::ownership::Owner;
-use litellm_crossplane::provider::resolve::Resolved;
-use litellm_crossplane::provider::{key, team};
+use litellm_crossplane::provider::kinds::key;
+use litellm_crossplane::provider::kinds::team;
+use litellm_crossplane::provider::managed::ownership::Owner;
+use litellm_crossplane::provider::managed::resolve::Resolved;
 use serde_json::{json, Map, Value};
 use support::harness;
 use support::litellm_standin::StandIn;
@@ -876,7 +877,7 @@ async fn a_provider_shaped_flow_converges_and_holds_still_on_the_stand_in() {
         &kparams,
         &Resolved::default(),
         &key_owner,
-        &litellm_crossplane::provider::diff::Diff::new(),
+        &litellm_crossplane::provider::managed::diff::Diff::new(),
     );
     assert_eq!(
         (
@@ -1084,7 +1085,7 @@ async fn a_licensed_proxy_keeps_tags_and_guardrails_and_the_provider_converges()
         &kparams,
         &Resolved::default(),
         &kowner,
-        &litellm_crossplane::provider::diff::Diff::new(),
+        &litellm_crossplane::provider::managed::diff::Diff::new(),
     );
     litellm.key_update(&token, &update).await.unwrap();
     let (drift, live) = observe_key(&litellm, &token, &kparams, &kowner).await;

@@ -18,7 +18,7 @@ use litellm_crossplane::litellm::{
 use serde_json::{json, Value};
 use support::provider::{condition, eventually, is, manifest, wait_for, wait_gone, world};
 
-async fn ready<K: litellm_crossplane::provider::managed::ManagedKind>(
+async fn ready<K: litellm_crossplane::provider::managed::contract::ManagedKind>(
     api: &Api<K>,
     name: &str,
 ) -> K {
@@ -28,7 +28,7 @@ async fn ready<K: litellm_crossplane::provider::managed::ManagedKind>(
     .await
 }
 
-async fn refused<K: litellm_crossplane::provider::managed::ManagedKind>(
+async fn refused<K: litellm_crossplane::provider::managed::contract::ManagedKind>(
     api: &Api<K>,
     name: &str,
 ) -> String {

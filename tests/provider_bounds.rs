@@ -35,8 +35,8 @@ use litellm_crossplane::api::{
 };
 use litellm_crossplane::litellm::LimitsRequest;
 use litellm_crossplane::litellm::MAX_RESPONSE_BODY;
-use litellm_crossplane::provider::managed::ManagedKind;
-use litellm_crossplane::provider::ownership::MARKER_KEY;
+use litellm_crossplane::provider::managed::contract::ManagedKind;
+use litellm_crossplane::provider::managed::ownership::MARKER_KEY;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 use support::fault_proxy::{Fault, FaultProxy};
@@ -1824,7 +1824,7 @@ async fn an_object_nested_past_what_serde_reads_is_reported_and_stops_no_other()
 
     // Made readable again, the deep team is managed like any other.
     let shallow = json!({"spec": {"forProvider": {"metadata": {"x": null}}}});
-    let tolerant: Api<litellm_crossplane::provider::tolerant::Tolerant<LiteLLMTeam>> =
+    let tolerant: Api<litellm_crossplane::provider::watch::tolerant::Tolerant<LiteLLMTeam>> =
         Api::namespaced(world.kube.clone(), &world.namespace);
     tolerant
         .patch("deep", &PatchParams::default(), &Patch::Merge(&shallow))

@@ -15,8 +15,8 @@ use kube::api::{Api, DeleteParams, PostParams};
 use kube::ResourceExt;
 use litellm_crossplane::api::common::{find_condition, EXTERNAL_NAME};
 use litellm_crossplane::api::{LiteLLMInstance, LiteLLMTeam, LiteLLMVirtualKey};
-use litellm_crossplane::provider::dependents;
 use litellm_crossplane::provider::instance::{condition_type, reason};
+use litellm_crossplane::provider::managed::dependents;
 use serde_json::json;
 use support::k8s;
 use support::provider::{
@@ -41,7 +41,7 @@ fn key(name: &str, team_link: serde_json::Value) -> LiteLLMVirtualKey {
     )
 }
 
-async fn ready<K: litellm_crossplane::provider::managed::ManagedKind>(
+async fn ready<K: litellm_crossplane::provider::managed::contract::ManagedKind>(
     api: &Api<K>,
     name: &str,
 ) -> K {
@@ -359,8 +359,10 @@ async fn a_key_of_another_namespace_does_not_hold_up_a_team() {
 #[tokio::test]
 async fn deletions_confirming_at_once_share_their_live_lists() {
     use kube::runtime::reflector;
-    use litellm_crossplane::provider::cache::{Cache, Kube, Reflected, Scope, Secrets, Stores};
-    use litellm_crossplane::provider::metrics::Metrics;
+    use litellm_crossplane::provider::telemetry::metrics::Metrics;
+    use litellm_crossplane::provider::watch::cache::{
+        Cache, Kube, Reflected, Scope, Secrets, Stores,
+    };
     use std::sync::Arc;
 
     let Some(world) = world_with("del-shared", Setup::default()).await else {
@@ -394,11 +396,12 @@ async fn deletions_confirming_at_once_share_their_live_lists() {
         }
         asking.join_all().await
     };
-    let names = |list: &[litellm_crossplane::provider::tolerant::Tolerant<LiteLLMVirtualKey>]| {
-        let mut names: Vec<String> = list.iter().map(|k| k.name_any()).collect();
-        names.sort();
-        names
-    };
+    let names =
+        |list: &[litellm_crossplane::provider::watch::tolerant::Tolerant<LiteLLMVirtualKey>]| {
+            let mut names: Vec<String> = list.iter().map(|k| k.name_any()).collect();
+            names.sort();
+            names
+        };
     for list in lists().await {
         assert_eq!(names(&list.unwrap()), ["first"]);
     }
@@ -465,9 +468,9 @@ async fn deletions_confirming_at_once_share_their_live_lists() {
 /// key of another namespace that names the same team holds nothing up.
 #[tokio::test]
 async fn a_deletion_asks_the_api_server_only_for_the_keys_that_name_it() {
-    use litellm_crossplane::provider::cache::Kube;
-    use litellm_crossplane::provider::dependents::Joins;
-    use litellm_crossplane::provider::metrics::Metrics;
+    use litellm_crossplane::provider::telemetry::metrics::Metrics;
+    use litellm_crossplane::provider::watch::cache::Kube;
+    use litellm_crossplane::provider::watch::joins::Joins;
 
     let Some(world) = world_with("del-select", Setup::default()).await else {
         return;

@@ -22,13 +22,13 @@ use litellm_crossplane::litellm::{
     self, token_of, ClientConfig, KeyRequest, ModelMetaRequest, ModelParamsRequest, ModelRequest,
     Secret, TeamRequest,
 };
-use litellm_crossplane::provider::controllers;
-use litellm_crossplane::provider::key::KEY_GENERATED_BY_PROXY;
-use litellm_crossplane::provider::managed::ManagedKind;
-use litellm_crossplane::provider::metrics::Metrics;
-use litellm_crossplane::provider::ownership::{metadata_with_marker, Owner, MARKER_KEY};
-use litellm_crossplane::provider::reconciler::FINALIZER;
-use litellm_crossplane::provider::reconciler::RELEASE_ON_MISSING_INSTANCE;
+use litellm_crossplane::provider::kinds::key::KEY_GENERATED_BY_PROXY;
+use litellm_crossplane::provider::managed::contract::ManagedKind;
+use litellm_crossplane::provider::managed::ownership::{metadata_with_marker, Owner, MARKER_KEY};
+use litellm_crossplane::provider::managed::reconciler::FINALIZER;
+use litellm_crossplane::provider::managed::reconciler::RELEASE_ON_MISSING_INSTANCE;
+use litellm_crossplane::provider::runtime::controllers;
+use litellm_crossplane::provider::telemetry::metrics::Metrics;
 use serde_json::json;
 use support::k8s;
 use support::provider::{
@@ -729,7 +729,7 @@ async fn a_resource_deleted_before_it_is_acted_on_goes_at_once() {
         .await
         .unwrap();
     wait_gone(&keys, "orphan").await;
-    let alias = litellm_crossplane::provider::key::alias(&waiting);
+    let alias = litellm_crossplane::provider::kinds::key::alias(&waiting);
     assert_eq!(
         world.litellm.key_list_by_alias(&alias).await.unwrap(),
         Vec::<String>::new(),

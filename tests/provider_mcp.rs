@@ -54,7 +54,7 @@ fn fingerprint(server: &LiteLLMMCPServer) -> Option<String> {
         .map(str::to_owned)
 }
 
-async fn ready<K: litellm_crossplane::provider::managed::ManagedKind>(
+async fn ready<K: litellm_crossplane::provider::managed::contract::ManagedKind>(
     api: &Api<K>,
     name: &str,
 ) -> K {
@@ -64,7 +64,7 @@ async fn ready<K: litellm_crossplane::provider::managed::ManagedKind>(
     .await
 }
 
-async fn refused<K: litellm_crossplane::provider::managed::ManagedKind>(
+async fn refused<K: litellm_crossplane::provider::managed::contract::ManagedKind>(
     api: &Api<K>,
     name: &str,
 ) -> String {

@@ -20,11 +20,11 @@ use litellm_crossplane::api::{LiteLLMInstance, LiteLLMModel, LiteLLMTeam, LiteLL
 use litellm_crossplane::function::render::{request, RenderFiles};
 use litellm_crossplane::function::server::{serve_on, V1BETA1_SERVICE_NAME};
 use litellm_crossplane::litellm::TeamRequest;
-use litellm_crossplane::provider::controllers;
 use litellm_crossplane::provider::instance::{self, InstanceOptions};
-use litellm_crossplane::provider::managed::ManagedKind;
-use litellm_crossplane::provider::metrics::{gvk, managed_controller, Metrics};
-use litellm_crossplane::provider::reconciler::PAUSED_NOTE;
+use litellm_crossplane::provider::managed::contract::ManagedKind;
+use litellm_crossplane::provider::managed::reconciler::PAUSED_NOTE;
+use litellm_crossplane::provider::runtime::controllers;
+use litellm_crossplane::provider::telemetry::metrics::{gvk, managed_controller, Metrics};
 use prometheus_client::registry::Registry;
 use serde_json::json;
 use support::k8s;

@@ -34,8 +34,8 @@ use litellm_crossplane::api::{LiteLLMOrganization, LiteLLMTeam};
 use litellm_crossplane::litellm::{
     self, ClientConfig, LimitsRequest, OrganizationInfo, OrganizationRequest, Secret,
 };
-use litellm_crossplane::provider::managed::ManagedKind;
-use litellm_crossplane::provider::ownership::MARKER_KEY;
+use litellm_crossplane::provider::managed::contract::ManagedKind;
+use litellm_crossplane::provider::managed::ownership::MARKER_KEY;
 use serde_json::{json, Value};
 use support::crd_guard::CrdGuard;
 use support::litellm_standin::StandIn;

@@ -15,7 +15,7 @@ use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Secret};
 use k8s_openapi::api::rbac::v1::ClusterRole;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use litellm_crossplane::api::{LiteLLMInstance, LiteLLMTeam, LiteLLMVirtualKey};
-use litellm_crossplane::provider::cluster_id;
+use litellm_crossplane::provider::runtime::cluster_id;
 use serde_json::{json, Value};
 use support::authz::{
     allowed, attributes, crossplane_system_rules, permission_requests, provider_rules, AuthzProxy,
@@ -344,8 +344,8 @@ async fn every_requested_permission_is_used_and_nothing_else_is_needed() {
     // watch cache (the world's controllers watch one namespace, which
     // reads them when asked): the same reflector, through the proxy.
     let (labels, stream) =
-        litellm_crossplane::provider::cache::namespaces(&world.provider_client());
-    let watching = tokio::spawn(litellm_crossplane::provider::cache::drain(
+        litellm_crossplane::provider::watch::cache::namespaces(&world.provider_client());
+    let watching = tokio::spawn(litellm_crossplane::provider::watch::cache::drain(
         stream,
         "Namespaces",
     ));

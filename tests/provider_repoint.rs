@@ -20,8 +20,8 @@ use litellm_crossplane::api::{
     LiteLLMBudget, LiteLLMInstance, LiteLLMModel, LiteLLMTeam, LiteLLMVirtualKey,
 };
 use litellm_crossplane::litellm::{token_of, BudgetInfo, KeyInfo, ModelInfo, Secret, TeamInfo};
-use litellm_crossplane::provider::key::SECRET_KEY;
-use litellm_crossplane::provider::managed::ManagedKind;
+use litellm_crossplane::provider::kinds::key::SECRET_KEY;
+use litellm_crossplane::provider::managed::contract::ManagedKind;
 use serde_json::json;
 use support::fault_proxy::FaultProxy;
 use support::k8s;

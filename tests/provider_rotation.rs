@@ -12,7 +12,7 @@ use kube::ResourceExt;
 use litellm_crossplane::api::common::EXTERNAL_NAME;
 use litellm_crossplane::api::LiteLLMVirtualKey;
 use litellm_crossplane::litellm::{generate_key, token_of, Secret};
-use litellm_crossplane::provider::rotation::{
+use litellm_crossplane::provider::kinds::key::rotation::{
     self, KEY_REPLACED, LAST_ROTATION, PENDING_KEY, RETIRING_TOKEN, ROTATE_REQUESTED_AT,
 };
 use serde_json::json;

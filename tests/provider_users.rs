@@ -17,7 +17,7 @@ use kube::ResourceExt;
 use litellm_crossplane::api::common::EXTERNAL_NAME;
 use litellm_crossplane::api::{LiteLLMUser, LiteLLMVirtualKey};
 use litellm_crossplane::litellm::{LimitsRequest, UserInfo, UserRequest};
-use litellm_crossplane::provider::ownership::MARKER_KEY;
+use litellm_crossplane::provider::managed::ownership::MARKER_KEY;
 use serde_json::{json, Map, Value};
 use support::crd_guard::CrdGuard;
 use support::k8s;
@@ -55,7 +55,7 @@ async fn keys_of(world: &World, id: &str) -> Vec<String> {
         .collect()
 }
 
-async fn ready<K: litellm_crossplane::provider::managed::ManagedKind>(
+async fn ready<K: litellm_crossplane::provider::managed::contract::ManagedKind>(
     api: &Api<K>,
     name: &str,
 ) -> K {
@@ -65,7 +65,7 @@ async fn ready<K: litellm_crossplane::provider::managed::ManagedKind>(
     .await
 }
 
-async fn refused<K: litellm_crossplane::provider::managed::ManagedKind>(
+async fn refused<K: litellm_crossplane::provider::managed::contract::ManagedKind>(
     api: &Api<K>,
     name: &str,
 ) -> (K, String) {
@@ -74,7 +74,10 @@ async fn refused<K: litellm_crossplane::provider::managed::ManagedKind>(
     (object, message)
 }
 
-async fn delete<K: litellm_crossplane::provider::managed::ManagedKind>(api: &Api<K>, name: &str) {
+async fn delete<K: litellm_crossplane::provider::managed::contract::ManagedKind>(
+    api: &Api<K>,
+    name: &str,
+) {
     api.delete(name, &DeleteParams::default()).await.unwrap();
     wait_gone(api, name).await;
 }

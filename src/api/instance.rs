@@ -537,3 +537,30 @@ pub struct GeneratedKeyRecord {
     #[schemars(length(max = 64))]
     pub fingerprint: Option<String>,
 }
+
+/// The Secret key of a generated master key.
+pub const MASTER_KEY_KEY: &str = "LITELLM_MASTER_KEY";
+
+impl LiteLLMInstance {
+    /// The Secret the provider generates the master key into when no
+    /// `spec.masterKey.secretRef` is given: `<name>-master-key`.
+    pub fn generated_master_key_secret(&self) -> String {
+        format!(
+            "{}-master-key",
+            self.metadata.name.as_deref().unwrap_or_default()
+        )
+    }
+
+    /// The Secret key the proxy's master key is read from: `spec.masterKey.
+    /// secretRef`, else the generated `<name>-master-key`.
+    pub fn master_key_ref(&self) -> SecretKeySelector {
+        self.spec
+            .master_key
+            .as_ref()
+            .and_then(|m| m.secret_ref.clone())
+            .unwrap_or_else(|| SecretKeySelector {
+                name: self.generated_master_key_secret(),
+                key: MASTER_KEY_KEY.to_string(),
+            })
+    }
+}

@@ -7,6 +7,7 @@
 pub mod access;
 pub mod budget;
 pub mod common;
+pub mod conditions;
 pub mod credential;
 pub mod generate;
 pub mod input;

@@ -8,14 +8,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
-use litellm_crossplane::provider::health::Health;
 use litellm_crossplane::provider::instance::{self, InstanceOptions};
-use litellm_crossplane::provider::leader::{self, Leadership, LeaseSettings};
-use litellm_crossplane::provider::metrics::Metrics;
-use litellm_crossplane::provider::reconciler::{self, Context};
-use litellm_crossplane::provider::{
-    cluster_id, controllers, http, logging, memory, resolve, runtime, timing,
-};
+use litellm_crossplane::provider::managed::reconciler::{self, Context};
+use litellm_crossplane::provider::managed::resolve;
+use litellm_crossplane::provider::runtime::cluster_id;
+use litellm_crossplane::provider::runtime::controllers;
+use litellm_crossplane::provider::runtime::health::Health;
+use litellm_crossplane::provider::runtime::http;
+use litellm_crossplane::provider::runtime::leader::{self, Leadership, LeaseSettings};
+use litellm_crossplane::provider::runtime::memory;
+use litellm_crossplane::provider::runtime::threads;
+use litellm_crossplane::provider::telemetry::logging;
+use litellm_crossplane::provider::telemetry::metrics::Metrics;
+use litellm_crossplane::provider::watch::timing;
 use prometheus_client::registry::Registry;
 
 /// The provider's caches and every reconciliation allocate and free small
@@ -89,8 +94,8 @@ struct Args {
     log_format: LogFormat,
     /// Threads the provider runs on: 1 runs everything on one (fewest
     /// wake-ups per poll); more run tokio's multi-threaded runtime with
-    /// that many workers (src/provider/runtime.rs).
-    #[arg(long, env = runtime::WORKER_THREADS_ENV, value_parser = runtime::parse_threads, default_value_t = runtime::DEFAULT_WORKER_THREADS)]
+    /// that many workers (src/provider/runtime/threads.rs).
+    #[arg(long, env = threads::WORKER_THREADS_ENV, value_parser = threads::parse_threads, default_value_t = threads::DEFAULT_WORKER_THREADS)]
     worker_threads: usize,
 }
 
@@ -103,14 +108,14 @@ fn main() {
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
     let args = Args::parse();
     logging::init(matches!(args.log_format, LogFormat::Json));
-    // Before the caches fill (src/provider/memory.rs).
+    // Before the caches fill (src/provider/runtime/memory.rs).
     if !memory::keep_pages_small() {
         tracing::info!(
             "transparent huge pages left as the kernel and MIMALLOC_ALLOW_THP have them"
         );
     }
     // Every failure ends the process with one line saying why.
-    let result = match runtime::build(args.worker_threads) {
+    let result = match threads::build(args.worker_threads) {
         Ok(runtime) => runtime.block_on(run(args)),
         Err(err) => Err(format!("cannot start the async runtime: {err}").into()),
     };

@@ -1,53 +1,28 @@
 //! The provider: a Kubernetes controller reconciling the LiteLLM kinds
 //! against the admin API with Crossplane managed-resource semantics.
 //!
-//! Entities: [`reconciler`] is the one generic managed reconciler (finalizer,
-//! references, instance, external name, status) over the contract in
-//! [`managed`]; [`team`], [`key`], [`budget`], [`model`], [`credential`],
-//! [`user`], [`mcp_server`] and [`organization`] are the per-kind `External` implementations
-//! with their pure diffs; [`controllers`] runs them. [`leader`], [`health`]
-//! and [`http`] serve the binary.
+//! Its parts, each of which imports only the ones listed after it:
+//!
+//! - [`runtime`]: the process. It builds a controller for every kind,
+//!   elects a leader, serves health and metrics and holds the process's
+//!   memory and threads.
+//! - [`kinds`]: one module per kind (`LiteLLMTeam`, `LiteLLMVirtualKey`,
+//!   ...), each an [`External`](managed::contract::External) and the pure
+//!   mapping between its `forProvider` and LiteLLM's object, and the
+//!   pieces every kind shares (limits, access, hosts).
+//! - [`instance`]: the `LiteLLMInstance` controller, which provisions a
+//!   proxy or attaches to an existing one.
+//! - [`managed`]: the engine: the managed-resource contract and the one
+//!   generic reconciler that drives every kind through Crossplane's steps
+//!   (references, ownership, dependents, diff, connection details).
+//! - [`telemetry`]: metrics, Kubernetes events and logs.
+//! - [`watch`]: what the provider knows of the cluster between
+//!   reconciliations: caches, tolerant lists, change counts, memo polls and
+//!   the echoes of its own writes.
 
-pub mod access;
-pub mod budget;
-pub mod cache;
-pub mod changes;
-pub mod cluster_id;
-pub mod conditions;
-pub mod connection;
-pub mod controllers;
-pub mod credential;
-pub mod dependents;
-pub mod diff;
-pub mod echo;
-pub mod events;
-pub mod families;
-pub mod health;
-pub mod hosts;
-pub mod http;
 pub mod instance;
-pub mod key;
-pub mod kube_requests;
-pub mod leader;
-pub mod limits;
-pub mod logging;
+pub mod kinds;
 pub mod managed;
-pub mod mcp_server;
-pub mod member_defaults;
-pub mod members;
-pub mod memory;
-pub mod metrics;
-pub mod model;
-pub mod model_params;
-pub mod organization;
-pub mod ownership;
-pub mod polls;
-pub mod reconciler;
-pub mod resolve;
-pub mod rotation;
 pub mod runtime;
-pub mod scrub;
-pub mod team;
-pub mod timing;
-pub mod tolerant;
-pub mod user;
+pub mod telemetry;
+pub mod watch;

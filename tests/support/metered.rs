@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use kube::api::Api;
 use litellm_crossplane::api::LiteLLMModel;
-use litellm_crossplane::provider::controllers;
-use litellm_crossplane::provider::metrics::Metrics;
+use litellm_crossplane::provider::runtime::controllers;
+use litellm_crossplane::provider::telemetry::metrics::Metrics;
 
 use super::k8s;
 use super::provider::{context, create_instance, requests_by_operation, World};

@@ -17,11 +17,11 @@ use kube::api::{Api, Patch, PatchParams, PostParams};
 use litellm_crossplane::api::common::{find_condition, Condition};
 use litellm_crossplane::api::{LiteLLMInstance, LiteLLMTeam};
 use litellm_crossplane::litellm::{self, ClientConfig, Secret};
-use litellm_crossplane::provider::controllers;
 use litellm_crossplane::provider::instance::{self, InstanceOptions};
-use litellm_crossplane::provider::managed::ManagedKind;
-use litellm_crossplane::provider::metrics::Metrics;
-use litellm_crossplane::provider::reconciler::Context;
+use litellm_crossplane::provider::managed::contract::ManagedKind;
+use litellm_crossplane::provider::managed::reconciler::Context;
+use litellm_crossplane::provider::runtime::controllers;
+use litellm_crossplane::provider::telemetry::metrics::Metrics;
 use serde_json::json;
 
 use super::authz::{assert_no_denials, AuthzProxy};
@@ -89,7 +89,7 @@ impl Drop for World {
 /// below the provider's default minimum poll interval.
 pub fn context(kube: &kube::Client, metrics: Metrics) -> Context {
     Context::new(kube.clone(), CLUSTER, metrics).with_poll_bounds(
-        litellm_crossplane::provider::timing::PollBounds {
+        litellm_crossplane::provider::watch::timing::PollBounds {
             min: Duration::from_millis(500),
             max: Duration::from_secs(3600),
         },

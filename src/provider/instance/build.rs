@@ -41,11 +41,11 @@ use super::database::{valid_database_name, valid_host, valid_schema};
 pub const DEFAULT_IMAGE_REPOSITORY: &str = "ghcr.io/berriai/litellm";
 /// Image tag when `spec.image.tag` is unset; also `status.version` then.
 pub const DEFAULT_IMAGE_TAG: &str = "main-stable";
-/// `app.kubernetes.io/managed-by` of every workload object.
-pub const MANAGED_BY: &str = "provider-litellm";
 /// Key of the generated master key in `<name>-master-key`; the same key the
 /// entity controllers read.
-pub const MASTER_KEY_KEY: &str = "LITELLM_MASTER_KEY";
+pub use crate::api::instance::MASTER_KEY_KEY;
+/// `app.kubernetes.io/managed-by` of every workload object.
+use crate::provider::watch::cache::MANAGED_BY;
 /// Key of the generated salt key in `<name>-salt-key`.
 pub const SALT_KEY_KEY: &str = "LITELLM_SALT_KEY";
 /// Key of the built URL in `<name>-database-url`.
@@ -459,7 +459,7 @@ pub mod names {
         }
     }
     pub fn master_key(instance: &LiteLLMInstance) -> String {
-        format!("{}-master-key", instance.name_any())
+        instance.generated_master_key_secret()
     }
     pub fn salt_key(instance: &LiteLLMInstance) -> String {
         format!("{}-salt-key", instance.name_any())
@@ -476,20 +476,6 @@ pub mod names {
             &hash(&image(instance))[..8]
         )
     }
-}
-
-/// The Secret key the proxy's master key is read from: `spec.masterKey.
-/// secretRef`, else the generated `<name>-master-key`.
-pub fn master_key_ref(instance: &LiteLLMInstance) -> SecretKeySelector {
-    instance
-        .spec
-        .master_key
-        .as_ref()
-        .and_then(|m| m.secret_ref.clone())
-        .unwrap_or_else(|| SecretKeySelector {
-            name: names::master_key(instance),
-            key: MASTER_KEY_KEY.to_string(),
-        })
 }
 
 /// Whether the provider generates the master key (no `secretRef` given).
@@ -745,7 +731,10 @@ pub fn marker(instance: &LiteLLMInstance, meta: &ObjectMeta) -> Marker {
 /// hex digits of SHA-256 over a domain prefix and the value (so it is not
 /// LiteLLM's token of the same string).
 pub fn key_fingerprint(value: &[u8]) -> String {
-    crate::provider::scrub::fingerprint("litellm-crossplane generated key fingerprint v1", value)
+    crate::provider::managed::scrub::fingerprint(
+        "litellm-crossplane generated key fingerprint v1",
+        value,
+    )
 }
 
 /// Why a generated key the instance has run with is not usable.
@@ -1040,7 +1029,7 @@ fn from_secret(name: &str, selector: &SecretKeySelector) -> EnvVar {
 /// The proxy container's environment. Secrets only as `secretKeyRef`.
 fn proxy_env(instance: &LiteLLMInstance) -> Vec<EnvVar> {
     let mut env = vec![
-        from_secret("LITELLM_MASTER_KEY", &master_key_ref(instance)),
+        from_secret("LITELLM_MASTER_KEY", &instance.master_key_ref()),
         from_secret("LITELLM_SALT_KEY", &salt_key_ref(instance)),
     ];
     if let Some(url) = database_url_ref(instance) {

@@ -22,10 +22,11 @@ use crate::api::common::SecretKeySelector;
 use crate::api::instance::{LiteLLMInstance, Workload};
 use crate::api::API_VERSION;
 
-use crate::provider::health::Caches;
-use crate::provider::metrics::{object_key, result_of, Metrics, Seen};
-use crate::provider::tolerant::{self, Tolerant};
-use crate::provider::{conditions, dependents};
+use crate::api::conditions;
+use crate::provider::managed::dependents;
+use crate::provider::telemetry::metrics::{object_key, result_of, Metrics, Seen};
+use crate::provider::watch::cache::Caches;
+use crate::provider::watch::tolerant::{self, Tolerant};
 
 use super::{
     condition_type, desired_status, probe, probe_target, provision, provisioned_status, reason,
@@ -58,7 +59,7 @@ impl Default for InstanceOptions {
             ready_interval: Duration::from_secs(30),
             not_ready_interval: Duration::from_secs(10),
             probe_timeout: Duration::from_secs(5),
-            concurrency: crate::provider::reconciler::DEFAULT_MAX_RECONCILE_RATE,
+            concurrency: crate::provider::managed::reconciler::DEFAULT_MAX_RECONCILE_RATE,
         }
     }
 }
@@ -157,7 +158,8 @@ pub fn build(
     // Its own reflector, not `Controller::new`'s: `/readyz` waits for its
     // `Synced` flag, which `Store::wait_until_ready` cannot give a second
     // waiter beside the controller's runner (see `cache::Reflected`).
-    let (instances, stream) = crate::provider::cache::reflect(api, crate::provider::cache::strip);
+    let (instances, stream) =
+        crate::provider::watch::cache::reflect(api, crate::provider::watch::cache::strip);
     let controller = Controller::for_stream(stream, instances.store.clone())
         .with_config(config)
         .owns_stream(

@@ -89,7 +89,7 @@ pub enum Error {
 
     /// Deletion waits for the managed resources that use the instance
     /// (the text counts them by kind); looked at again every
-    /// [`crate::provider::dependents::RECHECK`].
+    /// [`crate::provider::managed::dependents::RECHECK`].
     #[error("{0}")]
     InUse(String),
 

@@ -7,18 +7,18 @@ use k8s_openapi::jiff::Timestamp;
 use kube::ResourceExt;
 
 use crate::api::common::{Condition, SecretKeySelector};
+use crate::api::conditions;
 use crate::api::instance::{
     GeneratedKeyRecord, GeneratedKeys, LiteLLMInstance, LiteLLMInstanceStatus, Workload,
     DEFAULT_PORT,
 };
-use crate::provider::conditions;
 
 use super::build::{self, migration_enabled, GeneratedKey, KeyLoss, GENERATED_FOR_ANNOTATION};
 use super::InstanceOptions;
 
 /// Condition types of a `LiteLLMInstance`.
 pub mod condition_type {
-    pub use crate::provider::conditions::READY;
+    pub use crate::api::conditions::READY;
     /// The database schema; for an attached proxy always owned by the proxy.
     pub const DATABASE_READY: &str = "DatabaseReady";
     /// Spec sections that do nothing because the workload is unmanaged.
@@ -45,7 +45,7 @@ pub mod reason {
     /// message counts them by kind.
     pub const WAITING_FOR_DEPENDENTS: &str = "WaitingForDependents";
     /// `Ready=False`: the provider cannot read the object (see
-    /// [`crate::provider::tolerant`]).
+    /// [`crate::provider::watch::tolerant`]).
     pub const UNREADABLE: &str = "Unreadable";
     /// `Ready=True`: `GET /health/liveliness` answered 200.
     pub const PROXY_REACHABLE: &str = "ProxyReachable";

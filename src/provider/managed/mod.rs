@@ -1,0 +1,16 @@
+//! The engine: the managed-resource contract every kind implements
+//! ([`contract`]) and the one generic reconciler that drives it
+//! ([`reconciler`]), as crossplane-runtime's `managed` package does.
+//!
+//! It may use [`watch`](super::watch) (what the provider knows of the
+//! cluster) and [`telemetry`](super::telemetry), never a kind, the
+//! instance controller or the runtime.
+
+pub mod connection;
+pub mod contract;
+pub mod dependents;
+pub mod diff;
+pub mod ownership;
+pub mod reconciler;
+pub mod resolve;
+pub mod scrub;

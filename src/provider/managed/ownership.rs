@@ -1,0 +1,538 @@
+//! Who owns a LiteLLM object: default ids and the ownership marker the
+//! provider writes into LiteLLM `metadata`.
+//!
+//! LiteLLM has no notion of an owner, and team/budget/model ids are global
+//! to the proxy. Two tenants sharing a proxy must not be able to take over
+//! each other's objects, so every object the provider creates carries a
+//! marker naming the managed resource, and adoption of an object marked for
+//! someone else is refused.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde_json::{Map, Value};
+
+/// Key of the marker in LiteLLM `metadata` (and `model_info`).
+pub const MARKER_KEY: &str = "crossplane_owner";
+
+/// The managed resource that owns a LiteLLM object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Owner {
+    /// Identifies the Kubernetes cluster, so two clusters attached to one
+    /// proxy cannot adopt each other's objects.
+    pub cluster: String,
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+}
+
+impl Owner {
+    /// The marker as stored in LiteLLM.
+    pub fn marker(&self) -> Value {
+        serde_json::json!({
+            "cluster": self.cluster,
+            "namespace": self.namespace,
+            "name": self.name,
+            "uid": self.uid,
+        })
+    }
+
+    /// Reads the marker out of LiteLLM `metadata`; `None` when the object
+    /// carries none (created outside the provider) or a malformed one.
+    pub fn from_metadata(metadata: Option<&Map<String, Value>>) -> Option<Owner> {
+        let marker = metadata?.get(MARKER_KEY)?.as_object()?;
+        let field = |name: &str| marker.get(name).and_then(Value::as_str).map(str::to_owned);
+        Some(Owner {
+            cluster: field("cluster")?,
+            namespace: field("namespace")?,
+            name: field("name")?,
+            uid: field("uid").unwrap_or_default(),
+        })
+    }
+
+    /// Whether `self` (read from LiteLLM) names the same managed resource as
+    /// `other`. The uid is deliberately not compared: a resource deleted with
+    /// a policy that orphans its object and created again under the same
+    /// name is the same owner, as Crossplane's external-name adoption treats
+    /// it; the uid is recorded for humans and refreshed on the next update.
+    pub fn same_resource(&self, other: &Owner) -> bool {
+        self.cluster == other.cluster
+            && self.namespace == other.namespace
+            && self.name == other.name
+    }
+
+    /// `namespace/name in cluster <id>`, for messages.
+    pub fn describe(&self) -> String {
+        format!(
+            "{}/{} in cluster {}",
+            self.namespace, self.name, self.cluster
+        )
+    }
+}
+
+#[cfg(test)]
+impl Owner {
+    /// The owner of the kinds' unit tests: `name` in namespace `ns` of
+    /// cluster `c`, uid `u`.
+    pub fn of_test(name: &str) -> Owner {
+        Owner {
+            cluster: "c".into(),
+            namespace: "ns".into(),
+            name: name.into(),
+            uid: "u".into(),
+        }
+    }
+
+    /// Metadata as the kinds' unit tests find it in LiteLLM: this owner's
+    /// marker and the `extra` entries.
+    pub fn marked(
+        &self,
+        extra: &[(&str, serde_json::Value)],
+    ) -> Option<serde_json::Map<String, serde_json::Value>> {
+        let mut metadata = metadata_with_marker(None, self);
+        for (k, v) in extra {
+            metadata.insert((*k).to_owned(), v.clone());
+        }
+        Some(metadata)
+    }
+}
+
+/// Why a resource may not act on a LiteLLM object. Neither variant names
+/// the other owner: a refusal must not tell a tenant who else uses the
+/// proxy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The object is marked for another managed resource (another
+    /// namespace, another name, or another cluster).
+    Foreign,
+    /// The object carries no marker (made in the UI or by another tool) and
+    /// the resource is not in its instance's namespace, the only place
+    /// from which unmarked objects may be adopted.
+    Unmarked,
+}
+
+impl Refusal {
+    /// Why, for conditions and events.
+    pub fn explain(&self) -> &'static str {
+        match self {
+            Refusal::Foreign => "it is managed by another resource",
+            Refusal::Unmarked => {
+                "it was not created by this provider, and only resources in the \
+                 LiteLLMInstance's own namespace may adopt such objects"
+            }
+        }
+    }
+}
+
+/// Whether `me` may manage (observe, import, update or delete) an object
+/// whose marker is `marker`, under every management policy alike: only
+/// its own objects, and unmarked ones only from the instance's namespace
+/// (which belongs to the platform, not to a tenant).
+pub fn may_manage(
+    marker: Option<&Owner>,
+    me: &Owner,
+    instance_namespace: &str,
+) -> Result<(), Refusal> {
+    match marker {
+        Some(marker) if marker.same_resource(me) => Ok(()),
+        Some(_) => Err(Refusal::Foreign),
+        None if me.namespace == instance_namespace => Ok(()),
+        None => Err(Refusal::Unmarked),
+    }
+}
+
+/// Whether a resource of `namespace` in `cluster` may point one of its
+/// objects at an object marked `marker` (a key joining a team or budget):
+/// only objects of its own namespace and cluster; unmarked ones only from
+/// the instance's namespace.
+pub fn may_use(
+    marker: Option<&Owner>,
+    cluster: &str,
+    namespace: &str,
+    instance_namespace: &str,
+) -> Result<(), Refusal> {
+    match marker {
+        Some(marker) if marker.cluster == cluster && marker.namespace == namespace => Ok(()),
+        Some(_) => Err(Refusal::Foreign),
+        None if namespace == instance_namespace => Ok(()),
+        None => Err(Refusal::Unmarked),
+    }
+}
+
+/// LiteLLM's `models` value that grants every model of the proxy.
+const ALL_PROXY_MODELS: &str = "all-proxy-models";
+
+/// Which models a team or key of `namespace` may be given. In the
+/// instance's namespace (the platform's): any. Elsewhere the `models` list
+/// may name public models (names without `/`) and the namespace's own
+/// models (`<namespace>/<name>`, see [`crate::provider::kinds::model::public_model_name`]),
+/// nothing that reaches another namespace's: not another `<namespace>/`
+/// name, not a wildcard (LiteLLM matches `*` against every model name),
+/// not `all-proxy-models`, and not an empty list, which LiteLLM reads as
+/// every model of the proxy, unless `inherits` (a key in a team: LiteLLM
+/// then applies the team's list, which this same rule bounds). `Err` names
+/// the field and the entry the user wrote, never another tenant.
+pub fn may_list_models(
+    models: Option<&[String]>,
+    inherits: bool,
+    namespace: &str,
+    instance_namespace: &str,
+) -> Result<(), String> {
+    if namespace == instance_namespace {
+        return Ok(());
+    }
+    let own = format!("{namespace}/");
+    let models = models.unwrap_or_default();
+    if models.is_empty() && !inherits {
+        return Err(format!(
+            "forProvider.models: a team, key or user outside the LiteLLMInstance's namespace must list \
+             its models: LiteLLM gives one without models every model of the proxy, other \
+             namespaces' models included"
+        ));
+    }
+    for entry in models {
+        if entry.starts_with(&own) {
+            continue;
+        }
+        if entry.contains('/') || entry.contains('*') || entry == ALL_PROXY_MODELS {
+            return Err(format!(
+                "forProvider.models: {entry:?} may reach models of other namespaces; outside the \
+                 LiteLLMInstance's namespace list public model names (without '/' or '*') and \
+                 this namespace's own models ({own}<name>)"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// What to send as LiteLLM `metadata`: the user's metadata plus the marker.
+/// LiteLLM replaces `metadata` wholesale on update, so the marker must go out
+/// with every write or it would be lost.
+pub fn metadata_with_marker(
+    user: Option<&crate::api::FreeForm>,
+    owner: &Owner,
+) -> Map<String, Value> {
+    let mut metadata: Map<String, Value> = user
+        .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+        .unwrap_or_default();
+    metadata.insert(MARKER_KEY.to_owned(), owner.marker());
+    metadata
+}
+
+/// The id of an object whose owner must live in the id itself, because the
+/// LiteLLM object has no free-form field to carry a marker (budgets):
+/// `<cluster>/<namespace>/<name>`. Namespaces and names never contain `/`,
+/// so [`owner_of_id`] reads it back from the right, whatever the cluster
+/// id holds.
+pub fn owned_id(owner: &Owner) -> String {
+    format!("{}/{}/{}", owner.cluster, owner.namespace, owner.name)
+}
+
+/// The owner named by an id of [`owned_id`]'s shape; `None` for any other
+/// id (an object made in the UI or by another tool), which counts as
+/// unmarked.
+pub fn owner_of_id(id: &str) -> Option<Owner> {
+    let mut parts = id.rsplitn(3, '/');
+    let name = parts.next().filter(|n| !n.is_empty())?;
+    let namespace = parts.next().filter(|n| !n.is_empty())?;
+    let cluster = parts.next().filter(|c| !c.is_empty())?;
+    Some(Owner {
+        cluster: cluster.to_owned(),
+        namespace: namespace.to_owned(),
+        name: name.to_owned(),
+        uid: String::new(),
+    })
+}
+
+/// The default LiteLLM id of a resource: `<namespace>.<name>`. Namespace
+/// names are DNS labels and cannot contain `.`, so ids of two namespaces
+/// can never collide.
+pub fn default_id(namespace: &str, name: &str) -> String {
+    format!("{namespace}.{name}")
+}
+
+/// How long an ownership the provider established itself stands in for a
+/// read of the object's marker (see [`Verified`]).
+pub const VERIFIED_FOR: Duration = Duration::from_secs(60);
+
+/// Objects whose ownership the provider itself established lately, per
+/// proxy: it created them with a resource's marker, or its observation
+/// found them that resource's (`managed::sync` got past
+/// [`may_manage`]). A key joining such a team (just made by the team
+/// controller, typically) is checked against this instead of reading the
+/// team's marker again. Nothing a tenant writes reaches it: it lives in the
+/// provider's memory only, and status or annotations, which a tenant can
+/// edit, play no part. An entry stands for [`VERIFIED_FOR`]; an object
+/// found absent, refused or deleted is forgotten at once.
+#[derive(Default)]
+pub struct Verified(Mutex<VerifiedMap>);
+
+#[derive(Default)]
+struct VerifiedMap {
+    by_object: HashMap<(String, &'static str, String), (Owner, Instant)>,
+    pruned: Option<Instant>,
+}
+
+impl Verified {
+    fn lock(&self) -> std::sync::MutexGuard<'_, VerifiedMap> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The LiteLLM `kind` object `id` at `endpoint` is `owner`'s resource's.
+    /// Only teams and users are kept: they are what keys join by a marker
+    /// (budgets carry their owner in their id, and nothing joins a key or a
+    /// model), and a poll of every other kind would only fill memory.
+    pub fn establish(&self, endpoint: &str, kind: &'static str, id: &str, owner: &Owner) {
+        use crate::provider::managed::contract::ManagedKind;
+        if kind != <crate::api::LiteLLMTeam as ManagedKind>::NOUN
+            && kind != <crate::api::LiteLLMUser as ManagedKind>::NOUN
+        {
+            return;
+        }
+        let now = Instant::now();
+        let mut map = self.lock();
+        // Dropped once a period, so objects the provider no longer looks at
+        // cost nothing.
+        if map
+            .pruned
+            .is_none_or(|at| now.duration_since(at) > VERIFIED_FOR)
+        {
+            map.by_object
+                .retain(|_, (_, at)| now.duration_since(*at) <= VERIFIED_FOR);
+            map.pruned = Some(now);
+        }
+        map.by_object.insert(
+            (endpoint.to_owned(), kind, id.to_owned()),
+            (owner.clone(), now),
+        );
+    }
+
+    /// Whatever was established of the object no longer stands.
+    pub fn forget(&self, endpoint: &str, kind: &'static str, id: &str) {
+        self.lock()
+            .by_object
+            .remove(&(endpoint.to_owned(), kind, id.to_owned()));
+    }
+
+    /// The owner established for the object within [`VERIFIED_FOR`].
+    pub fn owner(&self, endpoint: &str, kind: &'static str, id: &str) -> Option<Owner> {
+        let map = self.lock();
+        let (owner, at) = map
+            .by_object
+            .get(&(endpoint.to_owned(), kind, id.to_owned()))?;
+        (at.elapsed() <= VERIFIED_FOR).then(|| owner.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outside_the_platform_namespace_models_are_public_names_or_the_namespaces_own() {
+        let list = |names: &[&str]| names.iter().map(|n| n.to_string()).collect::<Vec<_>>();
+        let check = |names: &[&str], inherits: bool, namespace: &str| {
+            may_list_models(Some(&list(names)), inherits, namespace, "platform")
+        };
+        // The platform's namespace: anything, empty included.
+        assert!(check(&[], false, "platform").is_ok());
+        assert!(check(&["team-b/gpt", "*"], false, "platform").is_ok());
+        // A tenant: public names and its own.
+        assert!(check(&["gpt-4o", "team-a/mine", "team-a/x/y"], false, "team-a").is_ok());
+        assert!(
+            check(&[], true, "team-a").is_ok(),
+            "a key inherits its team's list"
+        );
+        assert!(may_list_models(None, true, "team-a", "platform").is_ok());
+        for refused in [
+            &[][..],
+            &["team-b/gpt"],
+            &["gpt-4o", "team-ab/x"],
+            &["*"],
+            &["gpt-*"],
+            &["all-proxy-models"],
+        ] {
+            let err = check(refused, false, "team-a").unwrap_err();
+            assert!(err.starts_with("forProvider.models: "), "{err}");
+        }
+        assert!(may_list_models(None, false, "team-a", "platform").is_err());
+        let err = check(&["team-b/gpt"], true, "team-a").unwrap_err();
+        assert!(
+            err.contains("\"team-b/gpt\"") && err.contains("team-a/<name>"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn only_own_objects_and_unmarked_ones_from_the_instance_namespace_are_managed() {
+        let me = owner("tenant", "t", "u1");
+        let platform = owner("platform", "t", "u1");
+        assert_eq!(may_manage(Some(&me), &me, "platform"), Ok(()));
+        assert_eq!(
+            may_manage(Some(&owner("tenant", "t", "u2")), &me, "platform"),
+            Ok(()),
+            "a re-created resource of the same name"
+        );
+        for other in [owner("other", "t", "u1"), owner("tenant", "x", "u1")] {
+            assert_eq!(
+                may_manage(Some(&other), &me, "platform"),
+                Err(Refusal::Foreign)
+            );
+        }
+        let elsewhere = Owner {
+            cluster: "c2".into(),
+            ..me.clone()
+        };
+        assert_eq!(
+            may_manage(Some(&elsewhere), &me, "platform"),
+            Err(Refusal::Foreign)
+        );
+        assert_eq!(may_manage(None, &me, "platform"), Err(Refusal::Unmarked));
+        assert_eq!(may_manage(None, &platform, "platform"), Ok(()));
+    }
+
+    #[test]
+    fn objects_are_used_only_within_their_namespace_and_cluster() {
+        let team = owner("tenant", "web", "u1");
+        assert_eq!(may_use(Some(&team), "c1", "tenant", "platform"), Ok(()));
+        assert_eq!(
+            may_use(Some(&team), "c1", "other", "platform"),
+            Err(Refusal::Foreign)
+        );
+        assert_eq!(
+            may_use(Some(&team), "c2", "tenant", "platform"),
+            Err(Refusal::Foreign)
+        );
+        assert_eq!(
+            may_use(None, "c1", "tenant", "platform"),
+            Err(Refusal::Unmarked)
+        );
+        assert_eq!(may_use(None, "c1", "platform", "platform"), Ok(()));
+    }
+
+    #[test]
+    fn owned_ids_name_their_owner() {
+        let me = owner("ns", "b.1", "u1");
+        let id = owned_id(&me);
+        assert_eq!(id, "c1/ns/b.1");
+        assert!(owner_of_id(&id).unwrap().same_resource(&me));
+        let odd_cluster = Owner {
+            cluster: "a/b".into(),
+            ..me.clone()
+        };
+        assert!(owner_of_id(&owned_id(&odd_cluster))
+            .unwrap()
+            .same_resource(&odd_cluster));
+        for unmarked in ["premium", "ns.b", "ns/b", "/ns/b", "c//b", "c/ns/"] {
+            assert_eq!(owner_of_id(unmarked), None, "{unmarked}");
+        }
+    }
+
+    #[test]
+    fn refusals_name_nobody() {
+        for refusal in [Refusal::Foreign, Refusal::Unmarked] {
+            assert!(!refusal.explain().contains('/'));
+        }
+    }
+
+    fn owner(ns: &str, name: &str, uid: &str) -> Owner {
+        Owner {
+            cluster: "c1".into(),
+            namespace: ns.into(),
+            name: name.into(),
+            uid: uid.into(),
+        }
+    }
+
+    #[test]
+    fn default_ids_of_different_namespaces_never_collide() {
+        // "a.b" + "c" vs "a" + "b.c" would collide, but a namespace cannot hold a dot.
+        assert_eq!(default_id("team-a", "web"), "team-a.web");
+        assert_ne!(default_id("a", "b-c"), default_id("a-b", "c"));
+    }
+
+    #[test]
+    fn marker_round_trips_through_metadata() {
+        let me = owner("ns", "t", "u1");
+        let user: crate::api::FreeForm = [("env".to_owned(), Value::from("prod"))].into();
+        let metadata = metadata_with_marker(Some(&user), &me);
+        assert_eq!(metadata["env"], "prod");
+        assert_eq!(Owner::from_metadata(Some(&metadata)), Some(me));
+    }
+
+    #[test]
+    fn marker_overrides_a_user_key_of_the_same_name() {
+        let me = owner("ns", "t", "u1");
+        let user: crate::api::FreeForm = [(MARKER_KEY.to_owned(), Value::from("forged"))].into();
+        let metadata = metadata_with_marker(Some(&user), &me);
+        assert_eq!(Owner::from_metadata(Some(&metadata)), Some(me));
+    }
+
+    #[test]
+    fn missing_or_malformed_markers_read_as_none() {
+        assert_eq!(Owner::from_metadata(None), None);
+        let mut metadata = Map::new();
+        assert_eq!(Owner::from_metadata(Some(&metadata)), None);
+        metadata.insert(MARKER_KEY.into(), Value::from("x"));
+        assert_eq!(Owner::from_metadata(Some(&metadata)), None);
+        metadata.insert(MARKER_KEY.into(), serde_json::json!({"cluster": "c"}));
+        assert_eq!(Owner::from_metadata(Some(&metadata)), None);
+    }
+
+    #[test]
+    fn same_resource_ignores_the_uid_but_not_namespace_name_or_cluster() {
+        let me = owner("ns", "t", "u1");
+        assert!(owner("ns", "t", "u2").same_resource(&me));
+        assert!(!owner("other", "t", "u1").same_resource(&me));
+        assert!(!owner("ns", "x", "u1").same_resource(&me));
+        let elsewhere = Owner {
+            cluster: "c2".into(),
+            ..me.clone()
+        };
+        assert!(!elsewhere.same_resource(&me));
+    }
+
+    #[test]
+    fn an_established_owner_stands_per_proxy_and_object_until_forgotten() {
+        let owner = Owner {
+            cluster: "c".into(),
+            namespace: "a".into(),
+            name: "web".into(),
+            uid: "u".into(),
+        };
+        let verified = Verified::default();
+        assert_eq!(verified.owner("http://p", "team", "a.web"), None);
+        verified.establish("http://p", "team", "a.web", &owner);
+        assert_eq!(
+            verified.owner("http://p", "team", "a.web"),
+            Some(owner.clone())
+        );
+        assert_eq!(
+            verified.owner("http://q", "team", "a.web"),
+            None,
+            "another proxy"
+        );
+        assert_eq!(
+            verified.owner("http://p", "budget", "a.web"),
+            None,
+            "another kind"
+        );
+        assert_eq!(
+            verified.owner("http://p", "team", "a.other"),
+            None,
+            "another id"
+        );
+        verified.forget("http://p", "team", "a.web");
+        assert_eq!(verified.owner("http://p", "team", "a.web"), None);
+        // Nothing joins a key: it is not kept.
+        verified.establish("http://p", "key", "a.web", &owner);
+        assert_eq!(verified.owner("http://p", "key", "a.web"), None);
+        // Keys join users.
+        verified.establish("http://p", "user", "a.alice", &owner);
+        assert_eq!(
+            verified.owner("http://p", "user", "a.alice"),
+            Some(owner.clone())
+        );
+    }
+}

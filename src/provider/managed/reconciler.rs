@@ -1,0 +1,1816 @@
+//! The generic managed reconciler: the Kubernetes side of Crossplane's
+//! managed-resource semantics, for every kind alike. The finalizer is the only
+//! top-level action; inside it, apply resolves references and the instance,
+//! records the id, and hands over to [`contract::sync`]; cleanup hands over
+//! to [`contract::cleanup`].
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::controller::Action;
+use kube::runtime::finalizer::{self, finalizer, Event};
+use kube::ResourceExt;
+use serde_json::json;
+
+use crate::api::common::{
+    find_condition, paused_by_policies, supported_management_policies, Condition, ManagedStatus,
+    EXTERNAL_NAME, PAUSED, POLL_INTERVAL,
+};
+use crate::litellm::Secret;
+
+use crate::api::conditions::{self, condition, reason, READY, SYNCED};
+use crate::provider::managed::connection;
+use crate::provider::managed::contract::{
+    self, Cleanup, Connection, Creation, External, ExternalError, Failed, Maintained, ManagedKind,
+    Outcome, Step,
+};
+use crate::provider::managed::dependents;
+use crate::provider::managed::ownership::{Owner, Verified};
+use crate::provider::managed::resolve::{
+    self, ClientCache, Resolved, Unresolved, DEFAULT_LITELLM_TIMEOUT,
+};
+use crate::provider::managed::scrub::Scrubber;
+use crate::provider::telemetry::events::{Event as KubeEvent, EventType, Recorder};
+use crate::provider::telemetry::metrics::{
+    self as series, object_key, result_of, Metrics, ReconcileResult,
+};
+use crate::provider::watch::cache::{Cache, Kube};
+use crate::provider::watch::echo::Echoes;
+use crate::provider::watch::polls::BUSY_WINDOW;
+use crate::provider::watch::polls::{Memo, Polls, MEMO_POLLS};
+use crate::provider::watch::timing;
+use crate::provider::watch::tolerant::{self, Tolerant};
+
+/// Finalizer of every managed resource: it stays until LiteLLM confirms the
+/// object is gone (or the resource is released on purpose).
+pub const FINALIZER: &str = "litellm.crossplane.io/managed-resource";
+
+/// Annotation that lets a resource whose `LiteLLMInstance` is gone be
+/// deleted without deleting (or being able to delete) the LiteLLM object.
+/// Without it such a resource waits for the instance to come back, so
+/// nothing is orphaned by accident.
+pub const RELEASE_ON_MISSING_INSTANCE: &str = "litellm.crossplane.io/release-on-missing-instance";
+
+/// crossplane-runtime providers' default `--max-reconcile-rate`, which they
+/// use as each controller's concurrency.
+pub const DEFAULT_MAX_RECONCILE_RATE: u16 = 10;
+
+/// Default interval between observations of a healthy resource.
+pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(60);
+
+/// The resourceVersion of each resource (by uid) after the provider's own
+/// last write to it, until the watch cache has caught up: a reconciliation
+/// that starts from an older cached copy would act on what the provider has
+/// already changed (and its writes, made with that version as a
+/// precondition, would only conflict). controller-runtime controllers keep
+/// such "expectations" for the same reason.
+///
+/// Beside them, the revisions whose watch events need no reconciliation
+/// ("echoes"): an external name recorded, or a spec late-initialized, is
+/// acted on by the reconciliation that wrote it (its status carries the new
+/// generation), so the event of that write would only poll LiteLLM again,
+/// which crossplane-runtime's reconciler does not do either.
+#[derive(Default)]
+pub struct Written {
+    last: Mutex<HashMap<String, (u64, std::time::Instant)>>,
+    echoes: Echoes<String>,
+}
+
+/// A resourceVersion as a number (the API server's are etcd revisions).
+fn revision(meta: &kube::api::ObjectMeta) -> Option<u64> {
+    meta.resource_version.as_deref()?.parse().ok()
+}
+
+/// After this long, a cache that has not caught up is trusted anyway (the
+/// object may have gone): nothing waits forever on an expectation.
+const EXPECTATION_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How soon a reconciliation that found the cache behind looks again.
+const CACHE_BEHIND_RECHECK: Duration = Duration::from_millis(100);
+
+impl Written {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (u64, std::time::Instant)>> {
+        self.last.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The provider wrote the resource; `meta` is what the API server
+    /// answered.
+    pub fn wrote(&self, meta: &kube::api::ObjectMeta) {
+        let (Some(uid), Some(revision)) = (meta.uid.as_ref(), revision(meta)) else {
+            return;
+        };
+        let mut written = self.lock();
+        let entry = written
+            .entry(uid.clone())
+            .or_insert((revision, std::time::Instant::now()));
+        if revision >= entry.0 {
+            *entry = (revision, std::time::Instant::now());
+        }
+    }
+
+    /// The provider is about to write the resource, which is at `meta`'s
+    /// revision, with that revision as precondition; the reconciliation
+    /// goes on to act on what it writes, so the write's watch event wakes
+    /// no reconciliation. The precondition makes that event the next one of
+    /// the object. Should the write fail, [`Self::settle_echo`] forgets it
+    /// (an event of someone else's write taken for it meanwhile is harmless:
+    /// that write made this one conflict, and a conflict requeues).
+    pub fn expect_echo(&self, meta: &kube::api::ObjectMeta) {
+        if let (Some(uid), Some(revision)) = (meta.uid.as_ref(), revision(meta)) {
+            self.echoes.expect(uid.clone(), revision);
+        }
+    }
+
+    /// The write [`Self::expect_echo`] announced answered `written`: its
+    /// revision (`None`: it failed, and no echo comes).
+    pub fn settle_echo(&self, uid: Option<&String>, written: Option<&kube::api::ObjectMeta>) {
+        if let Some(uid) = uid {
+            self.echoes.settle(uid, written.and_then(revision));
+        }
+    }
+
+    /// Whether `meta`, from a watch event, is an echo (see [`Echoes`]).
+    pub fn is_echo(&self, meta: &kube::api::ObjectMeta) -> bool {
+        match (meta.uid.as_ref(), revision(meta)) {
+            (Some(uid), Some(seen)) => self.echoes.is_echo(uid, seen),
+            _ => false,
+        }
+    }
+
+    /// Whether `meta` (from the cache) is older than the provider's own
+    /// last write.
+    pub fn behind(&self, meta: &kube::api::ObjectMeta) -> bool {
+        let Some(uid) = meta.uid.as_ref() else {
+            return false;
+        };
+        let mut written = self.lock();
+        let Some((expected, at)) = written.get(uid).copied() else {
+            return false;
+        };
+        let caught_up = revision(meta).is_none_or(|seen| seen >= expected);
+        if caught_up || at.elapsed() > EXPECTATION_TIMEOUT {
+            written.remove(uid);
+            return false;
+        }
+        true
+    }
+}
+
+/// How long a put-off poll waits before it looks again (up to twice this).
+const DEFERRED_POLL: Duration = Duration::from_secs(2);
+
+/// Whether this reconciliation is a poll: the resource is Ready and Synced
+/// for its current spec, so nothing but drift can be found.
+fn is_poll<K: ManagedKind>(mr: &K) -> bool {
+    let Some(status) = mr.managed_status() else {
+        return false;
+    };
+    let generation = mr.meta().generation;
+    mr.meta().deletion_timestamp.is_none()
+        && [READY, SYNCED].iter().all(|type_| {
+            find_condition(&status.conditions, type_)
+                .is_some_and(|c| c.status == "True" && c.observed_generation == generation)
+        })
+}
+
+/// Shared by every reconciliation of every kind.
+pub struct Context {
+    pub client: kube::Client,
+    pub metrics: Metrics,
+    pub recorder: Recorder,
+    /// Written into every ownership marker; see [`Owner::cluster`].
+    pub cluster_id: String,
+    pub default_poll_interval: Duration,
+    /// Every poll interval, default or annotated, is clamped into these.
+    pub poll_bounds: timing::PollBounds,
+    /// Polls fall due on multiples of this ([`timing::on_tick`]).
+    pub poll_tick: Duration,
+    /// Reconciliations of one kind at once (`--max-reconcile-rate`).
+    pub concurrency: u16,
+    litellm_timeout: Duration,
+    max_in_flight: usize,
+    clients: ClientCache,
+    /// Consecutive failures by resource uid, for the retry backoff.
+    failures: Mutex<HashMap<String, u32>>,
+    /// Unreadable resources reported, by uid.
+    unreadable: tolerant::Reports,
+    /// The controllers' shared watch caches, once [`crate::provider::runtime::controllers`]
+    /// has started them; until then every read goes to the API server.
+    cache: std::sync::OnceLock<Arc<Cache>>,
+    /// What the provider last wrote to each resource.
+    written: Written,
+    /// Since when each resource's poll has been put off (by uid).
+    deferred: Mutex<HashMap<String, std::time::Instant>>,
+    /// Ownership of LiteLLM objects the provider established lately.
+    verified: Arc<Verified>,
+    /// Requeues of managed resources, outside kube-runtime's scheduler
+    /// ([`polls`](crate::provider::watch::polls)); the controllers register their kinds.
+    pub polls: Polls,
+}
+
+impl Context {
+    pub fn new(client: kube::Client, cluster_id: impl Into<String>, metrics: Metrics) -> Self {
+        Self {
+            recorder: Recorder::new(
+                client.clone(),
+                "provider-litellm",
+                std::env::var("POD_NAME").ok(),
+            ),
+            clients: ClientCache::new(metrics.observer(), DEFAULT_LITELLM_TIMEOUT),
+            client,
+            metrics,
+            cluster_id: cluster_id.into(),
+            default_poll_interval: DEFAULT_POLL_INTERVAL,
+            poll_bounds: timing::PollBounds::default(),
+            poll_tick: timing::POLL_TICK,
+            concurrency: DEFAULT_MAX_RECONCILE_RATE,
+            litellm_timeout: DEFAULT_LITELLM_TIMEOUT,
+            max_in_flight: resolve::DEFAULT_MAX_IN_FLIGHT,
+            failures: Mutex::new(HashMap::new()),
+            unreadable: tolerant::Reports::default(),
+            cache: std::sync::OnceLock::new(),
+            written: Written::default(),
+            deferred: Mutex::new(HashMap::new()),
+            verified: Arc::default(),
+            polls: Polls::default(),
+        }
+    }
+
+    pub fn with_poll_interval(mut self, interval: Duration) -> Self {
+        self.default_poll_interval = interval;
+        self
+    }
+
+    /// Polls fall due on multiples of `tick` (default
+    /// [`timing::POLL_TICK`]; zero: exactly when due).
+    pub fn with_poll_tick(mut self, tick: Duration) -> Self {
+        self.poll_tick = tick;
+        self
+    }
+
+    /// Bounds on every poll interval (default: 10 s to 24 h).
+    pub fn with_poll_bounds(mut self, bounds: timing::PollBounds) -> Self {
+        self.poll_bounds = bounds;
+        self
+    }
+
+    /// The poll interval of `mr`: its `crossplane.io/poll-interval`, else
+    /// the default, clamped into the bounds.
+    pub fn poll_interval<K: ManagedKind>(&self, mr: &K) -> Duration {
+        self.poll_bounds
+            .clamp(poll_interval(mr, self.default_poll_interval))
+    }
+
+    /// Bounds connecting to LiteLLM and each admin request (default
+    /// [`DEFAULT_LITELLM_TIMEOUT`]). A request that runs out is a retryable
+    /// failure whose write may still have happened; the fault-injection
+    /// tests shorten it to provoke that case in seconds.
+    pub fn with_litellm_timeout(mut self, timeout: Duration) -> Self {
+        self.litellm_timeout = timeout;
+        self.rebuild_clients();
+        self
+    }
+
+    /// Reconciliations of one kind at once: crossplane-runtime's providers
+    /// take this from `--max-reconcile-rate` (default
+    /// [`DEFAULT_MAX_RECONCILE_RATE`]); at least 1.
+    pub fn with_max_reconcile_rate(mut self, rate: u16) -> Self {
+        self.concurrency = rate.max(1);
+        self
+    }
+
+    /// Admin requests in flight to one proxy at once, over every kind
+    /// (default [`resolve::DEFAULT_MAX_IN_FLIGHT`]); more wait their turn
+    /// before their timeout starts.
+    pub fn with_max_in_flight(mut self, max: usize) -> Self {
+        self.max_in_flight = max.max(1);
+        self.rebuild_clients();
+        self
+    }
+
+    fn rebuild_clients(&mut self) {
+        self.clients = ClientCache::with_in_flight(
+            self.metrics.observer(),
+            self.litellm_timeout,
+            self.max_in_flight,
+        );
+    }
+
+    /// Whether a watch event of `meta` is the echo of a write its
+    /// reconciliation already acted on, which wakes nothing (see
+    /// [`Written`]).
+    pub fn echoes(&self, meta: &kube::api::ObjectMeta) -> bool {
+        self.written.is_echo(meta)
+    }
+
+    /// The adaptive in-flight limit of every proxy reached so far, by admin
+    /// endpoint (see [`crate::litellm::Pacing`]).
+    pub fn in_flight_limits(&self) -> Vec<(String, crate::litellm::Limits)> {
+        self.clients.limits()
+    }
+
+    /// Reads go through `cache` from now on (set once).
+    pub fn use_cache(&self, cache: Arc<Cache>) {
+        let _ = self.cache.set(cache);
+    }
+
+    /// How reconciliations read Kubernetes: through the shared caches once
+    /// they run.
+    pub fn kube(&self) -> Kube {
+        match self.cache.get() {
+            Some(cache) => Kube::cached(self.client.clone(), cache.clone()),
+            None => Kube::live(self.client.clone()),
+        }
+    }
+
+    /// Whether to put off the poll of `mr`: `litellm`, its proxy, is busy
+    /// making or changing other objects (a burst of new resources goes
+    /// first), and the poll has not been put off for a whole `poll`
+    /// interval (at most five minutes) already: drift is found at most one
+    /// interval late.
+    fn defer_poll<K: ManagedKind>(
+        &self,
+        mr: &K,
+        poll: Duration,
+        litellm: &crate::litellm::Client,
+    ) -> bool {
+        let uid = mr.meta().uid.as_deref().unwrap_or_default();
+        let busy = is_poll(mr) && litellm.busy(BUSY_WINDOW);
+        let mut deferred = self
+            .deferred
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if !busy {
+            if !deferred.is_empty() {
+                deferred.remove(uid);
+            }
+            return false;
+        }
+        let since = *deferred
+            .entry(uid.to_owned())
+            .or_insert_with(std::time::Instant::now);
+        since.elapsed() < poll.min(Duration::from_secs(300))
+    }
+
+    fn failures(&self) -> std::sync::MutexGuard<'_, HashMap<String, u32>> {
+        self.failures
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn owner<K: ManagedKind>(&self, mr: &K) -> Owner {
+        Owner {
+            cluster: self.cluster_id.clone(),
+            namespace: mr.namespace().unwrap_or_default(),
+            name: mr.name_any(),
+            uid: mr.meta().uid.clone().unwrap_or_default(),
+        }
+    }
+}
+
+/// Why a reconciliation failed. Messages name the cause and never hold a
+/// secret (see [`ExternalError`]).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error(transparent)]
+    Unresolved(#[from] Unresolved),
+    #[error(transparent)]
+    External(#[from] ExternalError),
+    #[error("kubernetes API: {0}")]
+    Kube(#[from] kube::Error),
+    /// Deletion waits while the resource is paused.
+    #[error("reconciliation is paused by the {PAUSED} annotation")]
+    Paused,
+    /// Deletion waits while the management policies are `[]`.
+    #[error("reconciliation is paused: spec.managementPolicies is empty")]
+    PausedByPolicies,
+    /// A combination of management policies Crossplane does not support.
+    #[error(
+        "spec.managementPolicies is set to a non-supported combination: {0}; supported are \
+         those of Crossplane's managed reconciler, such as [\"*\"], [\"Observe\"], \
+         [\"Observe\",\"Create\",\"Update\",\"Delete\"] and []"
+    )]
+    UnsupportedPolicies(String),
+    /// Deletion cannot proceed without the user's decision.
+    #[error("{0}")]
+    Blocked(String),
+    /// Deletion waits for the resources that use the object (see
+    /// [`dependents`]); looked at again every [`dependents::RECHECK`].
+    #[error("{0}")]
+    Waiting(String),
+    #[error("finalizer: {0}")]
+    Finalizer(#[source] Box<finalizer::Error<Error>>),
+    /// An error as reported: its text scrubbed of every secret value read
+    /// during the reconciliation (see [`Scrubber`]).
+    #[error("{message}")]
+    Reported {
+        reason: &'static str,
+        message: String,
+        /// The proxy's `Retry-After`, honoured instead of the backoff.
+        retry_after: Option<Duration>,
+    },
+    /// The error of one step of Crossplane's managed reconciler, which
+    /// names the event (see [`Step::reason`]). Its text is the error's.
+    #[error("{}", .0.error)]
+    Failed(Box<Failed<Error>>),
+}
+
+impl From<Failed<Error>> for Error {
+    fn from(failed: Failed<Error>) -> Self {
+        Error::Failed(Box::new(failed))
+    }
+}
+
+impl From<Failed<ExternalError>> for Error {
+    fn from(failed: Failed<ExternalError>) -> Self {
+        Error::Failed(Box::new(Failed {
+            step: failed.step,
+            error: Error::External(failed.error),
+        }))
+    }
+}
+
+/// Tags errors of `step`: `.map_err(at(Step::ResolveReferences))`.
+fn at<E: Into<Error>>(step: Step) -> impl FnOnce(E) -> Error {
+    move |error| Error::Failed(Box::new(Failed::at(step)(error)))
+}
+
+impl Error {
+    /// The step that failed, for an error of one.
+    pub fn step(&self) -> Option<Step> {
+        match self {
+            Error::Failed(failed) => Some(failed.step),
+            _ => None,
+        }
+    }
+
+    /// A team or budget it references is missing or not Ready yet: the
+    /// controllers wake the resource when it becomes Ready
+    /// (`controllers::keys_waiting_for`), so retrying sooner only costs.
+    fn waits_for_reference(&self) -> bool {
+        matches!(
+            self.cause(),
+            Error::Unresolved(Unresolved::RefMissing { .. } | Unresolved::RefNotReady { .. })
+        )
+    }
+
+    /// The error without the step it stopped.
+    fn cause(&self) -> &Error {
+        match self {
+            Error::Failed(failed) => failed.error.cause(),
+            other => other,
+        }
+    }
+
+    /// Metric label.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Error::Failed(failed) => failed.error.reason(),
+            Error::Unresolved(Unresolved::Kube(_)) | Error::Kube(_) | Error::Finalizer(_) => {
+                "kubernetes"
+            }
+            Error::Unresolved(_) => "unresolved",
+            Error::External(ExternalError::LiteLLM(_)) => "litellm",
+            Error::External(ExternalError::Kube(_)) => "kubernetes",
+            Error::External(ExternalError::Invalid(_)) => "invalid",
+            Error::External(ExternalError::Unavailable { .. }) => "unavailable",
+            Error::Paused | Error::PausedByPolicies => "paused",
+            Error::Reported { reason, .. } => reason,
+            Error::UnsupportedPolicies(_) => "invalid",
+            Error::Blocked(_) => "blocked",
+            Error::Waiting(_) => WAITING,
+        }
+    }
+}
+
+impl Error {
+    /// How long the proxy asked to wait before the next try (HTTP 429/503
+    /// with `Retry-After`).
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Error::Failed(failed) => failed.error.retry_after(),
+            Error::External(ExternalError::LiteLLM(err)) => err.retry_after(),
+            Error::Finalizer(inner) => match inner.as_ref() {
+                finalizer::Error::ApplyFailed(err) | finalizer::Error::CleanupFailed(err) => {
+                    err.retry_after()
+                }
+                _ => None,
+            },
+            Error::Reported { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
+    /// A write lost a race with another writer (HTTP 409): the next
+    /// reconciliation reads the new version and tries again. Like
+    /// crossplane-runtime's `SilentlyRequeueOnConflict`, such an error is
+    /// neither an event nor a `ReconcileError` condition.
+    pub fn is_conflict(&self) -> bool {
+        let conflict =
+            |err: &kube::Error| matches!(err, kube::Error::Api(status) if status.code == 409);
+        match self {
+            Error::Failed(failed) => failed.error.is_conflict(),
+            Error::Kube(err) | Error::Unresolved(Unresolved::Kube(err)) => conflict(err),
+            Error::External(ExternalError::Kube(err)) => conflict(err),
+            Error::Finalizer(inner) => match inner.as_ref() {
+                finalizer::Error::AddFinalizer(err) | finalizer::Error::RemoveFinalizer(err) => {
+                    conflict(err)
+                }
+                finalizer::Error::ApplyFailed(err) | finalizer::Error::CleanupFailed(err) => {
+                    err.is_conflict()
+                }
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+}
+
+/// Metric label and reason of a deletion that waits for its dependents.
+const WAITING: &str = "waiting";
+
+/// crossplane-runtime's note of a paused resource, with the reason
+/// `ReconciliationPaused`.
+pub const PAUSED_NOTE: &str =
+    "Reconciliation is paused either through the `spec.managementPolicies` or the pause annotation";
+
+/// Delay before the retry of a reconciliation that lost a write race.
+const CONFLICT_REQUEUE: Duration = Duration::from_millis(200);
+
+/// The `crossplane.io/poll-interval` of `mr`, or the default; unbounded
+/// (see [`Context::poll_interval`]). Text that is no positive Go duration
+/// counts as absent.
+pub fn poll_interval<K: ManagedKind>(mr: &K, default: Duration) -> Duration {
+    mr.annotations()
+        .get(POLL_INTERVAL)
+        .and_then(|text| timing::parse_go_duration(text))
+        .unwrap_or(default)
+}
+
+/// Why `mr` is paused, if it is: the annotation, or empty policies.
+fn paused<K: ManagedKind>(mr: &K) -> Option<Error> {
+    if mr.annotations().get(PAUSED).is_some_and(|v| v == "true") {
+        return Some(Error::Paused);
+    }
+    paused_by_policies(&mr.managed().management_policies).then_some(Error::PausedByPolicies)
+}
+
+/// Refuses management policies Crossplane does not support.
+fn check_policies<K: ManagedKind>(mr: &K) -> Result<(), Error> {
+    let policies = &mr.managed().management_policies;
+    if supported_management_policies(policies) {
+        return Ok(());
+    }
+    let listed = serde_json::to_string(policies).unwrap_or_default();
+    Err(Error::UnsupportedPolicies(listed))
+}
+
+/// A reconciliation of `meta` after `after`, noted for `workqueue_depth`:
+/// in the kind's poll queue ([`Polls`], which hands it to the controller
+/// when due) where it takes it, else `Action::requeue(after)`.
+fn requeue<K: ManagedKind>(ctx: &Context, meta: &kube::api::ObjectMeta, after: Duration) -> Action {
+    requeue_with::<K>(ctx, meta, after, None)
+}
+
+/// [`requeue`], the poll to begin with `memo` (see [`polls`](crate::provider::watch::polls)).
+fn requeue_with<K: ManagedKind>(
+    ctx: &Context,
+    meta: &kube::api::ObjectMeta,
+    after: Duration,
+    memo: Option<Memo>,
+) -> Action {
+    let key = object_key(meta);
+    ctx.metrics
+        .requeued(series::managed_controller::<K>(), &key, after);
+    if ctx
+        .polls
+        .schedule_with(K::NOUN, &key, after, ctx.poll_tick, memo)
+    {
+        Action::await_change()
+    } else {
+        Action::requeue(after)
+    }
+}
+
+/// Reconciles one managed resource of any kind, measured as
+/// controller-runtime measures a reconciliation.
+pub async fn reconcile<K: ManagedKind>(mr: Arc<K>, ctx: Arc<Context>) -> Result<Action, Error> {
+    // Before anything is read: what the poll queue's memo is valid from.
+    let since = ctx.polls.changes().now();
+    let key = object_key(mr.meta());
+    // Whatever brought this reconciliation, it asks for its own requeue.
+    ctx.polls.cancel(K::NOUN, &key);
+    if ctx.written.behind(mr.meta()) {
+        // The watch has not delivered the provider's own last write yet.
+        return Ok(requeue::<K>(&ctx, mr.meta(), CACHE_BEHIND_RECHECK));
+    }
+    let running = ctx
+        .metrics
+        .reconciling(series::managed_controller::<K>(), &key);
+    let (result, measured) = reconcile_managed(mr, &key, since, &ctx).await;
+    // A requeue the poll queue took reads as `await_change`; it is
+    // measured as the requeue it is.
+    let measured = match &result {
+        Ok(action)
+            if measured == ReconcileResult::Success
+                && *action == Action::await_change()
+                && ctx.polls.is_scheduled(K::NOUN, &key) =>
+        {
+            ReconcileResult::RequeueAfter
+        }
+        _ => measured,
+    };
+    running.finish(measured);
+    result
+}
+
+/// The reconciliation of `mr` (`key`: its `namespace/name`) and its
+/// `result` label.
+async fn reconcile_managed<K: ManagedKind>(
+    mr: Arc<K>,
+    key: &str,
+    since: u64,
+    ctx: &Arc<Context>,
+) -> (Result<Action, Error>, ReconcileResult) {
+    ctx.metrics.reconciled(K::NOUN);
+    let gvk = series::gvk::<K>();
+    let meta = mr.meta();
+    let uid = meta.uid.clone().unwrap_or_default();
+    let created = meta.creation_timestamp.as_ref().map(|t| t.0);
+    let deletion_requested = meta.deletion_timestamp.as_ref().map(|t| t.0);
+    let finalizing = deletion_requested.is_some() && has_finalizer(&*mr);
+    let synced = mr
+        .managed_status()
+        .and_then(|s| find_condition(&s.conditions, SYNCED))
+        .map(|c| c.status.clone());
+    ctx.metrics
+        .first_reconcile(gvk, &uid, created, synced.as_deref());
+    let api: Api<K> = Api::namespaced(ctx.client.clone(), &mr.namespace().unwrap_or_default());
+    let poll = ctx.poll_interval(&*mr);
+    let scrubber = Scrubber::default();
+    let result = if deletion_requested.is_none() && !has_finalizer(&*mr) {
+        // A resource without the finalizer yet gets it with its first
+        // write, before anything is looked up or created in LiteLLM
+        // (`ensure_id`), not in a write and a reconciliation of its own as
+        // kube-runtime's helper would add it; until then nothing has been
+        // done for it in LiteLLM, so its deletion has nothing to undo.
+        apply(&api, mr, ctx, &scrubber, since)
+            .await
+            .map_err(finalizer::Error::ApplyFailed)
+    } else {
+        finalizer(&api, FINALIZER, mr, |event| async {
+            match event {
+                Event::Apply(mr) => apply(&api, mr, ctx, &scrubber, since).await,
+                // Boxed: a poll's future need not hold room for a deletion.
+                Event::Cleanup(mr) => Box::pin(cleanup(&api, mr, ctx, &scrubber)).await,
+            }
+        })
+        .await
+    };
+    let result = match result {
+        Ok(action) => Ok(action),
+        Err(finalizer::Error::ApplyFailed(err) | finalizer::Error::CleanupFailed(err)) => Err(err),
+        Err(err) => Err(Error::Finalizer(Box::new(err))),
+    };
+    match result {
+        Ok(action) => {
+            ctx.failures().remove(&uid);
+            if finalizing {
+                // The finalizer is released: crossplane-runtime's
+                // recordDeleted.
+                ctx.metrics.deleted(gvk, &uid, deletion_requested);
+            }
+            let measured = result_of::<Error>(&Ok(action.clone()));
+            (Ok(action), measured)
+        }
+        Err(err) if err.is_conflict() => {
+            tracing::debug!(kind = K::NOUN, error = %err, "write conflict; requeueing");
+            ctx.metrics.failed(K::NOUN, "conflict");
+            (
+                Ok(ctx
+                    .metrics
+                    .requeue(series::managed_controller::<K>(), key, CONFLICT_REQUEUE)),
+                ReconcileResult::Requeue,
+            )
+        }
+        // What the error policy logs is scrubbed too.
+        Err(err) => (
+            Err(Error::Reported {
+                reason: err.reason(),
+                message: scrubber.scrub(&err.to_string()),
+                retry_after: err
+                    .retry_after()
+                    .or_else(|| err.waits_for_reference().then_some(poll)),
+            }),
+            ReconcileResult::Error,
+        ),
+    }
+}
+
+/// [`reconcile`] for an object of a list or watch that kube-rs could not
+/// have read (see [`tolerant`]): a readable one is reconciled, an
+/// unreadable one is reported on itself (`Synced=False` and `Ready=False`
+/// with the reason, and a `CannotReadResource` event the first time) and
+/// otherwise left alone until it changes.
+pub async fn reconcile_tolerant<K: ManagedKind>(
+    object: Arc<Tolerant<K>>,
+    ctx: Arc<Context>,
+) -> Result<Action, Error> {
+    let unreadable = match object.read() {
+        Ok(mr) => {
+            if let Some(uid) = mr.meta().uid.as_deref() {
+                ctx.unreadable.forget(uid);
+            }
+            return reconcile(mr, ctx).await;
+        }
+        Err(unreadable) => unreadable,
+    };
+    let running = ctx.metrics.reconciling(
+        series::managed_controller::<K>(),
+        &object_key(&unreadable.metadata),
+    );
+    let result = report_unreadable(&object, &unreadable, &ctx).await;
+    running.finish(result_of(&result));
+    result
+}
+
+async fn report_unreadable<K: ManagedKind>(
+    object: &Tolerant<K>,
+    unreadable: &tolerant::Unreadable,
+    ctx: &Context,
+) -> Result<Action, Error> {
+    ctx.metrics.reconciled(K::NOUN);
+    ctx.metrics.failed(K::NOUN, "unreadable");
+    let namespace = unreadable.metadata.namespace.clone().unwrap_or_default();
+    let name = unreadable.metadata.name.clone().unwrap_or_default();
+    let (since, first) = ctx.unreadable.since(unreadable);
+    tracing::warn!(kind = K::NOUN, %namespace, %name, error = %unreadable.error, "cannot read the resource");
+    let conditions = unreadable.conditions(
+        &[
+            (READY, reason::UNAVAILABLE),
+            (SYNCED, reason::RECONCILE_ERROR),
+        ],
+        &since,
+    );
+    let api: Api<Tolerant<K>> = Api::namespaced(ctx.client.clone(), &namespace);
+    tolerant::write_status(&api, unreadable, json!({ "conditions": conditions })).await?;
+    if first {
+        publish_event(
+            ctx,
+            object,
+            EventType::Warning,
+            "CannotReadResource",
+            unreadable.message(),
+        )
+        .await;
+    }
+    Ok(Action::await_change())
+}
+
+/// [`error_policy`] for [`reconcile_tolerant`].
+pub fn error_policy_tolerant<K: ManagedKind>(
+    object: Arc<Tolerant<K>>,
+    err: &Error,
+    ctx: Arc<Context>,
+) -> Action {
+    match object.read() {
+        Ok(mr) => error_policy(mr, err, ctx),
+        Err(unreadable) => {
+            tracing::warn!(kind = K::NOUN, error = %err, "reporting an unreadable resource failed");
+            requeue::<K>(&ctx, &unreadable.metadata, ctx.default_poll_interval)
+        }
+    }
+}
+
+/// Retry after a failure: exponential backoff per resource, capped at its
+/// poll interval.
+pub fn error_policy<K: ManagedKind>(mr: Arc<K>, err: &Error, ctx: Arc<Context>) -> Action {
+    if err.reason() == WAITING {
+        // Not a failure: the order of deletion at work.
+        tracing::debug!(kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(), name = %mr.name_any(), "{err}");
+        return requeue::<K>(&ctx, mr.meta(), dependents::RECHECK);
+    }
+    ctx.metrics.failed(K::NOUN, err.reason());
+    tracing::warn!(kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(), name = %mr.name_any(), error = %err, "reconciliation failed");
+    let uid = mr.meta().uid.clone().unwrap_or_default();
+    let attempt = {
+        let mut failures = ctx.failures();
+        let attempt = failures.entry(uid).or_insert(0);
+        *attempt = attempt.saturating_add(1);
+        *attempt
+    };
+    if let Some(wait) = err.retry_after() {
+        // As asked by the proxy; the backoff goes on counting meanwhile.
+        return requeue::<K>(&ctx, mr.meta(), wait.max(Duration::from_millis(100)));
+    }
+    requeue::<K>(
+        &ctx,
+        mr.meta(),
+        timing::backoff(attempt, ctx.poll_interval(&*mr)),
+    )
+}
+
+/// Whether the status being built says `Ready=True`.
+fn ready_now<K: ManagedKind>(status: &StatusWriter<K>) -> bool {
+    conditions::is_true(&status.new.conditions, READY)
+}
+
+/// The status being built for one reconciliation; written once, at the end,
+/// and only if it changed.
+struct StatusWriter<K: ManagedKind> {
+    /// The resource as given: its status is what was there (read, not
+    /// copied, so a poll copies the status once).
+    given: Arc<K>,
+    new: ManagedStatus<K::AtProvider>,
+    generation: Option<i64>,
+    now: String,
+}
+
+/// What a resource without a status has: no conditions, no observation.
+fn empty_status<O>() -> ManagedStatus<O> {
+    ManagedStatus {
+        conditions: Vec::new(),
+        at_provider: None,
+    }
+}
+
+impl<K: ManagedKind> StatusWriter<K> {
+    fn new(mr: &Arc<K>) -> Self {
+        Self {
+            new: mr.managed_status().cloned().unwrap_or_else(empty_status),
+            given: mr.clone(),
+            generation: mr.meta().generation,
+            now: format!("{:.0}", Timestamp::now()),
+        }
+    }
+
+    /// Whether the status built differs from the one given.
+    fn changed(&self) -> bool {
+        match self.given.managed_status() {
+            Some(old) => *old != self.new,
+            None => self.new != empty_status(),
+        }
+    }
+
+    fn set(&mut self, mut condition: Condition) {
+        condition.observed_generation = self.generation;
+        conditions::set(&mut self.new.conditions, condition, &self.now);
+    }
+
+    async fn write(self, api: &Api<K>, name: &str, written: &Written) -> Result<(), kube::Error> {
+        self.write_if_current(api, name, None, written).await
+    }
+
+    /// Writes with `resource_version` as precondition when given: a status
+    /// built from a cached copy older than the last status write would
+    /// replace its conditions wholesale (dropping a kind condition such as
+    /// `KeyReplaced`); the precondition turns that into a conflict, which
+    /// requeues silently and reads again.
+    async fn write_if_current(
+        self,
+        api: &Api<K>,
+        name: &str,
+        resource_version: Option<String>,
+        written: &Written,
+    ) -> Result<(), kube::Error> {
+        if !self.changed() {
+            return Ok(());
+        }
+        // Boxed: a poll writes nothing, and its future need not hold room
+        // for the request.
+        Box::pin(self.patch(api, name, resource_version, written)).await
+    }
+
+    async fn patch(
+        self,
+        api: &Api<K>,
+        name: &str,
+        resource_version: Option<String>,
+        written: &Written,
+    ) -> Result<(), kube::Error> {
+        let old = match self.given.managed_status() {
+            Some(old) => serde_json::to_value(old),
+            None => serde_json::to_value(empty_status::<K::AtProvider>()),
+        };
+        let status = removing(
+            &old.unwrap_or_default(),
+            serde_json::to_value(&self.new).unwrap_or_default(),
+        );
+        let patch = match resource_version {
+            Some(rv) => json!({ "metadata": {"resourceVersion": rv}, "status": status }),
+            None => json!({ "status": status }),
+        };
+        let patched = api
+            .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await?;
+        written.wrote(patched.meta());
+        Ok(())
+    }
+}
+
+/// `new` as a JSON merge patch over `old`: every field of `new`, and a
+/// `null` for each field of an object in `old` that `new` no longer has (a
+/// merge patch keeps what it does not name, so an observation that lost a
+/// field, such as a model's detached credential, would otherwise stay in
+/// status for good). Lists are replaced whole.
+fn removing(old: &serde_json::Value, new: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match (old, new) {
+        (Value::Object(old), Value::Object(mut new)) => {
+            for (key, before) in old {
+                match new.remove(key) {
+                    Some(after) => {
+                        let after = removing(before, after);
+                        new.insert(key.clone(), after);
+                    }
+                    None => {
+                        new.insert(key.clone(), Value::Null);
+                    }
+                }
+            }
+            Value::Object(new)
+        }
+        (_, new) => new,
+    }
+}
+
+async fn publish_event<K: kube::Resource<DynamicType = ()>>(
+    ctx: &Context,
+    mr: &K,
+    type_: EventType,
+    reason: &str,
+    note: String,
+) {
+    let event = KubeEvent {
+        type_,
+        reason: reason.into(),
+        note: Some(note),
+        action: reason.into(),
+        secondary: None,
+    };
+    // Events are best effort: failing to record one must not fail the
+    // reconciliation it describes. Boxed: a poll publishes none, and its
+    // future need not hold room for the request.
+    if let Err(err) = Box::pin(ctx.recorder.publish(&event, &mr.object_ref(&()))).await {
+        tracing::debug!(error = %err, "publishing an event failed");
+    }
+}
+
+/// `Synced=False` with reason `ReconcilePaused`, and crossplane-runtime's
+/// `ReconciliationPaused` event.
+async fn report_paused<K: ManagedKind>(
+    api: &Api<K>,
+    mr: &K,
+    ctx: &Context,
+    mut status: StatusWriter<K>,
+    why: &Error,
+) -> Result<(), Error> {
+    status.set(condition(
+        SYNCED,
+        false,
+        reason::RECONCILE_PAUSED,
+        Some(why.to_string()),
+    ));
+    status.write(api, &mr.name_any(), &ctx.written).await?;
+    publish_event(
+        ctx,
+        mr,
+        EventType::Normal,
+        "ReconciliationPaused",
+        PAUSED_NOTE.into(),
+    )
+    .await;
+    Ok(())
+}
+
+async fn apply<K: ManagedKind>(
+    api: &Api<K>,
+    mr: Arc<K>,
+    ctx: &Context,
+    scrubber: &Scrubber,
+    since: u64,
+) -> Result<Action, Error> {
+    let name = mr.name_any();
+    let mut status = StatusWriter::<K>::new(&mr);
+    if let Some(why) = paused(&*mr) {
+        report_paused(api, &mr, ctx, status, &why).await?;
+        // Removing the annotation is a change to the resource, which wakes
+        // the controller again.
+        return Ok(Action::await_change());
+    }
+    if let Err(err) = check_policies(&*mr) {
+        status.set(condition(
+            SYNCED,
+            false,
+            reason::RECONCILE_ERROR,
+            Some(err.to_string()),
+        ));
+        publish_event(
+            ctx,
+            &*mr,
+            EventType::Warning,
+            "CannotUseInvalidManagementPolicy",
+            err.to_string(),
+        )
+        .await;
+        status.write(api, &name, &ctx.written).await?;
+        // Only a change of the policies can help.
+        return Ok(Action::await_change());
+    }
+    let poll = ctx.poll_interval(&*mr);
+    let given = mr.clone();
+    match observe_and_act(api, mr.clone(), ctx, scrubber, poll).await {
+        Ok(None) => {
+            // A poll put off: spread over 2 to 4 s, so put-off polls do not
+            // return together.
+            let wait = DEFERRED_POLL.mul_f64(1.0 + timing::random_fraction());
+            Ok(requeue::<K>(ctx, mr.meta(), wait))
+        }
+        Ok(Some(Acted {
+            mr,
+            id,
+            mut synced,
+            maintained,
+            generation,
+            litellm,
+            instance_namespace,
+        })) => {
+            status.generation = generation;
+            let [ready, synced_condition] = contract::conditions(K::NOUN, &id, &synced.outcome);
+            status.set(ready);
+            status.set(synced_condition);
+            for kind_condition in &maintained.conditions {
+                status.set(kind_condition.clone());
+            }
+            if let Some((reason, note)) = &maintained.event {
+                publish_event(ctx, &*mr, EventType::Normal, reason, note.clone()).await;
+            }
+            if synced.at_provider.is_some() {
+                status.new.at_provider = synced.at_provider.take();
+            }
+            let gvk = series::gvk::<K>();
+            let uid = mr.meta().uid.clone().unwrap_or_default();
+            match &synced.outcome {
+                Outcome::UpToDate
+                | Outcome::Created(Creation {
+                    available: true, ..
+                }) => {
+                    let created = mr.meta().creation_timestamp.as_ref().map(|t| t.0);
+                    let ready = ready_now(&status);
+                    ctx.metrics.up_to_date(gvk, &uid, created, ready);
+                }
+                Outcome::Updated(_) => ctx.metrics.drift_corrected(gvk, &uid),
+                _ => {}
+            }
+            match &synced.outcome {
+                Outcome::Created(creation) => {
+                    if let Some(kind_condition) = &creation.condition {
+                        status.set(kind_condition.clone());
+                    }
+                    tracing::info!(kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(), %name, %id, "created");
+                    publish_event(
+                        ctx,
+                        &*mr,
+                        EventType::Normal,
+                        "CreatedExternalResource",
+                        format!("created LiteLLM {} {id}", K::NOUN),
+                    )
+                    .await;
+                }
+                Outcome::Updated(diff) => {
+                    tracing::info!(kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(), %name, %id, fields = ?diff.fields(), "updated");
+                    publish_event(
+                        ctx,
+                        &*mr,
+                        EventType::Normal,
+                        "UpdatedExternalResource",
+                        format!("updated {}", diff.fields().join(", ")),
+                    )
+                    .await;
+                }
+                Outcome::Refused(_) | Outcome::Missing => {
+                    let [_, synced_condition] = contract::conditions(K::NOUN, &id, &synced.outcome);
+                    // Missing under policies without Create is what
+                    // crossplane-runtime reports as an observation that
+                    // failed; refusing another owner's object has no
+                    // counterpart there.
+                    let reason = match &synced.outcome {
+                        Outcome::Missing => Step::Observe.reason(),
+                        _ => "CannotManageExternalResource",
+                    };
+                    publish_event(
+                        ctx,
+                        &*mr,
+                        EventType::Warning,
+                        reason,
+                        synced_condition.message.unwrap_or_default(),
+                    )
+                    .await;
+                }
+                Outcome::UpToDate | Outcome::DriftReported(_) => {}
+            }
+            // What the provider wrote before (id, late init, a rotation):
+            // only a resource other than the one given was written (a
+            // poll writes nothing, and would only note the version the
+            // cache already has).
+            let rewritten = !Arc::ptr_eq(&mr, &given);
+            if rewritten {
+                ctx.written.wrote(mr.meta());
+            }
+            // A poll that found the object as it was and changed nothing
+            // anywhere leaves its read for the next poll to repeat
+            // (`polls`); its own writes, had it made any, would have
+            // counted as changes in its namespace anyway. Only kinds whose
+            // observation was one read have one to leave.
+            let memo = match synced.probe.take() {
+                Some(probe)
+                    if matches!(synced.outcome, Outcome::UpToDate)
+                        && is_poll(&*given)
+                        && !rewritten
+                        && !status.changed()
+                        && maintained.mr.is_none()
+                        && maintained.event.is_none()
+                        && maintained.requeue_after.is_none()
+                        && !mr.polls_in_full() =>
+                {
+                    let namespace = mr.namespace().unwrap_or_default();
+                    ctx.kube()
+                        .reads_counted::<K>(
+                            &namespace,
+                            &name,
+                            given.meta().resource_version.as_deref(),
+                            &instance_namespace,
+                        )
+                        .then(|| Memo {
+                            probe,
+                            client: litellm,
+                            scope: ctx.polls.changes().scope(&namespace, &instance_namespace),
+                            since,
+                            interval: poll,
+                            metrics_id: ctx.metrics.object_id(&uid),
+                            left: MEMO_POLLS,
+                        })
+                }
+                _ => None,
+            };
+            status
+                .write_if_current(api, &name, mr.resource_version(), &ctx.written)
+                .await?;
+            let next = timing::on_tick(
+                timing::jittered(poll, timing::random_fraction()),
+                ctx.poll_tick,
+            );
+            // A created object the create's answer did not show as
+            // Available is observed again at once (crossplane-runtime
+            // requeues after every create): the status just written wakes
+            // nobody (see `controllers::desired_state`).
+            let soon = match &synced.outcome {
+                Outcome::Created(creation) if !creation.available => Some(Duration::ZERO),
+                _ => maintained.requeue_after,
+            };
+            Ok(requeue_with::<K>(
+                ctx,
+                mr.meta(),
+                soon.map_or(next, |soon| soon.min(next)),
+                memo,
+            ))
+        }
+        Err(failed) if failed.error.is_conflict() => Err(failed.into()),
+        Err(failed) => {
+            let reason = failed.step.reason();
+            let err = Error::from(failed);
+            if let Error::External(ExternalError::Unavailable { ready_message, .. }) = err.cause() {
+                status.set(condition(
+                    READY,
+                    false,
+                    reason::UNAVAILABLE,
+                    Some(scrubber.scrub(ready_message)),
+                ));
+            }
+            let message = scrubber.scrub(&err.to_string());
+            status.set(condition(
+                SYNCED,
+                false,
+                reason::RECONCILE_ERROR,
+                Some(message.clone()),
+            ));
+            publish_event(ctx, &*mr, EventType::Warning, reason, message).await;
+            status.write(api, &name, &ctx.written).await?;
+            Err(err)
+        }
+    }
+}
+
+/// What [`observe_and_act`] did.
+struct Acted<K: ManagedKind> {
+    /// The resource as last written (the id or late-init patches change it).
+    mr: Arc<K>,
+    id: String,
+    synced: contract::Synced<K>,
+    maintained: Maintained<K>,
+    /// The generation whose spec LiteLLM now matches, for the conditions.
+    generation: Option<i64>,
+    /// The proxy's client for background requests (a poll's).
+    litellm: crate::litellm::Client,
+    /// The namespace of the resource's LiteLLMInstance.
+    instance_namespace: String,
+}
+
+/// References, instance, id, then Crossplane's observe/create/update.
+/// `None`: a poll (interval `poll`) put off while its proxy is busy (see
+/// [`Context::defer_poll`]).
+async fn observe_and_act<K: ManagedKind>(
+    api: &Api<K>,
+    mr: Arc<K>,
+    ctx: &Context,
+    scrubber: &Scrubber,
+    poll: Duration,
+) -> Result<Option<Acted<K>>, Failed<Error>> {
+    let mut generation = mr.meta().generation;
+    let namespace = mr.namespace().unwrap_or_default();
+    // Before anything is created, so a missing reference can never leave a
+    // half-configured object behind.
+    let kube = ctx.kube();
+    let refs = resolve::references(&kube, &namespace, &mr.references())
+        .await
+        .map_err(Failed::at(Step::ResolveReferences))?;
+    refs.secret_values().for_each(|s| scrubber.remember(s));
+    let instance = resolve::instance(
+        &kube,
+        &ctx.clients,
+        &namespace,
+        &mr.managed().instance_ref,
+        resolve::Purpose::Manage,
+    )
+    .await
+    .map_err(Failed::at(Step::Connect))?;
+    scrubber.remember(&instance.master_key);
+    if ctx.defer_poll(&*mr, poll, &instance.client) {
+        return Ok(None);
+    }
+    let owner = ctx.owner(&*mr);
+    // A poll gives way to the requests of resources still being made or
+    // changed.
+    let polled = is_poll(&*mr);
+    let endpoint = instance.client.endpoint().to_owned();
+    let background = instance.client.background();
+    let connection = Connection {
+        verified: ctx.verified.clone(),
+        litellm: match polled {
+            true => background.clone(),
+            false => instance.client,
+        },
+        owner: owner.clone(),
+        instance_namespace: instance.namespace.clone(),
+        scrubber: scrubber.clone(),
+        public_models: instance.public_models,
+        tenant_mcp_server_hosts: instance.tenant_mcp_server_hosts,
+        refs,
+        kube: kube.clone(),
+        endpoint: instance.consumer_endpoint.clone(),
+    };
+    let (mr, id) = ensure_id(api, mr, &connection, &ctx.written)
+        .await
+        .map_err(Failed::at(Step::Initialize))?;
+    let external = K::connect(connection);
+    let synced = contract::sync(&*mr, &id, &owner, &instance.namespace, &external)
+        .await
+        .map_err(|failed| Failed {
+            step: failed.step,
+            error: Error::External(failed.error),
+        })?;
+    // What this resource's observation or create established of the
+    // object's ownership, for the keys that join it.
+    match &synced.outcome {
+        Outcome::Created(creation) => ctx.verified.establish(
+            &endpoint,
+            K::NOUN,
+            creation.id.as_deref().unwrap_or(&id),
+            &owner,
+        ),
+        Outcome::Updated(_) | Outcome::UpToDate | Outcome::DriftReported(_) => {
+            ctx.verified.establish(&endpoint, K::NOUN, &id, &owner)
+        }
+        Outcome::Refused(_) | Outcome::Missing => ctx.verified.forget(&endpoint, K::NOUN, &id),
+    }
+    // An object whose id LiteLLM chose (a key the proxy generated) is
+    // recorded under it at once. Should this write fail, the kind finds the
+    // object again on the next create (keys: by alias).
+    let (mr, id) = match &synced.outcome {
+        Outcome::Created(Creation {
+            id: Some(chosen), ..
+        }) => (
+            record(api, &mr, Some(chosen), &ctx.written)
+                .await
+                .map_err(Failed::at(Step::UpdateManaged))?,
+            chosen.clone(),
+        ),
+        _ => (mr, id),
+    };
+    // Upkeep of an object that exists and is this resource's: a key whose
+    // Secret lost it, or whose rotation is due.
+    let maintained = match &synced.outcome {
+        Outcome::Updated(_) | Outcome::UpToDate | Outcome::DriftReported(_) => external
+            .maintain(&*mr, &id, synced.at_provider.as_ref())
+            .await
+            .map_err(Failed::at(Step::Update))?,
+        _ => Maintained::default(),
+    };
+    let (mr, id) = match &maintained.mr {
+        Some(rewritten) => (
+            Arc::new(rewritten.clone()),
+            rewritten
+                .annotations()
+                .get(EXTERNAL_NAME)
+                .cloned()
+                .unwrap_or(id),
+        ),
+        None => (mr, id),
+    };
+    let mr = match &synced.late_init {
+        Some(late) if *late != *mr.for_provider() => {
+            let patch = json!({
+                "metadata": { "resourceVersion": mr.resource_version() },
+                "spec": { "forProvider": late },
+            });
+            match patch_echoed(api, &*mr, &patch, &ctx.written).await {
+                Ok(patched) => {
+                    // The spec acted on plus what LiteLLM has: up to date by
+                    // construction, so its generation is observed (unless
+                    // the resource was read anew since, with another spec).
+                    if mr.meta().generation == generation {
+                        generation = patched.meta().generation;
+                    }
+                    Arc::new(patched)
+                }
+                // A live value outside the CRD's bounds (a budget set in
+                // the UI beyond what the schema admits): the API server
+                // refuses the spec, so nothing is late-initialized rather
+                // than failing every poll. The object is managed as is.
+                Err(kube::Error::Api(status)) if status.code == 422 => {
+                    tracing::info!(
+                        kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(),
+                        name = %mr.name_any(), reason = %scrubber.scrub(&status.message),
+                        "late initialization refused by the API server; left out"
+                    );
+                    mr
+                }
+                Err(err) => return Err(Failed::at(Step::UpdateManaged)(err)),
+            }
+        }
+        _ => mr,
+    };
+    let publishes = !matches!(synced.outcome, Outcome::Refused(_) | Outcome::Missing);
+    if let Some(secret_name) = mr.connection_secret_name().filter(|_| publishes) {
+        let mut data: BTreeMap<String, Secret> = synced
+            .connection_details
+            .iter()
+            .map(|(k, v)| (k.clone(), Secret::new(v.clone())))
+            .collect();
+        data.insert("endpoint".into(), Secret::new(instance.consumer_endpoint));
+        connection::publish(&kube, &*mr, &secret_name, &data)
+            .await
+            .map_err(Failed::at(Step::PublishConnection))?;
+    }
+    Ok(Some(Acted {
+        mr,
+        id,
+        synced,
+        maintained,
+        generation,
+        litellm: background,
+        instance_namespace: instance.namespace,
+    }))
+}
+
+/// The external name, chosen and recorded (with optimistic concurrency, so a
+/// name set by hand meanwhile wins) before any create can happen.
+///
+/// Also the finalizer's first write: a resource without it gets it in the
+/// same patch as its chosen external name, or, where it has one already
+/// (an import, an observe-only resource), in a patch of its own, before
+/// anything is created or looked up in LiteLLM.
+async fn ensure_id<K: ManagedKind>(
+    api: &Api<K>,
+    mr: Arc<K>,
+    connection: &Connection,
+    written: &Written,
+) -> Result<(Arc<K>, String), Error> {
+    if let Some(id) = mr
+        .annotations()
+        .get(EXTERNAL_NAME)
+        .filter(|id| !id.is_empty())
+    {
+        let id = id.clone();
+        if has_finalizer(&*mr) {
+            return Ok((mr, id));
+        }
+        let mr = record(api, &mr, None, written).await?;
+        return Ok((mr, id));
+    }
+    let id = mr.choose_id(connection).await?;
+    let mr = record(api, &mr, Some(&id), written).await?;
+    Ok((mr, id))
+}
+
+/// Whether `mr` carries the provider's finalizer.
+fn has_finalizer<K: ManagedKind>(mr: &K) -> bool {
+    mr.finalizers().iter().any(|f| f == FINALIZER)
+}
+
+/// Writes `id` as external name and the finalizer where it is missing, in
+/// one patch with optimistic concurrency, so a name set by hand meanwhile
+/// wins and no finalizer another controller added since is lost (a merge
+/// patch replaces the list whole). The reconciliation goes on with the
+/// resource as written, so the write's event is an echo that wakes nothing.
+async fn record<K: ManagedKind>(
+    api: &Api<K>,
+    mr: &K,
+    id: Option<&str>,
+    written: &Written,
+) -> Result<Arc<K>, Error> {
+    let mut metadata = serde_json::Map::new();
+    metadata.insert("resourceVersion".into(), json!(mr.resource_version()));
+    if let Some(id) = id {
+        metadata.insert("annotations".into(), json!({ EXTERNAL_NAME: id }));
+    }
+    if !has_finalizer(mr) {
+        let mut finalizers = mr.finalizers().to_vec();
+        finalizers.push(FINALIZER.to_owned());
+        metadata.insert("finalizers".into(), json!(finalizers));
+    }
+    let patch = json!({ "metadata": metadata });
+    Ok(Arc::new(patch_echoed(api, mr, &patch, written).await?))
+}
+
+/// A merge patch of `mr` with its resourceVersion as precondition, whose
+/// watch event is announced as an echo (see [`Written::expect_echo`]): the
+/// reconciliation goes on with what the patch answers.
+async fn patch_echoed<K: ManagedKind>(
+    api: &Api<K>,
+    mr: &K,
+    patch: &serde_json::Value,
+    written: &Written,
+) -> Result<K, kube::Error> {
+    written.expect_echo(mr.meta());
+    let patched = api
+        .patch(
+            &mr.name_any(),
+            &PatchParams::default(),
+            &Patch::Merge(patch),
+        )
+        .await;
+    written.settle_echo(
+        mr.meta().uid.as_ref(),
+        patched.as_ref().ok().map(|p| p.meta()),
+    );
+    patched
+}
+
+async fn cleanup<K: ManagedKind>(
+    api: &Api<K>,
+    mr: Arc<K>,
+    ctx: &Context,
+    scrubber: &Scrubber,
+) -> Result<Action, Error> {
+    let name = mr.name_any();
+    let mut status = StatusWriter::<K>::new(&mr);
+    if let Some(why) = paused(&*mr) {
+        report_paused(api, &mr, ctx, status, &why).await?;
+        // An error keeps the finalizer: a paused resource is not deleted.
+        return Err(why);
+    }
+    status.set(condition(READY, false, reason::DELETING, None));
+    let result = delete_external(&mr, ctx, scrubber).await;
+    match &result {
+        Ok(Cleanup::Refused(refusal)) => {
+            let note = format!(
+                "released without deleting the LiteLLM {}: {}",
+                K::NOUN,
+                refusal.explain()
+            );
+            publish_event(
+                ctx,
+                &*mr,
+                EventType::Warning,
+                "ReleasedExternalResource",
+                note,
+            )
+            .await;
+        }
+        Ok(Cleanup::Released(why)) => {
+            publish_event(
+                ctx,
+                &*mr,
+                EventType::Normal,
+                "ReleasedExternalResource",
+                format!("released without deleting: {why}"),
+            )
+            .await;
+        }
+        Ok(Cleanup::Deleted) => {
+            tracing::info!(kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(), %name, "deleted");
+            let id = mr
+                .annotations()
+                .get(EXTERNAL_NAME)
+                .cloned()
+                .unwrap_or_default();
+            publish_event(
+                ctx,
+                &*mr,
+                EventType::Normal,
+                "DeletedExternalResource",
+                format!("deleted LiteLLM {} {id}", K::NOUN),
+            )
+            .await;
+        }
+        Ok(Cleanup::Gone) => {
+            // Nothing to delete: crossplane-runtime records no event either.
+            tracing::info!(kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(), %name, "deleted");
+        }
+        Err(Error::Waiting(why)) => {
+            status.set(condition(READY, false, reason::DELETING, Some(why.clone())));
+        }
+        Err(err) => {
+            let message = scrubber.scrub(&err.to_string());
+            status.set(condition(
+                SYNCED,
+                false,
+                reason::RECONCILE_ERROR,
+                Some(message.clone()),
+            ));
+            if let (Some(step), false) = (err.step(), err.is_conflict()) {
+                publish_event(ctx, &*mr, EventType::Warning, step.reason(), message).await;
+            }
+        }
+    }
+    // The resource may already be gone once the finalizer is released; a
+    // status patch then has nothing to describe.
+    if result.is_err() {
+        status.write(api, &name, &ctx.written).await?;
+    }
+    result.map(|_| Action::await_change())
+}
+
+async fn delete_external<K: ManagedKind>(
+    mr: &Arc<K>,
+    ctx: &Context,
+    scrubber: &Scrubber,
+) -> Result<Cleanup, Error> {
+    let id = mr
+        .annotations()
+        .get(EXTERNAL_NAME)
+        .map(String::as_str)
+        .filter(|id| !id.is_empty());
+    // Decided before the instance is needed: releasing must work even when
+    // the instance is gone.
+    let id = match contract::deletion_target(&**mr, id) {
+        Ok(id) => id,
+        Err(released) => return Ok(released),
+    };
+    // Resources whose objects join this one go first; LiteLLM would take
+    // them along (a team's keys) or refuse.
+    let waiting_for = mr
+        .dependents(&ctx.kube(), id)
+        .await
+        .map_err(at(Step::Delete))?;
+    if !waiting_for.is_empty() {
+        return Err(Error::Waiting(
+            waiting_for.describe(&mr.namespace().unwrap_or_default()),
+        ));
+    }
+    let namespace = mr.namespace().unwrap_or_default();
+    let namespace = namespace.as_str();
+    let resolve = |kube: Kube| async move {
+        resolve::instance(
+            &kube,
+            &ctx.clients,
+            namespace,
+            &mr.managed().instance_ref,
+            resolve::Purpose::Delete,
+        )
+        .await
+    };
+    // From the caches when they have it ready (an instance is not deleted
+    // while resources reference it, and a master key rotated a moment ago
+    // fails the call, which is retried); anything else is read again from
+    // the API server: whether the instance is gone decides between waiting
+    // and releasing, which a lagging cache must not.
+    let resolved = match resolve(ctx.kube()).await {
+        Ok(instance) => Ok(instance),
+        Err(_) => resolve(Kube::live(ctx.client.clone())).await,
+    };
+    let instance = match resolved {
+        Ok(instance) => instance,
+        Err(err @ Unresolved::InstanceMissing { .. }) => {
+            if mr
+                .annotations()
+                .get(RELEASE_ON_MISSING_INSTANCE)
+                .is_some_and(|v| v == "true")
+            {
+                return Ok(Cleanup::Released(
+                    "its LiteLLMInstance is gone and release-on-missing-instance is set",
+                ));
+            }
+            return Err(at(Step::Connect)(Error::Blocked(format!(
+                "{err}: cannot delete LiteLLM {} {id}; annotate the resource with \
+                 {RELEASE_ON_MISSING_INSTANCE}: \"true\" to release it without deleting",
+                K::NOUN
+            ))));
+        }
+        Err(err) => return Err(at(Step::Connect)(err)),
+    };
+    scrubber.remember(&instance.master_key);
+    let owner = ctx.owner(&**mr);
+    // Whatever happens next, what was established of it no longer stands.
+    ctx.verified.forget(instance.client.endpoint(), K::NOUN, id);
+    let external = K::connect(Connection {
+        verified: ctx.verified.clone(),
+        litellm: instance.client,
+        owner: owner.clone(),
+        instance_namespace: instance.namespace.clone(),
+        scrubber: scrubber.clone(),
+        public_models: instance.public_models,
+        tenant_mcp_server_hosts: instance.tenant_mcp_server_hosts,
+        // Deleting needs no references; they may be gone already.
+        refs: Resolved::default(),
+        kube: Kube::live(ctx.client.clone()),
+        endpoint: instance.consumer_endpoint,
+    });
+    Ok(contract::cleanup(&**mr, Some(id), &owner, &instance.namespace, &external).await?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The futures of a reconciliation, by kind: each poll builds one and
+    /// the controller moves it into its queue of running reconciliations,
+    /// so every byte is copied at least twice per poll.
+    #[tokio::test]
+    async fn future_sizes() {
+        use crate::api::{LiteLLMTeam, LiteLLMVirtualKey};
+        let config = kube::Config::new("http://127.0.0.1:1".parse().unwrap());
+        let client = kube::Client::try_from(config).unwrap();
+        let ctx = Arc::new(Context::new(client, "c", Metrics::default()));
+        let team: LiteLLMTeam = serde_json::from_value(json!({
+            "apiVersion": "litellm.m.crossplane.io/v1alpha1", "kind": "LiteLLMTeam",
+            "metadata": {"name": "t", "namespace": "n"},
+            "spec": {"instanceRef": {"name": "p"}, "forProvider": {}}
+        }))
+        .unwrap();
+        let key: LiteLLMVirtualKey = serde_json::from_value(json!({
+            "apiVersion": "litellm.m.crossplane.io/v1alpha1", "kind": "LiteLLMVirtualKey",
+            "metadata": {"name": "k", "namespace": "n"},
+            "spec": {"instanceRef": {"name": "p"}, "forProvider": {}}
+        }))
+        .unwrap();
+        let team = reconcile_tolerant(Arc::new(Tolerant::new(team)), ctx.clone());
+        let key = reconcile_tolerant(Arc::new(Tolerant::new(key)), ctx.clone());
+        eprintln!(
+            "reconcile future: team {} bytes, key {} bytes",
+            std::mem::size_of_val(&team),
+            std::mem::size_of_val(&key)
+        );
+    }
+
+    #[test]
+    fn a_status_patch_removes_what_the_observation_lost() {
+        let old = json!({
+            "conditions": [{"type": "Ready"}, {"type": "KeyReplaced"}],
+            "atProvider": {"modelId": "m", "credentialName": "ns.c",
+                           "secretFingerprints": {"a": "sha256:1", "b": "sha256:2"}},
+        });
+        let new = json!({
+            "conditions": [{"type": "Ready"}],
+            "atProvider": {"modelId": "m", "secretFingerprints": {"a": "sha256:3"}},
+        });
+        assert_eq!(
+            removing(&old, new),
+            json!({
+                "conditions": [{"type": "Ready"}],
+                "atProvider": {"modelId": "m", "credentialName": null,
+                               "secretFingerprints": {"a": "sha256:3", "b": null}},
+            })
+        );
+        assert_eq!(removing(&json!(null), json!({"a": 1})), json!({"a": 1}));
+    }
+
+    #[test]
+    fn a_cached_copy_older_than_the_providers_own_write_is_behind() {
+        let meta = |uid: &str, rv: &str| kube::api::ObjectMeta {
+            uid: Some(uid.into()),
+            resource_version: Some(rv.into()),
+            ..Default::default()
+        };
+        let written = Written::default();
+        assert!(!written.behind(&meta("a", "5")), "nothing written yet");
+        written.wrote(&meta("a", "7"));
+        assert!(written.behind(&meta("a", "5")));
+        assert!(!written.behind(&meta("b", "5")), "another object");
+        // An older answer does not lower the expectation.
+        written.wrote(&meta("a", "6"));
+        assert!(written.behind(&meta("a", "6")));
+        // Caught up: forgotten, so a later older copy (a relist) is taken.
+        assert!(!written.behind(&meta("a", "7")));
+        assert!(!written.behind(&meta("a", "5")));
+        // Versions that are no numbers are never behind.
+        written.wrote(&meta("c", "9"));
+        assert!(!written.behind(&meta("c", "x")));
+    }
+
+    #[test]
+    fn the_next_event_after_an_announced_write_is_its_echo_and_only_once() {
+        let meta = |uid: &str, rv: &str| kube::api::ObjectMeta {
+            uid: Some(uid.into()),
+            resource_version: Some(rv.into()),
+            ..Default::default()
+        };
+        let uid = Some("a".to_owned());
+        let written = Written::default();
+        assert!(!written.is_echo(&meta("a", "7")), "nothing announced");
+        // The event comes before the write's answer.
+        written.expect_echo(&meta("a", "5"));
+        assert!(
+            !written.is_echo(&meta("a", "5")),
+            "an event before the write"
+        );
+        assert!(!written.is_echo(&meta("b", "7")), "another object");
+        assert!(written.is_echo(&meta("a", "7")));
+        written.settle_echo(uid.as_ref(), Some(&meta("a", "7")));
+        assert!(!written.is_echo(&meta("a", "7")), "an echo is heard once");
+        // The answer comes first: then only that revision is the echo.
+        written.expect_echo(&meta("a", "7"));
+        written.settle_echo(uid.as_ref(), Some(&meta("a", "9")));
+        assert!(!written.is_echo(&meta("a", "8")), "an older revision");
+        assert!(written.is_echo(&meta("a", "9")));
+        // A missed echo (a relist) is settled by the next event, which is
+        // not one.
+        written.expect_echo(&meta("a", "9"));
+        written.settle_echo(uid.as_ref(), Some(&meta("a", "10")));
+        assert!(!written.is_echo(&meta("a", "12")));
+        assert!(!written.is_echo(&meta("a", "10")));
+        // A failed write has no echo.
+        written.expect_echo(&meta("a", "12"));
+        written.settle_echo(uid.as_ref(), None);
+        assert!(!written.is_echo(&meta("a", "13")));
+    }
+
+    fn api_error(code: u16) -> kube::Error {
+        kube::Error::Api(Box::new(kube::core::Status {
+            code,
+            reason: "Conflict".into(),
+            ..Default::default()
+        }))
+    }
+
+    #[test]
+    fn only_write_conflicts_requeue_silently() {
+        assert!(Error::Kube(api_error(409)).is_conflict());
+        assert!(Error::External(ExternalError::Kube(api_error(409))).is_conflict());
+        assert!(Error::Unresolved(Unresolved::Kube(api_error(409))).is_conflict());
+        let finalizer = finalizer::Error::<Error>::AddFinalizer(api_error(409));
+        assert!(Error::Finalizer(Box::new(finalizer)).is_conflict());
+        let inside = finalizer::Error::ApplyFailed(Error::Kube(api_error(409)));
+        assert!(Error::Finalizer(Box::new(inside)).is_conflict());
+        assert!(!Error::Kube(api_error(404)).is_conflict());
+        assert!(!Error::Kube(api_error(500)).is_conflict());
+        assert!(!Error::Paused.is_conflict());
+        assert!(!Error::UnsupportedPolicies("[]".into()).is_conflict());
+    }
+
+    #[test]
+    fn a_failed_step_names_the_event_and_keeps_the_cause() {
+        let failed = Error::from(Failed {
+            step: Step::Observe,
+            error: ExternalError::Kube(api_error(409)),
+        });
+        assert_eq!(failed.step(), Some(Step::Observe));
+        assert!(failed.is_conflict(), "a conflict stays one");
+        assert_eq!(failed.reason(), "kubernetes");
+        let refs = at(Step::ResolveReferences)(Error::Blocked("teamRef web not found".into()));
+        assert_eq!(refs.step(), Some(Step::ResolveReferences));
+        assert_eq!(
+            refs.step().map(Step::reason),
+            Some("CannotResolveResourceReferences")
+        );
+        assert_eq!(refs.to_string(), "teamRef web not found");
+        assert_eq!(refs.reason(), "blocked");
+        assert!(matches!(refs.cause(), Error::Blocked(_)));
+        assert_eq!(Error::Paused.step(), None);
+        // The proxy's Retry-After survives the step that failed.
+        let throttled = Error::from(Failed {
+            step: Step::Create,
+            error: ExternalError::LiteLLM(crate::litellm::Error::Throttled {
+                op: "POST /team/new",
+                detail: "HTTP 429".into(),
+                asked: Duration::from_secs(4),
+                retry_after: Duration::from_secs(3),
+            }),
+        });
+        assert_eq!(throttled.retry_after(), Some(Duration::from_secs(3)));
+    }
+}

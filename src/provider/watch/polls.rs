@@ -1,0 +1,743 @@
+//! Requeues of managed resources, queued outside kube-runtime's scheduler,
+//! and polls that find nothing changed without a reconciliation.
+//!
+//! Every managed resource in the steady state waits for its next poll.
+//! Returned as `Action::requeue`, that wait sits in kube-runtime's
+//! scheduler as its request held twice (a `DelayQueue` entry and the map
+//! that dedups it), each with an `ObjectRef` of four strings: about 860
+//! bytes an object, 17 MB for 10,000 teams and 10,000 keys
+//! (docs/provider-benchmark.md). Polls already fall due on ticks
+//! ([`timing::on_tick`]), so a queue of ticks holds them here instead:
+//! per object its `namespace/name`, once, shared by the tick's list and
+//! the map from it to its tick (about 110 bytes). When a
+//! tick comes, what fell due goes to its controller as a trigger
+//! (`Controller::reconcile_on`), and from there through kube-runtime's
+//! scheduler and runner like any other: one reconciliation per object at
+//! once, at most `concurrency` per kind.
+//!
+//! As in kube-runtime's scheduler, an object has one requeue at most: a
+//! new one replaces it, and a reconciliation that starts for any other
+//! reason (a watch event, a wake-up) drops it ([`Polls::cancel`]), since
+//! that reconciliation asks for its own. Requeues shorter than a tick (a
+//! conflict, a cache that lags behind) stay with kube-runtime. Objects are
+//! told apart by their whole `namespace/name`, never by a hash of it, so
+//! no name can be chosen to cancel or replace another object's requeue.
+//!
+//! **Unchanged polls.** A poll is a reconciliation like any other: it
+//! reads the resource's references, instance and Secrets from the caches,
+//! reads the object from LiteLLM, compares, builds the conditions and
+//! finds, nearly always, that there is nothing to do. Where the last
+//! reconciliation of a resource was such a poll (the object up to date,
+//! nothing written, nothing due at a time of its own, such as a key's
+//! rotation, everything it read of Kubernetes from synced caches whose
+//! changes are counted, and the resource as its cache holds it:
+//! [`crate::provider::watch::cache::Kube::reads_counted`]), it leaves a [`Memo`] with its
+//! requeue: the LiteLLM read it observed through, the fingerprint of the
+//! answer, and the moment it began ([`changes`]). When the requeue falls due and nothing in the
+//! resource's namespace or its instance's has changed since that moment,
+//! the poll makes the one read again and compares fingerprints: the same
+//! answer, byte for byte, to the same read, with the same Kubernetes
+//! objects, is what the reconciliation saw, so it would conclude the same
+//! again, and the resource is requeued with the memo. Any other answer (a
+//! change in LiteLLM, an error, a missing object), a change in either
+//! namespace, or a proxy busy with other work, and the poll goes to the
+//! controller as above, where the reconciliation reads and decides as
+//! always. Such a poll writes nothing anywhere, so it needs no lock
+//! against a reconciliation of the same resource: at worst, one that
+//! started meanwhile requeues it again.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use tokio::task::JoinSet;
+
+use crate::litellm;
+
+use crate::provider::watch::changes::{self, Changes, Scope};
+use crate::provider::watch::timing;
+
+/// Hands a due object (`namespace`, `name`) to its controller; `false`
+/// once the controller is gone.
+type Fire = Box<dyn Fn(&str, &str) -> bool + Send + Sync>;
+
+/// Records a poll that found nothing changed (the object's
+/// `namespace/name`, its memo, the requeue, how long the poll took), as a
+/// reconciliation would have been recorded.
+type Polled = Box<dyn Fn(&str, &Memo, Duration, Duration) + Send + Sync>;
+
+/// What a poll needs to learn without a reconciliation that nothing
+/// changed since the last one (see the module's documentation).
+pub struct Memo {
+    /// The LiteLLM read the reconciliation observed through, and the
+    /// fingerprint of its answer.
+    pub probe: litellm::Probe,
+    /// The proxy's client, for background requests.
+    pub client: litellm::Client,
+    /// The namespaces the reconciliation read.
+    pub scope: Scope,
+    /// The moment it began ([`changes::Changes::now`]).
+    pub since: u64,
+    /// The resource's poll interval.
+    pub interval: Duration,
+    /// The resource's uid as the metrics know it
+    /// ([`crate::provider::telemetry::metrics::Metrics::object_id`]).
+    pub metrics_id: u64,
+    /// How many more polls it may answer; then the resource reconciles in
+    /// full all the same.
+    pub left: u8,
+}
+
+/// The polls in a row one reconciliation's memo answers at most
+/// ([`Memo::left`]): whatever the tracking of changes could not see (a
+/// status someone edited in the instant between the controller's read
+/// and the reconciliation's start) stands at most this many polls.
+pub const MEMO_POLLS: u8 = 9;
+
+/// The requeue queues of the managed kinds, by kind.
+pub struct Polls {
+    kinds: RwLock<HashMap<&'static str, Arc<Queue>>>,
+    /// What the memos are checked against: the process's watch events.
+    changes: &'static Changes,
+}
+
+impl Default for Polls {
+    fn default() -> Self {
+        Self::with_changes(changes::changes())
+    }
+}
+
+struct Queue {
+    due: Mutex<Due>,
+    fire: Fire,
+    polled: Polled,
+    changes: &'static Changes,
+}
+
+#[derive(Default)]
+struct Due {
+    /// By tick (counted from [`timing::epoch`]): what falls due then.
+    /// Entries whose object was requeued elsewhere or cancelled since are
+    /// left here and skipped.
+    ticks: BTreeMap<u64, Vec<Arc<str>>>,
+    /// By `namespace/name` ([`crate::provider::telemetry::metrics::object_key`]): the object's
+    /// one live requeue.
+    scheduled: HashMap<Arc<str>, Scheduled>,
+    /// Objects whose memo found a different answer, by `namespace/name`
+    /// (see [`Changing`]); dropped when a memo finds the same again.
+    changing: HashMap<Arc<str>, Changing>,
+}
+
+/// An object whose LiteLLM answers change from poll to poll (a key in
+/// use, whose spend and last use LiteLLM updates) costs a poll from a
+/// memo two reads: the memo's, then the reconciliation's. After `misses`
+/// such polls in a row its next `2^misses - 1` polls (at most 63) take no
+/// memo and read once; then a memo is tried again. An object that changed
+/// once pays one poll without a memo.
+#[derive(Clone, Copy, Debug, Default)]
+struct Changing {
+    misses: u8,
+    /// Polls still to go without a memo.
+    skip: u8,
+}
+
+/// What [`Changing::misses`] stops at.
+const MAX_MISSES: u8 = 6;
+
+struct Scheduled {
+    /// The tick it falls due on.
+    at: u64,
+    memo: Option<Box<Memo>>,
+}
+
+/// What fell due: the object's `namespace/name`, and its memo.
+type Fallen = (Arc<str>, Option<Box<Memo>>);
+
+impl Polls {
+    /// Queues whose memos count `changes` (the process's own watch events
+    /// by default; a test's own).
+    pub fn with_changes(changes: &'static Changes) -> Self {
+        Self {
+            kinds: RwLock::default(),
+            changes,
+        }
+    }
+
+    /// What a memo's moment and scope are taken from.
+    pub fn changes(&self) -> &'static Changes {
+        self.changes
+    }
+
+    /// From now on requeues of `kind` are queued here and handed to `fire`
+    /// when due, and polls that find nothing changed are recorded with
+    /// `polled`; a queue registered before for `kind` (controllers that
+    /// ran before leadership was lost) is dropped, memos and all.
+    pub fn register(
+        &self,
+        kind: &'static str,
+        fire: impl Fn(&str, &str) -> bool + Send + Sync + 'static,
+        polled: impl Fn(&str, &Memo, Duration, Duration) + Send + Sync + 'static,
+    ) {
+        let queue = Arc::new(Queue {
+            due: Mutex::new(Due::default()),
+            fire: Box::new(fire),
+            polled: Box::new(polled),
+            changes: self.changes,
+        });
+        self.kinds
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(kind, queue);
+    }
+
+    fn queue(&self, kind: &str) -> Option<Arc<Queue>> {
+        self.kinds
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(kind)
+            .cloned()
+    }
+
+    /// Queues the object `key` (`namespace/name`) of `kind` to be
+    /// reconciled `after` from now, on the first tick at or after that;
+    /// `false` (and nothing queued) where `kind` has no queue, ticks are
+    /// off, or `after` is shorter than a tick: the caller requeues with
+    /// kube-runtime then.
+    pub fn schedule(&self, kind: &str, key: &str, after: Duration, tick: Duration) -> bool {
+        self.schedule_with(kind, key, after, tick, None)
+    }
+
+    /// [`Polls::schedule`], the poll to begin with `memo` (see the
+    /// module's documentation).
+    pub fn schedule_with(
+        &self,
+        kind: &str,
+        key: &str,
+        after: Duration,
+        tick: Duration,
+        memo: Option<Memo>,
+    ) -> bool {
+        if tick.is_zero() || after < tick {
+            return false;
+        }
+        let Some(queue) = self.queue(kind) else {
+            return false;
+        };
+        let at = tick_at(timing::epoch().elapsed().saturating_add(after), tick);
+        let mut due = queue.lock();
+        let memo = memo.filter(|_| due.memo_allowed(key));
+        due.put(Arc::from(key), at, memo.map(Box::new));
+        true
+    }
+
+    /// Drops the requeue of `key`, if any: a reconciliation of it starts.
+    pub fn cancel(&self, kind: &str, key: &str) {
+        if let Some(queue) = self.queue(kind) {
+            queue.lock().scheduled.remove(key);
+        }
+    }
+
+    /// Whether `key` has a requeue here.
+    pub fn is_scheduled(&self, kind: &str, key: &str) -> bool {
+        self.queue(kind)
+            .is_some_and(|queue| queue.lock().scheduled.contains_key(key))
+    }
+
+    /// Whether `key`'s requeue holds a memo.
+    pub fn has_memo(&self, kind: &str, key: &str) -> bool {
+        self.queue(kind).is_some_and(|queue| {
+            queue
+                .lock()
+                .scheduled
+                .get(key)
+                .is_some_and(|s| s.memo.is_some())
+        })
+    }
+
+    /// Hands every requeue due by `tick` (ticks of `every`) to its
+    /// controller, or polls it here, in `polling`, where its memo may
+    /// answer.
+    fn fire_due(&self, tick: u64, every: Duration, polling: &mut JoinSet<()>) {
+        let queues: Vec<Arc<Queue>> = self
+            .kinds
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        for queue in queues {
+            let due = queue.lock().take_due(tick);
+            for (key, memo) in due {
+                match memo {
+                    Some(memo)
+                        if memo.left > 0
+                            && queue.holds(&memo)
+                            && !memo.client.busy(BUSY_WINDOW) =>
+                    {
+                        polling.spawn(poll(queue.clone(), key, memo, every));
+                    }
+                    _ => {
+                        if !queue.reconcile(&key) {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Fires the requeues as their ticks come, until dropped. `tick` as
+    /// [`crate::provider::managed::reconciler::Context::poll_tick`]; zero never fires
+    /// (nothing is queued then).
+    pub async fn run(&self, tick: Duration) {
+        if tick.is_zero() {
+            return std::future::pending().await;
+        }
+        let epoch = timing::epoch();
+        let mut next = tick_at(epoch.elapsed(), tick);
+        // The polls under way: they end with this queue (leadership lost,
+        // shutdown) rather than go on reading for a provider that stopped.
+        let mut polling = JoinSet::new();
+        loop {
+            let at = epoch + tick.saturating_mul(u32::try_from(next).unwrap_or(u32::MAX));
+            tokio::time::sleep_until(at.into()).await;
+            while polling.try_join_next().is_some() {}
+            self.fire_due(next, tick, &mut polling);
+            // A late wake-up (a busy machine) fires every tick it passed.
+            next = (next + 1).max(tick_at(epoch.elapsed(), tick));
+        }
+    }
+}
+
+/// A proxy that served requests other than background ones within this
+/// long is busy: its polls go to the controller, which puts them off.
+/// A poll is put off while its proxy has made or changed an object within
+/// this long.
+pub(crate) const BUSY_WINDOW: Duration = Duration::from_secs(1);
+
+/// The poll of `key` by its memo: the read again, and either a requeue
+/// with the memo or the controller.
+async fn poll(queue: Arc<Queue>, key: Arc<str>, mut memo: Box<Memo>, tick: Duration) {
+    let started = Instant::now();
+    // `None`: no answer to compare (an error).
+    let same_answer = (memo.client.probe(&memo.probe.read).await)
+        .ok()
+        .map(|fingerprint| fingerprint == memo.probe.fingerprint);
+    if same_answer != Some(true) || !queue.holds(&memo) {
+        if same_answer == Some(false) {
+            queue.lock().missed(&key);
+        }
+        queue.reconcile(&key);
+        return;
+    }
+    let after = timing::on_tick(
+        timing::jittered(memo.interval, timing::random_fraction()),
+        tick,
+    );
+    memo.left -= 1;
+    (queue.polled)(&key, &memo, after, started.elapsed());
+    let at = tick_at(timing::epoch().elapsed().saturating_add(after), tick);
+    let mut due = queue.lock();
+    due.changing.remove(&key);
+    // A reconciliation that began meanwhile and is done has asked for its
+    // own requeue, which stands.
+    if !due.scheduled.contains_key(&key) {
+        due.put(key, at, Some(memo));
+    }
+}
+
+impl Queue {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Due> {
+        self.due.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether no watched object in `memo`'s scope changed since it was
+    /// made.
+    fn holds(&self, memo: &Memo) -> bool {
+        self.changes.unchanged(memo.scope, memo.since)
+    }
+
+    /// Hands `key` (`namespace/name`) to the controller; `false` once the
+    /// controller is gone.
+    fn reconcile(&self, key: &str) -> bool {
+        let (namespace, name) = key.split_once('/').unwrap_or(("", key));
+        (self.fire)(namespace, name)
+    }
+}
+
+impl Due {
+    /// Whether `key`'s next requeue may take a memo (see [`Changing`]).
+    fn memo_allowed(&mut self, key: &str) -> bool {
+        match self.changing.get_mut(key) {
+            Some(changing) if changing.skip > 0 => {
+                changing.skip -= 1;
+                false
+            }
+            _ => true,
+        }
+    }
+
+    /// `key`'s memo found a different answer.
+    fn missed(&mut self, key: &Arc<str>) {
+        // Objects gone since leave their entries; they go once there are
+        // many more entries than objects (an object reconciling then
+        // loses its count, which costs it a read at most).
+        if self.changing.len() >= 2 * (self.scheduled.len() + 64) {
+            let scheduled = &self.scheduled;
+            self.changing.retain(|key, _| scheduled.contains_key(key));
+        }
+        let changing = self.changing.entry(key.clone()).or_default();
+        changing.misses = (changing.misses + 1).min(MAX_MISSES);
+        changing.skip = (1u8 << changing.misses) - 1;
+    }
+
+    /// The requeue of `key` on the tick `at`, replacing any other.
+    fn put(&mut self, key: Arc<str>, at: u64, memo: Option<Box<Memo>>) {
+        self.ticks.entry(at).or_default().push(key.clone());
+        self.scheduled.insert(key, Scheduled { at, memo });
+    }
+
+    /// The live requeues due by `tick`, taken off the queue.
+    fn take_due(&mut self, tick: u64) -> Vec<Fallen> {
+        let later = self.ticks.split_off(&(tick + 1));
+        let due = std::mem::replace(&mut self.ticks, later);
+        let mut fallen = Vec::new();
+        for (at, entries) in due {
+            for key in entries {
+                if self.scheduled.get(&key).is_some_and(|s| s.at == at) {
+                    let memo = self.scheduled.remove(&key).and_then(|s| s.memo);
+                    fallen.push((key, memo));
+                }
+            }
+        }
+        fallen
+    }
+}
+
+/// The first tick at or after `elapsed` since the epoch.
+fn tick_at(elapsed: Duration, tick: Duration) -> u64 {
+    let ticks = elapsed.as_nanos().div_ceil(tick.as_nanos().max(1));
+    u64::try_from(ticks).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TICK: Duration = Duration::from_millis(500);
+
+    fn fired() -> (
+        Arc<Mutex<Vec<String>>>,
+        impl Fn(&str, &str) -> bool + Send + Sync,
+    ) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let into = seen.clone();
+        (seen, move |namespace: &str, name: &str| {
+            into.lock().unwrap().push(format!("{namespace}/{name}"));
+            true
+        })
+    }
+
+    fn now_tick() -> u64 {
+        tick_at(timing::epoch().elapsed(), TICK)
+    }
+
+    #[test]
+    fn a_requeue_fires_once_on_its_tick_and_the_last_one_counts() {
+        let polls = Polls::default();
+        let (seen, fire) = fired();
+        polls.register("team", fire, |_, _, _, _| {});
+        let start = now_tick();
+        assert!(polls.schedule("team", "ns/a", Duration::from_secs(10), TICK));
+        assert!(polls.schedule("team", "ns/b", Duration::from_secs(10), TICK));
+        // Requeued again, sooner: only the new one stands.
+        assert!(polls.schedule("team", "ns/b", Duration::from_secs(2), TICK));
+        assert!(polls.is_scheduled("team", "ns/a"));
+        polls.fire_due(start + 3, TICK, &mut JoinSet::new());
+        assert!(seen.lock().unwrap().is_empty(), "nothing due yet");
+        polls.fire_due(start + 6, TICK, &mut JoinSet::new());
+        assert_eq!(*seen.lock().unwrap(), ["ns/b"]);
+        polls.fire_due(start + 25, TICK, &mut JoinSet::new());
+        assert_eq!(
+            *seen.lock().unwrap(),
+            ["ns/b", "ns/a"],
+            "b's first requeue replaced"
+        );
+        polls.fire_due(start + 100, TICK, &mut JoinSet::new());
+        assert_eq!(seen.lock().unwrap().len(), 2, "each fired once");
+        assert!(!polls.is_scheduled("team", "ns/a"));
+        let due = polls.queue("team").unwrap();
+        let due = due.lock();
+        assert!(
+            due.ticks.is_empty() && due.scheduled.is_empty(),
+            "nothing left"
+        );
+    }
+
+    #[test]
+    fn a_reconciliation_that_starts_drops_the_requeue() {
+        let polls = Polls::default();
+        let (seen, fire) = fired();
+        polls.register("key", fire, |_, _, _, _| {});
+        let start = now_tick();
+        assert!(polls.schedule("key", "ns/k", Duration::from_secs(5), TICK));
+        polls.cancel("key", "ns/k");
+        assert!(!polls.is_scheduled("key", "ns/k"));
+        polls.fire_due(start + 100, TICK, &mut JoinSet::new());
+        assert!(seen.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn short_requeues_and_kinds_without_a_queue_stay_with_kube_runtime() {
+        let polls = Polls::default();
+        let (seen, fire) = fired();
+        polls.register("team", fire, |_, _, _, _| {});
+        assert!(!polls.schedule("team", "ns/a", Duration::from_millis(200), TICK));
+        assert!(!polls.schedule("team", "ns/a", Duration::from_secs(5), Duration::ZERO));
+        assert!(!polls.schedule("key", "ns/a", Duration::from_secs(5), TICK));
+        polls.fire_due(now_tick() + 1_000, TICK, &mut JoinSet::new());
+        assert!(seen.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn kinds_fire_to_their_own_controllers() {
+        let polls = Polls::default();
+        let (teams, fire_teams) = fired();
+        let (keys, fire_keys) = fired();
+        polls.register("team", fire_teams, |_, _, _, _| {});
+        polls.register("key", fire_keys, |_, _, _, _| {});
+        let start = now_tick();
+        assert!(polls.schedule("team", "ns/x", TICK, TICK));
+        assert!(polls.schedule("key", "ns/x", TICK, TICK));
+        polls.fire_due(start + 4, TICK, &mut JoinSet::new());
+        assert_eq!(*teams.lock().unwrap(), ["ns/x"]);
+        assert_eq!(*keys.lock().unwrap(), ["ns/x"]);
+    }
+
+    #[tokio::test]
+    async fn the_queue_fires_as_time_passes() {
+        let tick = Duration::from_millis(20);
+        let polls = Arc::new(Polls::default());
+        let (seen, fire) = fired();
+        polls.register("team", fire, |_, _, _, _| {});
+        let running = tokio::spawn({
+            let polls = polls.clone();
+            async move { polls.run(tick).await }
+        });
+        let asked = std::time::Instant::now();
+        assert!(polls.schedule("team", "ns/a", Duration::from_millis(200), tick));
+        // Fired once, not before it was due.
+        let fired_after = loop {
+            if !seen.lock().unwrap().is_empty() {
+                break asked.elapsed();
+            }
+            assert!(asked.elapsed() < Duration::from_secs(10), "never fired");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        };
+        assert!(fired_after >= Duration::from_millis(200), "{fired_after:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(*seen.lock().unwrap(), ["ns/a"]);
+        running.abort();
+    }
+
+    /// A proxy that answers every request with the status and body it is
+    /// set to, and counts them.
+    struct Answering {
+        url: String,
+        requests: Arc<std::sync::atomic::AtomicUsize>,
+        answer: Arc<Mutex<(u16, String)>>,
+    }
+
+    impl Answering {
+        async fn start(status: u16, body: &str) -> Self {
+            use tokio::io::{AsyncReadExt, AsyncWriteExt};
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let url = format!("http://{}", listener.local_addr().unwrap());
+            let requests = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+            let answer = Arc::new(Mutex::new((status, body.to_owned())));
+            let (counted, answers) = (requests.clone(), answer.clone());
+            tokio::spawn(async move {
+                loop {
+                    let (mut socket, _) = listener.accept().await.unwrap();
+                    let (counted, answers) = (counted.clone(), answers.clone());
+                    tokio::spawn(async move {
+                        let mut read = Vec::new();
+                        let mut buffer = [0u8; 4096];
+                        loop {
+                            let Ok(n) = socket.read(&mut buffer).await else {
+                                return;
+                            };
+                            if n == 0 {
+                                return;
+                            }
+                            read.extend_from_slice(&buffer[..n]);
+                            // Requests without a body: one per blank line.
+                            while let Some(end) = read.windows(4).position(|w| w == b"\r\n\r\n") {
+                                read.drain(..end + 4);
+                                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                                let (status, body) = answers.lock().unwrap().clone();
+                                let response = format!(
+                                    "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\n\
+                                     content-length: {}\r\n\r\n{body}",
+                                    body.len()
+                                );
+                                if socket.write_all(response.as_bytes()).await.is_err() {
+                                    return;
+                                }
+                            }
+                        }
+                    });
+                }
+            });
+            Self {
+                url,
+                requests,
+                answer,
+            }
+        }
+
+        fn requests(&self) -> usize {
+            self.requests.load(std::sync::atomic::Ordering::SeqCst)
+        }
+    }
+
+    async fn until(what: &str, check: impl Fn() -> bool) {
+        let started = std::time::Instant::now();
+        while !check() {
+            assert!(started.elapsed() < Duration::from_secs(10), "{what}");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+
+    /// A due poll with a memo makes the one read again: the same answer
+    /// with nothing changed in its namespaces requeues it with the memo
+    /// (recorded as a reconciliation), for [`MEMO_POLLS`] polls at most;
+    /// a different answer, or a change in either namespace (then without a
+    /// read), goes to the controller.
+    #[tokio::test]
+    async fn a_poll_answered_as_before_needs_no_reconciliation() {
+        let proxy = Answering::start(404, r#"{"detail":"no team"}"#).await;
+        let client = crate::litellm::Client::new(crate::litellm::ClientConfig {
+            endpoint: proxy.url.clone(),
+            master_key: crate::litellm::Secret::new(String::from("sk-test")),
+            ca_pem: None,
+            timeout: Duration::from_secs(5),
+        })
+        .unwrap()
+        .background();
+        let changes: &'static Changes = Box::leak(Box::default());
+        let polls = Polls::with_changes(changes);
+        let (reconciled, fire) = fired();
+        let polled = Arc::new(Mutex::new(Vec::new()));
+        polls.register("team", fire, {
+            let polled = polled.clone();
+            move |key: &str, memo: &Memo, after, _took| {
+                polled
+                    .lock()
+                    .unwrap()
+                    .push((key.to_owned(), memo.left, after))
+            }
+        });
+        let scope = changes.scope("tenant", "platform");
+        let memo = |probe: crate::litellm::Probe, left| Memo {
+            probe,
+            client: client.clone(),
+            scope,
+            since: changes.now(),
+            interval: Duration::from_secs(10),
+            metrics_id: 7,
+            left,
+        };
+        let (found, probe) = client.team_info_probed("t").await.unwrap();
+        assert!(found.is_none());
+        let polling = Mutex::new(JoinSet::new());
+        let due = || polls.fire_due(now_tick() + 1_000, TICK, &mut polling.lock().unwrap());
+
+        // As before: requeued with the memo, one read each time, until the
+        // memo has answered its polls.
+        assert!(polls.schedule_with("team", "tenant/t", TICK, TICK, Some(memo(probe.clone(), 2))));
+        due();
+        until("the first poll", || polled.lock().unwrap().len() == 1).await;
+        assert!(polls.has_memo("team", "tenant/t"));
+        due();
+        until("the second poll", || polled.lock().unwrap().len() == 2).await;
+        {
+            let polled = polled.lock().unwrap();
+            assert_eq!(polled[0].0, "tenant/t");
+            assert_eq!([polled[0].1, polled[1].1], [1, 0]);
+            assert!(polled
+                .iter()
+                .all(|(_, _, after)| *after >= Duration::from_secs(10)
+                    && *after < Duration::from_secs(12)));
+        }
+        assert_eq!(proxy.requests(), 3);
+        assert!(reconciled.lock().unwrap().is_empty());
+        due();
+        assert_eq!(
+            *reconciled.lock().unwrap(),
+            ["tenant/t"],
+            "the memo is spent"
+        );
+        assert_eq!(proxy.requests(), 3, "and not read for");
+
+        // Another answer: to the controller, without a memo.
+        assert!(polls.schedule_with("team", "tenant/t", TICK, TICK, Some(memo(probe.clone(), 5))));
+        *proxy.answer.lock().unwrap() = (404, r#"{"detail":"no team either"}"#.into());
+        due();
+        until("the changed answer", || {
+            reconciled.lock().unwrap().len() == 2
+        })
+        .await;
+        assert_eq!(proxy.requests(), 4);
+        assert!(!polls.is_scheduled("team", "tenant/t"));
+        // An answer that changed: the next requeue takes no memo (it
+        // would cost a second read if it changed again), the one after
+        // does.
+        assert!(polls.schedule_with("team", "tenant/t", TICK, TICK, Some(memo(probe.clone(), 5))));
+        assert!(polls.is_scheduled("team", "tenant/t") && !polls.has_memo("team", "tenant/t"));
+        assert!(polls.schedule_with("team", "tenant/t", TICK, TICK, Some(memo(probe.clone(), 5))));
+        assert!(polls.has_memo("team", "tenant/t"));
+        polls.cancel("team", "tenant/t");
+
+        // A change in the instance's namespace, then in the resource's: to
+        // the controller, without a read.
+        *proxy.answer.lock().unwrap() = (404, r#"{"detail":"no team"}"#.into());
+        for namespace in ["platform", "tenant"] {
+            assert!(polls.schedule_with(
+                "team",
+                "tenant/t",
+                TICK,
+                TICK,
+                Some(memo(probe.clone(), 5))
+            ));
+            let secret = k8s_openapi::api::core::v1::Secret {
+                metadata: kube::api::ObjectMeta {
+                    name: Some("s".into()),
+                    namespace: Some(namespace.into()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            changes.record(&kube::runtime::watcher::Event::Apply(secret), false);
+            due();
+        }
+        assert_eq!(reconciled.lock().unwrap().len(), 4);
+        assert_eq!(proxy.requests(), 4);
+
+        // A change elsewhere leaves the memo standing.
+        assert!(polls.schedule_with("team", "tenant/t", TICK, TICK, Some(memo(probe, 5))));
+        let elsewhere = k8s_openapi::api::core::v1::ConfigMap {
+            metadata: kube::api::ObjectMeta {
+                name: Some("c".into()),
+                namespace: Some("elsewhere".into()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        changes.record(&kube::runtime::watcher::Event::Apply(elsewhere), false);
+        due();
+        until("the poll", || polled.lock().unwrap().len() == 3).await;
+        assert_eq!(reconciled.lock().unwrap().len(), 4);
+        assert_eq!(proxy.requests(), 5);
+    }
+}
