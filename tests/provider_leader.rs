@@ -451,8 +451,9 @@ async fn readyz_waits_for_the_caches_and_healthz_fails_once_the_controllers_stop
     caches.extend(instance_caches);
     assert_eq!(
         caches.len(),
-        10,
-        "eight entity controllers, the instances they read, and the instance controller"
+        litellm_crossplane::api::MANAGED_KINDS.len() + 2,
+        "a controller for each kind of the registry, the instances they read, and the instance \
+         controller"
     );
     let health = Health::new();
     let (address, server) = serve(&health).await;

@@ -110,26 +110,19 @@ fn the_rules_are_crossplanes_role_and_the_packages_requests_and_nothing_else() {
     assert!(!may("PATCH", "/apis/apps/v1/namespaces/n/deployments/d"));
 }
 
-/// The copy of Crossplane's role names exactly this package's CRDs, as
-/// Crossplane renders it from them.
+/// Crossplane's role, as rendered, names exactly the CRDs the registry
+/// generates (those of the package: `tests/generated.rs`), each with its
+/// status.
 #[test]
 fn the_crossplane_role_names_exactly_the_packages_crds() {
     let mut expected = BTreeSet::new();
-    let mut groups = BTreeSet::new();
-    for entry in std::fs::read_dir("package/provider/crds").unwrap() {
-        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
-        let crd: Value = serde_saphyr::from_str(&text).unwrap();
-        let plural = crd["spec"]["names"]["plural"].as_str().unwrap().to_owned();
-        groups.insert(crd["spec"]["group"].as_str().unwrap().to_owned());
-        expected.insert(format!("{plural}/status"));
-        expected.insert(plural);
+    for crd in litellm_crossplane::api::generate::managed_crds() {
+        expected.insert(format!("{}/status", crd.spec.names.plural));
+        expected.insert(crd.spec.names.plural);
     }
     let rules = crossplane_system_rules();
     let own = &rules[0];
-    assert_eq!(
-        own.api_groups.iter().cloned().collect::<BTreeSet<_>>(),
-        groups
-    );
+    assert_eq!(own.api_groups, [litellm_crossplane::api::GROUP]);
     assert_eq!(
         own.resources.iter().cloned().collect::<BTreeSet<_>>(),
         expected
@@ -137,6 +130,11 @@ fn the_crossplane_role_names_exactly_the_packages_crds() {
     assert_eq!(
         own.verbs,
         ["get", "list", "watch", "update", "patch", "create"]
+    );
+    assert_eq!(
+        expected.len(),
+        2 * (litellm_crossplane::api::MANAGED_KINDS.len() + 1),
+        "every kind of the registry and the instance"
     );
 }
 

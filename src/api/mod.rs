@@ -43,3 +43,38 @@ pub const GROUP: &str = "litellm.m.crossplane.io";
 pub const VERSION: &str = "v1alpha1";
 /// `apiVersion` of the managed kinds.
 pub const API_VERSION: &str = "litellm.m.crossplane.io/v1alpha1";
+
+/// The registry: every managed kind the provider reconciles, each with the
+/// name of its watch cache. It is the one list that drives the provider's
+/// caches and controllers (and who wakes whom, from each kind's
+/// `ManagedKind::JOINED_AS` and `ManagedKind::JOINS`), the instance's
+/// dependents, the generated CRDs and the tests' counts: a new kind is its
+/// api, client and kind modules and one line here (see docs/development.md).
+///
+/// `managed_kinds!(then)` expands `then! { LiteLLMTeam => teams, ... }`,
+/// with `then` a macro in scope at the call.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! managed_kinds {
+    ($then:ident) => {
+        $then! {
+            LiteLLMTeam => teams,
+            LiteLLMVirtualKey => keys,
+            LiteLLMBudget => budgets,
+            LiteLLMModel => models,
+            LiteLLMCredential => credentials,
+            LiteLLMUser => users,
+            LiteLLMMCPServer => mcp_servers,
+            LiteLLMOrganization => organizations,
+        }
+    };
+}
+
+macro_rules! kind_names {
+    ($($kind:ident => $field:ident),* $(,)?) => {
+        /// The `kind` of every managed kind of the registry
+        /// ([`managed_kinds!`](crate::managed_kinds)), in its order.
+        pub const MANAGED_KINDS: &[&str] = &[$(stringify!($kind)),*];
+    };
+}
+managed_kinds!(kind_names);

@@ -1,7 +1,7 @@
-//! `provider-litellm`: reconciles LiteLLMInstance, LiteLLMTeam,
-//! LiteLLMVirtualKey, LiteLLMBudget, LiteLLMModel, LiteLLMCredential,
-//! LiteLLMUser, LiteLLMMCPServer and LiteLLMOrganization resources against
-//! the LiteLLM admin API, with Crossplane managed-resource semantics.
+//! `provider-litellm`: reconciles `LiteLLMInstance`s and the resources of
+//! every kind of the registry (`litellm_crossplane::managed_kinds!`:
+//! `LiteLLMTeam`, `LiteLLMVirtualKey`, ...) against the LiteLLM admin API,
+//! with Crossplane managed-resource semantics.
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -3,9 +3,8 @@
 //! group, resource, subresource, namespace) as the API server's RBAC
 //! authorizer does, and lets it through only when a rule grants it. The
 //! rules are exactly what a provider of this package gets in a Crossplane
-//! cluster: the ClusterRole Crossplane's RBAC manager binds to it
-//! (`tests/fixtures/crossplane-provider-system-role.yaml`, its source named
-//! there) plus the `spec.controller.permissionRequests` of
+//! cluster: the ClusterRole Crossplane's RBAC manager binds to it (rendered
+//! from the package's CRDs, see [`crossplane_system_rules`]) plus the `spec.controller.permissionRequests` of
 //! `package/provider/crossplane.yaml`. Both are bound cluster-wide, so the
 //! namespace only goes into messages.
 //!
@@ -163,10 +162,35 @@ fn rules_of(value: &Value, pointer: &str) -> Vec<Rule> {
     .expect("RBAC rules")
 }
 
-/// The rules of Crossplane's provider system role, as kept in the tests.
+/// The rules of Crossplane's provider system role, rendered as Crossplane's
+/// RBAC manager renders them for this package: first a rule for the
+/// package's own CRDs (`package/provider/crds/`) and their `/status`, with
+/// its verbs for a provider's system role, then the rules it adds to every
+/// provider (kept in `tests/fixtures/crossplane-provider-system-role.yaml`,
+/// which names its source).
 pub fn crossplane_system_rules() -> Vec<Rule> {
+    let mut groups = BTreeSet::new();
+    let mut resources = BTreeSet::new();
+    let crds = concat!(env!("CARGO_MANIFEST_DIR"), "/package/provider/crds");
+    for entry in std::fs::read_dir(crds).expect("package/provider/crds") {
+        let text = std::fs::read_to_string(entry.expect("a CRD file").path()).expect("a CRD");
+        let crd = parse_yaml(&text);
+        let plural = crd["spec"]["names"]["plural"].as_str().expect("a plural");
+        groups.insert(crd["spec"]["group"].as_str().expect("a group").to_owned());
+        resources.insert(format!("{plural}/status"));
+        resources.insert(plural.to_owned());
+    }
+    let own = Rule {
+        api_groups: groups.into_iter().collect(),
+        resources: resources.into_iter().collect(),
+        verbs: ["get", "list", "watch", "update", "patch", "create"]
+            .map(String::from)
+            .to_vec(),
+    };
     let text = include_str!("../fixtures/crossplane-provider-system-role.yaml");
-    rules_of(&parse_yaml(text), "/rules")
+    let mut rules = vec![own];
+    rules.extend(rules_of(&parse_yaml(text), "/rules"));
+    rules
 }
 
 /// The `spec.controller.permissionRequests` of the provider package.

@@ -72,6 +72,7 @@ impl ManagedKind for LiteLLMBudget {
     type AtProvider = BudgetObservation;
     type External = BudgetExternal;
     const NOUN: &'static str = "budget";
+    const JOINED_AS: Option<Joins> = Some(Joins::Budget);
 
     /// Keys of its namespace that join it: LiteLLM would delete them with
     /// the budget, under resources that still hold them.

@@ -281,6 +281,7 @@ impl ManagedKind for LiteLLMCredential {
     type AtProvider = CredentialObservation;
     type External = CredentialExternal;
     const NOUN: &'static str = "credential";
+    const JOINED_AS: Option<Joins> = Some(Joins::Credential);
 
     /// Models of its namespace that use it: LiteLLM would delete it under
     /// them, and they would fail.

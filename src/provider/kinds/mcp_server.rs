@@ -292,6 +292,7 @@ impl ManagedKind for LiteLLMMCPServer {
     type AtProvider = McpServerObservation;
     type External = McpServerExternal;
     const NOUN: &'static str = "MCP server";
+    const JOINED_AS: Option<Joins> = Some(Joins::McpServer);
 
     /// Teams and keys of its namespace whose `objectPermission` names it:
     /// LiteLLM would delete it under them without a word.

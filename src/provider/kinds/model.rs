@@ -479,6 +479,7 @@ impl ManagedKind for LiteLLMModel {
     type AtProvider = ModelObservation;
     type External = ModelExternal;
     const NOUN: &'static str = "model";
+    const JOINS: &'static [Joins] = &[Joins::Credential];
 
     fn managed(&self) -> &ManagedFields {
         &self.spec.managed

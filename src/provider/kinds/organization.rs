@@ -208,6 +208,7 @@ impl ManagedKind for LiteLLMOrganization {
     type AtProvider = OrganizationObservation;
     type External = OrganizationExternal;
     const NOUN: &'static str = "organization";
+    const JOINED_AS: Option<Joins> = Some(Joins::Organization);
 
     /// Teams of its namespace that belong to it: LiteLLM would delete them
     /// (and their keys) with the organization, under resources that still

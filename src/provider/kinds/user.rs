@@ -170,6 +170,7 @@ impl ManagedKind for LiteLLMUser {
     type AtProvider = UserObservation;
     type External = UserExternal;
     const NOUN: &'static str = "user";
+    const JOINED_AS: Option<Joins> = Some(Joins::User);
 
     /// Keys of its namespace that belong to it: LiteLLM would delete them
     /// with the user, under resources that still hold them.

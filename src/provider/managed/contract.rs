@@ -310,6 +310,15 @@ pub trait ManagedKind:
             .is_some_and(|s| crate::api::conditions::is_true(&s.conditions, type_))
     }
 
+    /// The kinds of object this kind's resources can join (what
+    /// [`Self::joins`] may name): a resource of such a kind becoming Ready
+    /// wakes those that wait for it.
+    const JOINS: &'static [crate::provider::watch::joins::Joins] = &[];
+
+    /// What this kind's resources are to those that join them, if anything
+    /// joins them (a team, a budget, ...).
+    const JOINED_AS: Option<crate::provider::watch::joins::Joins> = None;
+
     /// The teams and budgets this resource's LiteLLM object joins (see
     /// [`crate::provider::managed::dependents`]).
     fn joins(&self) -> Vec<crate::provider::watch::joins::Join> {
@@ -398,16 +407,13 @@ macro_rules! packable {
     )*};
 }
 
-packable!(
-    crate::api::LiteLLMTeam,
-    crate::api::LiteLLMVirtualKey,
-    crate::api::LiteLLMBudget,
-    crate::api::LiteLLMModel,
-    crate::api::LiteLLMCredential,
-    crate::api::LiteLLMUser,
-    crate::api::LiteLLMMCPServer,
-    crate::api::LiteLLMOrganization,
-);
+/// Every kind of the registry is packed in the caches.
+macro_rules! packable_kinds {
+    ($($kind:ident => $field:ident),* $(,)?) => {
+        packable!($(crate::api::$kind),*);
+    };
+}
+crate::managed_kinds!(packable_kinds);
 
 /// What [`External::create`] did beyond creating the object under the id
 /// it was given. Only keys set `id` and `condition`: a proxy that refuses

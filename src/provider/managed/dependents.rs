@@ -24,10 +24,6 @@ use kube::api::{Api, ListParams};
 use kube::ResourceExt;
 
 use crate::api::instance::LiteLLMInstance;
-use crate::api::{
-    LiteLLMBudget, LiteLLMCredential, LiteLLMMCPServer, LiteLLMModel, LiteLLMOrganization,
-    LiteLLMTeam, LiteLLMUser, LiteLLMVirtualKey,
-};
 
 use crate::provider::managed::contract::ManagedKind;
 use crate::provider::managed::resolve::admits;
@@ -215,14 +211,12 @@ pub async fn of_instance(
     scope: Option<&str>,
 ) -> Result<Dependents, kube::Error> {
     let mut found = Vec::new();
-    referencing::<LiteLLMTeam>(client, instance, scope, &mut found).await?;
-    referencing::<LiteLLMVirtualKey>(client, instance, scope, &mut found).await?;
-    referencing::<LiteLLMBudget>(client, instance, scope, &mut found).await?;
-    referencing::<LiteLLMModel>(client, instance, scope, &mut found).await?;
-    referencing::<LiteLLMCredential>(client, instance, scope, &mut found).await?;
-    referencing::<LiteLLMUser>(client, instance, scope, &mut found).await?;
-    referencing::<LiteLLMMCPServer>(client, instance, scope, &mut found).await?;
-    referencing::<LiteLLMOrganization>(client, instance, scope, &mut found).await?;
+    macro_rules! every_kind {
+        ($($kind:ident => $field:ident),* $(,)?) => {
+            $(referencing::<crate::api::$kind>(client, instance, scope, &mut found).await?;)*
+        };
+    }
+    crate::managed_kinds!(every_kind);
     let home = instance.namespace().unwrap_or_default();
     let mut labels: BTreeMap<String, Option<BTreeMap<String, String>>> = BTreeMap::new();
     let mut dependents = Dependents::default();

@@ -1,6 +1,8 @@
 //! The entity controllers, each a `kube::runtime::Controller` driving
 //! the generic [`reconcile`] for its kind.
 
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
 use std::fmt::Debug;
 use std::future::Future;
 use std::sync::Arc;
@@ -11,16 +13,13 @@ use kube::runtime::watcher;
 use kube::{Resource, ResourceExt};
 use tokio_stream::{Stream, StreamExt};
 
-use crate::api::{
-    LiteLLMBudget, LiteLLMCredential, LiteLLMInstance, LiteLLMMCPServer, LiteLLMModel,
-    LiteLLMOrganization, LiteLLMTeam, LiteLLMUser, LiteLLMVirtualKey,
-};
+use crate::api::{LiteLLMInstance, LiteLLMVirtualKey};
 
 use crate::provider::managed::contract::ManagedKind;
 use crate::provider::managed::reconciler::{error_policy_tolerant, reconcile_tolerant, Context};
 use crate::provider::telemetry::metrics::{self, object_key, Metrics, Seen};
 use crate::provider::watch::cache::Caches;
-use crate::provider::watch::cache::{self, Cache, Scope, Secrets, Stores};
+use crate::provider::watch::cache::{self, Cache, Reflected, Scope, Secrets, Stores};
 use crate::provider::watch::joins::Joins;
 use crate::provider::watch::tolerant::Tolerant;
 
@@ -140,30 +139,35 @@ async fn drive<K: ManagedKind + Debug>(
     }
 }
 
+/// A resource that became Ready, as the resources that join it name it:
+/// by its name in their namespace, or by its LiteLLM id.
+struct Referenced<'a> {
+    namespace: Option<&'a str>,
+    name: &'a str,
+    id: &'a str,
+}
+
 /// The resources of kind `U` that join `referenced` (a team, budget or
-/// user that keys join, a credential that models use; by reference or by id, in
-/// its namespace) and are not Ready and Synced, when `referenced` is Ready:
-/// they have waited for it (and their retry waits a poll interval,
-/// counting on this).
-fn waiting_for<U: ManagedKind, R: ManagedKind>(
+/// user that keys join, a credential that models use; by reference or by
+/// id, in its namespace) and are not Ready and Synced: they have waited for
+/// it (and their retry waits a poll interval, counting on this).
+fn waiting_for<U: ManagedKind>(
     users: &[Arc<Tolerant<U>>],
     joins: Joins,
-    referenced: &Tolerant<R>,
+    referenced: &Referenced<'_>,
 ) -> Vec<ObjectRef<Tolerant<U>>> {
-    let Some(facts) = referenced.facts().filter(|facts| facts.ready) else {
-        return Vec::new();
-    };
-    let name = referenced.name_any();
-    let id = facts.external_name.as_deref().unwrap_or_default();
     users
         .iter()
         .filter(|user| match user.facts() {
             Some(facts) => {
                 // Compared in place: this runs for every user of the kind
                 // on every event of a Ready referenced resource.
-                user.meta().namespace == referenced.meta().namespace
+                user.meta().namespace.as_deref() == referenced.namespace
                     && !(facts.ready && facts.synced)
-                    && facts.joins.iter().any(|join| join.names(joins, &name, id))
+                    && facts
+                        .joins
+                        .iter()
+                        .any(|join| join.names(joins, referenced.name, referenced.id))
             }
             None => false,
         })
@@ -173,29 +177,48 @@ fn waiting_for<U: ManagedKind, R: ManagedKind>(
 
 type Woken<U> = tokio::sync::mpsc::UnboundedSender<ObjectRef<Tolerant<U>>>;
 
-/// Passes a referenced resource's events on (those of `referenced`, the
-/// store they fill), waking the resources of kind `U` that wait for it (see
-/// [`waiting_for`]) when it becomes Ready: at the first event that shows it
+/// Wakes the resources of one kind that wait for a resource that became
+/// Ready (see [`waiting_for`]).
+type Waker = Box<dyn Fn(&Referenced<'_>) + Send>;
+
+/// The [`Waker`] of the resources of kind `U` (their cache `users`, their
+/// controller's queue `wake`) that join a `joins`.
+fn waker<U: ManagedKind>(users: Store<Tolerant<U>>, wake: Woken<U>, joins: Joins) -> Waker {
+    Box::new(move |referenced| {
+        for user in waiting_for(&users.state(), joins, referenced) {
+            let _ = wake.send(user);
+        }
+    })
+}
+
+/// Passes a referenced resource's events on (those of `store`'s kind),
+/// running `wakers` when it becomes Ready: at the first event that shows it
 /// Ready, and again after one showed it not Ready. Later events of a
 /// resource still Ready (a status write, every object of a relist) wake
 /// nobody: whoever waited was woken when it became Ready, and each scan
-/// reads every resource of kind `U` (a relist of N teams scanned N keys N
-/// times).
-fn waking<U: ManagedKind, R: ManagedKind>(
-    users: &Store<Tolerant<U>>,
-    referenced: &Store<Tolerant<R>>,
-    wake: &Woken<U>,
-    joins: Joins,
+/// reads every resource of the waking kind (a relist of N teams scanned N
+/// keys N times).
+fn waking<R: ManagedKind>(
+    store: &Store<Tolerant<R>>,
+    wakers: Vec<Waker>,
 ) -> impl FnMut(Result<Tolerant<R>, watcher::Error>) -> Result<Tolerant<R>, watcher::Error> {
-    let users = users.clone();
-    let store = referenced.clone();
-    let wake = wake.clone();
+    let store = store.clone();
     let mut ready = ReadySeen::default();
     move |event| {
         if let Ok(referenced) = &event {
             if ready.became_ready(referenced, store.len()) {
-                for user in waiting_for(&users.state(), joins, referenced) {
-                    let _ = wake.send(user);
+                let name = referenced.name_any();
+                let facts = referenced.facts();
+                let id = facts
+                    .and_then(|facts| facts.external_name.as_deref())
+                    .unwrap_or_default();
+                let referenced = Referenced {
+                    namespace: referenced.meta().namespace.as_deref(),
+                    name: &name,
+                    id,
+                };
+                for wake in &wakers {
+                    wake(&referenced);
                 }
             }
         }
@@ -351,40 +374,131 @@ fn controller<K: ManagedKind + Debug>(
         ))
 }
 
-/// Runs the team, key, budget, model, credential, user and MCP server controllers until
-/// SIGTERM/Ctrl-C, over all namespaces or only `namespace`. The key
-/// controller also watches the connection Secrets it owns, so a deleted
-/// Secret is noticed.
+/// Runs the controller of every kind of the registry
+/// ([`managed_kinds!`](crate::managed_kinds)) until SIGTERM/Ctrl-C, over
+/// all namespaces or only `namespace`. The key controller also watches the
+/// connection Secrets it owns, so a deleted Secret is noticed.
 pub async fn run(ctx: Arc<Context>, namespace: Option<String>) {
     build(ctx, namespace).0.await
 }
 
+/// A kind's watch events.
+type Events<K> = std::pin::Pin<Box<dyn Stream<Item = Result<Tolerant<K>, watcher::Error>> + Send>>;
+
+/// One kind's watch while the controllers are wired: its cache, its events
+/// and its controller's queue of woken resources.
+struct Pending<K: cache::Cached + Clone> {
+    reflected: Reflected<Tolerant<K>>,
+    stream: Events<K>,
+    wake: Woken<K>,
+    woken: tokio::sync::mpsc::UnboundedReceiver<ObjectRef<Tolerant<K>>>,
+}
+
+/// The controllers being wired, kind by kind: first every kind's watch
+/// ([`Wiring::watch`]), so that each kind's wakers are known, then every
+/// kind's controller ([`Wiring::controller`]), whose events run the wakers
+/// of the kinds that join it.
+struct Wiring {
+    client: kube::Client,
+    scope: Scope,
+    /// A [`Pending`] of each kind watched and not yet controlled.
+    pending: HashMap<TypeId, Box<dyn Any + Send>>,
+    /// Who waits for a resource that becomes Ready, by what joins it.
+    wakers: HashMap<Joins, Vec<Waker>>,
+}
+
+impl Wiring {
+    /// Starts `K`'s watch, and registers its resources to be woken by the
+    /// kinds they join (`ManagedKind::JOINS`).
+    fn watch<K: ManagedKind>(&mut self) {
+        let (reflected, stream) =
+            cache::reflect::<Tolerant<K>>(self.scope.api(&self.client), cache::strip_managed);
+        let (wake, woken) = tokio::sync::mpsc::unbounded_channel();
+        for joins in K::JOINS {
+            self.wakers.entry(*joins).or_default().push(waker::<K>(
+                reflected.store.clone(),
+                wake.clone(),
+                *joins,
+            ));
+        }
+        let pending = Pending {
+            reflected,
+            stream: Box::pin(stream),
+            wake,
+            woken,
+        };
+        self.pending.insert(TypeId::of::<K>(), Box::new(pending));
+    }
+
+    fn pending<K: ManagedKind>(&self) -> &Pending<K> {
+        self.pending
+            .get(&TypeId::of::<K>())
+            .and_then(|pending| pending.downcast_ref())
+            .expect("every kind of the registry is watched before it is read")
+    }
+
+    /// `K`'s controller, fed by its watch (whose events wake the resources
+    /// that join a `K::JOINED_AS`) and by the resources woken for it.
+    fn controller<K: ManagedKind + Debug>(
+        &mut self,
+        ctx: &Arc<Context>,
+    ) -> Controller<Tolerant<K>> {
+        let pending = self
+            .pending
+            .remove(&TypeId::of::<K>())
+            .and_then(|pending| pending.downcast::<Pending<K>>().ok())
+            .expect("every kind of the registry is watched before it is controlled");
+        let Pending {
+            reflected,
+            stream,
+            wake,
+            woken,
+        } = *pending;
+        drop(wake);
+        let wakers = K::JOINED_AS
+            .and_then(|joins| self.wakers.remove(&joins))
+            .unwrap_or_default();
+        let stream = if wakers.is_empty() {
+            stream
+        } else {
+            Box::pin(stream.map(waking(&reflected.store, wakers)))
+        };
+        controller(reflected.store, stream, ctx)
+            .reconcile_on(tokio_stream::wrappers::UnboundedReceiverStream::new(woken))
+    }
+}
+
+impl cache::Reflector for &Wiring {
+    fn reflected<K: cache::Cached + Clone>(&mut self) -> Reflected<Tolerant<K>> {
+        self.pending
+            .get(&TypeId::of::<K>())
+            .and_then(|pending| pending.downcast_ref::<Pending<K>>())
+            .map(|pending| pending.reflected.clone())
+            .expect("every kind of the registry is watched before its store is read")
+    }
+}
+
 /// [`run`] as a future, with the controllers' caches (for `/readyz`).
 ///
-/// One watch per kind: teams, keys, budgets, models, credentials, users, MCP
-/// servers, instances, Secrets and (over all namespaces) Namespaces, each filling
-/// one shared cache ([`crate::provider::watch::cache`]) that reconciliations read instead of
+/// One watch per kind (every kind of the registry, the instances, Secrets
+/// and, over all namespaces, Namespaces), each filling one shared cache
+/// ([`crate::provider::watch::cache`]) that reconciliations read instead of
 /// the API server.
 pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Output = ()>, Caches) {
     let client = ctx.client.clone();
     let scope = Scope::of(namespace.as_deref());
-    let managed = cache::strip_managed;
-    let (teams_store, teams_stream) =
-        cache::reflect::<Tolerant<LiteLLMTeam>>(scope.api(&client), managed);
-    let (keys_store, keys_stream) =
-        cache::reflect::<Tolerant<LiteLLMVirtualKey>>(scope.api(&client), managed);
-    let (budgets_store, budgets_stream) =
-        cache::reflect::<Tolerant<LiteLLMBudget>>(scope.api(&client), managed);
-    let (models_store, models_stream) =
-        cache::reflect::<Tolerant<LiteLLMModel>>(scope.api(&client), managed);
-    let (credentials_store, credentials_stream) =
-        cache::reflect::<Tolerant<LiteLLMCredential>>(scope.api(&client), managed);
-    let (users_store, users_stream) =
-        cache::reflect::<Tolerant<LiteLLMUser>>(scope.api(&client), managed);
-    let (mcp_servers_store, mcp_servers_stream) =
-        cache::reflect::<Tolerant<LiteLLMMCPServer>>(scope.api(&client), managed);
-    let (organizations_store, organizations_stream) =
-        cache::reflect::<Tolerant<LiteLLMOrganization>>(scope.api(&client), managed);
+    let mut wiring = Wiring {
+        client: client.clone(),
+        scope: scope.clone(),
+        pending: HashMap::new(),
+        wakers: HashMap::new(),
+    };
+    macro_rules! watch_every_kind {
+        ($($kind:ident => $field:ident),* $(,)?) => {
+            $(wiring.watch::<crate::api::$kind>();)*
+        };
+    }
+    crate::managed_kinds!(watch_every_kind);
     let (instances_store, instances_stream) =
         cache::reflect::<Tolerant<LiteLLMInstance>>(scope.api(&client), cache::strip);
     let (namespaces_store, namespaces_stream) = match scope {
@@ -394,26 +508,10 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
         }
         Scope::Namespace(_) => (None, None),
     };
-    // Keys wake when their connection Secret changes or goes, and when a
-    // team, budget or user they wait for becomes Ready; models when a credential
-    // they wait for does; teams and keys when an MCP server they name
-    // does; teams when their organization does.
-    let (wake, woken) = tokio::sync::mpsc::unbounded_channel();
-    let (wake_teams, woken_teams) = tokio::sync::mpsc::unbounded_channel();
-    let (wake_models, woken_models) = tokio::sync::mpsc::unbounded_channel();
+    // Keys also wake when their connection Secret changes or goes.
     let secrets = Secrets::default();
-    secrets.wake_keys(wake.clone());
-    let stores = Stores {
-        instances: instances_store.clone(),
-        teams: teams_store.clone(),
-        keys: keys_store.clone(),
-        budgets: budgets_store.clone(),
-        models: models_store.clone(),
-        credentials: credentials_store.clone(),
-        users: users_store.clone(),
-        mcp_servers: mcp_servers_store.clone(),
-        organizations: organizations_store.clone(),
-    };
+    secrets.wake_keys(wiring.pending::<LiteLLMVirtualKey>().wake.clone());
+    let stores = Stores::build(instances_store, &wiring);
     let mut caches = Caches::default();
     for synced in stores.synced() {
         caches.add(synced.clone());
@@ -424,75 +522,21 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
         namespaces_store,
         secrets.clone(),
     )));
-    let teams_stream = teams_stream.map(waking(
-        &keys_store.store,
-        &teams_store.store,
-        &wake,
-        Joins::Team,
-    ));
-    let budgets_stream = budgets_stream.map(waking(
-        &keys_store.store,
-        &budgets_store.store,
-        &wake,
-        Joins::Budget,
-    ));
-    let users_stream = users_stream
-        .map(waking(
-            &keys_store.store,
-            &users_store.store,
-            &wake,
-            Joins::User,
-        ))
-        .map(waking(
-            &teams_store.store,
-            &users_store.store,
-            &wake_teams,
-            Joins::User,
-        ));
-    let credentials_stream = credentials_stream.map(waking(
-        &models_store.store,
-        &credentials_store.store,
-        &wake_models,
-        Joins::Credential,
-    ));
-    let mcp_servers_stream = mcp_servers_stream
-        .map(waking(
-            &teams_store.store,
-            &mcp_servers_store.store,
-            &wake_teams,
-            Joins::McpServer,
-        ))
-        .map(waking(
-            &keys_store.store,
-            &mcp_servers_store.store,
-            &wake,
-            Joins::McpServer,
-        ));
-    let organizations_stream = organizations_stream.map(waking(
-        &teams_store.store,
-        &organizations_store.store,
-        &wake_teams,
-        Joins::Organization,
-    ));
     // Each kind reconciles at most `concurrency` objects at once, as a
     // crossplane-runtime provider's controllers do (`--max-reconcile-rate`).
-    let teams = controller(teams_store.store.clone(), teams_stream, &ctx).reconcile_on(
-        tokio_stream::wrappers::UnboundedReceiverStream::new(woken_teams),
-    );
-    let keys = controller(keys_store.store.clone(), keys_stream, &ctx)
-        .reconcile_on(tokio_stream::wrappers::UnboundedReceiverStream::new(woken));
-    let budgets = controller(budgets_store.store.clone(), budgets_stream, &ctx);
-    let models = controller(models_store.store.clone(), models_stream, &ctx).reconcile_on(
-        tokio_stream::wrappers::UnboundedReceiverStream::new(woken_models),
-    );
-    let credentials = controller(credentials_store.store.clone(), credentials_stream, &ctx);
-    let users = controller(users_store.store.clone(), users_stream, &ctx);
-    let mcp_servers = controller(mcp_servers_store.store.clone(), mcp_servers_stream, &ctx);
-    let organizations = controller(
-        organizations_store.store.clone(),
-        organizations_stream,
-        &ctx,
-    );
+    let mut controllers: Vec<std::pin::Pin<Box<dyn Future<Output = ()> + Send>>> = Vec::new();
+    let (signals, listener) = Signals::listen();
+    macro_rules! control_every_kind {
+        ($($kind:ident => $field:ident),* $(,)?) => {
+            $(controllers.push(Box::pin(drive(
+                wiring.controller::<crate::api::$kind>(&ctx),
+                ctx.clone(),
+                signals.clone(),
+            )));)*
+        };
+    }
+    crate::managed_kinds!(control_every_kind);
+    drop(signals);
     let work = async move {
         let namespaces = async {
             if let Some(stream) = namespaces_stream {
@@ -505,17 +549,11 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
         // of its reconciles), a poll crosses no thread, and the kinds
         // reconcile on every worker. The set aborts them when this future
         // is dropped (leadership lost).
-        let (signals, listener) = Signals::listen();
         let controllers = async {
             let mut set = tokio::task::JoinSet::new();
-            set.spawn(drive(teams, ctx.clone(), signals.clone()));
-            set.spawn(drive(keys, ctx.clone(), signals.clone()));
-            set.spawn(drive(budgets, ctx.clone(), signals.clone()));
-            set.spawn(drive(models, ctx.clone(), signals.clone()));
-            set.spawn(drive(credentials, ctx.clone(), signals.clone()));
-            set.spawn(drive(users, ctx.clone(), signals.clone()));
-            set.spawn(drive(mcp_servers, ctx.clone(), signals.clone()));
-            set.spawn(drive(organizations, ctx.clone(), signals));
+            for controller in controllers {
+                set.spawn(controller);
+            }
             while let Some(done) = set.join_next().await {
                 if let Err(err) = done {
                     if err.is_panic() {
@@ -546,6 +584,70 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::api::LiteLLMTeam;
+    use kube::runtime::reflector;
+    use kube::runtime::watcher::Event;
+
+    #[test]
+    fn every_join_a_kind_waits_for_is_made_by_one_kind_of_the_registry() {
+        let mut joined: Vec<Joins> = Vec::new();
+        let mut awaited: Vec<Joins> = Vec::new();
+        macro_rules! collect {
+            ($($kind:ident => $field:ident),* $(,)?) => {$(
+                joined.extend(<crate::api::$kind as ManagedKind>::JOINED_AS);
+                awaited.extend(<crate::api::$kind as ManagedKind>::JOINS);
+            )*};
+        }
+        crate::managed_kinds!(collect);
+        for joins in &awaited {
+            assert_eq!(
+                joined.iter().filter(|j| *j == joins).count(),
+                1,
+                "{joins:?}: no kind, or more than one, is what its resources wait for"
+            );
+        }
+        for joins in &joined {
+            assert!(awaited.contains(joins), "{joins:?}: nothing joins it");
+        }
+    }
+
+    /// A key of namespace `n` that joins the team `web` by reference.
+    fn key(name: &str, ready: bool) -> Tolerant<LiteLLMVirtualKey> {
+        let status = if ready { "True" } else { "False" };
+        let key: LiteLLMVirtualKey = serde_json::from_value(serde_json::json!({
+            "apiVersion": "litellm.m.crossplane.io/v1alpha1", "kind": "LiteLLMVirtualKey",
+            "metadata": {"name": name, "namespace": "n", "uid": name},
+            "spec": {"instanceRef": {"name": "p"}, "forProvider": {"teamRef": {"name": "web"}}},
+            "status": {"conditions": [
+                {"type": "Ready", "status": status, "reason": "Available"},
+                {"type": "Synced", "status": status, "reason": "ReconcileSuccess"}
+            ]}
+        }))
+        .unwrap();
+        Tolerant::new(key)
+    }
+
+    #[test]
+    fn a_team_that_becomes_ready_wakes_the_keys_that_wait_for_it() {
+        let (keys, mut writer) = reflector::store::<Tolerant<LiteLLMVirtualKey>>();
+        writer.apply_watcher_event(&Event::Apply(key("waiting", false)));
+        writer.apply_watcher_event(&Event::Apply(key("ready", true)));
+        let (wake, mut woken) = tokio::sync::mpsc::unbounded_channel();
+        let (teams, _) = reflector::store::<Tolerant<LiteLLMTeam>>();
+        let mut events = waking(
+            &teams,
+            vec![waker::<LiteLLMVirtualKey>(keys, wake, Joins::Team)],
+        );
+        let _ = events(Ok(team_named("web", "w1", 1, false, None)));
+        assert!(woken.try_recv().is_err(), "not Ready: nobody is woken");
+        let _ = events(Ok(team_named("web", "w1", 1, true, None)));
+        let first = woken.try_recv().expect("the waiting key is woken");
+        assert_eq!(first.name, "waiting");
+        assert!(woken.try_recv().is_err(), "a Ready key does not wait");
+        let _ = events(Ok(team_named("api", "a1", 1, true, None)));
+        assert!(woken.try_recv().is_err(), "another team wakes nobody");
+    }
 
     fn team(uid: &str, ready: bool) -> Tolerant<LiteLLMTeam> {
         team_named(uid, uid, 1, ready, None)

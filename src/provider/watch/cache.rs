@@ -46,15 +46,8 @@ use tokio_stream::StreamExt;
 
 use crate::provider::watch::echo::Echoes;
 
-use crate::api::budget::LiteLLMBudget;
-use crate::api::credential::LiteLLMCredential;
 use crate::api::instance::LiteLLMInstance;
 use crate::api::key::LiteLLMVirtualKey;
-use crate::api::mcp_server::LiteLLMMCPServer;
-use crate::api::model::LiteLLMModel;
-use crate::api::organization::LiteLLMOrganization;
-use crate::api::team::LiteLLMTeam;
-use crate::api::user::LiteLLMUser;
 
 use crate::provider::watch::tolerant::{Facts, Tolerant};
 
@@ -201,39 +194,50 @@ impl Synced {
     }
 }
 
-/// The watch caches of the kinds, each filled by its one watch.
-pub struct Stores {
-    pub instances: Reflected<Tolerant<LiteLLMInstance>>,
-    pub teams: Reflected<Tolerant<LiteLLMTeam>>,
-    /// The key controller's: what a team or budget waits for before it
-    /// goes.
-    pub keys: Reflected<Tolerant<LiteLLMVirtualKey>>,
-    pub budgets: Reflected<Tolerant<LiteLLMBudget>>,
-    /// The model controller's: what a credential waits for before it goes.
-    pub models: Reflected<Tolerant<LiteLLMModel>>,
-    pub credentials: Reflected<Tolerant<LiteLLMCredential>>,
-    pub users: Reflected<Tolerant<LiteLLMUser>>,
-    /// What teams and keys reference in their `objectPermission`.
-    pub mcp_servers: Reflected<Tolerant<LiteLLMMCPServer>>,
-    /// What teams reference by `organizationRef`.
-    pub organizations: Reflected<Tolerant<LiteLLMOrganization>>,
-}
+/// Declares [`Stores`] and each kind's [`Cached`] from the registry.
+macro_rules! stores {
+    ($($kind:ident => $field:ident),* $(,)?) => {
+        /// The watch caches of the kinds, each filled by its one watch: the
+        /// instances' and one for each kind of the registry
+        /// ([`managed_kinds!`](crate::managed_kinds)), which reconciliations
+        /// read instead of the API server (a key its team, a deletion the
+        /// resources that join its object).
+        pub struct Stores {
+            pub instances: Reflected<Tolerant<LiteLLMInstance>>,
+            $(pub $field: Reflected<Tolerant<crate::api::$kind>>,)*
+        }
 
-impl Stores {
-    /// Whether each cache has listed everything, one flag a kind.
-    pub fn synced(&self) -> [&Synced; 9] {
-        [
-            &self.instances.synced,
-            &self.teams.synced,
-            &self.keys.synced,
-            &self.budgets.synced,
-            &self.models.synced,
-            &self.credentials.synced,
-            &self.users.synced,
-            &self.mcp_servers.synced,
-            &self.organizations.synced,
-        ]
-    }
+        impl Stores {
+            /// Whether each cache has listed everything, one flag a kind.
+            pub fn synced(&self) -> Vec<&Synced> {
+                vec![&self.instances.synced, $(&self.$field.synced),*]
+            }
+
+            /// The instances' store, and each kind's from `kinds` (a
+            /// watch's, or one filled by hand in tests).
+            pub fn build(
+                instances: Reflected<Tolerant<LiteLLMInstance>>,
+                mut kinds: impl Reflector,
+            ) -> Self {
+                Self {
+                    instances,
+                    $($field: kinds.reflected::<crate::api::$kind>(),)*
+                }
+            }
+        }
+
+        $(impl Cached for crate::api::$kind {
+            fn store(cache: &Cache) -> &Reflected<Tolerant<Self>> {
+                &cache.stores.$field
+            }
+        })*
+    };
+}
+crate::managed_kinds!(stores);
+
+/// What gives each kind's store to [`Stores::build`].
+pub trait Reflector {
+    fn reflected<K: Cached + Clone>(&mut self) -> Reflected<Tolerant<K>>;
 }
 
 /// The caches of one set of controllers. Each is read only once its watch
@@ -411,27 +415,10 @@ impl crate::provider::watch::tolerant::Packable for LiteLLMInstance {
     }
 }
 
-/// Implements [`Cached`] for each kind with its field of [`Stores`].
-macro_rules! cached {
-    ($($kind:ty => $field:ident),* $(,)?) => {$(
-        impl Cached for $kind {
-            fn store(cache: &Cache) -> &Reflected<Tolerant<Self>> {
-                &cache.stores.$field
-            }
-        }
-    )*};
-}
-
-cached! {
-    LiteLLMInstance => instances,
-    LiteLLMTeam => teams,
-    LiteLLMVirtualKey => keys,
-    LiteLLMBudget => budgets,
-    LiteLLMModel => models,
-    LiteLLMCredential => credentials,
-    LiteLLMUser => users,
-    LiteLLMMCPServer => mcp_servers,
-    LiteLLMOrganization => organizations,
+impl Cached for LiteLLMInstance {
+    fn store(cache: &Cache) -> &Reflected<Tolerant<Self>> {
+        &cache.stores.instances
+    }
 }
 
 /// How a reconciliation reads Kubernetes: through a [`Cache`] where one
@@ -1323,6 +1310,7 @@ impl Caches {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::LiteLLMTeam;
     use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
     use k8s_openapi::ByteString;
 
@@ -1731,16 +1719,16 @@ mod tests {
         }))
         .unwrap();
         writer.apply_watcher_event(&Event::Apply(Tolerant::new(team)));
+        /// Every kind's store empty and synced.
+        struct Empty;
+        impl Reflector for Empty {
+            fn reflected<K: Cached + Clone>(&mut self) -> Reflected<Tolerant<K>> {
+                synced(reflector::store().0)
+            }
+        }
         let stores = |teams: Reflected<Tolerant<LiteLLMTeam>>| Stores {
-            instances: synced(reflector::store().0),
             teams,
-            keys: synced(reflector::store().0),
-            budgets: synced(reflector::store().0),
-            models: synced(reflector::store().0),
-            credentials: synced(reflector::store().0),
-            users: synced(reflector::store().0),
-            mcp_servers: synced(reflector::store().0),
-            organizations: synced(reflector::store().0),
+            ..Stores::build(synced(reflector::store().0), Empty)
         };
         let secrets = || {
             let secrets = Secrets::default();

@@ -6,7 +6,7 @@
 use crate::api::common::LocalRef;
 
 /// The kinds of object a resource can join.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Joins {
     Team,
     Budget,

@@ -559,20 +559,18 @@ mod tests {
                         serde_json::json!([{"manager": "kubectl", "operation": "Apply"}]);
                     meta["annotations"]["crossplane.io/external-name"] = "team-a.web".into();
                     kinds.insert(kind.clone());
-                    match kind.as_str() {
-                        "LiteLLMTeam" => drop(round_trip::<LiteLLMTeam>(&doc)),
-                        "LiteLLMVirtualKey" => drop(round_trip::<LiteLLMVirtualKey>(&doc)),
-                        "LiteLLMBudget" => drop(round_trip::<LiteLLMBudget>(&doc)),
-                        "LiteLLMModel" => drop(round_trip::<LiteLLMModel>(&doc)),
-                        "LiteLLMCredential" => drop(round_trip::<LiteLLMCredential>(&doc)),
-                        "LiteLLMUser" => drop(round_trip::<LiteLLMUser>(&doc)),
-                        "LiteLLMMCPServer" => drop(round_trip::<LiteLLMMCPServer>(&doc)),
-                        "LiteLLMOrganization" => drop(round_trip::<LiteLLMOrganization>(&doc)),
-                        "LiteLLMInstance" => drop(round_trip::<LiteLLMInstance>(&doc)),
-                        other => {
-                            panic!("an example renders {other}, which this test does not know")
-                        }
+                    macro_rules! round_trip_every_kind {
+                        ($($kind:ident => $field:ident),* $(,)?) => {
+                            match kind.as_str() {
+                                $(stringify!($kind) => drop(round_trip::<crate::api::$kind>(&doc)),)*
+                                "LiteLLMInstance" => drop(round_trip::<LiteLLMInstance>(&doc)),
+                                other => panic!(
+                                    "an example renders {other}, which this test does not know"
+                                ),
+                            }
+                        };
                     }
+                    crate::managed_kinds!(round_trip_every_kind);
                 }
             }
         }

@@ -849,6 +849,7 @@ impl ManagedKind for LiteLLMVirtualKey {
     type AtProvider = KeyObservation;
     type External = KeyExternal;
     const NOUN: &'static str = "key";
+    const JOINS: &'static [Joins] = &[Joins::Team, Joins::Budget, Joins::User, Joins::McpServer];
 
     fn managed(&self) -> &ManagedFields {
         &self.spec.managed

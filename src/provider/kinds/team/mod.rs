@@ -271,6 +271,8 @@ impl ManagedKind for LiteLLMTeam {
     type AtProvider = TeamObservation;
     type External = TeamExternal;
     const NOUN: &'static str = "team";
+    const JOINS: &'static [Joins] = &[Joins::User, Joins::McpServer, Joins::Organization];
+    const JOINED_AS: Option<Joins> = Some(Joins::Team);
 
     /// Keys of its namespace that join it: LiteLLM would delete them with
     /// the team, under resources that still hold them.
