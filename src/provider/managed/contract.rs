@@ -38,6 +38,12 @@ pub enum ExternalError {
     /// The resource asks for something that cannot be done as it stands.
     #[error("{0}")]
     Invalid(String),
+    /// What was read is older than what the provider wrote since (the
+    /// watch cache lags behind the provider's own writes): acting on it
+    /// could undo them. Like a write conflict, it requeues silently and the
+    /// next reconciliation reads again.
+    #[error("{0} changed since it was read")]
+    Stale(String),
     /// The object is not usable until the failed step succeeds (a key whose
     /// Secret lost it, and whose replacement failed): `Ready` is `False`
     /// with `ready_message`, besides `Synced=False` with the cause.
@@ -50,17 +56,9 @@ pub enum ExternalError {
 }
 
 impl ExternalError {
-    /// The resource as read is older than what the provider wrote since
-    /// (the watch cache lags behind the provider's own writes): acting on it
-    /// could undo them. Reported as a write conflict, which requeues
-    /// silently and reads again.
+    /// [`ExternalError::Stale`]: `what` changed since it was read.
     pub fn stale(what: &str) -> Self {
-        ExternalError::Kube(kube::Error::Api(Box::new(kube::core::Status {
-            code: 409,
-            reason: "Conflict".into(),
-            message: format!("{what} changed since it was read"),
-            ..Default::default()
-        })))
+        ExternalError::Stale(what.to_owned())
     }
 
     /// Whether waiting may fix it (short backoff) rather than a change of
@@ -68,7 +66,7 @@ impl ExternalError {
     pub fn is_retryable(&self) -> bool {
         match self {
             ExternalError::LiteLLM(err) => err.is_retryable(),
-            ExternalError::Kube(_) => true,
+            ExternalError::Kube(_) | ExternalError::Stale(_) => true,
             ExternalError::Invalid(_) => false,
             ExternalError::Unavailable { source, .. } => source.is_retryable(),
         }

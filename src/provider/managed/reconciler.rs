@@ -474,7 +474,7 @@ impl Error {
             }
             Error::Unresolved(_) => "unresolved",
             Error::External(ExternalError::LiteLLM(_)) => "litellm",
-            Error::External(ExternalError::Kube(_)) => "kubernetes",
+            Error::External(ExternalError::Kube(_) | ExternalError::Stale(_)) => "kubernetes",
             Error::External(ExternalError::Invalid(_)) => "invalid",
             Error::External(ExternalError::Unavailable { .. }) => "unavailable",
             Error::Paused | Error::PausedByPolicies => "paused",
@@ -515,6 +515,8 @@ impl Error {
             Error::Failed(failed) => failed.error.is_conflict(),
             Error::Kube(err) | Error::Unresolved(Unresolved::Kube(err)) => conflict(err),
             Error::External(ExternalError::Kube(err)) => conflict(err),
+            // A stale read is answered as a lost write race is.
+            Error::External(ExternalError::Stale(_)) => true,
             Error::Finalizer(inner) => match inner.as_ref() {
                 finalizer::Error::AddFinalizer(err) | finalizer::Error::RemoveFinalizer(err) => {
                     conflict(err)
@@ -986,6 +988,9 @@ async fn report_paused<K: ManagedKind>(
     Ok(())
 }
 
+/// Crossplane's reconciliation of a resource that is not being deleted:
+/// paused, invalid policies, or observe and act, then the status, events,
+/// metrics and when to look again.
 async fn apply<K: ManagedKind>(
     api: &Api<K>,
     mr: Arc<K>,
@@ -1021,7 +1026,6 @@ async fn apply<K: ManagedKind>(
         return Ok(Action::await_change());
     }
     let poll = ctx.poll_interval(&*mr);
-    let given = mr.clone();
     match observe_and_act(api, mr.clone(), ctx, scrubber, poll).await {
         Ok(None) => {
             // A poll put off: spread over 2 to 4 s, so put-off polls do not
@@ -1029,179 +1033,250 @@ async fn apply<K: ManagedKind>(
             let wait = DEFERRED_POLL.mul_f64(1.0 + timing::random_fraction());
             Ok(requeue::<K>(ctx, mr.meta(), wait))
         }
-        Ok(Some(Acted {
-            mr,
-            id,
-            mut synced,
-            maintained,
-            generation,
-            litellm,
-            instance_namespace,
-        })) => {
-            status.generation = generation;
-            let [ready, synced_condition] = contract::conditions(K::NOUN, &id, &synced.outcome);
-            status.set(ready);
-            status.set(synced_condition);
-            for kind_condition in &maintained.conditions {
-                status.set(kind_condition.clone());
-            }
-            if let Some((reason, note)) = &maintained.event {
-                publish_event(ctx, &*mr, EventType::Normal, reason, note.clone()).await;
-            }
-            if synced.at_provider.is_some() {
-                status.new.at_provider = synced.at_provider.take();
-            }
-            let gvk = series::gvk::<K>();
-            let uid = mr.meta().uid.clone().unwrap_or_default();
-            match &synced.outcome {
-                Outcome::UpToDate
-                | Outcome::Created(Creation {
-                    available: true, ..
-                }) => {
-                    let created = mr.meta().creation_timestamp.as_ref().map(|t| t.0);
-                    let ready = ready_now(&status);
-                    ctx.metrics.up_to_date(gvk, &uid, created, ready);
-                }
-                Outcome::Updated(_) => ctx.metrics.drift_corrected(gvk, &uid),
-                _ => {}
-            }
-            match &synced.outcome {
-                Outcome::Created(creation) => {
-                    if let Some(kind_condition) = &creation.condition {
-                        status.set(kind_condition.clone());
-                    }
-                    tracing::info!(kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(), %name, %id, "created");
-                    publish_event(
-                        ctx,
-                        &*mr,
-                        EventType::Normal,
-                        "CreatedExternalResource",
-                        format!("created LiteLLM {} {id}", K::NOUN),
-                    )
-                    .await;
-                }
-                Outcome::Updated(diff) => {
-                    tracing::info!(kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(), %name, %id, fields = ?diff.fields(), "updated");
-                    publish_event(
-                        ctx,
-                        &*mr,
-                        EventType::Normal,
-                        "UpdatedExternalResource",
-                        format!("updated {}", diff.fields().join(", ")),
-                    )
-                    .await;
-                }
-                Outcome::Refused(_) | Outcome::Missing => {
-                    let [_, synced_condition] = contract::conditions(K::NOUN, &id, &synced.outcome);
-                    // Missing under policies without Create is what
-                    // crossplane-runtime reports as an observation that
-                    // failed; refusing another owner's object has no
-                    // counterpart there.
-                    let reason = match &synced.outcome {
-                        Outcome::Missing => Step::Observe.reason(),
-                        _ => "CannotManageExternalResource",
-                    };
-                    publish_event(
-                        ctx,
-                        &*mr,
-                        EventType::Warning,
-                        reason,
-                        synced_condition.message.unwrap_or_default(),
-                    )
-                    .await;
-                }
-                Outcome::UpToDate | Outcome::DriftReported(_) => {}
-            }
-            // What the provider wrote before (id, late init, a rotation):
-            // only a resource other than the one given was written (a
-            // poll writes nothing, and would only note the version the
-            // cache already has).
-            let rewritten = !Arc::ptr_eq(&mr, &given);
-            if rewritten {
-                ctx.written.wrote(mr.meta());
-            }
-            // A poll that found the object as it was and changed nothing
-            // anywhere leaves its read for the next poll to repeat
-            // (`polls`); its own writes, had it made any, would have
-            // counted as changes in its namespace anyway. Only kinds whose
-            // observation was one read have one to leave.
-            let memo = match synced.probe.take() {
-                Some(probe)
-                    if matches!(synced.outcome, Outcome::UpToDate)
-                        && is_poll(&*given)
-                        && !rewritten
-                        && !status.changed()
-                        && maintained.mr.is_none()
-                        && maintained.event.is_none()
-                        && maintained.requeue_after.is_none()
-                        && !mr.polls_in_full() =>
-                {
-                    let namespace = mr.namespace().unwrap_or_default();
-                    ctx.kube()
-                        .reads_counted::<K>(
-                            &namespace,
-                            &name,
-                            given.meta().resource_version.as_deref(),
-                            &instance_namespace,
-                        )
-                        .then(|| Memo {
-                            probe,
-                            client: litellm,
-                            scope: ctx.polls.changes().scope(&namespace, &instance_namespace),
-                            since,
-                            interval: poll,
-                            metrics_id: ctx.metrics.object_id(&uid),
-                            left: MEMO_POLLS,
-                        })
-                }
-                _ => None,
-            };
-            status
-                .write_if_current(api, &name, mr.resource_version(), &ctx.written)
-                .await?;
-            let next = timing::on_tick(
-                timing::jittered(poll, timing::random_fraction()),
-                ctx.poll_tick,
-            );
-            // A created object the create's answer did not show as
-            // Available is observed again at once (crossplane-runtime
-            // requeues after every create): the status just written wakes
-            // nobody (see `controllers::desired_state`).
-            let soon = match &synced.outcome {
-                Outcome::Created(creation) if !creation.available => Some(Duration::ZERO),
-                _ => maintained.requeue_after,
-            };
-            Ok(requeue_with::<K>(
-                ctx,
-                mr.meta(),
-                soon.map_or(next, |soon| soon.min(next)),
-                memo,
-            ))
+        Ok(Some(acted)) => {
+            let given = Given { mr, since, poll };
+            record_acted(api, ctx, status, given, acted).await
         }
         Err(failed) if failed.error.is_conflict() => Err(failed.into()),
-        Err(failed) => {
-            let reason = failed.step.reason();
-            let err = Error::from(failed);
-            if let Error::External(ExternalError::Unavailable { ready_message, .. }) = err.cause() {
-                status.set(condition(
-                    READY,
-                    false,
-                    reason::UNAVAILABLE,
-                    Some(scrubber.scrub(ready_message)),
-                ));
-            }
-            let message = scrubber.scrub(&err.to_string());
-            status.set(condition(
-                SYNCED,
-                false,
-                reason::RECONCILE_ERROR,
-                Some(message.clone()),
-            ));
-            publish_event(ctx, &*mr, EventType::Warning, reason, message).await;
-            status.write(api, &name, &ctx.written).await?;
-            Err(err)
-        }
+        Err(failed) => report_failure(api, &*mr, ctx, scrubber, status, failed).await,
     }
+}
+
+/// The resource a reconciliation was given, when it began (`since`, in
+/// change counts) and its poll interval.
+struct Given<K> {
+    mr: Arc<K>,
+    since: u64,
+    poll: Duration,
+}
+
+/// Records what [`observe_and_act`] did: conditions, metrics, events, the
+/// status (if the resource is still the version acted on), and when to
+/// look again, with the memo a poll leaves for the next.
+async fn record_acted<K: ManagedKind>(
+    api: &Api<K>,
+    ctx: &Context,
+    mut status: StatusWriter<K>,
+    given: Given<K>,
+    acted: Acted<K>,
+) -> Result<Action, Error> {
+    let Acted {
+        mr,
+        id,
+        mut synced,
+        maintained,
+        generation,
+        litellm,
+        instance_namespace,
+    } = acted;
+    status.generation = generation;
+    let [ready, synced_condition] = contract::conditions(K::NOUN, &id, &synced.outcome);
+    status.set(ready);
+    status.set(synced_condition);
+    for kind_condition in &maintained.conditions {
+        status.set(kind_condition.clone());
+    }
+    if let Some((reason, note)) = &maintained.event {
+        publish_event(ctx, &*mr, EventType::Normal, reason, note.clone()).await;
+    }
+    if synced.at_provider.is_some() {
+        status.new.at_provider = synced.at_provider.take();
+    }
+    record_metrics(ctx, &*mr, &status, &synced.outcome);
+    publish_outcome(ctx, &*mr, &id, &mut status, &synced.outcome).await;
+    // What the provider wrote before (id, late init, a rotation): only a
+    // resource other than the one given was written (a poll writes
+    // nothing, and would only note the version the cache already has).
+    let rewritten = !Arc::ptr_eq(&mr, &given.mr);
+    if rewritten {
+        ctx.written.wrote(mr.meta());
+    }
+    // A poll that found the object as it was and changed nothing anywhere
+    // leaves its read for the next poll to repeat (`polls`); its own
+    // writes, had it made any, would have counted as changes in its
+    // namespace anyway. Only kinds whose observation was one read have one
+    // to leave.
+    let memo = match synced.probe.take() {
+        Some(probe)
+            if matches!(synced.outcome, Outcome::UpToDate)
+                && is_poll(&*given.mr)
+                && !rewritten
+                && !status.changed()
+                && maintained.mr.is_none()
+                && maintained.event.is_none()
+                && maintained.requeue_after.is_none()
+                && !mr.polls_in_full() =>
+        {
+            memo(ctx, &given, probe, litellm, &instance_namespace)
+        }
+        _ => None,
+    };
+    status
+        .write_if_current(api, &mr.name_any(), mr.resource_version(), &ctx.written)
+        .await?;
+    let next = timing::on_tick(
+        timing::jittered(given.poll, timing::random_fraction()),
+        ctx.poll_tick,
+    );
+    // A created object the create's answer did not show as Available is
+    // observed again at once (crossplane-runtime requeues after every
+    // create): the status just written wakes nobody (see
+    // `controllers::desired_state`).
+    let soon = match &synced.outcome {
+        Outcome::Created(creation) if !creation.available => Some(Duration::ZERO),
+        _ => maintained.requeue_after,
+    };
+    Ok(requeue_with::<K>(
+        ctx,
+        mr.meta(),
+        soon.map_or(next, |soon| soon.min(next)),
+        memo,
+    ))
+}
+
+/// The series of an outcome: found up to date (and so the time to
+/// readiness), or drift corrected.
+fn record_metrics<K: ManagedKind>(
+    ctx: &Context,
+    mr: &K,
+    status: &StatusWriter<K>,
+    outcome: &Outcome,
+) {
+    let gvk = series::gvk::<K>();
+    let uid = mr.meta().uid.clone().unwrap_or_default();
+    match outcome {
+        Outcome::UpToDate
+        | Outcome::Created(Creation {
+            available: true, ..
+        }) => {
+            let created = mr.meta().creation_timestamp.as_ref().map(|t| t.0);
+            let ready = ready_now(status);
+            ctx.metrics.up_to_date(gvk, &uid, created, ready);
+        }
+        Outcome::Updated(_) => ctx.metrics.drift_corrected(gvk, &uid),
+        _ => {}
+    }
+}
+
+/// The log line and event of an outcome, as crossplane-runtime's managed
+/// reconciler records them, and a created object's kind condition.
+async fn publish_outcome<K: ManagedKind>(
+    ctx: &Context,
+    mr: &K,
+    id: &str,
+    status: &mut StatusWriter<K>,
+    outcome: &Outcome,
+) {
+    let name = mr.name_any();
+    match outcome {
+        Outcome::Created(creation) => {
+            if let Some(kind_condition) = &creation.condition {
+                status.set(kind_condition.clone());
+            }
+            tracing::info!(kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(), %name, %id, "created");
+            publish_event(
+                ctx,
+                mr,
+                EventType::Normal,
+                "CreatedExternalResource",
+                format!("created LiteLLM {} {id}", K::NOUN),
+            )
+            .await;
+        }
+        Outcome::Updated(diff) => {
+            tracing::info!(kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(), %name, %id, fields = ?diff.fields(), "updated");
+            publish_event(
+                ctx,
+                mr,
+                EventType::Normal,
+                "UpdatedExternalResource",
+                format!("updated {}", diff.fields().join(", ")),
+            )
+            .await;
+        }
+        Outcome::Refused(_) | Outcome::Missing => {
+            let [_, synced_condition] = contract::conditions(K::NOUN, id, outcome);
+            // Missing under policies without Create is what
+            // crossplane-runtime reports as an observation that failed;
+            // refusing another owner's object has no counterpart there.
+            let reason = match outcome {
+                Outcome::Missing => Step::Observe.reason(),
+                _ => "CannotManageExternalResource",
+            };
+            publish_event(
+                ctx,
+                mr,
+                EventType::Warning,
+                reason,
+                synced_condition.message.unwrap_or_default(),
+            )
+            .await;
+        }
+        Outcome::UpToDate | Outcome::DriftReported(_) => {}
+    }
+}
+
+/// The memo a poll that found nothing new leaves for the next (see
+/// [`polls`](crate::provider::watch::polls)), if every read it made came
+/// from caches that count changes.
+fn memo<K: ManagedKind>(
+    ctx: &Context,
+    given: &Given<K>,
+    probe: crate::litellm::Probe,
+    litellm: crate::litellm::Client,
+    instance_namespace: &str,
+) -> Option<Memo> {
+    let mr = &given.mr;
+    let namespace = mr.namespace().unwrap_or_default();
+    let uid = mr.meta().uid.clone().unwrap_or_default();
+    ctx.kube()
+        .reads_counted::<K>(
+            &namespace,
+            &mr.name_any(),
+            mr.meta().resource_version.as_deref(),
+            instance_namespace,
+        )
+        .then(|| Memo {
+            probe,
+            client: litellm,
+            scope: ctx.polls.changes().scope(&namespace, instance_namespace),
+            since: given.since,
+            interval: given.poll,
+            metrics_id: ctx.metrics.object_id(&uid),
+            left: MEMO_POLLS,
+        })
+}
+
+/// A failed step: its event, `Synced=False` (and `Ready=False` where the
+/// object is unusable), the error for the controller's backoff.
+async fn report_failure<K: ManagedKind>(
+    api: &Api<K>,
+    mr: &K,
+    ctx: &Context,
+    scrubber: &Scrubber,
+    mut status: StatusWriter<K>,
+    failed: Failed<Error>,
+) -> Result<Action, Error> {
+    let reason = failed.step.reason();
+    let err = Error::from(failed);
+    if let Error::External(ExternalError::Unavailable { ready_message, .. }) = err.cause() {
+        status.set(condition(
+            READY,
+            false,
+            reason::UNAVAILABLE,
+            Some(scrubber.scrub(ready_message)),
+        ));
+    }
+    let message = scrubber.scrub(&err.to_string());
+    status.set(condition(
+        SYNCED,
+        false,
+        reason::RECONCILE_ERROR,
+        Some(message.clone()),
+    ));
+    publish_event(ctx, mr, EventType::Warning, reason, message).await;
+    status.write(api, &mr.name_any(), &ctx.written).await?;
+    Err(err)
 }
 
 /// What [`observe_and_act`] did.
@@ -1282,20 +1357,7 @@ async fn observe_and_act<K: ManagedKind>(
             step: failed.step,
             error: Error::External(failed.error),
         })?;
-    // What this resource's observation or create established of the
-    // object's ownership, for the keys that join it.
-    match &synced.outcome {
-        Outcome::Created(creation) => ctx.verified.establish(
-            &endpoint,
-            K::NOUN,
-            creation.id.as_deref().unwrap_or(&id),
-            &owner,
-        ),
-        Outcome::Updated(_) | Outcome::UpToDate | Outcome::DriftReported(_) => {
-            ctx.verified.establish(&endpoint, K::NOUN, &id, &owner)
-        }
-        Outcome::Refused(_) | Outcome::Missing => ctx.verified.forget(&endpoint, K::NOUN, &id),
-    }
+    note_ownership::<K>(ctx, &endpoint, &id, &owner, &synced.outcome);
     // An object whose id LiteLLM chose (a key the proxy generated) is
     // recorded under it at once. Should this write fail, the kind finds the
     // object again on the next create (keys: by alias).
@@ -1332,49 +1394,11 @@ async fn observe_and_act<K: ManagedKind>(
     };
     let mr = match &synced.late_init {
         Some(late) if *late != *mr.for_provider() => {
-            let patch = json!({
-                "metadata": { "resourceVersion": mr.resource_version() },
-                "spec": { "forProvider": late },
-            });
-            match patch_echoed(api, &*mr, &patch, &ctx.written).await {
-                Ok(patched) => {
-                    // The spec acted on plus what LiteLLM has: up to date by
-                    // construction, so its generation is observed (unless
-                    // the resource was read anew since, with another spec).
-                    if mr.meta().generation == generation {
-                        generation = patched.meta().generation;
-                    }
-                    Arc::new(patched)
-                }
-                // A live value outside the CRD's bounds (a budget set in
-                // the UI beyond what the schema admits): the API server
-                // refuses the spec, so nothing is late-initialized rather
-                // than failing every poll. The object is managed as is.
-                Err(kube::Error::Api(status)) if status.code == 422 => {
-                    tracing::info!(
-                        kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(),
-                        name = %mr.name_any(), reason = %scrubber.scrub(&status.message),
-                        "late initialization refused by the API server; left out"
-                    );
-                    mr
-                }
-                Err(err) => return Err(Failed::at(Step::UpdateManaged)(err)),
-            }
+            late_initialize(api, mr, late, &mut generation, ctx, scrubber).await?
         }
         _ => mr,
     };
-    let publishes = !matches!(synced.outcome, Outcome::Refused(_) | Outcome::Missing);
-    if let Some(secret_name) = mr.connection_secret_name().filter(|_| publishes) {
-        let mut data: BTreeMap<String, Secret> = synced
-            .connection_details
-            .iter()
-            .map(|(k, v)| (k.clone(), Secret::new(v.clone())))
-            .collect();
-        data.insert("endpoint".into(), Secret::new(instance.consumer_endpoint));
-        connection::publish(&kube, &*mr, &secret_name, &data)
-            .await
-            .map_err(Failed::at(Step::PublishConnection))?;
-    }
+    publish_connection(&kube, &*mr, &synced, instance.consumer_endpoint).await?;
     Ok(Some(Acted {
         mr,
         id,
@@ -1384,6 +1408,94 @@ async fn observe_and_act<K: ManagedKind>(
         litellm: background,
         instance_namespace: instance.namespace,
     }))
+}
+
+/// What this resource's observation or create established of its object's
+/// ownership, for the keys that join it.
+fn note_ownership<K: ManagedKind>(
+    ctx: &Context,
+    endpoint: &str,
+    id: &str,
+    owner: &Owner,
+    outcome: &Outcome,
+) {
+    match outcome {
+        Outcome::Created(creation) => ctx.verified.establish(
+            endpoint,
+            K::NOUN,
+            creation.id.as_deref().unwrap_or(id),
+            owner,
+        ),
+        Outcome::Updated(_) | Outcome::UpToDate | Outcome::DriftReported(_) => {
+            ctx.verified.establish(endpoint, K::NOUN, id, owner)
+        }
+        Outcome::Refused(_) | Outcome::Missing => ctx.verified.forget(endpoint, K::NOUN, id),
+    }
+}
+
+/// Writes `late`, the spec acted on with what LiteLLM has filled in, as
+/// the resource's `forProvider` (Crossplane's late initialization), and
+/// returns the resource as written. `generation` becomes the written one's
+/// when the resource was not read anew since.
+async fn late_initialize<K: ManagedKind>(
+    api: &Api<K>,
+    mr: Arc<K>,
+    late: &K::Parameters,
+    generation: &mut Option<i64>,
+    ctx: &Context,
+    scrubber: &Scrubber,
+) -> Result<Arc<K>, Failed<Error>> {
+    let patch = json!({
+        "metadata": { "resourceVersion": mr.resource_version() },
+        "spec": { "forProvider": late },
+    });
+    match patch_echoed(api, &*mr, &patch, &ctx.written).await {
+        Ok(patched) => {
+            // The spec acted on plus what LiteLLM has: up to date by
+            // construction, so its generation is observed (unless the
+            // resource was read anew since, with another spec).
+            if mr.meta().generation == *generation {
+                *generation = patched.meta().generation;
+            }
+            Ok(Arc::new(patched))
+        }
+        // A live value outside the CRD's bounds (a budget set in the UI
+        // beyond what the schema admits): the API server refuses the spec,
+        // so nothing is late-initialized rather than failing every poll.
+        // The object is managed as is.
+        Err(kube::Error::Api(status)) if status.code == 422 => {
+            tracing::info!(
+                kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(),
+                name = %mr.name_any(), reason = %scrubber.scrub(&status.message),
+                "late initialization refused by the API server; left out"
+            );
+            Ok(mr)
+        }
+        Err(err) => Err(Failed::at(Step::UpdateManaged)(err)),
+    }
+}
+
+/// Writes the connection details and the proxy's `endpoint` to the
+/// resource's connection Secret, if it names one and its object is its own.
+async fn publish_connection<K: ManagedKind>(
+    kube: &Kube,
+    mr: &K,
+    synced: &contract::Synced<K>,
+    endpoint: String,
+) -> Result<(), Failed<Error>> {
+    let publishes = !matches!(synced.outcome, Outcome::Refused(_) | Outcome::Missing);
+    let Some(secret_name) = mr.connection_secret_name().filter(|_| publishes) else {
+        return Ok(());
+    };
+    let mut data: BTreeMap<String, Secret> = synced
+        .connection_details
+        .iter()
+        .map(|(k, v)| (k.clone(), Secret::new(v.clone())))
+        .collect();
+    data.insert("endpoint".into(), Secret::new(endpoint));
+    connection::publish(kube, mr, &secret_name, &data)
+        .await
+        .map_err(Failed::at(Step::PublishConnection))
 }
 
 /// The external name, chosen and recorded (with optimistic concurrency, so a
@@ -1780,6 +1892,18 @@ mod tests {
         assert!(!Error::Kube(api_error(500)).is_conflict());
         assert!(!Error::Paused.is_conflict());
         assert!(!Error::UnsupportedPolicies("[]".into()).is_conflict());
+        // A stale read is no HTTP status, and is answered the same way.
+        let stale = Error::from(Failed {
+            step: Step::Update,
+            error: ExternalError::stale("the key's external name"),
+        });
+        assert!(stale.is_conflict());
+        assert_eq!(stale.reason(), "kubernetes");
+        assert_eq!(
+            stale.to_string(),
+            "the key's external name changed since it was read"
+        );
+        assert!(ExternalError::stale("x").is_retryable());
     }
 
     #[test]
