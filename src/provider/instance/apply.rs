@@ -324,7 +324,10 @@ impl Evidence<'_> {
     }
 }
 
-/// Provisions `instance` (in `namespace`) and observes the result.
+/// Provisions `instance` (in `namespace`) and observes the result: the
+/// generated keys, the database and its migration, the configuration and
+/// Services, the Deployments (and autoscalers) unless something holds them,
+/// what another topology left behind, and the proxy's pods.
 pub async fn provision(
     client: &kube::Client,
     namespace: &str,
@@ -362,8 +365,45 @@ pub async fn provision(
             keys.push(KeyObservation { key, state });
         }
     }
+    let database = database(&mut applier, &secrets, instance).await?;
+    let components = build::components(instance);
+    configuration(&mut applier, instance, &components).await?;
+    let (database, held_for_migration) = migration(&mut applier, instance, database).await?;
 
-    let mut database = match build::database_source(instance) {
+    // A key is missing, altered or someone else's: any change to the pod
+    // template (a new secrets hash above all) would start pods without it,
+    // so the Deployments stay as they are, or absent. The same while the
+    // image's migration has not completed: the running pods keep serving
+    // the schema they know.
+    let hold = holds_deployment(&keys) || held_for_migration.is_some();
+    let secrets_hash = match hold {
+        true => String::new(),
+        false => secrets_hash(&secrets, instance).await?,
+    };
+    let (totals, not_ready) =
+        deployments(&mut applier, instance, &components, hold, &secrets_hash).await?;
+    prune(client, namespace, instance, &components).await?;
+    let pods = pods(client, namespace, instance).await?;
+    Ok(WorkloadObservation {
+        problems: Vec::new(),
+        conflicts: applier.conflicts,
+        deployment: totals,
+        not_ready,
+        held_for_migration,
+        pods,
+        database,
+        keys,
+    })
+}
+
+/// The database as configured: its URL Secret written from discrete
+/// values where they are given, and its migration pending.
+async fn database(
+    applier: &mut Applier<'_>,
+    secrets: &Api<Secret>,
+    instance: &LiteLLMInstance,
+) -> Result<DatabaseState, Error> {
+    Ok(match build::database_source(instance) {
         Ok(None) | Err(_) => DatabaseState::NotConfigured,
         Ok(Some(DatabaseSource::UrlSecret(_))) => migration_pending(instance),
         Ok(Some(DatabaseSource::Discrete {
@@ -373,31 +413,36 @@ pub async fn provision(
             credentials,
             username_key,
             password_key,
-        })) => {
-            match read_credentials(&secrets, &credentials, &username_key, &password_key).await? {
-                Err(cause) => DatabaseState::CredentialsUnavailable(cause),
-                Ok((user, password)) => {
-                    let url = SecretValue::new(database_url_with(
-                        &host,
-                        port,
-                        &name,
-                        user.expose(),
-                        password.expose(),
-                        &build::database_params(instance),
-                    ));
-                    applier
-                        .ensure(
-                            &build::names::database_url(instance),
-                            Policy::Reconcile,
-                            |_| build::database_url_secret(instance, &url),
-                        )
-                        .await?;
-                    migration_pending(instance)
-                }
+        })) => match read_credentials(secrets, &credentials, &username_key, &password_key).await? {
+            Err(cause) => DatabaseState::CredentialsUnavailable(cause),
+            Ok((user, password)) => {
+                let url = SecretValue::new(database_url_with(
+                    &host,
+                    port,
+                    &name,
+                    user.expose(),
+                    password.expose(),
+                    &build::database_params(instance),
+                ));
+                applier
+                    .ensure(
+                        &build::names::database_url(instance),
+                        Policy::Reconcile,
+                        |_| build::database_url_secret(instance, &url),
+                    )
+                    .await?;
+                migration_pending(instance)
             }
-        }
-    };
+        },
+    })
+}
 
+/// The proxy's configuration, ServiceAccount and a Service per component.
+async fn configuration(
+    applier: &mut Applier<'_>,
+    instance: &LiteLLMInstance,
+    components: &[build::Component],
+) -> Result<(), Error> {
     let workload = build::names::workload(instance);
     applier
         .ensure(&workload, Policy::Reconcile, |_| {
@@ -409,8 +454,7 @@ pub async fn provision(
             build::service_account(instance)
         })
         .await?;
-    let components = build::components(instance);
-    for &component in &components {
+    for &component in components {
         applier
             .ensure(
                 &build::names::component(instance, component),
@@ -419,10 +463,18 @@ pub async fn provision(
             )
             .await?;
     }
+    Ok(())
+}
 
-    // The migration of the image comes first: the Deployments take a new
-    // image only once its migration Job has completed (see
-    // [`WorkloadObservation::held_for_migration`]).
+/// The migration of the image, which comes first: the Deployments take a
+/// new image only once its migration Job has completed (see
+/// [`WorkloadObservation::held_for_migration`]). The database's state, and
+/// the Job the Deployments wait for, if any.
+async fn migration(
+    applier: &mut Applier<'_>,
+    instance: &LiteLLMInstance,
+    mut database: DatabaseState,
+) -> Result<(DatabaseState, Option<String>), Error> {
     if let DatabaseState::Migration(_) = database {
         let job = applier
             .ensure(
@@ -439,34 +491,42 @@ pub async fn provision(
         }
         _ => None,
     };
+    Ok((database, held_for_migration))
+}
 
-    // A key is missing, altered or someone else's: any change to the pod
-    // template (a new secrets hash above all) would start pods without it,
-    // so the Deployments stay as they are, or absent. The same while the
-    // image's migration has not completed: the running pods keep serving
-    // the schema they know.
-    let hold = holds_deployment(&keys) || held_for_migration.is_some();
-    let secrets_hash = if hold {
-        String::new()
-    } else {
-        let mut versions = Vec::new();
-        for name in build::referenced_secrets(instance) {
-            let version = secrets
-                .get_metadata_opt(&name)
-                .await
-                .map_err(|source| Error::Workload {
-                    kind: "Secret".to_string(),
-                    name: name.clone(),
-                    source,
-                })?
-                .and_then(|meta| meta.metadata.resource_version);
-            versions.push((name, version));
-        }
-        build::secrets_hash(&versions)
-    };
+/// The hash of the versions of every Secret the pods read, which rolls
+/// them when one changes.
+async fn secrets_hash(secrets: &Api<Secret>, instance: &LiteLLMInstance) -> Result<String, Error> {
+    let mut versions = Vec::new();
+    for name in build::referenced_secrets(instance) {
+        let version = secrets
+            .get_metadata_opt(&name)
+            .await
+            .map_err(|source| Error::Workload {
+                kind: "Secret".to_string(),
+                name: name.clone(),
+                source,
+            })?
+            .and_then(|meta| meta.metadata.resource_version);
+        versions.push((name, version));
+    }
+    Ok(build::secrets_hash(&versions))
+}
+
+/// The Deployment (and autoscaler) of each component, applied unless
+/// `hold`, else only observed: the replicas and ready replicas of them all
+/// (`None` while a required one is missing), and the required ones with no
+/// ready replica.
+async fn deployments(
+    applier: &mut Applier<'_>,
+    instance: &LiteLLMInstance,
+    components: &[build::Component],
+    hold: bool,
+    secrets_hash: &str,
+) -> Result<(Option<(i32, i32)>, Vec<String>), Error> {
     let mut totals = Some((0, 0));
     let mut not_ready = Vec::new();
-    for &component in &components {
+    for &component in components {
         let name = build::names::component(instance, component);
         let autoscaled = build::autoscaler(instance, component);
         let deployment = if hold {
@@ -475,7 +535,7 @@ pub async fn provision(
             applier
                 .ensure(&name, Policy::Reconcile, |existing: Option<&Deployment>| {
                     let mut desired =
-                        build::component_deployment(instance, component, &secrets_hash);
+                        build::component_deployment(instance, component, secrets_hash);
                     // An autoscaler owns the replica count once it exists.
                     if autoscaled.is_some() {
                         if let Some(replicas) = existing.and_then(|d| d.spec.replicas) {
@@ -507,7 +567,16 @@ pub async fn provision(
             None => {}
         }
     }
-    // What the other topology (or dropped autoscaling) left behind.
+    Ok((totals, not_ready))
+}
+
+/// Deletes what the other topology (or dropped autoscaling) left behind.
+async fn prune(
+    client: &kube::Client,
+    namespace: &str,
+    instance: &LiteLLMInstance,
+    components: &[build::Component],
+) -> Result<(), Error> {
     let keep: Vec<String> = components
         .iter()
         .map(|&c| build::names::component(instance, c))
@@ -517,20 +586,29 @@ pub async fn provision(
         .filter(|&&c| build::autoscaling(instance, c).is_some())
         .map(|&c| build::names::component(instance, c))
         .collect();
-    if let Some(uid) = instance.uid() {
-        let scope = DeleteScope::new(client, namespace, instance, &uid, &keep);
-        let mut pruned = Vec::new();
-        scope.delete_owned::<Deployment>(&mut pruned).await?;
-        scope.delete_owned::<Service>(&mut pruned).await?;
-        let scope = DeleteScope::new(client, namespace, instance, &uid, &autoscaled);
-        scope
-            .delete_owned::<HorizontalPodAutoscaler>(&mut pruned)
-            .await?;
-        if !pruned.is_empty() {
-            tracing::info!(%namespace, instance = %instance.name_any(), ?pruned, "left over from another topology, deleted");
-        }
+    let Some(uid) = instance.uid() else {
+        return Ok(());
+    };
+    let scope = DeleteScope::new(client, namespace, instance, &uid, &keep);
+    let mut pruned = Vec::new();
+    scope.delete_owned::<Deployment>(&mut pruned).await?;
+    scope.delete_owned::<Service>(&mut pruned).await?;
+    let scope = DeleteScope::new(client, namespace, instance, &uid, &autoscaled);
+    scope
+        .delete_owned::<HorizontalPodAutoscaler>(&mut pruned)
+        .await?;
+    if !pruned.is_empty() {
+        tracing::info!(%namespace, instance = %instance.name_any(), ?pruned, "left over from another topology, deleted");
     }
+    Ok(())
+}
 
+/// The health of the proxy's pods.
+async fn pods(
+    client: &kube::Client,
+    namespace: &str,
+    instance: &LiteLLMInstance,
+) -> Result<Vec<PodHealth>, Error> {
     let selector = build::proxy_selector_string(instance);
     let pods = Api::<Pod>::namespaced(client.clone(), namespace)
         .list(&ListParams::default().labels(&selector))
@@ -540,16 +618,7 @@ pub async fn provision(
             name: selector.clone(),
             source,
         })?;
-    Ok(WorkloadObservation {
-        problems: Vec::new(),
-        conflicts: applier.conflicts,
-        deployment: totals,
-        not_ready,
-        held_for_migration,
-        pods: pods.items.iter().map(pod_health).collect(),
-        database,
-        keys,
-    })
+    Ok(pods.items.iter().map(pod_health).collect())
 }
 
 /// The database state before the migration Job is looked at.

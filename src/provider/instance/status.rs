@@ -554,8 +554,43 @@ pub fn provisioned_status(
     let mut conditions = Conditions::of(instance, now);
     // Left from a time the instance was attached.
     conditions.remove(condition_type::WORKLOAD_UNMANAGED);
+    let lost = key_losses(&mut conditions, instance, observed);
+    let (replicas, ready_replicas) = observed.deployment.unwrap_or((0, 0));
+    let ready = observed.problems.is_empty()
+        && lost.is_empty()
+        && observed.deployment.is_some()
+        && observed.not_ready.is_empty()
+        && ready_replicas > 0;
+    let status = LiteLLMInstanceStatus {
+        ready,
+        endpoint: Some(endpoint(instance)),
+        gateway_endpoint: gateway_endpoint(instance),
+        version: Some(build::version(instance)),
+        replicas,
+        ready_replicas,
+        observed_generation: instance.metadata.generation,
+        generated_keys: recorded_keys(instance, &observed.keys, &conditions.now),
+        ..LiteLLMInstanceStatus::default()
+    };
+    let (ready_reason, ready_message) = readiness(instance, observed, &lost, ready);
+    conditions.set(condition_type::READY, ready, ready_reason, ready_message);
+    conflict_condition(&mut conditions, observed);
+    pods_condition(&mut conditions, instance, observed);
+    database_condition(&mut conditions, instance, observed);
+    LiteLLMInstanceStatus {
+        conditions: conditions.list,
+        ..status
+    }
+}
 
-    // Lost keys, the salt key first: its loss is the one that loses data.
+/// Sets or clears the condition of each generated key's loss, the salt key
+/// first (its loss is the one that loses data), and returns the losses
+/// with their messages.
+fn key_losses(
+    conditions: &mut Conditions,
+    instance: &LiteLLMInstance,
+    observed: &WorkloadObservation,
+) -> Vec<(GeneratedKey, String)> {
     let mut lost = Vec::new();
     for key in [GeneratedKey::SaltKey, GeneratedKey::MasterKey] {
         let loss = observed.keys.iter().find_map(|o| match o.state {
@@ -576,13 +611,20 @@ pub fn provisioned_status(
             None => conditions.remove(key_condition_type(key)),
         }
     }
+    lost
+}
 
+/// The reason and message of `Ready`: the first that holds of an invalid
+/// spec, a lost key, all ready, a Deployment waiting for its migration or
+/// for its keys, a Deployment not the instance's, no replica ready.
+fn readiness(
+    instance: &LiteLLMInstance,
+    observed: &WorkloadObservation,
+    lost: &[(GeneratedKey, String)],
+    ready: bool,
+) -> (&'static str, String) {
     let (replicas, ready_replicas) = observed.deployment.unwrap_or((0, 0));
-    let ready = observed.problems.is_empty()
-        && lost.is_empty()
-        && observed.deployment.is_some()
-        && observed.not_ready.is_empty()
-        && ready_replicas > 0;
+    let name = instance.name_any();
     let deployments = english_list(
         &build::components(instance)
             .into_iter()
@@ -593,26 +635,13 @@ pub fn provisioned_status(
             .map(String::as_str)
             .collect::<Vec<_>>(),
     );
-    let mut status = LiteLLMInstanceStatus {
-        ready,
-        endpoint: Some(endpoint(instance)),
-        gateway_endpoint: gateway_endpoint(instance),
-        version: Some(build::version(instance)),
-        replicas,
-        ready_replicas,
-        observed_generation: instance.metadata.generation,
-        generated_keys: recorded_keys(instance, &observed.keys, &conditions.now),
-        ..LiteLLMInstanceStatus::default()
-    };
-
-    let name = instance.name_any();
     let not_owned_keys: Vec<String> = observed
         .keys
         .iter()
         .filter(|k| k.state == KeyState::NotOwned)
         .map(|k| format!("Secret {}", k.key.secret_name(instance)))
         .collect();
-    let (ready_reason, ready_message) = if !observed.problems.is_empty() {
+    if !observed.problems.is_empty() {
         (
             reason::INVALID_SPEC,
             format!("nothing is provisioned: {}", observed.problems.join("; ")),
@@ -676,9 +705,12 @@ pub fn provisioned_status(
             ));
         }
         (reason::DEPLOYMENT_NOT_READY, message)
-    };
-    conditions.set(condition_type::READY, ready, ready_reason, ready_message);
+    }
+}
 
+/// `WorkloadConflict`: the objects the instance would make that exist and
+/// are not its own.
+fn conflict_condition(conditions: &mut Conditions, observed: &WorkloadObservation) {
     if observed.conflicts.is_empty() {
         conditions.remove(condition_type::WORKLOAD_CONFLICT);
     } else {
@@ -719,7 +751,15 @@ pub fn provisioned_status(
             ),
         );
     }
+}
 
+/// `PodsHealthy`: whether the proxy's pods run and are ready.
+fn pods_condition(
+    conditions: &mut Conditions,
+    instance: &LiteLLMInstance,
+    observed: &WorkloadObservation,
+) {
+    let name = instance.name_any();
     let unhealthy: Vec<&str> = observed
         .pods
         .iter()
@@ -748,7 +788,14 @@ pub fn provisioned_status(
             format!("not running or not ready: {}", english_list(&unhealthy)),
         );
     }
+}
 
+/// `DatabaseReady`: the database's configuration and migration.
+fn database_condition(
+    conditions: &mut Conditions,
+    instance: &LiteLLMInstance,
+    observed: &WorkloadObservation,
+) {
     let job = build::names::migration_job(instance);
     let (database_ready, database_reason, database_message) = match &observed.database {
         DatabaseState::NotConfigured => (
@@ -794,9 +841,6 @@ pub fn provisioned_status(
         database_reason,
         database_message,
     );
-
-    status.conditions = conditions.list;
-    status
 }
 
 /// When to look again: soon while the proxy is not ready (it may be
