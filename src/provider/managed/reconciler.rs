@@ -866,6 +866,16 @@ impl<K: ManagedKind> StatusWriter<K> {
         self.write_if_current(api, name, None, written).await
     }
 
+    /// `Synced=False` with crossplane-runtime's `ReconcileError` reason.
+    fn reconcile_error(&mut self, message: &str) {
+        self.set(condition(
+            SYNCED,
+            false,
+            reason::RECONCILE_ERROR,
+            Some(message.to_owned()),
+        ));
+    }
+
     /// Writes with `resource_version` as precondition when given: a status
     /// built from a cached copy older than the last status write would
     /// replace its conditions wholesale (dropping a kind condition such as
@@ -1007,12 +1017,7 @@ async fn apply<K: ManagedKind>(
         return Ok(Action::await_change());
     }
     if let Err(err) = check_policies(&*mr) {
-        status.set(condition(
-            SYNCED,
-            false,
-            reason::RECONCILE_ERROR,
-            Some(err.to_string()),
-        ));
+        status.reconcile_error(&err.to_string());
         publish_event(
             ctx,
             &*mr,
@@ -1268,12 +1273,7 @@ async fn report_failure<K: ManagedKind>(
         ));
     }
     let message = scrubber.scrub(&err.to_string());
-    status.set(condition(
-        SYNCED,
-        false,
-        reason::RECONCILE_ERROR,
-        Some(message.clone()),
-    ));
+    status.reconcile_error(&message);
     publish_event(ctx, mr, EventType::Warning, reason, message).await;
     status.write(api, &mr.name_any(), &ctx.written).await?;
     Err(err)
@@ -1648,12 +1648,7 @@ async fn cleanup<K: ManagedKind>(
         }
         Err(err) => {
             let message = scrubber.scrub(&err.to_string());
-            status.set(condition(
-                SYNCED,
-                false,
-                reason::RECONCILE_ERROR,
-                Some(message.clone()),
-            ));
+            status.reconcile_error(&message);
             if let (Some(step), false) = (err.step(), err.is_conflict()) {
                 publish_event(ctx, &*mr, EventType::Warning, step.reason(), message).await;
             }
