@@ -7,6 +7,7 @@ pub mod conditions;
 pub mod error;
 pub mod grpc;
 pub mod grpc_metrics;
+pub mod keep;
 pub mod mcp;
 pub mod members;
 pub mod metadata;
