@@ -586,10 +586,10 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
     };
     let conditions = conditions::composed(
         instance_state,
-        request
-            .keys
-            .iter()
-            .map(|key| (key.name.as_str(), resources.get(&names::key(&key.name)))),
+        request.keys.iter().map(|key| {
+            let desired = resources.get(&names::key(&key.name));
+            (key.name.as_str(), desired.is_some_and(Desired::is_ready))
+        }),
     );
     let (xr_status, connection_details) = report(
         &target,

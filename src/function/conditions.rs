@@ -4,8 +4,6 @@
 //! `kubectl wait --for=condition=KeysReady`. A `Fatal` result alone reaches
 //! neither the claim nor its owner.
 
-use super::compose::Desired;
-
 /// Whether the request passes validation and the platform's policy.
 pub const REQUEST_VALID: &str = "RequestValid";
 /// Whether the LiteLLMInstance the composed resources use is ready.
@@ -82,10 +80,11 @@ impl InstanceState<'_> {
     }
 }
 
-/// The conditions of a composed request.
+/// The conditions of a composed request: `keys` names each key the XR asks
+/// for, and whether it is ready.
 pub fn composed<'a>(
     instance: InstanceState<'_>,
-    keys: impl ExactSizeIterator<Item = (&'a str, Option<&'a Desired>)>,
+    keys: impl ExactSizeIterator<Item = (&'a str, bool)>,
 ) -> Vec<XrCondition> {
     let instance = match instance {
         InstanceState::Observed { ready: true } => XrCondition::new(
@@ -115,7 +114,7 @@ pub fn composed<'a>(
     };
     let total = keys.len();
     let waiting: Vec<&str> = keys
-        .filter(|(_, desired)| !desired.is_some_and(Desired::is_ready))
+        .filter(|(_, ready)| !ready)
         .map(|(name, _)| name)
         .collect();
     let keys = if waiting.is_empty() {
@@ -154,21 +153,12 @@ mod tests {
     use super::*;
     use crate::function::compose::Outcome;
     use crate::function::error::Problem;
-    use serde_json::json;
-
-    fn desired(ready: Option<bool>) -> Desired {
-        Desired {
-            resource: json!({}),
-            ready,
-        }
-    }
 
     #[test]
     fn keys_ready_names_the_keys_still_waiting() {
-        let (a, b) = (desired(Some(true)), desired(None));
         let conditions = composed(
             InstanceState::Observed { ready: true },
-            [("a", Some(&a)), ("b", Some(&b)), ("c", None)].into_iter(),
+            [("a", true), ("b", false), ("c", false)].into_iter(),
         );
         assert_eq!(
             conditions[2],
@@ -180,15 +170,12 @@ mod tests {
             )
         );
         assert!(conditions[1].status);
-        let conditions = composed(InstanceState::Creating, [("a", Some(&a))].into_iter());
+        let conditions = composed(InstanceState::Creating, [("a", true)].into_iter());
         assert_eq!(
             (conditions[2].status, conditions[1].reason),
             (true, "Creating")
         );
-        let none = composed(
-            InstanceState::Creating,
-            std::iter::empty::<(&str, Option<&Desired>)>(),
-        );
+        let none = composed(InstanceState::Creating, std::iter::empty::<(&str, bool)>());
         assert!(none[2].status, "no keys asked for: nothing to wait for");
     }
 
