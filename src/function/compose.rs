@@ -9,14 +9,16 @@ use serde_json::{json, Map, Value};
 
 use crate::api::input::{Input, InstanceSource, INPUT_API_VERSION, INPUT_KIND};
 
-use super::build::{self, names, InstanceTarget, Target};
+use super::build::{self, InstanceTarget, Target};
 use super::conditions::{self, InstanceState, XrCondition};
 use super::error::Problem;
 use super::keep::Keep;
 use super::mcp;
 use super::members;
 use super::metadata;
+use super::names;
 use super::request::{lookup, read, XrRequest};
+use super::rules::Findings;
 use super::tenancy::Tenancy;
 use super::usage;
 use super::validate;
@@ -451,7 +453,7 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
             let (r, findings) = validate::review(r, &input.fields, &input.policy);
             (Some(r), findings)
         }
-        None => (None, validate::Findings::default()),
+        None => (None, Findings::default()),
     };
     problems.append(&mut findings.fatal);
     findings.warnings.extend(unknown(xr, &input));

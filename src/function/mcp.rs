@@ -13,8 +13,8 @@ use crate::api::mcp_server::{McpAuthType, McpTransport};
 
 use super::error::Problem;
 use super::request::{PermissionRequest, XrRequest};
+use super::rules::{is_dns_label, Findings};
 use super::tenancy::{self, Tenancy, SHARED};
-use super::validate::{is_dns_label, Findings};
 
 /// Longest URL the provider's CRD takes.
 const MAX_URL: usize = 2048;

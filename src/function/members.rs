@@ -11,9 +11,9 @@ use crate::api::input::{FieldPaths, Policy};
 use crate::api::user::UserRole;
 
 use super::error::Problem;
-use super::request::{MemberRequest, XrRequest};
+use super::request::{Member, XrRequest};
+use super::rules::{is_dns_label, is_duration, Findings};
 use super::tenancy::{self, Tenancy, SHARED};
-use super::validate::{is_dns_label, is_duration, Findings};
 
 /// Longest email LiteLLM's users take (as `LiteLLMUser`).
 const MAX_EMAIL: usize = 254;
@@ -24,38 +24,6 @@ const ALL_PROXY_MODELS: &str = "all-proxy-models";
 /// The roles an XR's user may have without `policy.allowedUserRoles`.
 pub const DEFAULT_USER_ROLES: [UserRole; 2] =
     [UserRole::InternalUser, UserRole::InternalUserViewer];
-
-/// Whom a member names, once resolved: a user of the XR (its name) or a
-/// LiteLLM user id.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Member<'a> {
-    User(&'a str),
-    Id(&'a str),
-}
-
-/// The member's user: by `user` (a name of `users`), by `email` (matched
-/// to a user's email, ignoring case), or its `userId`. `None` when it
-/// names none of them, or no user of the XR.
-pub fn resolve<'a>(request: &'a XrRequest, member: &'a MemberRequest) -> Option<Member<'a>> {
-    match (&member.user, &member.email, &member.user_id) {
-        (Some(name), None, None) => request
-            .users
-            .iter()
-            .find(|u| &u.name == name)
-            .map(|u| Member::User(&u.name)),
-        (None, Some(email), None) => request
-            .users
-            .iter()
-            .find(|u| {
-                u.email
-                    .as_ref()
-                    .is_some_and(|e| e.eq_ignore_ascii_case(email))
-            })
-            .map(|u| Member::User(&u.name)),
-        (None, None, Some(id)) => Some(Member::Id(id)),
-        _ => None,
-    }
-}
 
 /// Fills in the users' models (the team's, when the user has none) and
 /// checks users, members and key owners.
@@ -292,7 +260,7 @@ fn check_members(
             ));
             continue;
         }
-        let Some(resolved) = resolve(request, member) else {
+        let Some(resolved) = request.resolve(member) else {
             let (name, what) = match (&member.user, &member.email) {
                 (Some(user), _) => ("user", format!("{user:?}")),
                 (_, email) => (

@@ -14,8 +14,8 @@ use serde_json::{Map, Value};
 use crate::api::common::supported_management_policies;
 use crate::api::input::{ComposedMeta, ResourceMeta};
 
-use super::build::names;
 use super::error::Problem;
+use super::names;
 
 /// Labels Crossplane sets on every composed resource.
 const CROSSPLANE_LABELS: [&str; 3] = [

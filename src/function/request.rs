@@ -183,6 +183,14 @@ pub struct MemberRequest {
     pub max_budget_in_team: Option<Amount>,
 }
 
+/// Whom a member names, once resolved: a user of the XR (its name) or a
+/// LiteLLM user id.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Member<'a> {
+    User(&'a str),
+    Id(&'a str),
+}
+
 /// What a team or key may use besides models: MCP servers by name (the
 /// XR's own, `mcpServers[].name`, or existing `LiteLLMMCPServer`s of the
 /// namespace the resources go to) and MCP access groups. Raw server ids
@@ -372,6 +380,32 @@ pub struct XrRequest {
     pub models: Vec<ModelRequest>,
     pub users: Vec<UserRequest>,
     pub mcp_servers: Vec<McpServerRequest>,
+}
+
+impl XrRequest {
+    /// The member's user: by `user` (a name of `users`), by `email` (matched
+    /// to a user's email, ignoring case), or its `userId`. `None` when it
+    /// names none of them, or no user of the XR.
+    pub fn resolve<'a>(&'a self, member: &'a MemberRequest) -> Option<Member<'a>> {
+        match (&member.user, &member.email, &member.user_id) {
+            (Some(name), None, None) => self
+                .users
+                .iter()
+                .find(|u| &u.name == name)
+                .map(|u| Member::User(&u.name)),
+            (None, Some(email), None) => self
+                .users
+                .iter()
+                .find(|u| {
+                    u.email
+                        .as_ref()
+                        .is_some_and(|e| e.eq_ignore_ascii_case(email))
+                })
+                .map(|u| Member::User(&u.name)),
+            (None, None, Some(id)) => Some(Member::Id(id)),
+            _ => None,
+        }
+    }
 }
 
 /// Looks up a dot-separated path (`spec.team`) in `root`.

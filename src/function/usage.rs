@@ -13,7 +13,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use super::build::{names, Target};
+use super::build::Target;
+use super::names;
 
 /// `apiVersion` of the Usages composed.
 pub const USAGE_API_VERSION: &str = "protection.crossplane.io/v1beta1";

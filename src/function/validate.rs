@@ -8,41 +8,9 @@ use crate::api::input::{FieldPaths, Policy};
 use crate::api::money::Money;
 
 use super::error::Problem;
+use super::names;
 use super::request::{Amount, XrRequest};
-
-/// What the checks found.
-#[derive(Debug, Default, PartialEq)]
-pub struct Findings {
-    pub fatal: Vec<Problem>,
-    pub warnings: Vec<Problem>,
-    /// Policy defaults applied to fields the XR left out: the field and the
-    /// value rendered in its place.
-    pub defaults: Vec<Problem>,
-}
-
-/// A LiteLLM duration: a positive count of `s`, `m`, `h`, `d` or `mo`.
-pub fn is_duration(text: &str) -> bool {
-    let unit_at = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
-    let (count, unit) = text.split_at(unit_at);
-    !count.is_empty()
-        && !count.starts_with('0')
-        && count.len() <= 6
-        && matches!(unit, "s" | "m" | "h" | "d" | "mo")
-}
-
-/// A DNS label: what a key or model name must be to become part of an object name.
-pub fn is_dns_label(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    !bytes.is_empty()
-        && bytes.len() <= 63
-        && bytes
-            .iter()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
-        && bytes[0] != b'-'
-        && bytes[bytes.len() - 1] != b'-'
-}
+use super::rules::{is_dns_label, is_duration, Findings};
 
 /// Whether `policy` admits `model` (exact, or a `prefix*` entry).
 fn model_allowed(allowed: &[String], model: &str) -> bool {
@@ -373,7 +341,7 @@ fn check(request: &XrRequest, paths: &FieldPaths, policy: &Policy) -> Findings {
     let mut model_labels: BTreeMap<String, (usize, &str)> = BTreeMap::new();
     for (i, model) in request.models.iter().enumerate() {
         let field = |name: &str| format!("{}[{i}].{name}", paths.models);
-        let label = super::build::names::model_label(&model.name);
+        let label = names::model_label(&model.name);
         if model.name.chars().any(char::is_control) || !is_dns_label(&label) {
             findings.fatal.push(Problem::new(
                 field("name"),
@@ -516,18 +484,6 @@ mod tests {
 
     fn fields(f: &Findings) -> Vec<&str> {
         f.fatal.iter().map(|p| p.field.as_str()).collect()
-    }
-
-    #[test]
-    fn durations() {
-        for good in ["30s", "5m", "12h", "30d", "1mo"] {
-            assert!(is_duration(good), "{good}");
-        }
-        for bad in [
-            "30x", "0d", "d", "30", "-1d", "1.5d", "30dd", "1000000d", "",
-        ] {
-            assert!(!is_duration(bad), "{bad}");
-        }
     }
 
     #[test]
