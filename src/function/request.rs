@@ -383,6 +383,14 @@ pub struct XrRequest {
 }
 
 impl XrRequest {
+    /// The team budget's `maxBudget`, if any.
+    pub fn team_budget(&self) -> Option<Money> {
+        self.budget
+            .as_ref()
+            .and_then(|b| b.max_budget.as_ref())
+            .map(|a| a.0)
+    }
+
     /// The member's user: by `user` (a name of `users`), by `email` (matched
     /// to a user's email, ignoring case), or its `userId`. `None` when it
     /// names none of them, or no user of the XR.

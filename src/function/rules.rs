@@ -1,5 +1,9 @@
 //! What the checks of a request (`validate`, `members`, `mcp`) share: the
-//! findings they collect and the value rules of names and durations. Pure.
+//! findings they collect, the value rules of names and durations, and how
+//! the rules of one item of a list run over the list. Pure.
+//!
+//! Each check is a list of small named rules, each checking one thing and
+//! run in a fixed order, so that the problems come in that order.
 
 use super::error::Problem;
 
@@ -35,6 +39,61 @@ pub fn is_dns_label(text: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
         && bytes[0] != b'-'
         && bytes[bytes.len() - 1] != b'-'
+}
+
+/// Why `value` is not a LiteLLM duration; `None` when it is one.
+pub fn not_a_duration(value: &str) -> Option<String> {
+    (!is_duration(value)).then(|| {
+        format!(
+            "{value:?} is not a duration: use a positive number followed by s, m, h, d or mo \
+             (such as 30d)"
+        )
+    })
+}
+
+/// Why `name` (of a key, user or MCP server) cannot be part of an object
+/// name; `None` when it is a DNS label.
+pub fn not_a_dns_label(name: &str) -> Option<String> {
+    (!is_dns_label(name)).then(|| {
+        format!("{name:?} must be a DNS label (lowercase letters, digits and '-', at most 63)")
+    })
+}
+
+/// Where an item of a list of the request is: `spec.keys[1]`.
+pub struct At {
+    /// The item's index in its list.
+    pub index: usize,
+    /// The item's path: `spec.keys[1]`.
+    pub path: String,
+}
+
+impl At {
+    /// The item at `index` of the list at `list` (`spec.keys`).
+    pub fn new(list: &str, index: usize) -> At {
+        At {
+            index,
+            path: format!("{list}[{index}]"),
+        }
+    }
+
+    /// The path of the item's field `name`: `spec.keys[1].name`.
+    pub fn field(&self, name: &str) -> String {
+        format!("{}.{name}", self.path)
+    }
+}
+
+/// Runs `rules` on each item of `items` (the list at `list`) in turn: every
+/// rule on one item, in order, before the next item.
+pub fn each<'a, C, T, R>(check: &mut C, list: &str, items: &'a [T], rules: &[R])
+where
+    R: Fn(&mut C, &At, &'a T),
+{
+    for (index, item) in items.iter().enumerate() {
+        let at = At::new(list, index);
+        for rule in rules {
+            rule(check, &at, item);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -9,8 +9,8 @@ use crate::api::money::Money;
 
 use super::error::Problem;
 use super::names;
-use super::request::{Amount, XrRequest};
-use super::rules::{is_dns_label, is_duration, Findings};
+use super::request::{Amount, KeyRequest, ModelRequest, XrRequest};
+use super::rules::{each, is_dns_label, not_a_dns_label, not_a_duration, At, Findings};
 
 /// Whether `policy` admits `model` (exact, or a `prefix*` entry).
 fn model_allowed(allowed: &[String], model: &str) -> bool {
@@ -48,6 +48,23 @@ pub fn review(
     (request, findings)
 }
 
+/// A request being filled in with the policy's defaults, and where each
+/// value filled in is reported.
+struct Filling<'a> {
+    request: &'a mut XrRequest,
+    paths: &'a FieldPaths,
+    policy: &'a Policy,
+    findings: &'a mut Findings,
+}
+
+/// A policy default: fills in one part of the request the XR leaves out,
+/// reporting each value it fills in.
+type PolicyDefault = fn(&mut Filling<'_>);
+
+/// The policy's defaults, in the order they apply: a key's default reads
+/// the team budget the one before it may have filled in.
+const POLICY_DEFAULTS: [PolicyDefault; 3] = [team_models, team_budget, key_budgets];
+
 /// Fills in what the XR leaves out where the policy limits it, so that
 /// absence never means "every model" or "unlimited": LiteLLM gives a team
 /// without `models` (or with an empty list) every model on the proxy, and an
@@ -67,106 +84,195 @@ fn apply_policy_defaults(
     policy: &Policy,
     findings: &mut Findings,
 ) {
-    if let Some(allowed) = &policy.allowed_models {
-        let models = &request.team.models;
-        if models.as_ref().is_none_or(Vec::is_empty) {
-            let field = format!("{}.models", paths.team);
-            let left_out = if models.is_some() {
-                "empty, which LiteLLM reads as every model on the proxy"
-            } else {
-                "not set, which LiteLLM reads as every model on the proxy"
-            };
-            if allowed.is_empty() {
-                findings.fatal.push(Problem::new(
-                    field,
-                    format!("{left_out}, and policy.allowedModels is empty: no team can be rendered under it"),
-                ));
-            } else if let Some(wildcard) = allowed.iter().find(|entry| entry.ends_with('*')) {
-                findings.fatal.push(Problem::new(
-                    field,
-                    format!(
-                        "must list the team's models: {left_out}, and the policy admits the wildcard {wildcard:?}, so its allowed models cannot stand in for them"
-                    ),
-                ));
-            } else {
-                let mut defaulted: Vec<String> = Vec::with_capacity(allowed.len());
-                for model in allowed {
-                    if !defaulted.contains(model) {
-                        defaulted.push(model.clone());
-                    }
-                }
-                findings.defaults.push(Problem::new(
-                    field,
-                    format!(
-                        "{left_out}: the policy's allowed models apply: {}",
-                        defaulted.join(", ")
-                    ),
-                ));
-                request.team.models = Some(defaulted);
-            }
-        }
-    }
-
-    let amount = |value: &Option<String>| value.as_deref().and_then(|v| Money::parse(v).ok());
-    if let Some(ceiling) = amount(&policy.max_budget) {
-        let budget = request.budget.get_or_insert_with(Default::default);
-        if budget.max_budget.is_none() {
-            budget.max_budget = Some(Amount(ceiling));
-            findings.defaults.push(Problem::new(
-                format!("{}.maxBudget", paths.budget),
-                format!("not set: the policy ceiling {ceiling} applies"),
-            ));
-        }
-    }
-
-    if let Some(ceiling) = amount(&policy.max_key_budget) {
-        let team = request
-            .budget
-            .as_ref()
-            .and_then(|b| b.max_budget.as_ref())
-            .map(|a| a.0);
-        let team_resets = request
-            .budget
-            .as_ref()
-            .is_some_and(|b| b.duration.is_some());
-        // The smaller of the key ceiling and the team budget. A key without
-        // limits of its own links the team budget, and LiteLLM (1.108.7)
-        // fills a key's unset max_budget from the budget it links: before
-        // this default such a key was limited by the team budget alone. The
-        // smaller value keeps that limit and caps it at the ceiling, so what
-        // is rendered is what binds the key; a team budget above the ceiling
-        // would otherwise hand the key more than the policy allows. The
-        // team's own limit still applies on top in LiteLLM.
-        let (value, source) = match team {
-            Some(team) if team < ceiling => (
-                team,
-                format!("the team budget, below the policy ceiling {ceiling} per key"),
-            ),
-            _ => (ceiling, "the policy ceiling per key".to_string()),
-        };
-        for (i, key) in request.keys.iter_mut().enumerate() {
-            if key.max_budget.is_some() {
-                continue;
-            }
-            key.max_budget = Some(Amount(value));
-            key.max_budget_from_policy = true;
-            // A key's spend resets with its own budgetDuration, or with the
-            // budget it links (LiteLLM's reset job resets the keys a budget
-            // gates); keys without limits of their own link the team budget.
-            let resets = key.budget_duration.is_some()
-                || (request.budget.is_some() && !key.has_own_limits() && team_resets);
-            let never = if resets {
-                ""
-            } else {
-                "; without budgetDuration the key's spend never resets"
-            };
-            findings.defaults.push(Problem::new(
-                format!("{}[{i}].maxBudget", paths.keys),
-                format!("not set: {value} applies ({source}){never}"),
-            ));
-        }
+    let mut filling = Filling {
+        request,
+        paths,
+        policy,
+        findings,
+    };
+    for apply in POLICY_DEFAULTS {
+        apply(&mut filling);
     }
 }
+
+/// A policy amount, where it parses (`check` reports one that does not).
+fn ceiling(value: &Option<String>) -> Option<Money> {
+    value.as_deref().and_then(|v| Money::parse(v).ok())
+}
+
+/// Default: a team without models gets the policy's allowed models, when
+/// they are an exact list; else the team's models are required.
+fn team_models(fill: &mut Filling<'_>) {
+    let Some(allowed) = &fill.policy.allowed_models else {
+        return;
+    };
+    let models = &fill.request.team.models;
+    if models.as_ref().is_some_and(|m| !m.is_empty()) {
+        return;
+    }
+    let field = format!("{}.models", fill.paths.team);
+    let left_out = if models.is_some() {
+        "empty, which LiteLLM reads as every model on the proxy"
+    } else {
+        "not set, which LiteLLM reads as every model on the proxy"
+    };
+    if allowed.is_empty() {
+        fill.findings.fatal.push(Problem::new(
+            field,
+            format!(
+                "{left_out}, and policy.allowedModels is empty: no team can be rendered under it"
+            ),
+        ));
+    } else if let Some(wildcard) = allowed.iter().find(|entry| entry.ends_with('*')) {
+        fill.findings.fatal.push(Problem::new(
+            field,
+            format!(
+                "must list the team's models: {left_out}, and the policy admits the wildcard {wildcard:?}, so its allowed models cannot stand in for them"
+            ),
+        ));
+    } else {
+        let mut defaulted: Vec<String> = Vec::with_capacity(allowed.len());
+        for model in allowed {
+            if !defaulted.contains(model) {
+                defaulted.push(model.clone());
+            }
+        }
+        fill.findings.defaults.push(Problem::new(
+            field,
+            format!(
+                "{left_out}: the policy's allowed models apply: {}",
+                defaulted.join(", ")
+            ),
+        ));
+        fill.request.team.models = Some(defaulted);
+    }
+}
+
+/// Default: a team budget without `maxBudget` gets the policy's ceiling.
+fn team_budget(fill: &mut Filling<'_>) {
+    let Some(ceiling) = ceiling(&fill.policy.max_budget) else {
+        return;
+    };
+    let budget = fill.request.budget.get_or_insert_with(Default::default);
+    if budget.max_budget.is_none() {
+        budget.max_budget = Some(Amount(ceiling));
+        fill.findings.defaults.push(Problem::new(
+            format!("{}.maxBudget", fill.paths.budget),
+            format!("not set: the policy ceiling {ceiling} applies"),
+        ));
+    }
+}
+
+/// Default: a key without `maxBudget` gets the policy's ceiling per key,
+/// or the team budget where that is smaller.
+fn key_budgets(fill: &mut Filling<'_>) {
+    let Some(ceiling) = ceiling(&fill.policy.max_key_budget) else {
+        return;
+    };
+    let team = fill.request.team_budget();
+    let team_resets = fill
+        .request
+        .budget
+        .as_ref()
+        .is_some_and(|b| b.duration.is_some());
+    // The smaller of the key ceiling and the team budget. A key without
+    // limits of its own links the team budget, and LiteLLM (1.108.7)
+    // fills a key's unset max_budget from the budget it links: before
+    // this default such a key was limited by the team budget alone. The
+    // smaller value keeps that limit and caps it at the ceiling, so what
+    // is rendered is what binds the key; a team budget above the ceiling
+    // would otherwise hand the key more than the policy allows. The
+    // team's own limit still applies on top in LiteLLM.
+    let (value, source) = match team {
+        Some(team) if team < ceiling => (
+            team,
+            format!("the team budget, below the policy ceiling {ceiling} per key"),
+        ),
+        _ => (ceiling, "the policy ceiling per key".to_string()),
+    };
+    for (i, key) in fill.request.keys.iter_mut().enumerate() {
+        if key.max_budget.is_some() {
+            continue;
+        }
+        key.max_budget = Some(Amount(value));
+        key.max_budget_from_policy = true;
+        // A key's spend resets with its own budgetDuration, or with the
+        // budget it links (LiteLLM's reset job resets the keys a budget
+        // gates); keys without limits of their own link the team budget.
+        let resets = key.budget_duration.is_some()
+            || (fill.request.budget.is_some() && !key.has_own_limits() && team_resets);
+        let never = if resets {
+            ""
+        } else {
+            "; without budgetDuration the key's spend never resets"
+        };
+        fill.findings.defaults.push(Problem::new(
+            format!("{}[{i}].maxBudget", fill.paths.keys),
+            format!("not set: {value} applies ({source}){never}"),
+        ));
+    }
+}
+
+/// What the rules of [`check`] read, and what they have found so far.
+struct Check<'a> {
+    request: &'a XrRequest,
+    paths: &'a FieldPaths,
+    policy: &'a Policy,
+    /// `policy.maxBudget`, where it parses.
+    max_budget: Option<Money>,
+    /// `policy.maxKeyBudget`, where it parses.
+    max_key_budget: Option<Money>,
+    /// The team budget's `maxBudget` (the policy's ceiling by now, where
+    /// the XR sets none).
+    team_budget: Option<Money>,
+    /// Names of the keys checked so far.
+    key_names: BTreeSet<&'a str>,
+    /// Aliases of the keys checked so far.
+    key_aliases: BTreeSet<&'a str>,
+    /// Object name part -> the index and name of the first model with it.
+    model_labels: BTreeMap<String, (usize, &'a str)>,
+    findings: Findings,
+}
+
+/// A rule of the request as a whole.
+type Rule = for<'a> fn(&mut Check<'a>);
+/// A rule of one key.
+type KeyRule = for<'a> fn(&mut Check<'a>, &At, &'a KeyRequest);
+/// A rule of one model.
+type ModelRule = for<'a> fn(&mut Check<'a>, &At, &'a ModelRequest);
+
+/// The rules of [`check`], in the order they report.
+const RULES: [Rule; 8] = [
+    team_models_allowed,
+    budget_duration,
+    soft_budget_under_max,
+    team_budget_under_ceiling,
+    key_count,
+    keys,
+    models_allowed_at_all,
+    models,
+];
+
+/// The rules of one key, in the order they report.
+const KEY_RULES: [KeyRule; 8] = [
+    key_name,
+    key_name_unique,
+    key_alias_unique,
+    key_durations,
+    key_models_allowed,
+    key_models_of_the_team,
+    key_budget_under_ceiling,
+    key_budget_under_team,
+];
+
+/// The rules of one model, in the order they report.
+const MODEL_RULES: [ModelRule; 5] = [
+    model_name,
+    model_upstream_set,
+    model_name_allowed,
+    model_api_base,
+    model_provider_allowed,
+];
 
 /// Checks `request` against the value rules and `policy`. Run on a request
 /// whose policy defaults are applied (`review`).
@@ -178,236 +284,334 @@ fn check(request: &XrRequest, paths: &FieldPaths, policy: &Policy) -> Findings {
         "input.policy.maxKeyBudget",
         &mut findings,
     );
-    let allowed = policy.allowed_models.as_deref();
-
-    let check_models = |models: &Option<Vec<String>>, field: &str, findings: &mut Findings| {
-        let (Some(allowed), Some(models)) = (allowed, models) else {
-            return;
-        };
-        for (i, model) in models.iter().enumerate() {
-            if !model_allowed(allowed, model) {
-                findings.fatal.push(Problem::new(
-                    format!("{field}[{i}]"),
-                    format!(
-                        "model {model:?} is not allowed by policy (allowed: {})",
-                        allowed.join(", ")
-                    ),
-                ));
-            }
-        }
+    let mut check = Check {
+        request,
+        paths,
+        policy,
+        max_budget,
+        max_key_budget,
+        team_budget: request.team_budget(),
+        key_names: BTreeSet::new(),
+        key_aliases: BTreeSet::new(),
+        model_labels: BTreeMap::new(),
+        findings,
     };
+    for rule in RULES {
+        rule(&mut check);
+    }
+    check.findings
+}
 
-    check_models(
-        &request.team.models,
-        &format!("{}.models", paths.team),
-        &mut findings,
-    );
-
-    // The budget.
-    let team_budget = request
-        .budget
-        .as_ref()
-        .and_then(|b| b.max_budget.as_ref())
-        .map(|a| a.0);
-    if let Some(budget) = &request.budget {
-        let field = |name: &str| format!("{}.{name}", paths.budget);
-        if let Some(d) = &budget.duration {
-            if !is_duration(d) {
-                findings
-                    .fatal
-                    .push(Problem::new(field("duration"), duration_message(d)));
-            }
-        } else if budget.max_budget.is_some() {
-            findings.warnings.push(Problem::new(
-                field("duration"),
-                "not set: the budget never resets",
+/// Each of `models` (at `field`) is among the policy's allowed models.
+fn models_allowed(
+    policy: &Policy,
+    models: &Option<Vec<String>>,
+    field: &str,
+    findings: &mut Findings,
+) {
+    let (Some(allowed), Some(models)) = (&policy.allowed_models, models) else {
+        return;
+    };
+    for (i, model) in models.iter().enumerate() {
+        if !model_allowed(allowed, model) {
+            findings.fatal.push(Problem::new(
+                format!("{field}[{i}]"),
+                format!(
+                    "model {model:?} is not allowed by policy (allowed: {})",
+                    allowed.join(", ")
+                ),
             ));
         }
-        if let (Some(soft), Some(max)) = (&budget.soft_budget, team_budget) {
-            if soft.0 > max {
-                findings.warnings.push(Problem::new(
-                    field("softBudget"),
-                    format!(
-                        "{} is above maxBudget {max}: the soft limit never warns",
-                        soft.0
-                    ),
-                ));
-            }
+    }
+}
+
+/// The team's models are among the policy's allowed models.
+fn team_models_allowed(check: &mut Check<'_>) {
+    let field = format!("{}.models", check.paths.team);
+    models_allowed(
+        check.policy,
+        &check.request.team.models,
+        &field,
+        &mut check.findings,
+    );
+}
+
+/// The budget's duration is a duration; a budget without one never resets
+/// (a warning).
+fn budget_duration(check: &mut Check<'_>) {
+    let Some(budget) = &check.request.budget else {
+        return;
+    };
+    let field = format!("{}.duration", check.paths.budget);
+    if let Some(d) = &budget.duration {
+        if let Some(message) = not_a_duration(d) {
+            check.findings.fatal.push(Problem::new(field, message));
+        }
+    } else if budget.max_budget.is_some() {
+        check
+            .findings
+            .warnings
+            .push(Problem::new(field, "not set: the budget never resets"));
+    }
+}
+
+/// A soft budget above the budget's maximum never warns (a warning).
+fn soft_budget_under_max(check: &mut Check<'_>) {
+    let soft = check
+        .request
+        .budget
+        .as_ref()
+        .and_then(|b| b.soft_budget.as_ref());
+    if let (Some(soft), Some(max)) = (soft, check.team_budget) {
+        if soft.0 > max {
+            check.findings.warnings.push(Problem::new(
+                format!("{}.softBudget", check.paths.budget),
+                format!(
+                    "{} is above maxBudget {max}: the soft limit never warns",
+                    soft.0
+                ),
+            ));
         }
     }
-    // Without a budget of its own the team has the ceiling by now.
-    if let (Some(ceiling), Some(b)) = (max_budget, team_budget) {
+}
+
+/// The team budget is within the policy's ceiling. Without a budget of
+/// its own the team has the ceiling by now.
+fn team_budget_under_ceiling(check: &mut Check<'_>) {
+    if let (Some(ceiling), Some(b)) = (check.max_budget, check.team_budget) {
         if b > ceiling {
-            findings.fatal.push(Problem::new(
-                format!("{}.maxBudget", paths.budget),
+            check.findings.fatal.push(Problem::new(
+                format!("{}.maxBudget", check.paths.budget),
                 format!("{b} exceeds the policy ceiling {ceiling}"),
             ));
         }
     }
+}
 
-    // The keys.
-    if let Some(limit) = policy.max_keys {
-        if request.keys.len() > limit as usize {
-            findings.fatal.push(Problem::new(
-                paths.keys.clone(),
+/// No more keys than the policy allows.
+fn key_count(check: &mut Check<'_>) {
+    let Some(limit) = check.policy.max_keys else {
+        return;
+    };
+    let count = check.request.keys.len();
+    if count > limit as usize {
+        check.findings.fatal.push(Problem::new(
+            check.paths.keys.clone(),
+            format!("{count} keys requested, policy allows at most {limit}"),
+        ));
+    }
+}
+
+/// Every key, by the rules of one key ([`KEY_RULES`]).
+fn keys(check: &mut Check<'_>) {
+    let (request, paths) = (check.request, check.paths);
+    each(check, &paths.keys, &request.keys, &KEY_RULES);
+}
+
+/// A key's name is a DNS label: it is part of its object's and Secret's names.
+fn key_name<'a>(check: &mut Check<'a>, at: &At, key: &'a KeyRequest) {
+    if let Some(message) = not_a_dns_label(&key.name) {
+        check
+            .findings
+            .fatal
+            .push(Problem::new(at.field("name"), message));
+    }
+}
+
+/// No two keys share a name.
+fn key_name_unique<'a>(check: &mut Check<'a>, at: &At, key: &'a KeyRequest) {
+    if !check.key_names.insert(key.name.as_str()) {
+        check.findings.fatal.push(Problem::new(
+            at.field("name"),
+            format!("duplicate key name {:?}", key.name),
+        ));
+    }
+}
+
+/// No two keys share an alias: LiteLLM's key aliases are unique.
+fn key_alias_unique<'a>(check: &mut Check<'a>, at: &At, key: &'a KeyRequest) {
+    let Some(alias) = &key.alias else {
+        return;
+    };
+    if !check.key_aliases.insert(alias.as_str()) {
+        check.findings.fatal.push(Problem::new(
+            at.field("alias"),
+            format!("duplicate key alias {alias:?}: LiteLLM key aliases are unique"),
+        ));
+    }
+}
+
+/// A key's `budgetDuration` and `duration` are durations.
+fn key_durations<'a>(check: &mut Check<'a>, at: &At, key: &'a KeyRequest) {
+    for (name, value) in [
+        ("budgetDuration", &key.budget_duration),
+        ("duration", &key.duration),
+    ] {
+        if let Some(message) = value.as_deref().and_then(not_a_duration) {
+            check
+                .findings
+                .fatal
+                .push(Problem::new(at.field(name), message));
+        }
+    }
+}
+
+/// A key's models are among the policy's allowed models.
+fn key_models_allowed<'a>(check: &mut Check<'a>, at: &At, key: &'a KeyRequest) {
+    let field = at.field("models");
+    models_allowed(check.policy, &key.models, &field, &mut check.findings);
+}
+
+/// A key's models are among its team's, or LiteLLM refuses them for the
+/// key (a warning).
+fn key_models_of_the_team<'a>(check: &mut Check<'a>, at: &At, key: &'a KeyRequest) {
+    let (Some(team_models), Some(models)) = (&check.request.team.models, &key.models) else {
+        return;
+    };
+    for (j, model) in models.iter().enumerate() {
+        if !team_models.contains(model) {
+            check.findings.warnings.push(Problem::new(
+                format!("{}[{j}]", at.field("models")),
+                format!("model {model:?} is not among the team's models: LiteLLM will refuse it for this key"),
+            ));
+        }
+    }
+}
+
+/// A key's budget is within the policy's ceiling per key.
+fn key_budget_under_ceiling<'a>(check: &mut Check<'a>, at: &At, key: &'a KeyRequest) {
+    if let (Some(budget), Some(ceiling)) = (&key.max_budget, check.max_key_budget) {
+        if budget.0 > ceiling {
+            check.findings.fatal.push(Problem::new(
+                at.field("maxBudget"),
+                format!("{} exceeds the policy ceiling {ceiling} per key", budget.0),
+            ));
+        }
+    }
+}
+
+/// A key's budget above the team budget is cut by the team's (a warning).
+fn key_budget_under_team<'a>(check: &mut Check<'a>, at: &At, key: &'a KeyRequest) {
+    if let (Some(budget), Some(team)) = (&key.max_budget, check.team_budget) {
+        if budget.0 > team {
+            check.findings.warnings.push(Problem::new(
+                at.field("maxBudget"),
                 format!(
-                    "{} keys requested, policy allows at most {limit}",
-                    request.keys.len()
+                    "{} is above the team budget {team}: the team limit applies first",
+                    budget.0
                 ),
             ));
         }
     }
-    let mut names = BTreeSet::new();
-    let mut aliases = BTreeSet::new();
-    for (i, key) in request.keys.iter().enumerate() {
-        let field = |name: &str| format!("{}[{i}].{name}", paths.keys);
-        if !is_dns_label(&key.name) {
-            findings.fatal.push(Problem::new(
-                field("name"),
-                format!(
-                    "{:?} must be a DNS label (lowercase letters, digits and '-', at most 63)",
-                    key.name
-                ),
-            ));
-        }
-        if !names.insert(key.name.as_str()) {
-            findings.fatal.push(Problem::new(
-                field("name"),
-                format!("duplicate key name {:?}", key.name),
-            ));
-        }
-        if let Some(alias) = &key.alias {
-            if !aliases.insert(alias.as_str()) {
-                findings.fatal.push(Problem::new(
-                    field("alias"),
-                    format!("duplicate key alias {alias:?}: LiteLLM key aliases are unique"),
-                ));
-            }
-        }
-        for (name, value) in [
-            ("budgetDuration", &key.budget_duration),
-            ("duration", &key.duration),
-        ] {
-            if let Some(d) = value {
-                if !is_duration(d) {
-                    findings
-                        .fatal
-                        .push(Problem::new(field(name), duration_message(d)));
-                }
-            }
-        }
-        check_models(&key.models, &field("models"), &mut findings);
-        if let (Some(team_models), Some(models)) = (&request.team.models, &key.models) {
-            for (j, model) in models.iter().enumerate() {
-                if !team_models.contains(model) {
-                    findings.warnings.push(Problem::new(
-                        format!("{}[{j}]", field("models")),
-                        format!("model {model:?} is not among the team's models: LiteLLM will refuse it for this key"),
-                    ));
-                }
-            }
-        }
-        if let Some(budget) = &key.max_budget {
-            if let Some(ceiling) = max_key_budget {
-                if budget.0 > ceiling {
-                    findings.fatal.push(Problem::new(
-                        field("maxBudget"),
-                        format!("{} exceeds the policy ceiling {ceiling} per key", budget.0),
-                    ));
-                }
-            }
-            if let Some(team) = team_budget {
-                if budget.0 > team {
-                    findings.warnings.push(Problem::new(
-                        field("maxBudget"),
-                        format!(
-                            "{} is above the team budget {team}: the team limit applies first",
-                            budget.0
-                        ),
-                    ));
-                }
-            }
-        }
-    }
+}
 
-    // The models.
-    if !request.models.is_empty() && policy.allow_models == Some(false) {
-        findings.fatal.push(Problem::new(
-            paths.models.clone(),
+/// XRs may add models unless the policy says otherwise.
+fn models_allowed_at_all(check: &mut Check<'_>) {
+    if !check.request.models.is_empty() && check.policy.allow_models == Some(false) {
+        check.findings.fatal.push(Problem::new(
+            check.paths.models.clone(),
             "policy does not allow XRs to add models",
         ));
     }
-    // Object name part -> the index and name of the first model with it.
-    let mut model_labels: BTreeMap<String, (usize, &str)> = BTreeMap::new();
-    for (i, model) in request.models.iter().enumerate() {
-        let field = |name: &str| format!("{}[{i}].{name}", paths.models);
-        let label = names::model_label(&model.name);
-        if model.name.chars().any(char::is_control) || !is_dns_label(&label) {
-            findings.fatal.push(Problem::new(
-                field("name"),
-                format!(
-                    "{:?} must have letters or digits, and at most 63 once every run of other \
-                     characters is one '-' (it names the LiteLLMModel object)",
-                    model.name
-                ),
-            ));
-        } else if let Some((first, first_name)) = model_labels.get(&label) {
-            let message = if *first_name == model.name {
-                format!("duplicate model name {:?}", model.name)
-            } else {
-                format!(
-                    "{:?} and {first_name:?} ({}[{first}].name) both name the object \
-                     model-{label}; rename one",
-                    model.name, paths.models
-                )
-            };
-            findings.fatal.push(Problem::new(field("name"), message));
+}
+
+/// Every model, by the rules of one model ([`MODEL_RULES`]).
+fn models(check: &mut Check<'_>) {
+    let (request, paths) = (check.request, check.paths);
+    each(check, &paths.models, &request.models, &MODEL_RULES);
+}
+
+/// A model's name maps onto a DNS label ([`names::model_label`]) that no
+/// model before it maps onto: the label names its object.
+fn model_name<'a>(check: &mut Check<'a>, at: &At, model: &'a ModelRequest) {
+    let label = names::model_label(&model.name);
+    if model.name.chars().any(char::is_control) || !is_dns_label(&label) {
+        check.findings.fatal.push(Problem::new(
+            at.field("name"),
+            format!(
+                "{:?} must have letters or digits, and at most 63 once every run of other \
+                 characters is one '-' (it names the LiteLLMModel object)",
+                model.name
+            ),
+        ));
+    } else if let Some((first, first_name)) = check.model_labels.get(&label) {
+        let message = if *first_name == model.name {
+            format!("duplicate model name {:?}", model.name)
         } else {
-            model_labels.insert(label, (i, &model.name));
-        }
-        if model.model.is_empty() {
-            findings
-                .fatal
-                .push(Problem::new(field("model"), "must not be empty"));
-        }
-        if let Some(allowed) = allowed {
-            if !model_allowed(allowed, &model.name) {
-                findings.fatal.push(Problem::new(
-                    field("name"),
-                    format!(
-                        "model {:?} is not allowed by policy (allowed: {})",
-                        model.name,
-                        allowed.join(", ")
-                    ),
-                ));
-            }
-        }
-        if let Some(base) = &model.api_base {
-            if !(base.starts_with("http://") || base.starts_with("https://")) {
-                findings.fatal.push(Problem::new(
-                    field("apiBase"),
-                    format!("{base:?} must be an http(s) URL"),
-                ));
-            }
-        }
-        if let (Some(providers), false) = (&policy.allowed_providers, model.model.is_empty()) {
-            let provider = model.provider();
-            if !providers.iter().any(|p| p == provider) {
-                let at = match model.custom_llm_provider {
-                    Some(_) => "customLlmProvider",
-                    None => "model",
-                };
-                findings.fatal.push(Problem::new(
-                    field(at),
-                    format!(
-                        "provider {provider:?} is not allowed by policy (allowed: {})",
-                        providers.join(", ")
-                    ),
-                ));
-            }
-        }
+            format!(
+                "{:?} and {first_name:?} ({}[{first}].name) both name the object \
+                 model-{label}; rename one",
+                model.name, check.paths.models
+            )
+        };
+        check
+            .findings
+            .fatal
+            .push(Problem::new(at.field("name"), message));
+    } else {
+        check.model_labels.insert(label, (at.index, &model.name));
     }
-    findings
+}
+
+/// A model names its upstream model.
+fn model_upstream_set<'a>(check: &mut Check<'a>, at: &At, model: &'a ModelRequest) {
+    if model.model.is_empty() {
+        check
+            .findings
+            .fatal
+            .push(Problem::new(at.field("model"), "must not be empty"));
+    }
+}
+
+/// A model's public name is among the policy's allowed models.
+fn model_name_allowed<'a>(check: &mut Check<'a>, at: &At, model: &'a ModelRequest) {
+    let Some(allowed) = &check.policy.allowed_models else {
+        return;
+    };
+    if !model_allowed(allowed, &model.name) {
+        check.findings.fatal.push(Problem::new(
+            at.field("name"),
+            format!(
+                "model {:?} is not allowed by policy (allowed: {})",
+                model.name,
+                allowed.join(", ")
+            ),
+        ));
+    }
+}
+
+/// A model's `apiBase` is an http(s) URL.
+fn model_api_base<'a>(check: &mut Check<'a>, at: &At, model: &'a ModelRequest) {
+    let Some(base) = &model.api_base else {
+        return;
+    };
+    if !(base.starts_with("http://") || base.starts_with("https://")) {
+        check.findings.fatal.push(Problem::new(
+            at.field("apiBase"),
+            format!("{base:?} must be an http(s) URL"),
+        ));
+    }
+}
+
+/// A model's provider is among the policy's allowed providers.
+fn model_provider_allowed<'a>(check: &mut Check<'a>, at: &At, model: &'a ModelRequest) {
+    let (Some(providers), false) = (&check.policy.allowed_providers, model.model.is_empty()) else {
+        return;
+    };
+    let provider = model.provider();
+    if !providers.iter().any(|p| p == provider) {
+        let field = match model.custom_llm_provider {
+            Some(_) => "customLlmProvider",
+            None => "model",
+        };
+        check.findings.fatal.push(Problem::new(
+            at.field(field),
+            format!(
+                "provider {provider:?} is not allowed by policy (allowed: {})",
+                providers.join(", ")
+            ),
+        ));
+    }
 }
 
 /// The Secrets the XR's models read credentials from, against
@@ -460,10 +664,6 @@ pub fn model_secrets(
         }
     }
     problems
-}
-
-fn duration_message(value: &str) -> String {
-    format!("{value:?} is not a duration: use a positive number followed by s, m, h, d or mo (such as 30d)")
 }
 
 #[cfg(test)]
