@@ -5,6 +5,8 @@
 //! Each check is a list of small named rules, each checking one thing and
 //! run in a fixed order, so that the problems come in that order.
 
+use std::collections::BTreeSet;
+
 use super::error::Problem;
 
 /// What the checks found.
@@ -51,12 +53,36 @@ pub fn not_a_duration(value: &str) -> Option<String> {
     })
 }
 
-/// Why `name` (of a key, user or MCP server) cannot be part of an object
-/// name; `None` when it is a DNS label.
-pub fn not_a_dns_label(name: &str) -> Option<String> {
-    (!is_dns_label(name)).then(|| {
-        format!("{name:?} must be a DNS label (lowercase letters, digits and '-', at most 63)")
-    })
+/// The rule of an item's name (a key's, user's or MCP server's, `what`):
+/// a DNS label, as it is part of the item's object name, and the name of
+/// none of the items before it (`seen`).
+pub fn unique_label<'a>(
+    name: &'a str,
+    what: &str,
+    at: &At,
+    seen: &mut BTreeSet<&'a str>,
+    findings: &mut Findings,
+) {
+    if !is_dns_label(name) {
+        findings.fatal.push(Problem::new(
+            at.field("name"),
+            format!("{name:?} must be a DNS label (lowercase letters, digits and '-', at most 63)"),
+        ));
+    }
+    if !seen.insert(name) {
+        findings.fatal.push(Problem::new(
+            at.field("name"),
+            format!("duplicate {what} name {name:?}"),
+        ));
+    }
+}
+
+/// Why `count` `what` (`keys`, `users`) are more than the policy's `limit`
+/// allows; `None` when they are not, or without a limit.
+pub fn over_policy_limit(count: usize, limit: Option<u32>, what: &str) -> Option<String> {
+    let limit = limit?;
+    (count > limit as usize)
+        .then(|| format!("{count} {what} requested, policy allows at most {limit}"))
 }
 
 /// Where an item of a list of the request is: `spec.keys[1]`.

@@ -10,7 +10,9 @@ use crate::api::money::Money;
 use super::error::Problem;
 use super::names;
 use super::request::{Amount, KeyRequest, ModelRequest, XrRequest};
-use super::rules::{each, is_dns_label, not_a_dns_label, not_a_duration, At, Findings};
+use super::rules::{
+    each, is_dns_label, not_a_duration, over_policy_limit, unique_label, At, Findings,
+};
 
 /// Whether `policy` admits `model` (exact, or a `prefix*` entry).
 fn model_allowed(allowed: &[String], model: &str) -> bool {
@@ -254,9 +256,8 @@ const RULES: [Rule; 8] = [
 ];
 
 /// The rules of one key, in the order they report.
-const KEY_RULES: [KeyRule; 8] = [
+const KEY_RULES: [KeyRule; 7] = [
     key_name,
-    key_name_unique,
     key_alias_unique,
     key_durations,
     key_models_allowed,
@@ -390,15 +391,10 @@ fn team_budget_under_ceiling(check: &mut Check<'_>) {
 
 /// No more keys than the policy allows.
 fn key_count(check: &mut Check<'_>) {
-    let Some(limit) = check.policy.max_keys else {
-        return;
-    };
     let count = check.request.keys.len();
-    if count > limit as usize {
-        check.findings.fatal.push(Problem::new(
-            check.paths.keys.clone(),
-            format!("{count} keys requested, policy allows at most {limit}"),
-        ));
+    if let Some(message) = over_policy_limit(count, check.policy.max_keys, "keys") {
+        let field = check.paths.keys.clone();
+        check.findings.fatal.push(Problem::new(field, message));
     }
 }
 
@@ -408,24 +404,16 @@ fn keys(check: &mut Check<'_>) {
     each(check, &paths.keys, &request.keys, &KEY_RULES);
 }
 
-/// A key's name is a DNS label: it is part of its object's and Secret's names.
+/// A key's name is a DNS label no key before it has: it is part of its
+/// object's and Secret's names.
 fn key_name<'a>(check: &mut Check<'a>, at: &At, key: &'a KeyRequest) {
-    if let Some(message) = not_a_dns_label(&key.name) {
-        check
-            .findings
-            .fatal
-            .push(Problem::new(at.field("name"), message));
-    }
-}
-
-/// No two keys share a name.
-fn key_name_unique<'a>(check: &mut Check<'a>, at: &At, key: &'a KeyRequest) {
-    if !check.key_names.insert(key.name.as_str()) {
-        check.findings.fatal.push(Problem::new(
-            at.field("name"),
-            format!("duplicate key name {:?}", key.name),
-        ));
-    }
+    unique_label(
+        &key.name,
+        "key",
+        at,
+        &mut check.key_names,
+        &mut check.findings,
+    );
 }
 
 /// No two keys share an alias: LiteLLM's key aliases are unique.
