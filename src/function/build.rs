@@ -183,6 +183,18 @@ impl Target {
         ]);
         self.object(kind, resource, Value::Object(spec))
     }
+
+    /// Adds the entity of `kind` composed as `resource` to `out`.
+    fn add(
+        &self,
+        out: &mut BTreeMap<String, Value>,
+        kind: &str,
+        resource: String,
+        for_provider: Map<String, Value>,
+    ) {
+        let object = self.entity(kind, &resource, for_provider);
+        out.insert(resource, object);
+    }
 }
 
 /// Inserts `value` under `key` when it is present.
@@ -221,10 +233,24 @@ fn limits(
     }
 }
 
+/// A builder of one kind of composed resource: adds the request's
+/// resources of that kind to the desired ones.
+type Builder = fn(&Target, &XrRequest, &mut BTreeMap<String, Value>);
+
+/// The builders of the composed resources, one a kind.
+const BUILDERS: [Builder; 7] = [instance, budget, team, keys, models, users, mcp_servers];
+
 /// The desired composed resources, by composition-resource name.
 pub fn desired(target: &Target, request: &XrRequest) -> BTreeMap<String, Value> {
     let mut out = BTreeMap::new();
+    for build in BUILDERS {
+        build(target, request, &mut out);
+    }
+    out
+}
 
+/// The LiteLLMInstance this function renders, if it renders one.
+fn instance(target: &Target, _: &XrRequest, out: &mut BTreeMap<String, Value>) {
     if let InstanceTarget::Rendered(spec) = &target.instance {
         let spec = serde_json::to_value(spec.as_ref()).expect("the instance spec serializes");
         out.insert(
@@ -232,9 +258,27 @@ pub fn desired(target: &Target, request: &XrRequest) -> BTreeMap<String, Value> 
             target.object("LiteLLMInstance", names::INSTANCE, spec),
         );
     }
+}
 
-    // The budget, and the same limits on the team, since LiteLLM enforces a
-    // team's own max_budget while a budget object only applies to what links it.
+/// The budget: its limits, which [`team`] repeats on the team.
+fn budget(target: &Target, request: &XrRequest, out: &mut BTreeMap<String, Value>) {
+    let Some(budget) = &request.budget else {
+        return;
+    };
+    let mut limits = limits(
+        &budget.max_budget,
+        &budget.duration,
+        budget.tpm_limit,
+        budget.rpm_limit,
+        budget.max_parallel_requests,
+    );
+    put_amount(&mut limits, "softBudget", &budget.soft_budget);
+    target.add(out, "LiteLLMBudget", names::BUDGET.to_string(), limits);
+}
+
+/// The team, with the budget's limits: LiteLLM enforces a team's own
+/// max_budget, while a budget object only applies to what links it.
+fn team(target: &Target, request: &XrRequest, out: &mut BTreeMap<String, Value>) {
     let mut team = Map::new();
     team.insert(
         "teamAlias".into(),
@@ -266,24 +310,22 @@ pub fn desired(target: &Target, request: &XrRequest) -> BTreeMap<String, Value> 
             budget.rpm_limit,
             None,
         ));
-        let mut limits = limits(
-            &budget.max_budget,
-            &budget.duration,
-            budget.tpm_limit,
-            budget.rpm_limit,
-            budget.max_parallel_requests,
-        );
-        put_amount(&mut limits, "softBudget", &budget.soft_budget);
-        out.insert(
-            names::BUDGET.to_string(),
-            target.entity("LiteLLMBudget", names::BUDGET, limits),
-        );
     }
-    out.insert(
-        names::TEAM.to_string(),
-        target.entity("LiteLLMTeam", names::TEAM, team),
-    );
+    // A tenant's models are its team's: LiteLLM serves them as
+    // `<namespace>/<name>`, which the team's own list must name.
+    if let (true, Some(Value::Array(models))) = (target.team_models, team.get_mut("models")) {
+        for model in &request.models {
+            let name = format!("{}/{}", target.namespace, model.name);
+            if !models.iter().any(|m| m.as_str() == Some(name.as_str())) {
+                models.push(Value::String(name));
+            }
+        }
+    }
+    target.add(out, "LiteLLMTeam", names::TEAM.to_string(), team);
+}
 
+/// Each key, writing its connection Secret.
+fn keys(target: &Target, request: &XrRequest, out: &mut BTreeMap<String, Value>) {
     for key in &request.keys {
         let mut p = Map::new();
         p.insert(
@@ -332,15 +374,10 @@ pub fn desired(target: &Target, request: &XrRequest) -> BTreeMap<String, Value> 
             json!({ "name": target.object_name(&resource_name) });
         out.insert(resource_name, object);
     }
+}
 
-    // A tenant's models are its team's: LiteLLM serves them as
-    // `<namespace>/<name>`, which the team's own list must name.
-    let team_models: Vec<String> = request
-        .models
-        .iter()
-        .filter(|_| target.team_models)
-        .map(|m| format!("{}/{}", target.namespace, m.name))
-        .collect();
+/// Each model deployment; a tenant's is its team's ([`Target::team_models`]).
+fn models(target: &Target, request: &XrRequest, out: &mut BTreeMap<String, Value>) {
     for model in &request.models {
         let mut params = Map::new();
         params.insert("model".into(), json!(model.model));
@@ -369,12 +406,12 @@ pub fn desired(target: &Target, request: &XrRequest) -> BTreeMap<String, Value> 
                 json!({ "name": target.object_name(names::TEAM) }),
             );
         }
-        let resource_name = names::model(&model.name);
-        out.insert(
-            resource_name.clone(),
-            target.entity("LiteLLMModel", &resource_name, p),
-        );
+        target.add(out, "LiteLLMModel", names::model(&model.name), p);
     }
+}
+
+/// Each user.
+fn users(target: &Target, request: &XrRequest, out: &mut BTreeMap<String, Value>) {
     for user in &request.users {
         let mut p = Map::new();
         put(&mut p, "userEmail", &user.email);
@@ -389,13 +426,12 @@ pub fn desired(target: &Target, request: &XrRequest) -> BTreeMap<String, Value> 
             user.max_parallel_requests,
         ));
         put(&mut p, "metadata", &user.metadata);
-        let resource_name = names::user(&user.name);
-        out.insert(
-            resource_name.clone(),
-            target.entity("LiteLLMUser", &resource_name, p),
-        );
+        target.add(out, "LiteLLMUser", names::user(&user.name), p);
     }
+}
 
+/// Each MCP server.
+fn mcp_servers(target: &Target, request: &XrRequest, out: &mut BTreeMap<String, Value>) {
     for server in &request.mcp_servers {
         let mut p = Map::new();
         p.insert(
@@ -410,24 +446,8 @@ pub fn desired(target: &Target, request: &XrRequest) -> BTreeMap<String, Value> 
         put(&mut p, "allowedTools", &server.allowed_tools);
         put(&mut p, "accessGroups", &server.access_groups);
         put(&mut p, "mcpInfo", &server.mcp_info);
-        let resource_name = names::mcp_server(&server.name);
-        out.insert(
-            resource_name.clone(),
-            target.entity("LiteLLMMCPServer", &resource_name, p),
-        );
+        target.add(out, "LiteLLMMCPServer", names::mcp_server(&server.name), p);
     }
-
-    if let Some(Value::Array(models)) = out
-        .get_mut(names::TEAM)
-        .and_then(|team| team.pointer_mut("/spec/forProvider/models"))
-    {
-        for name in team_models {
-            if !models.iter().any(|m| m.as_str() == Some(name.as_str())) {
-                models.push(Value::String(name));
-            }
-        }
-    }
-    out
 }
 
 /// `forProvider.members` of the team: a user of the XR by `userRef` (the
