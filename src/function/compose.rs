@@ -435,60 +435,34 @@ pub fn readiness(status: &Value) -> Option<bool> {
 
 /// Composes the desired state for `xr` under `input`.
 pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) -> Outcome {
-    let (input, instance, ttl) = match parse_input(input) {
-        Ok(parsed) => parsed,
-        Err(problems) => return Outcome::Fatal(problems),
-    };
+    match composition(xr, input, observed) {
+        Ok(composition) => Outcome::Composed(composition),
+        Err(problems) => Outcome::Fatal(problems),
+    }
+}
+
+/// [`compose`], step by step: the input, the XR's name, the request and
+/// where it goes ([`review`]), the tenancy rules ([`check_tenancy`]), the
+/// target, the desired resources ([`desired`]) as observed ([`observe`]),
+/// the instance ([`seen_instance`]), then the conditions and the XR's status.
+/// The first step that finds problems ends it with them.
+fn composition(
+    xr: &Value,
+    input: Option<&Value>,
+    observed: &dyn ObservedState,
+) -> Result<Composition, Vec<Problem>> {
+    let (input, instance, ttl) = parse_input(input)?;
     let Some(xr_name) = lookup(xr, "metadata.name").and_then(Value::as_str) else {
-        return Outcome::Fatal(vec![Problem::new("metadata.name", "the XR has no name")]);
+        return Err(vec![Problem::new("metadata.name", "the XR has no name")]);
     };
-    let mut problems = Vec::new();
-    let namespace = namespace_of(xr, &input).map_err(|p| problems.push(p)).ok();
-    let request = parse_request(xr, &input)
-        .map_err(|p| problems.extend(p))
-        .ok();
-    // The request as rendered: with the policy's defaults applied.
-    let (request, mut findings) = match request {
-        Some(r) => {
-            let (r, findings) = validate::review(r, &input.fields, &input.policy);
-            (Some(r), findings)
-        }
-        None => (None, Findings::default()),
-    };
-    problems.append(&mut findings.fatal);
-    findings.warnings.extend(unknown(xr, &input));
-    let (Some((namespace, tenants)), Some(mut request), true) =
-        (namespace, request, problems.is_empty())
-    else {
-        return Outcome::Fatal(problems);
-    };
-    if tenants {
-        findings
-            .warnings
-            .extend(tenant_exposure(&input.instance, &namespace));
-    }
-    let mut secrets = validate::model_secrets(
-        &request,
-        &input.fields,
-        &input.policy,
-        (!tenants).then_some(namespace.as_str()),
-    );
-    let tenancy = Tenancy {
-        namespace: &namespace,
-        shared_instance: matches!(&instance, InstanceTarget::Existing { namespace: Some(ns), .. }
-            if ns != &namespace),
-        platform_namespace: !tenants,
-    };
-    let mut people = members::review(&mut request, &input.fields, &input.policy, &tenancy);
-    let mut servers = mcp::check(&request, &input.fields, &input.policy, &tenancy);
-    secrets.append(&mut people.fatal);
-    secrets.append(&mut servers.fatal);
-    if !secrets.is_empty() {
-        return Outcome::Fatal(secrets);
-    }
-    findings.warnings.append(&mut people.warnings);
-    findings.warnings.append(&mut servers.warnings);
-    findings.defaults.append(&mut people.defaults);
+    let mut reviewed = review(xr, &input)?;
+    check_tenancy(&mut reviewed, &input, &instance)?;
+    let Reviewed {
+        request,
+        namespace,
+        mut findings,
+        ..
+    } = reviewed;
     let legacy = lookup(xr, "metadata.namespace").is_none();
     // A proxy provisioned for this XR alone serves no other tenant: its
     // public names hurt nobody.
@@ -501,17 +475,149 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
         team_models: (!legacy || claimed(xr)) && !own_proxy,
     };
     if let Some(problem) = target.unnameable() {
-        return Outcome::Fatal(vec![problem]);
+        return Err(vec![problem]);
     }
 
-    let mut resources = BTreeMap::new();
-    let mut observed_by_name = BTreeMap::new();
-    let mut added = Vec::new();
-    let mut desired = build::desired(&target, &request);
+    let desired = desired(&target, &request, &input, xr, &mut findings.warnings);
+    let (resources, observed_by_name, added) = observe(desired, observed);
+    let (requirements, instance_status, instance_state) =
+        seen_instance(&target, observed, &observed_by_name, &mut findings.warnings);
+    let conditions = conditions::composed(
+        instance_state,
+        request.keys.iter().map(|key| {
+            let desired = resources.get(&names::key(&key.name));
+            (key.name.as_str(), desired.is_some_and(Desired::is_ready))
+        }),
+    );
+    let (xr_status, connection_details) = report(
+        &target,
+        &request,
+        &resources,
+        &observed_by_name,
+        instance_status,
+        legacy,
+    );
+    let xr_status = place(xr_status, &input.status.paths());
+    Ok(Composition {
+        resources,
+        xr_status,
+        connection_details,
+        warnings: findings.warnings,
+        defaults: findings.defaults,
+        requirements,
+        conditions,
+        added,
+        ttl,
+    })
+}
+
+/// The request as rendered and where it goes: what [`review`] makes of an
+/// XR under its input.
+struct Reviewed {
+    /// The request, with the policy's defaults applied.
+    request: XrRequest,
+    /// Namespace of the composed resources.
+    namespace: String,
+    /// Whether that is the tenant's namespace (the XR's or its claim's)
+    /// rather than one the platform chose.
+    tenants: bool,
+    /// Its warnings and the defaults applied (nothing fatal).
+    findings: Findings,
+}
+
+/// Reads the XR's request and where its resources go, and checks the
+/// request against the value rules and the policy (its defaults applied):
+/// every problem of the three, or the request with its warnings.
+fn review(xr: &Value, input: &Input) -> Result<Reviewed, Vec<Problem>> {
+    let mut problems = Vec::new();
+    let namespace = namespace_of(xr, input).map_err(|p| problems.push(p)).ok();
+    let request = parse_request(xr, input)
+        .map_err(|p| problems.extend(p))
+        .ok();
+    // The request as rendered: with the policy's defaults applied.
+    let (request, mut findings) = match request {
+        Some(r) => {
+            let (r, findings) = validate::review(r, &input.fields, &input.policy);
+            (Some(r), findings)
+        }
+        None => (None, Findings::default()),
+    };
+    problems.append(&mut findings.fatal);
+    findings.warnings.extend(unknown(xr, input));
+    let (Some((namespace, tenants)), Some(request), true) =
+        (namespace, request, problems.is_empty())
+    else {
+        return Err(problems);
+    };
+    if tenants {
+        findings
+            .warnings
+            .extend(tenant_exposure(&input.instance, &namespace));
+    }
+    Ok(Reviewed {
+        request,
+        namespace,
+        tenants,
+        findings,
+    })
+}
+
+/// Checks the reviewed request against the provider's tenancy rules where
+/// its resources go and the policy's lists: the Secrets and credentials its
+/// models name, its users and members (the users' models filled in), its
+/// MCP servers and object permissions. Every problem, or their warnings
+/// and defaults added to the request's.
+fn check_tenancy(
+    reviewed: &mut Reviewed,
+    input: &Input,
+    instance: &InstanceTarget,
+) -> Result<(), Vec<Problem>> {
+    let Reviewed {
+        request,
+        namespace,
+        tenants,
+        findings,
+    } = reviewed;
+    let mut secrets = validate::model_secrets(
+        request,
+        &input.fields,
+        &input.policy,
+        (!*tenants).then_some(namespace.as_str()),
+    );
+    let tenancy = Tenancy {
+        namespace,
+        shared_instance: matches!(instance, InstanceTarget::Existing { namespace: Some(ns), .. }
+            if ns != namespace),
+        platform_namespace: !*tenants,
+    };
+    let mut people = members::review(request, &input.fields, &input.policy, &tenancy);
+    let mut servers = mcp::check(request, &input.fields, &input.policy, &tenancy);
+    secrets.append(&mut people.fatal);
+    secrets.append(&mut servers.fatal);
+    if !secrets.is_empty() {
+        return Err(secrets);
+    }
+    findings.warnings.append(&mut people.warnings);
+    findings.warnings.append(&mut servers.warnings);
+    findings.defaults.append(&mut people.defaults);
+    Ok(())
+}
+
+/// The desired composed resources, by composition-resource name: built,
+/// with the XR's usages of its instance where the input asks for them, and
+/// the input's metadata applied. What is odd about them joins `warnings`.
+fn desired(
+    target: &Target,
+    request: &XrRequest,
+    input: &Input,
+    xr: &Value,
+    warnings: &mut Vec<Problem>,
+) -> BTreeMap<String, Value> {
+    let mut desired = build::desired(target, request);
     if input.usages == Some(true) {
-        let usages = usage::of_instance(&target, &desired);
+        let usages = usage::of_instance(target, &desired);
         if usages.is_empty() {
-            findings.warnings.push(Problem::new(
+            warnings.push(Problem::new(
                 "input.usages",
                 "has no effect with input.instance.reference: the instance is not composed \
                  here, so its deletion is not this composition's to order",
@@ -519,9 +625,24 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
         }
         desired.extend(usages);
     }
-    findings
-        .warnings
-        .extend(metadata::apply(&mut desired, xr, &input.composed));
+    warnings.extend(metadata::apply(&mut desired, xr, &input.composed));
+    desired
+}
+
+/// The desired resources with what is observed of them: each with its
+/// readiness, the observed ones by name, and what this composition adds
+/// (each resource not observed yet).
+fn observe<'o>(
+    desired: BTreeMap<String, Value>,
+    observed: &'o dyn ObservedState,
+) -> (
+    BTreeMap<String, Desired>,
+    BTreeMap<String, Observed<'o>>,
+    Vec<String>,
+) {
+    let mut resources = BTreeMap::new();
+    let mut observed_by_name = BTreeMap::new();
+    let mut added = Vec::new();
     for (name, resource) in desired {
         // Under an older API group the name holds another object: not
         // observed, as far as this one goes.
@@ -541,7 +662,19 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
             observed_by_name.insert(name, seen);
         }
     }
+    (resources, observed_by_name, added)
+}
 
+/// The instance the entities use, as the function sees it: what to ask
+/// Crossplane for (a referenced instance), its status (the rendered one's
+/// as observed, a referenced one's as Crossplane supplied it) and where it
+/// stands. A referenced instance not supplied is a warning.
+fn seen_instance<'t, 'o>(
+    target: &'t Target,
+    observed: &'o dyn ObservedState,
+    observed_by_name: &BTreeMap<String, Observed<'o>>,
+    warnings: &mut Vec<Problem>,
+) -> (Vec<Requirement>, Option<&'o Value>, InstanceState<'t>) {
     let mut requirements = Vec::new();
     let mut instance_fetched = false;
     let instance_status = match &target.instance {
@@ -579,40 +712,14 @@ pub fn compose(xr: &Value, input: Option<&Value>, observed: &dyn ObservedState) 
                 name,
                 fetched: instance_fetched,
             };
-            findings.warnings.push(Problem::new(
+            warnings.push(Problem::new(
                 "input.instance.reference",
                 state.explain().expect("a missing instance explains itself"),
             ));
             state
         }
     };
-    let conditions = conditions::composed(
-        instance_state,
-        request.keys.iter().map(|key| {
-            let desired = resources.get(&names::key(&key.name));
-            (key.name.as_str(), desired.is_some_and(Desired::is_ready))
-        }),
-    );
-    let (xr_status, connection_details) = report(
-        &target,
-        &request,
-        &resources,
-        &observed_by_name,
-        instance_status,
-        legacy,
-    );
-    let xr_status = place(xr_status, &input.status.paths());
-    Outcome::Composed(Composition {
-        resources,
-        xr_status,
-        connection_details,
-        warnings: findings.warnings,
-        defaults: findings.defaults,
-        requirements,
-        conditions,
-        added,
-        ttl,
-    })
+    (requirements, instance_status, instance_state)
 }
 
 /// The XR's status and (legacy) connection details, from observed resources.
@@ -625,8 +732,6 @@ fn report(
     legacy: bool,
 ) -> (Map<String, Value>, BTreeMap<String, Vec<u8>>) {
     let mut status = Map::new();
-    let mut details = BTreeMap::new();
-
     if let Some(team_id) = observed
         .get(names::TEAM)
         .and_then(|o| o.status.pointer("/atProvider/teamId"))
@@ -651,53 +756,20 @@ fn report(
     // Reported only for an XR that asks for them: an XRD written before
     // users and MCP servers declares no such status field, and Crossplane
     // would refuse the whole status.
-    let at_provider = |resource: &str, field: &str| {
-        observed
-            .get(resource)
-            .and_then(|o| o.status.pointer(&format!("/atProvider/{field}")))
-            .cloned()
-    };
     if !request.users.is_empty() {
-        let users: Vec<Value> = request
-            .users
-            .iter()
-            .map(|user| {
-                let name = names::user(&user.name);
-                let mut entry = Map::new();
-                entry.insert("name".into(), json!(user.name));
-                if let Some(id) = at_provider(&name, "userId") {
-                    entry.insert("userId".into(), id);
-                }
-                entry.insert(
-                    "ready".into(),
-                    json!(resources.get(&name).is_some_and(Desired::is_ready)),
-                );
-                Value::Object(entry)
-            })
-            .collect();
-        status.insert("users".into(), Value::Array(users));
+        let users = request.users.iter().map(|user| {
+            let name = names::user(&user.name);
+            entity_status(&user.name, &name, &["userId"], resources, observed)
+        });
+        status.insert("users".into(), users.collect());
     }
     if !request.mcp_servers.is_empty() {
-        let servers: Vec<Value> = request
-            .mcp_servers
-            .iter()
-            .map(|server| {
-                let name = names::mcp_server(&server.name);
-                let mut entry = Map::new();
-                entry.insert("name".into(), json!(server.name));
-                for field in ["serverId", "serverName"] {
-                    if let Some(value) = at_provider(&name, field) {
-                        entry.insert(field.into(), value);
-                    }
-                }
-                entry.insert(
-                    "ready".into(),
-                    json!(resources.get(&name).is_some_and(Desired::is_ready)),
-                );
-                Value::Object(entry)
-            })
-            .collect();
-        status.insert("mcpServers".into(), Value::Array(servers));
+        let servers = request.mcp_servers.iter().map(|server| {
+            let name = names::mcp_server(&server.name);
+            let fields = ["serverId", "serverName"];
+            entity_status(&server.name, &name, &fields, resources, observed)
+        });
+        status.insert("mcpServers".into(), servers.collect());
     }
 
     let instance_ready = instance
@@ -722,19 +794,60 @@ fn report(
     let all_ready = resources.values().all(Desired::is_ready) && instance_ready.unwrap_or(false);
     status.insert("ready".into(), json!(all_ready));
 
-    if legacy {
+    let details = if legacy {
         // Consumers call the gateway when the proxy splits LLM traffic off.
-        if let Some(url) = gateway.or(endpoint) {
-            details.insert("endpoint".to_string(), url.as_bytes().to_vec());
-        }
-        for key in &request.keys {
-            let secret = observed
-                .get(&names::key(&key.name))
-                .and_then(|o| o.connection_details.get(KEY_SECRET_FIELD));
-            if let Some(secret) = secret {
-                details.insert(format!("key-{}", key.name), secret.clone());
-            }
+        connection_details(request, observed, gateway.or(endpoint))
+    } else {
+        BTreeMap::new()
+    };
+    (status, details)
+}
+
+/// The status entry of a user or MCP server of the XR (`name`, composed as
+/// `resource`): its name, the `atProvider` `fields` observed of it, and
+/// whether it is ready.
+fn entity_status(
+    name: &str,
+    resource: &str,
+    fields: &[&str],
+    resources: &BTreeMap<String, Desired>,
+    observed: &BTreeMap<String, Observed<'_>>,
+) -> Value {
+    let mut entry = Map::new();
+    entry.insert("name".into(), json!(name));
+    for field in fields {
+        let value = observed
+            .get(resource)
+            .and_then(|o| o.status.pointer(&format!("/atProvider/{field}")));
+        if let Some(value) = value {
+            entry.insert(field.to_string(), value.clone());
         }
     }
-    (status, details)
+    entry.insert(
+        "ready".into(),
+        json!(resources.get(resource).is_some_and(Desired::is_ready)),
+    );
+    Value::Object(entry)
+}
+
+/// A legacy XR's connection details: the URL consumers call, and each
+/// key's secret as its observed Secret holds it.
+fn connection_details(
+    request: &XrRequest,
+    observed: &BTreeMap<String, Observed<'_>>,
+    url: Option<&str>,
+) -> BTreeMap<String, Vec<u8>> {
+    let mut details = BTreeMap::new();
+    if let Some(url) = url {
+        details.insert("endpoint".to_string(), url.as_bytes().to_vec());
+    }
+    for key in &request.keys {
+        let secret = observed
+            .get(&names::key(&key.name))
+            .and_then(|o| o.connection_details.get(KEY_SECRET_FIELD));
+        if let Some(secret) = secret {
+            details.insert(format!("key-{}", key.name), secret.clone());
+        }
+    }
+    details
 }
