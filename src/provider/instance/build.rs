@@ -43,7 +43,7 @@ pub const DEFAULT_IMAGE_REPOSITORY: &str = "ghcr.io/berriai/litellm";
 pub const DEFAULT_IMAGE_TAG: &str = "main-stable";
 /// Key of the generated master key in `<name>-master-key`; the same key the
 /// entity controllers read.
-pub use crate::api::instance::MASTER_KEY_KEY;
+use crate::api::instance::MASTER_KEY_KEY;
 /// `app.kubernetes.io/managed-by` of every workload object.
 use crate::provider::watch::cache::MANAGED_BY;
 /// Key of the generated salt key in `<name>-salt-key`.

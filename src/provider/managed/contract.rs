@@ -393,8 +393,8 @@ pub fn facts<K: ManagedKind>(mr: &K) -> crate::provider::watch::tolerant::Facts 
 /// Every managed kind is cached packed, its metadata as
 /// [`crate::provider::watch::cache::strip_managed`] keeps it.
 macro_rules! packable {
-    ($($kind:ty),* $(,)?) => {$(
-        impl crate::provider::watch::tolerant::Packable for $kind {
+    ($($kind:ident => $field:ident),* $(,)?) => {$(
+        impl crate::provider::watch::tolerant::Packable for crate::api::$kind {
             fn strip(meta: &mut kube::api::ObjectMeta) {
                 crate::provider::watch::cache::strip_managed(meta)
             }
@@ -404,14 +404,7 @@ macro_rules! packable {
         }
     )*};
 }
-
-/// Every kind of the registry is packed in the caches.
-macro_rules! packable_kinds {
-    ($($kind:ident => $field:ident),* $(,)?) => {
-        packable!($(crate::api::$kind),*);
-    };
-}
-crate::managed_kinds!(packable_kinds);
+crate::managed_kinds!(packable);
 
 /// What [`External::create`] did beyond creating the object under the id
 /// it was given. Only keys set `id` and `condition`: a proxy that refuses

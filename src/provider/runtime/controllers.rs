@@ -430,7 +430,7 @@ impl Wiring {
         self.pending.insert(TypeId::of::<K>(), Box::new(pending));
     }
 
-    fn pending<K: ManagedKind>(&self) -> &Pending<K> {
+    fn pending<K: cache::Cached + Clone>(&self) -> &Pending<K> {
         self.pending
             .get(&TypeId::of::<K>())
             .and_then(|pending| pending.downcast_ref())
@@ -470,11 +470,7 @@ impl Wiring {
 
 impl cache::Reflector for &Wiring {
     fn reflected<K: cache::Cached + Clone>(&mut self) -> Reflected<Tolerant<K>> {
-        self.pending
-            .get(&TypeId::of::<K>())
-            .and_then(|pending| pending.downcast_ref::<Pending<K>>())
-            .map(|pending| pending.reflected.clone())
-            .expect("every kind of the registry is watched before its store is read")
+        self.pending::<K>().reflected.clone()
     }
 }
 
