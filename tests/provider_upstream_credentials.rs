@@ -298,87 +298,42 @@ async fn tenant_models_send_their_own_secrets_and_never_the_platforms() {
     // (resource, litellmParams, what shows the tenant's secret was sent)
     type Sent = fn(&support::upstream::Received, &str) -> bool;
     let bearer: Sent = |r, own| r.header("authorization") == Some(&format!("Bearer {own}"));
-    let cases: Vec<(&str, Value, Sent)> = vec![
-        (
-            "openai",
-            json!({"model": "openai/gpt-4o", "apiBase": base, "apiKeySecretRef": key}),
-            bearer,
-        ),
-        (
-            "groq",
-            json!({"model": "groq/llama-3.1-8b-instant", "apiBase": base, "apiKeySecretRef": key}),
-            bearer,
-        ),
-        (
-            "mistral",
-            json!({"model": "mistral/mistral-small-latest", "apiBase": base,
-                   "apiKeySecretRef": key}),
-            bearer,
-        ),
-        (
-            "hosted-vllm",
-            json!({"model": "hosted_vllm/llama", "apiBase": base, "apiKeySecretRef": key}),
-            bearer,
-        ),
-        (
-            "together",
-            json!({"model": "together_ai/meta-llama/Llama-3-8b-chat-hf", "apiBase": base,
-                   "apiKeySecretRef": key}),
-            bearer,
-        ),
-        (
-            "openrouter",
-            json!({"model": "openrouter/openai/gpt-4o", "apiBase": base, "apiKeySecretRef": key}),
-            bearer,
-        ),
-        (
-            "deepseek",
-            json!({"model": "deepseek/deepseek-chat", "apiBase": base, "apiKeySecretRef": key}),
-            bearer,
-        ),
-        (
-            "xai",
-            json!({"model": "xai/grok-2", "apiBase": base, "apiKeySecretRef": key}),
-            bearer,
-        ),
+    // The families that take the tenant's key as a bearer token.
+    let bearer_families = [
+        ("openai", "openai/gpt-4o"),
+        ("groq", "groq/llama-3.1-8b-instant"),
+        ("mistral", "mistral/mistral-small-latest"),
+        ("hosted-vllm", "hosted_vllm/llama"),
+        ("together", "together_ai/meta-llama/Llama-3-8b-chat-hf"),
+        ("openrouter", "openrouter/openai/gpt-4o"),
+        ("deepseek", "deepseek/deepseek-chat"),
+        ("xai", "xai/grok-2"),
         (
             "fireworks",
-            json!({"model": "fireworks_ai/accounts/fireworks/models/llama-v3-8b-instruct",
-                   "apiBase": base, "apiKeySecretRef": key}),
-            bearer,
+            "fireworks_ai/accounts/fireworks/models/llama-v3-8b-instruct",
         ),
-        (
-            "cohere",
-            json!({"model": "cohere_chat/command-r", "apiBase": base, "apiKeySecretRef": key}),
-            bearer,
-        ),
-        (
-            "ollama",
-            json!({"model": "ollama_chat/llama3", "apiBase": base, "apiKeySecretRef": key}),
-            bearer,
-        ),
+        ("cohere", "cohere_chat/command-r"),
+        ("ollama", "ollama_chat/llama3"),
         (
             "huggingface",
-            json!({"model": "huggingface/meta-llama/Llama-3.1-8B-Instruct", "apiBase": base,
-                   "apiKeySecretRef": key}),
-            bearer,
+            "huggingface/meta-llama/Llama-3.1-8B-Instruct",
         ),
         (
             "databricks",
-            json!({"model": "databricks/databricks-meta-llama-3-70b-instruct", "apiBase": base,
-                   "apiKeySecretRef": key}),
-            bearer,
+            "databricks/databricks-meta-llama-3-70b-instruct",
         ),
-        (
-            "litellm-proxy",
-            json!({"model": "litellm_proxy/gpt-4o", "apiBase": base, "apiKeySecretRef": key}),
-            bearer,
-        ),
-        (
-            "perplexity",
-            json!({"model": "perplexity/sonar", "apiBase": base, "apiKeySecretRef": key}),
-            bearer,
-        ),
+        ("litellm-proxy", "litellm_proxy/gpt-4o"),
+        ("perplexity", "perplexity/sonar"),
+    ];
+    let mut cases: Vec<(&str, Value, Sent)> = bearer_families
+        .iter()
+        .map(|&(resource, model)| {
+            let params = json!({"model": model, "apiBase": base, "apiKeySecretRef": key});
+            (resource, params, bearer)
+        })
+        .collect();
+    // The families whose secret goes elsewhere, or is exchanged.
+    let others: Vec<(&str, Value, Sent)> = vec![
         (
             "azure-ai",
             json!({"model": "azure_ai/mistral-large", "apiBase": base, "apiKeySecretRef": key}),
@@ -449,6 +404,7 @@ async fn tenant_models_send_their_own_secrets_and_never_the_platforms() {
             },
         ),
     ];
+    cases.extend(others);
     for (name, params, _) in &cases {
         let spec = json!({"forProvider": {"modelName": format!("pupc-{name}-{suffix}"),
                                           "litellmParams": params}});
