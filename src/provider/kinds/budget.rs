@@ -16,12 +16,11 @@ use crate::api::LiteLLMVirtualKey;
 use crate::litellm::{self, BudgetInfo, BudgetRequest, Limited};
 
 use crate::provider::kinds::limits;
-use crate::provider::managed::contract::{
-    Connection, Created, Creation, External, ExternalError, ManagedKind, Observation,
-};
+use crate::provider::managed::contract::{Connection, ExternalError, ManagedKind};
 use crate::provider::managed::dependents::{self, Dependents};
 use crate::provider::managed::diff::{self, money_f64, money_string, Diff};
-use crate::provider::managed::ownership;
+use crate::provider::managed::mapped::{Fingerprints, Mapped, Mapping};
+use crate::provider::managed::ownership::{self, Owner};
 use crate::provider::watch::cache::Kube;
 use crate::provider::watch::joins::Joins;
 
@@ -63,14 +62,14 @@ pub fn at_provider(live: &BudgetInfo) -> BudgetObservation {
 }
 
 /// `/budget/*` for one reconciliation.
-pub struct BudgetExternal {
+pub struct BudgetMapping {
     client: litellm::Client,
 }
 
 impl ManagedKind for LiteLLMBudget {
     type Parameters = BudgetParameters;
     type AtProvider = BudgetObservation;
-    type External = BudgetExternal;
+    type External = Mapped<BudgetMapping>;
     const NOUN: &'static str = "budget";
     const JOINED_AS: Option<Joins> = Some(Joins::Budget);
 
@@ -94,61 +93,60 @@ impl ManagedKind for LiteLLMBudget {
         Ok(ownership::owned_id(&connection.owner))
     }
 
-    fn connect(connection: Connection) -> BudgetExternal {
-        BudgetExternal {
+    fn connect(connection: Connection) -> Mapped<BudgetMapping> {
+        Mapped(BudgetMapping {
             client: connection.litellm,
-        }
+        })
     }
 }
 
-impl External<LiteLLMBudget> for BudgetExternal {
-    async fn observe(
+impl Mapping<LiteLLMBudget> for BudgetMapping {
+    type Live = BudgetInfo;
+    type Request = BudgetRequest;
+
+    async fn read(&self, _: &LiteLLMBudget, id: &str) -> Result<Option<BudgetInfo>, ExternalError> {
+        Ok(self.client.budget_info(id).await?)
+    }
+    fn owner(&self, id: &str, _: &BudgetInfo) -> Option<Owner> {
+        ownership::owner_of_id(id)
+    }
+    fn drift(&self, mr: &LiteLLMBudget, _: &str, live: &BudgetInfo) -> Diff {
+        diff(&mr.spec.for_provider, live)
+    }
+    fn late_init(&self, params: &BudgetParameters, live: &BudgetInfo) -> Option<BudgetParameters> {
+        late_init(params, live)
+    }
+    fn at_provider(&self, live: &BudgetInfo, _: Option<Fingerprints>) -> BudgetObservation {
+        at_provider(live)
+    }
+    fn connection_details(&self, live: &BudgetInfo) -> BTreeMap<String, String> {
+        BTreeMap::from([("budgetId".to_owned(), live.budget_id.clone())])
+    }
+
+    async fn request(
         &self,
         mr: &LiteLLMBudget,
         id: &str,
-    ) -> Result<Observation<LiteLLMBudget>, ExternalError> {
-        let Some(live) = self.client.budget_info(id).await? else {
-            return Ok(Observation::absent());
-        };
+        drift: Option<&Diff>,
+    ) -> Result<BudgetRequest, ExternalError> {
         let params = &mr.spec.for_provider;
-        Ok(Observation {
-            probe: None,
-            exists: true,
-            owner: ownership::owner_of_id(id),
-            drift: diff(params, &live),
-            late_init: late_init(params, &live),
-            at_provider: Some(at_provider(&live)),
-            connection_details: BTreeMap::from([("budgetId".to_owned(), live.budget_id)]),
+        Ok(match drift {
+            None => request(id, params),
+            Some(drift) => BudgetRequest {
+                limits: limits::update_request(&params.limits, drift),
+                ..request(id, params)
+            },
         })
     }
-
-    async fn create(
-        &self,
-        mr: &LiteLLMBudget,
-        id: &str,
-    ) -> Result<Created<LiteLLMBudget>, ExternalError> {
-        self.client
-            .budget_new(&request(id, &mr.spec.for_provider))
-            .await?;
-        Ok(Creation::default().into())
-    }
-
-    async fn update(
-        &self,
-        mr: &LiteLLMBudget,
-        id: &str,
-        drift: &Diff,
-    ) -> Result<(), ExternalError> {
-        let params = &mr.spec.for_provider;
-        let settings = BudgetRequest {
-            limits: limits::update_request(&params.limits, drift),
-            ..request(id, params)
-        };
-        self.client.budget_update(&settings).await?;
+    async fn send_create(&self, request: &BudgetRequest) -> Result<(), ExternalError> {
+        self.client.budget_new(request).await?;
         Ok(())
     }
-
-    async fn delete(&self, id: &str) -> Result<(), ExternalError> {
+    async fn send_update(&self, request: &BudgetRequest) -> Result<(), ExternalError> {
+        self.client.budget_update(request).await?;
+        Ok(())
+    }
+    async fn send_delete(&self, id: &str) -> Result<(), ExternalError> {
         self.client.budget_delete(id).await?;
         Ok(())
     }

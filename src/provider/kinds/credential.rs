@@ -7,8 +7,8 @@
 //!
 //! LiteLLM never returns a value it masks, and the provider compares none
 //! it reads from a Secret: the fingerprint of each value last written is
-//! kept in `status.atProvider.secretFingerprints` (see [`fingerprints`],
-//! recorded as a model's are, by [`recorded_fingerprints`]), so a changed
+//! kept in `status.atProvider.secretFingerprints` (see [`values_fingerprints`],
+//! recorded as a model's are, by [`SecretValues`]), so a changed
 //! Secret is drift and is written again. Plain values are compared with
 //! what LiteLLM stores, which is why a name LiteLLM masks may not be one. A resource's values are the whole
 //! set: a value LiteLLM holds under another name is drift, and is removed.
@@ -21,20 +21,19 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::api::common::{policy_allows, ManagedFields, ManagedStatus, ManagementPolicy};
+use crate::api::common::{ManagedFields, ManagedStatus};
 use crate::api::credential::{CredentialObservation, CredentialParameters, LiteLLMCredential};
 use crate::api::LiteLLMModel;
 use crate::litellm::{self, masked_when_read, Credential, CredentialRequest, Secret};
 
 use crate::provider::kinds::upstream::families;
-use crate::provider::kinds::upstream::params::{
-    changed, names_environment, recorded_fingerprints, values_fingerprints,
-};
-use crate::provider::managed::contract::{
-    Connection, Created, Creation, External, ExternalError, ManagedKind, Observation,
-};
+use crate::provider::kinds::upstream::params::names_environment;
+use crate::provider::managed::contract::{Connection, ExternalError, ManagedKind};
 use crate::provider::managed::dependents::{self, Dependents};
 use crate::provider::managed::diff::{self, user_metadata, Diff};
+use crate::provider::managed::mapped::{
+    values_fingerprints, Fingerprints, Mapped, Mapping, SecretValues,
+};
 use crate::provider::managed::ownership::{metadata_with_marker, Owner};
 use crate::provider::managed::resolve::{Reference, Resolved};
 use crate::provider::watch::cache::Kube;
@@ -85,7 +84,7 @@ pub fn refusal(
 /// dereference into them (see [`crate::provider::kinds::upstream::families`]), or an empty Secret
 /// (LiteLLM would fall back on the proxy's own). Whether the credential
 /// holds what its models' families need is asked of each model that uses
-/// it (see [`CredentialExternal::users_refusal`]).
+/// it (see [`CredentialMapping::users_refusal`]).
 pub fn tenant_refusal(
     params: &CredentialParameters,
     secrets: &BTreeMap<String, Secret>,
@@ -196,7 +195,7 @@ pub fn at_provider(
 }
 
 /// `/credentials` for one reconciliation.
-pub struct CredentialExternal {
+pub struct CredentialMapping {
     client: litellm::Client,
     owner: Owner,
     refs: Resolved,
@@ -206,7 +205,7 @@ pub struct CredentialExternal {
     kube: Kube,
 }
 
-impl CredentialExternal {
+impl CredentialMapping {
     /// The values resolved from the Secrets.
     fn secrets(&self) -> BTreeMap<String, Secret> {
         self.refs.secret_set(VALUES).cloned().unwrap_or_default()
@@ -214,7 +213,7 @@ impl CredentialExternal {
 
     /// The create/update body, or why the values may not be written (before
     /// anything is sent).
-    async fn request(
+    async fn body(
         &self,
         id: &str,
         params: &CredentialParameters,
@@ -279,7 +278,7 @@ impl CredentialExternal {
 impl ManagedKind for LiteLLMCredential {
     type Parameters = CredentialParameters;
     type AtProvider = CredentialObservation;
-    type External = CredentialExternal;
+    type External = Mapped<CredentialMapping>;
     const NOUN: &'static str = "credential";
     const JOINED_AS: Option<Joins> = Some(Joins::Credential);
 
@@ -312,94 +311,104 @@ impl ManagedKind for LiteLLMCredential {
             entries,
         }]
     }
-    fn connect(connection: Connection) -> CredentialExternal {
-        CredentialExternal {
+    fn connect(connection: Connection) -> Mapped<CredentialMapping> {
+        Mapped(CredentialMapping {
             client: connection.litellm,
             owner: connection.owner,
             refs: connection.refs,
             public: connection.public_models,
             kube: connection.kube,
-        }
+        })
     }
 }
 
-impl External<LiteLLMCredential> for CredentialExternal {
-    async fn observe(
+/// Every write sends every value and the whole `credential_info`.
+impl Mapping<LiteLLMCredential> for CredentialMapping {
+    type Live = Credential;
+    type Request = CredentialRequest;
+
+    async fn read(
         &self,
-        mr: &LiteLLMCredential,
+        _: &LiteLLMCredential,
         id: &str,
-    ) -> Result<Observation<LiteLLMCredential>, ExternalError> {
-        let params = &mr.spec.for_provider;
-        let policies = &mr.spec.managed.management_policies;
-        let current = values_fingerprints(&self.secrets());
-        let stored = mr
+    ) -> Result<Option<Credential>, ExternalError> {
+        Ok(self.client.credential_get(id).await?)
+    }
+    fn owner(&self, _: &str, live: &Credential) -> Option<Owner> {
+        Owner::from_metadata(live.credential_info.as_ref())
+    }
+    fn drift(&self, mr: &LiteLLMCredential, _: &str, live: &Credential) -> Diff {
+        diff(&mr.spec.for_provider, live, &self.owner)
+    }
+    fn late_init(
+        &self,
+        params: &CredentialParameters,
+        live: &Credential,
+    ) -> Option<CredentialParameters> {
+        late_init(params, live)
+    }
+    fn at_provider(
+        &self,
+        live: &Credential,
+        fingerprints: Option<Fingerprints>,
+    ) -> CredentialObservation {
+        at_provider(live, fingerprints)
+    }
+    fn connection_details(&self, live: &Credential) -> BTreeMap<String, String> {
+        BTreeMap::from([("credentialName".to_owned(), live.credential_name.clone())])
+    }
+
+    /// A value whose Secret changed since it was written is drift of
+    /// `values`.
+    fn secret_values(&self, mr: &LiteLLMCredential) -> Option<SecretValues> {
+        let recorded = mr
             .status
             .as_ref()
             .and_then(|s| s.at_provider.as_ref())
             .and_then(|a| a.secret_fingerprints.clone());
-        // Whether `managed::sync` writes after this observation decides
-        // which fingerprints to report; see `recorded_fingerprints`.
-        let Some(live) = self.client.credential_get(id).await? else {
-            let mut absent = Observation::absent();
-            if policy_allows(policies, ManagementPolicy::Create) {
-                // Recorded only once the create succeeded.
-                absent.at_provider = Some(CredentialObservation {
-                    credential_name: Some(id.to_owned()),
-                    secret_fingerprints: recorded_fingerprints(stored.as_ref(), &current, true),
-                    ..CredentialObservation::default()
-                });
-            }
-            return Ok(absent);
-        };
-        let mut drift = diff(params, &live, &self.owner);
-        if changed(stored.as_ref(), &current).next().is_some() {
-            drift.mark(VALUES);
-        }
-        let writes = !drift.is_empty() && policy_allows(policies, ManagementPolicy::Update);
-        let fingerprints = recorded_fingerprints(stored.as_ref(), &current, writes);
-        Ok(Observation {
-            probe: None,
-            exists: true,
-            owner: Owner::from_metadata(live.credential_info.as_ref()),
-            late_init: late_init(params, &live),
-            at_provider: Some(at_provider(&live, fingerprints)),
-            drift,
-            connection_details: BTreeMap::from([(
-                "credentialName".to_owned(),
-                live.credential_name,
-            )]),
+        let values = SecretValues::new(values_fingerprints(&self.secrets()), recorded);
+        let changed = values.changed().next().is_some();
+        Some(values.drifting(changed, &[VALUES]))
+    }
+    fn before_create(
+        &self,
+        _: &LiteLLMCredential,
+        id: &str,
+        fingerprints: Option<Fingerprints>,
+    ) -> Option<CredentialObservation> {
+        Some(CredentialObservation {
+            credential_name: Some(id.to_owned()),
+            secret_fingerprints: fingerprints,
+            ..CredentialObservation::default()
         })
     }
 
-    async fn create(
+    /// An update also removes the values LiteLLM holds beyond them (read
+    /// again, so nothing another writer added meanwhile survives unseen).
+    async fn request(
         &self,
         mr: &LiteLLMCredential,
         id: &str,
-    ) -> Result<Created<LiteLLMCredential>, ExternalError> {
-        let request = self.request(id, &mr.spec.for_provider).await?;
-        self.client.credential_new(&request).await?;
-        Ok(Creation::default().into())
-    }
-
-    /// Sends every value and the whole `credential_info`, and removes the
-    /// values LiteLLM holds beyond them (read again, so nothing another
-    /// writer added meanwhile survives unseen).
-    async fn update(
-        &self,
-        mr: &LiteLLMCredential,
-        id: &str,
-        _: &Diff,
-    ) -> Result<(), ExternalError> {
+        drift: Option<&Diff>,
+    ) -> Result<CredentialRequest, ExternalError> {
         let params = &mr.spec.for_provider;
-        let mut request = self.request(id, params).await?;
-        if let Some(live) = self.client.credential_get(id).await? {
-            request.credential_values_to_delete = unwanted(params, &live);
+        let mut request = self.body(id, params).await?;
+        if drift.is_some() {
+            if let Some(live) = self.client.credential_get(id).await? {
+                request.credential_values_to_delete = unwanted(params, &live);
+            }
         }
-        self.client.credential_update(&request).await?;
+        Ok(request)
+    }
+    async fn send_create(&self, request: &CredentialRequest) -> Result<(), ExternalError> {
+        self.client.credential_new(request).await?;
         Ok(())
     }
-
-    async fn delete(&self, id: &str) -> Result<(), ExternalError> {
+    async fn send_update(&self, request: &CredentialRequest) -> Result<(), ExternalError> {
+        self.client.credential_update(request).await?;
+        Ok(())
+    }
+    async fn send_delete(&self, id: &str) -> Result<(), ExternalError> {
         self.client.credential_delete(id).await?;
         Ok(())
     }

@@ -11,9 +11,8 @@
 //! unset is cleared in LiteLLM, and nothing is late-initialized. The
 //! authentication value never comes back from LiteLLM: the fingerprint of
 //! the one last written is kept in `status.atProvider.secretFingerprints`
-//! (the credential kind's [`fingerprints`], recorded by
-//! [`recorded_fingerprints`]), so a changed Secret is drift and is written
-//! again.
+//! (see [`SecretValues`]), so a changed, added or removed Secret is drift
+//! and is written again.
 //!
 //! Refused from every namespace: a URL that is not `http(s)://` (LiteLLM
 //! stores `file:///...` as readily), and an authentication value of the
@@ -29,7 +28,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::api::common::{policy_allows, ManagedFields, ManagedStatus, ManagementPolicy};
+use crate::api::common::{ManagedFields, ManagedStatus};
 use crate::api::mcp_server::{
     LiteLLMMCPServer, McpServerObservation, McpServerParameters, McpTransport,
 };
@@ -37,13 +36,13 @@ use crate::api::{LiteLLMTeam, LiteLLMVirtualKey};
 use crate::litellm::{self, McpServer, McpServerRequest, Secret};
 
 use crate::provider::kinds::permissions::group_prefix;
-use crate::provider::kinds::upstream::params::values_fingerprints;
-use crate::provider::kinds::upstream::params::{names_environment, recorded_fingerprints};
-use crate::provider::managed::contract::{
-    Connection, Created, Creation, External, ExternalError, ManagedKind, Observation,
-};
+use crate::provider::kinds::upstream::params::names_environment;
+use crate::provider::managed::contract::{Connection, ExternalError, ManagedKind};
 use crate::provider::managed::dependents::{self, Dependents};
 use crate::provider::managed::diff::{same_set, Diff};
+use crate::provider::managed::mapped::{
+    values_fingerprints, Fingerprints, Mapped, Mapping, SecretValues,
+};
 use crate::provider::managed::ownership::{metadata_with_marker, Owner};
 use crate::provider::managed::resolve::{Reference, Resolved};
 use crate::provider::watch::cache::Kube;
@@ -247,7 +246,7 @@ pub fn at_provider(
 }
 
 /// `/v1/mcp/server` for one reconciliation.
-pub struct McpServerExternal {
+pub struct McpServerMapping {
     client: litellm::Client,
     owner: Owner,
     instance_namespace: String,
@@ -256,7 +255,7 @@ pub struct McpServerExternal {
     refs: Resolved,
 }
 
-impl McpServerExternal {
+impl McpServerMapping {
     /// The authentication value resolved from its Secret, by LiteLLM's
     /// name.
     fn secrets(&self) -> BTreeMap<String, Secret> {
@@ -268,7 +267,7 @@ impl McpServerExternal {
 
     /// The create/update body, or why the server may not be written (before
     /// anything is sent).
-    fn request(
+    fn body(
         &self,
         id: &str,
         params: &McpServerParameters,
@@ -290,7 +289,7 @@ impl McpServerExternal {
 impl ManagedKind for LiteLLMMCPServer {
     type Parameters = McpServerParameters;
     type AtProvider = McpServerObservation;
-    type External = McpServerExternal;
+    type External = Mapped<McpServerMapping>;
     const NOUN: &'static str = "MCP server";
     const JOINED_AS: Option<Joins> = Some(Joins::McpServer);
 
@@ -323,79 +322,86 @@ impl ManagedKind for LiteLLMMCPServer {
             entries: vec![(AUTH_VALUE.to_owned(), selector.clone())],
         }]
     }
-    fn connect(connection: Connection) -> McpServerExternal {
-        McpServerExternal {
+    fn connect(connection: Connection) -> Mapped<McpServerMapping> {
+        Mapped(McpServerMapping {
             client: connection.litellm,
             owner: connection.owner,
             instance_namespace: connection.instance_namespace,
             tenant_hosts: connection.tenant_mcp_server_hosts,
             refs: connection.refs,
-        }
+        })
     }
 }
 
-impl External<LiteLLMMCPServer> for McpServerExternal {
-    async fn observe(
+/// Every write sends every field, the authentication value and the whole
+/// `mcp_info`.
+impl Mapping<LiteLLMMCPServer> for McpServerMapping {
+    type Live = McpServer;
+    type Request = McpServerRequest;
+
+    async fn read(
         &self,
-        mr: &LiteLLMMCPServer,
+        _: &LiteLLMMCPServer,
         id: &str,
-    ) -> Result<Observation<LiteLLMMCPServer>, ExternalError> {
-        let params = &mr.spec.for_provider;
-        let policies = &mr.spec.managed.management_policies;
-        let current = values_fingerprints(&self.secrets());
-        let stored = mr
+    ) -> Result<Option<McpServer>, ExternalError> {
+        Ok(self.client.mcp_server_get(id).await?)
+    }
+    fn owner(&self, _: &str, live: &McpServer) -> Option<Owner> {
+        Owner::from_metadata(live.stored_info().as_ref())
+    }
+    fn drift(&self, mr: &LiteLLMMCPServer, id: &str, live: &McpServer) -> Diff {
+        diff(&mr.spec.for_provider, id, live, &self.owner)
+    }
+    fn at_provider(
+        &self,
+        live: &McpServer,
+        fingerprints: Option<Fingerprints>,
+    ) -> McpServerObservation {
+        at_provider(live, fingerprints)
+    }
+
+    /// An authentication value changed, added or removed since it was
+    /// written is drift of `authSecretRef`.
+    fn secret_values(&self, mr: &LiteLLMMCPServer) -> Option<SecretValues> {
+        let recorded = mr
             .status
             .as_ref()
             .and_then(|s| s.at_provider.as_ref())
             .and_then(|a| a.secret_fingerprints.clone());
-        let Some(live) = self.client.mcp_server_get(id).await? else {
-            let mut absent = Observation::absent();
-            if policy_allows(policies, ManagementPolicy::Create) {
-                // Recorded only once the create succeeded.
-                absent.at_provider = Some(McpServerObservation {
-                    server_id: Some(id.to_owned()),
-                    secret_fingerprints: recorded_fingerprints(stored.as_ref(), &current, true),
-                    ..McpServerObservation::default()
-                });
-            }
-            return Ok(absent);
-        };
-        let mut drift = diff(params, id, &live, &self.owner);
-        if current != stored.clone().unwrap_or_default() {
-            drift.mark(AUTH_SECRET_REF);
-        }
-        let writes = !drift.is_empty() && policy_allows(policies, ManagementPolicy::Update);
-        let fingerprints = recorded_fingerprints(stored.as_ref(), &current, writes);
-        Ok(Observation {
-            probe: None,
-            exists: true,
-            owner: Owner::from_metadata(live.stored_info().as_ref()),
-            late_init: None,
-            at_provider: Some(at_provider(&live, fingerprints)),
-            drift,
-            connection_details: BTreeMap::new(),
+        let values = SecretValues::new(values_fingerprints(&self.secrets()), recorded);
+        let differ = values.differ();
+        Some(values.drifting(differ, &[AUTH_SECRET_REF]))
+    }
+    fn before_create(
+        &self,
+        _: &LiteLLMMCPServer,
+        id: &str,
+        fingerprints: Option<Fingerprints>,
+    ) -> Option<McpServerObservation> {
+        Some(McpServerObservation {
+            server_id: Some(id.to_owned()),
+            secret_fingerprints: fingerprints,
+            ..McpServerObservation::default()
         })
     }
 
-    async fn create(
+    async fn request(
         &self,
         mr: &LiteLLMMCPServer,
         id: &str,
-    ) -> Result<Created<LiteLLMMCPServer>, ExternalError> {
-        let request = self.request(id, &mr.spec.for_provider)?;
-        self.client.mcp_server_new(&request).await?;
-        Ok(Creation::default().into())
+        _: Option<&Diff>,
+    ) -> Result<McpServerRequest, ExternalError> {
+        self.body(id, &mr.spec.for_provider)
     }
-
-    /// Sends every field, the authentication value and the whole
-    /// `mcp_info`.
-    async fn update(&self, mr: &LiteLLMMCPServer, id: &str, _: &Diff) -> Result<(), ExternalError> {
-        let request = self.request(id, &mr.spec.for_provider)?;
-        self.client.mcp_server_update(&request).await?;
+    async fn send_create(&self, request: &McpServerRequest) -> Result<(), ExternalError> {
+        self.client.mcp_server_new(request).await?;
         Ok(())
     }
-
-    async fn delete(&self, id: &str) -> Result<(), ExternalError> {
+    async fn send_update(&self, request: &McpServerRequest) -> Result<(), ExternalError> {
+        self.client.mcp_server_update(request).await?;
+        Ok(())
+    }
+    async fn send_delete(&self, id: &str) -> Result<(), ExternalError> {
         self.client.mcp_server_delete(id).await?;
         Ok(())
     }

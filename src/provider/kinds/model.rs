@@ -21,14 +21,14 @@
 //! LiteLLM never returns a credential. The fingerprint of each Secret value
 //! last written is kept in `status.atProvider.secretFingerprints`, so a
 //! rotated Secret is drift and is written again (see
-//! [`params::recorded_fingerprints`]). Which field holds which
+//! [`SecretValues`]). Which field holds which
 //! parameter, and which are secrets, is in [`crate::provider::kinds::upstream::params`].
 
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use crate::api::common::{policy_allows, ManagedFields, ManagedStatus, ManagementPolicy};
+use crate::api::common::{ManagedFields, ManagedStatus};
 use crate::api::credential::{CredentialParameters, LiteLLMCredential};
 use crate::api::model::{LiteLLMModel, ModelObservation, ModelParameters};
 use crate::litellm::{
@@ -39,10 +39,9 @@ use crate::provider::kinds::upstream::families::{self, TENANT};
 use crate::provider::kinds::upstream::params::{
     self as mp, json_names_environment, names_environment,
 };
-use crate::provider::managed::contract::{
-    Connection, Created, Creation, External, ExternalError, ManagedKind, Observation,
-};
+use crate::provider::managed::contract::{Connection, ExternalError, ManagedKind};
 use crate::provider::managed::diff::{self, Diff};
+use crate::provider::managed::mapped::{Fingerprints, Mapped, Mapping, SecretValues};
 use crate::provider::managed::ownership::{metadata_with_marker, Owner};
 use crate::provider::managed::resolve::{Reference, Resolved};
 use crate::provider::watch::joins::{join, Join, Joins};
@@ -395,7 +394,7 @@ pub fn at_provider(
 }
 
 /// `/model/*` for one reconciliation.
-pub struct ModelExternal {
+pub struct ModelMapping {
     client: litellm::Client,
     owner: Owner,
     refs: Resolved,
@@ -404,7 +403,7 @@ pub struct ModelExternal {
     kube: crate::provider::watch::cache::Kube,
 }
 
-impl ModelExternal {
+impl ModelMapping {
     /// Whether `params` publishes public names: a model of the platform's
     /// namespaces that is no team's.
     fn public_names(&self, params: &ModelParameters) -> bool {
@@ -438,7 +437,7 @@ impl ModelExternal {
 
     /// The create/update body for `params`, or why a tenant's model may not
     /// be written as it stands (before anything is sent).
-    async fn request(
+    async fn body(
         &self,
         id: &str,
         params: &ModelParameters,
@@ -477,7 +476,7 @@ impl ModelExternal {
 impl ManagedKind for LiteLLMModel {
     type Parameters = ModelParameters;
     type AtProvider = ModelObservation;
-    type External = ModelExternal;
+    type External = Mapped<ModelMapping>;
     const NOUN: &'static str = "model";
     const JOINS: &'static [Joins] = &[Joins::Credential];
 
@@ -511,91 +510,98 @@ impl ManagedKind for LiteLLMModel {
             .into_iter()
             .collect()
     }
-    fn connect(connection: Connection) -> ModelExternal {
-        ModelExternal {
+    fn connect(connection: Connection) -> Mapped<ModelMapping> {
+        Mapped(ModelMapping {
             client: connection.litellm,
             owner: connection.owner,
             refs: connection.refs,
             public: connection.public_models,
             kube: connection.kube,
-        }
+        })
     }
 }
 
-impl External<LiteLLMModel> for ModelExternal {
-    async fn observe(
-        &self,
-        mr: &LiteLLMModel,
-        id: &str,
-    ) -> Result<Observation<LiteLLMModel>, ExternalError> {
+/// Every write sends the whole deployment.
+impl Mapping<LiteLLMModel> for ModelMapping {
+    type Live = ModelInfo;
+    type Request = ModelRequest;
+
+    async fn read(&self, _: &LiteLLMModel, id: &str) -> Result<Option<ModelInfo>, ExternalError> {
+        Ok(self.client.model_info(id).await?)
+    }
+    fn owner(&self, _: &str, live: &ModelInfo) -> Option<Owner> {
+        Owner::from_metadata(Some(&live.model_info.extra))
+    }
+    fn drift(&self, mr: &LiteLLMModel, _: &str, live: &ModelInfo) -> Diff {
         let params = &mr.spec.for_provider;
-        let policies = &mr.spec.managed.management_policies;
-        let current = mp::fingerprints(&params.litellm_params, &self.refs);
-        // As last written: the status a reconciliation starts from is never
-        // older than the provider's last write of it (the reconciler waits
-        // for its cache to catch up, `Written::behind`).
-        let stored = mr
-            .status
-            .as_ref()
-            .and_then(|s| s.at_provider.as_ref())
-            .and_then(|a| a.secret_fingerprints.clone());
-        // Whether `managed::sync` writes after this observation decides
-        // which fingerprints to report; see `recorded_fingerprints`.
-        let Some(live) = self.client.model_info(id).await? else {
-            let mut absent = Observation::absent();
-            if policy_allows(policies, ManagementPolicy::Create) {
-                // Recorded only once the create succeeded.
-                absent.at_provider = Some(ModelObservation {
-                    model_id: Some(id.to_owned()),
-                    public_model_name: Some(self.model_name(params)),
-                    secret_fingerprints: mp::recorded_fingerprints(stored.as_ref(), &current, true),
-                    ..ModelObservation::default()
-                });
-            }
-            return Ok(absent);
-        };
         let name = self.model_name(params);
         let to = Published {
             name: &name,
             public: self.public_names(params),
         };
-        let mut drift = diff(params, to, &self.refs, &live, &self.owner);
-        for field in mp::changed_secrets(stored.as_ref(), &current) {
-            drift.mark(field);
-        }
-        let writes = !drift.is_empty() && policy_allows(policies, ManagementPolicy::Update);
-        let fingerprint = mp::recorded_fingerprints(stored.as_ref(), &current, writes);
-        Ok(Observation {
-            probe: None,
-            exists: true,
-            owner: Owner::from_metadata(Some(&live.model_info.extra)),
-            late_init: late_init(params, &live),
-            at_provider: Some(at_provider(&live, &self.refs, fingerprint)),
-            drift,
-            connection_details: BTreeMap::from([
-                ("modelId".to_owned(), live.model_info.id),
-                ("modelName".to_owned(), live.model_name),
-            ]),
-        })
+        diff(params, to, &self.refs, live, &self.owner)
+    }
+    fn late_init(&self, params: &ModelParameters, live: &ModelInfo) -> Option<ModelParameters> {
+        late_init(params, live)
+    }
+    fn at_provider(
+        &self,
+        live: &ModelInfo,
+        fingerprints: Option<Fingerprints>,
+    ) -> ModelObservation {
+        at_provider(live, &self.refs, fingerprints)
+    }
+    fn connection_details(&self, live: &ModelInfo) -> BTreeMap<String, String> {
+        BTreeMap::from([
+            ("modelId".to_owned(), live.model_info.id.clone()),
+            ("modelName".to_owned(), live.model_name.clone()),
+        ])
     }
 
-    async fn create(
+    /// A field whose Secret changed since it was written is drift of that
+    /// field.
+    fn secret_values(&self, mr: &LiteLLMModel) -> Option<SecretValues> {
+        let recorded = mr
+            .status
+            .as_ref()
+            .and_then(|s| s.at_provider.as_ref())
+            .and_then(|a| a.secret_fingerprints.clone());
+        let current = mp::fingerprints(&mr.spec.for_provider.litellm_params, &self.refs);
+        let values = SecretValues::new(current, recorded);
+        let changed = mp::changed_secrets(&values);
+        Some(values.drifting(true, &changed))
+    }
+    fn before_create(
         &self,
         mr: &LiteLLMModel,
         id: &str,
-    ) -> Result<Created<LiteLLMModel>, ExternalError> {
-        let request = self.request(id, &mr.spec.for_provider).await?;
-        self.client.model_new(&request).await?;
-        Ok(Creation::default().into())
+        fingerprints: Option<Fingerprints>,
+    ) -> Option<ModelObservation> {
+        Some(ModelObservation {
+            model_id: Some(id.to_owned()),
+            public_model_name: Some(self.model_name(&mr.spec.for_provider)),
+            secret_fingerprints: fingerprints,
+            ..ModelObservation::default()
+        })
     }
 
-    async fn update(&self, mr: &LiteLLMModel, id: &str, _: &Diff) -> Result<(), ExternalError> {
-        let request = self.request(id, &mr.spec.for_provider).await?;
-        self.client.model_update(&request).await?;
+    async fn request(
+        &self,
+        mr: &LiteLLMModel,
+        id: &str,
+        _: Option<&Diff>,
+    ) -> Result<ModelRequest, ExternalError> {
+        self.body(id, &mr.spec.for_provider).await
+    }
+    async fn send_create(&self, request: &ModelRequest) -> Result<(), ExternalError> {
+        self.client.model_new(request).await?;
         Ok(())
     }
-
-    async fn delete(&self, id: &str) -> Result<(), ExternalError> {
+    async fn send_update(&self, request: &ModelRequest) -> Result<(), ExternalError> {
+        self.client.model_update(request).await?;
+        Ok(())
+    }
+    async fn send_delete(&self, id: &str) -> Result<(), ExternalError> {
         self.client.model_delete(id).await?;
         Ok(())
     }

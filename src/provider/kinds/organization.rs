@@ -51,11 +51,10 @@ use crate::litellm::{self, Limited, OrganizationInfo, OrganizationRequest};
 
 use crate::provider::kinds::access;
 use crate::provider::kinds::limits;
-use crate::provider::managed::contract::{
-    Connection, Created, Creation, External, ExternalError, ManagedKind, Observation,
-};
+use crate::provider::managed::contract::{Connection, ExternalError, ManagedKind};
 use crate::provider::managed::dependents::{self, Dependents};
 use crate::provider::managed::diff::{self, money_string, user_metadata, Diff};
+use crate::provider::managed::mapped::{Fingerprints, Mapped, Mapping};
 use crate::provider::managed::ownership::{may_list_models, metadata_with_marker, Owner};
 use crate::provider::watch::cache::Kube;
 use crate::provider::watch::joins::Joins;
@@ -188,25 +187,16 @@ fn ever_observed(mr: &LiteLLMOrganization) -> bool {
 }
 
 /// `/organization/*` for one reconciliation.
-pub struct OrganizationExternal {
+pub struct OrganizationMapping {
     client: litellm::Client,
     owner: Owner,
     instance_namespace: String,
 }
 
-impl OrganizationExternal {
-    fn check(&self, params: &OrganizationParameters) -> Result<(), ExternalError> {
-        match tenant_refusal(params, &self.owner.namespace, &self.instance_namespace) {
-            Some(why) => Err(ExternalError::Invalid(why)),
-            None => Ok(()),
-        }
-    }
-}
-
 impl ManagedKind for LiteLLMOrganization {
     type Parameters = OrganizationParameters;
     type AtProvider = OrganizationObservation;
-    type External = OrganizationExternal;
+    type External = Mapped<OrganizationMapping>;
     const NOUN: &'static str = "organization";
     const JOINED_AS: Option<Joins> = Some(Joins::Organization);
 
@@ -226,81 +216,91 @@ impl ManagedKind for LiteLLMOrganization {
     fn managed_status(&self) -> Option<&ManagedStatus<OrganizationObservation>> {
         self.status.as_ref()
     }
-    fn connect(connection: Connection) -> OrganizationExternal {
-        OrganizationExternal {
+    fn connect(connection: Connection) -> Mapped<OrganizationMapping> {
+        Mapped(OrganizationMapping {
             client: connection.litellm,
             owner: connection.owner,
             instance_namespace: connection.instance_namespace,
-        }
+        })
     }
 }
 
-impl External<LiteLLMOrganization> for OrganizationExternal {
-    async fn observe(
+/// Every call's 403 is [`UNLICENSED`]; an update (LiteLLM answers 500 for
+/// a missing organization) is only sent after an observation found it.
+impl Mapping<LiteLLMOrganization> for OrganizationMapping {
+    type Live = OrganizationInfo;
+    type Request = OrganizationRequest;
+
+    async fn read(
         &self,
         mr: &LiteLLMOrganization,
         id: &str,
-    ) -> Result<Observation<LiteLLMOrganization>, ExternalError> {
-        let live = match self.client.organization_info(id).await {
-            Ok(live) => live,
+    ) -> Result<Option<OrganizationInfo>, ExternalError> {
+        match self.client.organization_info(id).await {
+            Ok(live) => Ok(live),
             // Deleting what an unlicensed proxy never let exist.
             Err(litellm::Error::Forbidden { .. })
                 if mr.meta().deletion_timestamp.is_some() && !ever_observed(mr) =>
             {
-                return Ok(Observation::absent());
+                Ok(None)
             }
-            Err(err) => return Err(enterprise(err)),
-        };
-        let Some(live) = live else {
-            return Ok(Observation::absent());
-        };
+            Err(err) => Err(enterprise(err)),
+        }
+    }
+    fn owner(&self, _: &str, live: &OrganizationInfo) -> Option<Owner> {
+        Owner::from_metadata(live.metadata.as_ref())
+    }
+    fn drift(&self, mr: &LiteLLMOrganization, _: &str, live: &OrganizationInfo) -> Diff {
+        diff(&mr.spec.for_provider, live, &self.owner)
+    }
+    fn late_init(
+        &self,
+        params: &OrganizationParameters,
+        live: &OrganizationInfo,
+    ) -> Option<OrganizationParameters> {
+        late_init(params, live)
+    }
+    fn at_provider(
+        &self,
+        live: &OrganizationInfo,
+        _: Option<Fingerprints>,
+    ) -> OrganizationObservation {
+        at_provider(live)
+    }
+    fn connection_details(&self, live: &OrganizationInfo) -> BTreeMap<String, String> {
+        BTreeMap::from([("organizationId".to_owned(), live.organization_id.clone())])
+    }
+
+    async fn request(
+        &self,
+        mr: &LiteLLMOrganization,
+        id: &str,
+        drift: Option<&Diff>,
+    ) -> Result<OrganizationRequest, ExternalError> {
         let params = &mr.spec.for_provider;
-        Ok(Observation {
-            probe: None,
-            exists: true,
-            owner: Owner::from_metadata(live.metadata.as_ref()),
-            drift: diff(params, &live, &self.owner),
-            late_init: late_init(params, &live),
-            at_provider: Some(at_provider(&live)),
-            connection_details: BTreeMap::from([(
-                "organizationId".to_owned(),
-                live.organization_id,
-            )]),
+        if let Some(why) = tenant_refusal(params, &self.owner.namespace, &self.instance_namespace) {
+            return Err(ExternalError::Invalid(why));
+        }
+        Ok(match drift {
+            None => request(id, params, &self.owner),
+            Some(drift) => update_request(id, params, &self.owner, drift),
         })
     }
-
-    async fn create(
-        &self,
-        mr: &LiteLLMOrganization,
-        id: &str,
-    ) -> Result<Created<LiteLLMOrganization>, ExternalError> {
-        self.check(&mr.spec.for_provider)?;
-        let settings = request(id, &mr.spec.for_provider, &self.owner);
+    async fn send_create(&self, request: &OrganizationRequest) -> Result<(), ExternalError> {
         self.client
-            .organization_new(&settings)
-            .await
-            .map_err(enterprise)?;
-        Ok(Creation::default().into())
-    }
-
-    /// Only after an observation found the organization: LiteLLM answers
-    /// 500 for a missing one.
-    async fn update(
-        &self,
-        mr: &LiteLLMOrganization,
-        id: &str,
-        drift: &Diff,
-    ) -> Result<(), ExternalError> {
-        self.check(&mr.spec.for_provider)?;
-        let settings = update_request(id, &mr.spec.for_provider, &self.owner, drift);
-        self.client
-            .organization_update(&settings)
+            .organization_new(request)
             .await
             .map_err(enterprise)?;
         Ok(())
     }
-
-    async fn delete(&self, id: &str) -> Result<(), ExternalError> {
+    async fn send_update(&self, request: &OrganizationRequest) -> Result<(), ExternalError> {
+        self.client
+            .organization_update(request)
+            .await
+            .map_err(enterprise)?;
+        Ok(())
+    }
+    async fn send_delete(&self, id: &str) -> Result<(), ExternalError> {
         self.client
             .organization_delete(id)
             .await

@@ -21,11 +21,10 @@ use crate::api::{LiteLLMTeam, LiteLLMVirtualKey};
 use crate::litellm::{self, Limited, UserInfo, UserRequest};
 
 use crate::provider::kinds::limits;
-use crate::provider::managed::contract::{
-    Connection, Created, Creation, External, ExternalError, ManagedKind, Observation,
-};
+use crate::provider::managed::contract::{Connection, ExternalError, ManagedKind};
 use crate::provider::managed::dependents::{self, Dependents};
 use crate::provider::managed::diff::{self, money_string, user_metadata, Diff};
+use crate::provider::managed::mapped::{Fingerprints, Mapped, Mapping};
 use crate::provider::managed::ownership::{may_list_models, metadata_with_marker, Owner};
 use crate::provider::watch::cache::Kube;
 use crate::provider::watch::joins::Joins;
@@ -144,31 +143,23 @@ pub fn at_provider(live: &UserInfo) -> UserObservation {
 }
 
 /// `/user/*` for one reconciliation.
-pub struct UserExternal {
+pub struct UserMapping {
     client: litellm::Client,
     owner: Owner,
     instance_namespace: String,
 }
 
-impl UserExternal {
+impl UserMapping {
     /// Whether the user is the platform's (in the instance's namespace).
     fn platform(&self) -> bool {
         self.owner.namespace == self.instance_namespace
-    }
-
-    /// The create/update body, or why it may not be sent.
-    fn request(&self, id: &str, params: &UserParameters) -> Result<UserRequest, ExternalError> {
-        if let Some(why) = tenant_refusal(params, &self.owner.namespace, &self.instance_namespace) {
-            return Err(ExternalError::Invalid(why));
-        }
-        Ok(request(id, params, self.platform(), &self.owner))
     }
 }
 
 impl ManagedKind for LiteLLMUser {
     type Parameters = UserParameters;
     type AtProvider = UserObservation;
-    type External = UserExternal;
+    type External = Mapped<UserMapping>;
     const NOUN: &'static str = "user";
     const JOINED_AS: Option<Joins> = Some(Joins::User);
 
@@ -190,59 +181,69 @@ impl ManagedKind for LiteLLMUser {
     fn managed_status(&self) -> Option<&ManagedStatus<UserObservation>> {
         self.status.as_ref()
     }
-    fn connect(connection: Connection) -> UserExternal {
-        UserExternal {
+    fn connect(connection: Connection) -> Mapped<UserMapping> {
+        Mapped(UserMapping {
             client: connection.litellm,
             owner: connection.owner,
             instance_namespace: connection.instance_namespace,
-        }
+        })
     }
 }
 
-impl External<LiteLLMUser> for UserExternal {
-    async fn observe(
+/// An update (`/user/update` would create a missing user, with the marker
+/// since every write sends it) is only sent after an observation found it.
+impl Mapping<LiteLLMUser> for UserMapping {
+    type Live = UserInfo;
+    type Request = UserRequest;
+
+    async fn read(&self, _: &LiteLLMUser, id: &str) -> Result<Option<UserInfo>, ExternalError> {
+        Ok(self.client.user_info(id).await?)
+    }
+    fn owner(&self, _: &str, live: &UserInfo) -> Option<Owner> {
+        Owner::from_metadata(live.metadata.as_ref())
+    }
+    fn drift(&self, mr: &LiteLLMUser, _: &str, live: &UserInfo) -> Diff {
+        diff(&mr.spec.for_provider, live, self.platform(), &self.owner)
+    }
+    fn late_init(&self, params: &UserParameters, live: &UserInfo) -> Option<UserParameters> {
+        late_init(params, live)
+    }
+    fn at_provider(&self, live: &UserInfo, _: Option<Fingerprints>) -> UserObservation {
+        at_provider(live)
+    }
+    fn connection_details(&self, live: &UserInfo) -> BTreeMap<String, String> {
+        BTreeMap::from([("userId".to_owned(), live.user_id.clone())])
+    }
+
+    /// Every write sends every field set, or is refused before it is sent.
+    async fn request(
         &self,
         mr: &LiteLLMUser,
         id: &str,
-    ) -> Result<Observation<LiteLLMUser>, ExternalError> {
-        let Some(live) = self.client.user_info(id).await? else {
-            return Ok(Observation::absent());
-        };
+        drift: Option<&Diff>,
+    ) -> Result<UserRequest, ExternalError> {
         let params = &mr.spec.for_provider;
-        Ok(Observation {
-            probe: None,
-            exists: true,
-            owner: Owner::from_metadata(live.metadata.as_ref()),
-            drift: diff(params, &live, self.platform(), &self.owner),
-            late_init: late_init(params, &live),
-            at_provider: Some(at_provider(&live)),
-            connection_details: BTreeMap::from([("userId".to_owned(), live.user_id)]),
+        if let Some(why) = tenant_refusal(params, &self.owner.namespace, &self.instance_namespace) {
+            return Err(ExternalError::Invalid(why));
+        }
+        let request = request(id, params, self.platform(), &self.owner);
+        Ok(match drift {
+            None => request,
+            Some(drift) => UserRequest {
+                limits: limits::update_request(&params.limits, drift),
+                ..request
+            },
         })
     }
-
-    async fn create(
-        &self,
-        mr: &LiteLLMUser,
-        id: &str,
-    ) -> Result<Created<LiteLLMUser>, ExternalError> {
-        let request = self.request(id, &mr.spec.for_provider)?;
-        self.client.user_new(&request).await?;
-        Ok(Creation::default().into())
-    }
-
-    /// Only after an observation found the user: `/user/update` would
-    /// create a missing one (with the marker, since every write sends it).
-    async fn update(&self, mr: &LiteLLMUser, id: &str, drift: &Diff) -> Result<(), ExternalError> {
-        let params = &mr.spec.for_provider;
-        let settings = UserRequest {
-            limits: limits::update_request(&params.limits, drift),
-            ..self.request(id, params)?
-        };
-        self.client.user_update(&settings).await?;
+    async fn send_create(&self, request: &UserRequest) -> Result<(), ExternalError> {
+        self.client.user_new(request).await?;
         Ok(())
     }
-
-    async fn delete(&self, id: &str) -> Result<(), ExternalError> {
+    async fn send_update(&self, request: &UserRequest) -> Result<(), ExternalError> {
+        self.client.user_update(request).await?;
+        Ok(())
+    }
+    async fn send_delete(&self, id: &str) -> Result<(), ExternalError> {
         self.client.user_delete(id).await?;
         Ok(())
     }

@@ -10,6 +10,7 @@ pub mod connection;
 pub mod contract;
 pub mod dependents;
 pub mod diff;
+pub mod mapped;
 pub mod ownership;
 pub mod reconciler;
 pub mod resolve;

@@ -12,6 +12,7 @@ use crate::api::common::SecretKeySelector;
 use crate::api::model::LiteLLMParams;
 use crate::litellm::Secret;
 
+use crate::provider::managed::mapped::SecretValues;
 use crate::provider::managed::resolve::{Reference, Resolved};
 
 /// A secret parameter: the `forProvider` field of its Secret reference and
@@ -369,54 +370,9 @@ pub fn fingerprint(secret: &Secret) -> String {
     )
 }
 
-/// The fingerprints `observe` reports for `status.atProvider`, which the
-/// reconciler records only when the reconciliation succeeds: `current`
-/// (of the Secrets as resolved now) when this reconciliation writes the
-/// model (`writes`: a create, or an update of drift, each sending those
-/// very values), else the `stored` ones of fields still referenced. So a
-/// failed or lost write records nothing (the next poll sees the same
-/// difference and writes again), and drift that the policies do not let
-/// the provider correct keeps being reported. No Secret referenced: `None`.
-pub fn recorded_fingerprints(
-    stored: Option<&BTreeMap<String, String>>,
-    current: &BTreeMap<String, String>,
-    writes: bool,
-) -> Option<BTreeMap<String, String>> {
-    if current.is_empty() {
-        return None;
-    }
-    if writes {
-        return Some(current.clone());
-    }
-    let kept: BTreeMap<String, String> = stored
-        .into_iter()
-        .flatten()
-        .filter(|(field, _)| current.contains_key(*field))
-        .map(|(f, v)| (f.clone(), v.clone()))
-        .collect();
-    (!kept.is_empty()).then_some(kept)
-}
-
-/// The names in `current` whose fingerprint differs from the one `stored`
-/// as last written (a Secret value changed, or never written): for every
-/// kind that keeps fingerprints (models by field, credentials by value
-/// name).
-pub fn changed<'a>(
-    stored: Option<&'a BTreeMap<String, String>>,
-    current: &'a BTreeMap<String, String>,
-) -> impl Iterator<Item = &'a str> {
-    current
-        .iter()
-        .filter(move |(name, now)| stored.and_then(|m| m.get(*name)) != Some(*now))
-        .map(|(name, _)| name.as_str())
-}
-
 /// The secret fields whose Secret value differs from the one last written.
-pub fn changed_secrets(
-    stored: Option<&BTreeMap<String, String>>,
-    current: &BTreeMap<String, String>,
-) -> Vec<&'static str> {
-    let changed: Vec<&str> = changed(stored, current).collect();
+pub fn changed_secrets(values: &SecretValues) -> Vec<&'static str> {
+    let changed: Vec<&str> = values.changed().collect();
     SECRET_PARAMS
         .iter()
         .filter(|s| changed.contains(&s.field))
@@ -439,21 +395,6 @@ pub fn same_json(want: &Value, have: &Value) -> bool {
         }
         _ => want == have,
     }
-}
-
-/// Identifies each value from a Secret without revealing it, by its name:
-/// `sha256:` and the first 16 hex digits of SHA-256 over a domain prefix
-/// and the value.
-pub fn values_fingerprints(secrets: &BTreeMap<String, Secret>) -> BTreeMap<String, String> {
-    secrets
-        .iter()
-        .map(|(name, value)| {
-            let domain = "litellm-crossplane credential value fingerprint v1";
-            let fingerprint =
-                crate::provider::managed::scrub::fingerprint(domain, value.expose().as_bytes());
-            (name.clone(), fingerprint)
-        })
-        .collect()
 }
 
 #[cfg(test)]
@@ -644,84 +585,27 @@ mod tests {
     }
 
     #[test]
-    fn recorded_and_changed_fingerprints() {
+    fn changed_secrets_by_field() {
         let map = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
             pairs
                 .iter()
                 .map(|(a, b)| (a.to_string(), b.to_string()))
                 .collect()
         };
-        let key = API_KEY_REF;
-        let token = "litellmParams.aws.sessionTokenSecretRef";
-        // (case, stored, current, writes, recorded)
-        let cases = [
-            (
-                "steady state",
-                Some(map(&[(key, "a")])),
-                map(&[(key, "a")]),
-                false,
-                Some(map(&[(key, "a")])),
-            ),
-            (
-                "rotated and written",
-                Some(map(&[(key, "a")])),
-                map(&[(key, "b")]),
-                true,
-                Some(map(&[(key, "b")])),
-            ),
-            (
-                "rotated, no Update policy",
-                Some(map(&[(key, "a")])),
-                map(&[(key, "b")]),
-                false,
-                Some(map(&[(key, "a")])),
-            ),
-            (
-                "first write",
-                None,
-                map(&[(key, "b")]),
-                true,
-                Some(map(&[(key, "b")])),
-            ),
-            (
-                "imported, never written",
-                None,
-                map(&[(key, "b")]),
-                false,
-                None,
-            ),
-            (
-                "no Secret referenced",
-                Some(map(&[(key, "a")])),
-                map(&[]),
-                true,
-                None,
-            ),
-            (
-                "a reference removed",
-                Some(map(&[(key, "a"), (token, "t")])),
-                map(&[(key, "a")]),
-                false,
-                Some(map(&[(key, "a")])),
-            ),
-        ];
-        for (case, stored, current, writes, want) in cases {
-            assert_eq!(
-                recorded_fingerprints(stored.as_ref(), &current, writes),
-                want,
-                "{case}"
-            );
-        }
+        let (key, token) = (API_KEY_REF, "litellmParams.aws.sessionTokenSecretRef");
         let stored = map(&[(key, "a"), (token, "t")]);
+        let changed = |recorded: Option<&BTreeMap<String, String>>, current| {
+            changed_secrets(&SecretValues::new(current, recorded.cloned()))
+        };
         assert_eq!(
-            changed_secrets(Some(&stored), &map(&[(key, "a"), (token, "t")])),
+            changed(Some(&stored), map(&[(key, "a"), (token, "t")])),
             Vec::<&str>::new()
         );
         assert_eq!(
-            changed_secrets(Some(&stored), &map(&[(key, "b"), (token, "t")])),
+            changed(Some(&stored), map(&[(key, "b"), (token, "t")])),
             [key]
         );
-        assert_eq!(changed_secrets(None, &map(&[(token, "t")])), [token]);
+        assert_eq!(changed(None, map(&[(token, "t")])), [token]);
     }
 
     #[test]
