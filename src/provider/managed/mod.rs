@@ -1,6 +1,9 @@
 //! The engine: the managed-resource contract every kind implements
-//! ([`contract`]) and the one generic reconciler that drives it
-//! ([`reconciler`]), as crossplane-runtime's `managed` package does.
+//! ([`contract`]), the default of kinds that only map ([`mapped`]), and
+//! the one generic reconciler that drives it ([`reconciler`]), as
+//! crossplane-runtime's `managed` package does. Paused, waiting for a
+//! reference and waiting for dependents are outcomes of a reconciliation,
+//! not errors.
 //!
 //! It may use [`watch`](super::watch) (what the provider knows of the
 //! cluster) and [`telemetry`](super::telemetry), never a kind, the

@@ -11,7 +11,6 @@ use std::time::Duration;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::Action;
-use kube::runtime::finalizer::{self, finalizer, Event};
 use kube::ResourceExt;
 use serde_json::json;
 
@@ -38,11 +37,11 @@ use crate::provider::telemetry::metrics::{
     self as series, object_key, result_of, Metrics, ReconcileResult,
 };
 use crate::provider::watch::cache::{Cache, Kube};
-use crate::provider::watch::echo::Echoes;
 use crate::provider::watch::polls::BUSY_WINDOW;
-use crate::provider::watch::polls::{Memo, Polls, MEMO_POLLS};
+use crate::provider::watch::polls::{Memo, Polls, PutOff, MAX_PUT_OFF, MEMO_POLLS};
 use crate::provider::watch::timing;
 use crate::provider::watch::tolerant::{self, Tolerant};
+use crate::provider::watch::written::Written;
 
 /// Finalizer of every managed resource: it stays until LiteLLM confirms the
 /// object is gone (or the resource is released on purpose).
@@ -61,103 +60,8 @@ pub const DEFAULT_MAX_RECONCILE_RATE: u16 = 10;
 /// Default interval between observations of a healthy resource.
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(60);
 
-/// The resourceVersion of each resource (by uid) after the provider's own
-/// last write to it, until the watch cache has caught up: a reconciliation
-/// that starts from an older cached copy would act on what the provider has
-/// already changed (and its writes, made with that version as a
-/// precondition, would only conflict). controller-runtime controllers keep
-/// such "expectations" for the same reason.
-///
-/// Beside them, the revisions whose watch events need no reconciliation
-/// ("echoes"): an external name recorded, or a spec late-initialized, is
-/// acted on by the reconciliation that wrote it (its status carries the new
-/// generation), so the event of that write would only poll LiteLLM again,
-/// which crossplane-runtime's reconciler does not do either.
-#[derive(Default)]
-pub struct Written {
-    last: Mutex<HashMap<String, (u64, std::time::Instant)>>,
-    echoes: Echoes<String>,
-}
-
-/// A resourceVersion as a number (the API server's are etcd revisions).
-fn revision(meta: &kube::api::ObjectMeta) -> Option<u64> {
-    meta.resource_version.as_deref()?.parse().ok()
-}
-
-/// After this long, a cache that has not caught up is trusted anyway (the
-/// object may have gone): nothing waits forever on an expectation.
-const EXPECTATION_TIMEOUT: Duration = Duration::from_secs(30);
-
 /// How soon a reconciliation that found the cache behind looks again.
 const CACHE_BEHIND_RECHECK: Duration = Duration::from_millis(100);
-
-impl Written {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (u64, std::time::Instant)>> {
-        self.last.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// The provider wrote the resource; `meta` is what the API server
-    /// answered.
-    pub fn wrote(&self, meta: &kube::api::ObjectMeta) {
-        let (Some(uid), Some(revision)) = (meta.uid.as_ref(), revision(meta)) else {
-            return;
-        };
-        let mut written = self.lock();
-        let entry = written
-            .entry(uid.clone())
-            .or_insert((revision, std::time::Instant::now()));
-        if revision >= entry.0 {
-            *entry = (revision, std::time::Instant::now());
-        }
-    }
-
-    /// The provider is about to write the resource, which is at `meta`'s
-    /// revision, with that revision as precondition; the reconciliation
-    /// goes on to act on what it writes, so the write's watch event wakes
-    /// no reconciliation. The precondition makes that event the next one of
-    /// the object. Should the write fail, [`Self::settle_echo`] forgets it
-    /// (an event of someone else's write taken for it meanwhile is harmless:
-    /// that write made this one conflict, and a conflict requeues).
-    pub fn expect_echo(&self, meta: &kube::api::ObjectMeta) {
-        if let (Some(uid), Some(revision)) = (meta.uid.as_ref(), revision(meta)) {
-            self.echoes.expect(uid.clone(), revision);
-        }
-    }
-
-    /// The write [`Self::expect_echo`] announced answered `written`: its
-    /// revision (`None`: it failed, and no echo comes).
-    pub fn settle_echo(&self, uid: Option<&String>, written: Option<&kube::api::ObjectMeta>) {
-        if let Some(uid) = uid {
-            self.echoes.settle(uid, written.and_then(revision));
-        }
-    }
-
-    /// Whether `meta`, from a watch event, is an echo (see [`Echoes`]).
-    pub fn is_echo(&self, meta: &kube::api::ObjectMeta) -> bool {
-        match (meta.uid.as_ref(), revision(meta)) {
-            (Some(uid), Some(seen)) => self.echoes.is_echo(uid, seen),
-            _ => false,
-        }
-    }
-
-    /// Whether `meta` (from the cache) is older than the provider's own
-    /// last write.
-    pub fn behind(&self, meta: &kube::api::ObjectMeta) -> bool {
-        let Some(uid) = meta.uid.as_ref() else {
-            return false;
-        };
-        let mut written = self.lock();
-        let Some((expected, at)) = written.get(uid).copied() else {
-            return false;
-        };
-        let caught_up = revision(meta).is_none_or(|seen| seen >= expected);
-        if caught_up || at.elapsed() > EXPECTATION_TIMEOUT {
-            written.remove(uid);
-            return false;
-        }
-        true
-    }
-}
 
 /// How long a put-off poll waits before it looks again (up to twice this).
 const DEFERRED_POLL: Duration = Duration::from_secs(2);
@@ -202,8 +106,8 @@ pub struct Context {
     cache: std::sync::OnceLock<Arc<Cache>>,
     /// What the provider last wrote to each resource.
     written: Written,
-    /// Since when each resource's poll has been put off (by uid).
-    deferred: Mutex<HashMap<String, std::time::Instant>>,
+    /// Polls put off while their proxy is busy.
+    deferred: PutOff,
     /// Ownership of LiteLLM objects the provider established lately.
     verified: Arc<Verified>,
     /// Requeues of managed resources, outside kube-runtime's scheduler
@@ -212,6 +116,31 @@ pub struct Context {
 }
 
 impl Context {
+    /// What a kind's [`External`](contract::External) needs to reach
+    /// `instance` through `litellm` for a resource of `owner`.
+    fn connection(
+        &self,
+        instance: &resolve::Instance,
+        litellm: crate::litellm::Client,
+        owner: &Owner,
+        scrubber: &Scrubber,
+        refs: Resolved,
+        kube: Kube,
+    ) -> Connection {
+        Connection {
+            verified: self.verified.clone(),
+            litellm,
+            owner: owner.clone(),
+            instance_namespace: instance.namespace.clone(),
+            scrubber: scrubber.clone(),
+            public_models: instance.public_models,
+            tenant_mcp_server_hosts: instance.tenant_mcp_server_hosts.clone(),
+            refs,
+            kube,
+            endpoint: instance.consumer_endpoint.clone(),
+        }
+    }
+
     pub fn new(client: kube::Client, cluster_id: impl Into<String>, metrics: Metrics) -> Self {
         Self {
             recorder: Recorder::new(
@@ -233,7 +162,7 @@ impl Context {
             unreadable: tolerant::Reports::default(),
             cache: std::sync::OnceLock::new(),
             written: Written::default(),
-            deferred: Mutex::new(HashMap::new()),
+            deferred: PutOff::default(),
             verified: Arc::default(),
             polls: Polls::default(),
         }
@@ -339,20 +268,7 @@ impl Context {
     ) -> bool {
         let uid = mr.meta().uid.as_deref().unwrap_or_default();
         let busy = is_poll(mr) && litellm.busy(BUSY_WINDOW);
-        let mut deferred = self
-            .deferred
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if !busy {
-            if !deferred.is_empty() {
-                deferred.remove(uid);
-            }
-            return false;
-        }
-        let since = *deferred
-            .entry(uid.to_owned())
-            .or_insert_with(std::time::Instant::now);
-        since.elapsed() < poll.min(Duration::from_secs(300))
+        self.deferred.put_off(uid, busy, poll.min(MAX_PUT_OFF))
     }
 
     fn failures(&self) -> std::sync::MutexGuard<'_, HashMap<String, u32>> {
@@ -381,12 +297,6 @@ pub enum Error {
     External(#[from] ExternalError),
     #[error("kubernetes API: {0}")]
     Kube(#[from] kube::Error),
-    /// Deletion waits while the resource is paused.
-    #[error("reconciliation is paused by the {PAUSED} annotation")]
-    Paused,
-    /// Deletion waits while the management policies are `[]`.
-    #[error("reconciliation is paused: spec.managementPolicies is empty")]
-    PausedByPolicies,
     /// A combination of management policies Crossplane does not support.
     #[error(
         "spec.managementPolicies is set to a non-supported combination: {0}; supported are \
@@ -397,12 +307,6 @@ pub enum Error {
     /// Deletion cannot proceed without the user's decision.
     #[error("{0}")]
     Blocked(String),
-    /// Deletion waits for the resources that use the object (see
-    /// [`dependents`]); looked at again every [`dependents::RECHECK`].
-    #[error("{0}")]
-    Waiting(String),
-    #[error("finalizer: {0}")]
-    Finalizer(#[source] Box<finalizer::Error<Error>>),
     /// An error as reported: its text scrubbed of every secret value read
     /// during the reconciliation (see [`Scrubber`]).
     #[error("{message}")]
@@ -469,19 +373,15 @@ impl Error {
     pub fn reason(&self) -> &'static str {
         match self {
             Error::Failed(failed) => failed.error.reason(),
-            Error::Unresolved(Unresolved::Kube(_)) | Error::Kube(_) | Error::Finalizer(_) => {
-                "kubernetes"
-            }
+            Error::Unresolved(Unresolved::Kube(_)) | Error::Kube(_) => "kubernetes",
             Error::Unresolved(_) => "unresolved",
             Error::External(ExternalError::LiteLLM(_)) => "litellm",
             Error::External(ExternalError::Kube(_) | ExternalError::Stale(_)) => "kubernetes",
             Error::External(ExternalError::Invalid(_)) => "invalid",
             Error::External(ExternalError::Unavailable { .. }) => "unavailable",
-            Error::Paused | Error::PausedByPolicies => "paused",
             Error::Reported { reason, .. } => reason,
             Error::UnsupportedPolicies(_) => "invalid",
             Error::Blocked(_) => "blocked",
-            Error::Waiting(_) => WAITING,
         }
     }
 }
@@ -493,12 +393,6 @@ impl Error {
         match self {
             Error::Failed(failed) => failed.error.retry_after(),
             Error::External(ExternalError::LiteLLM(err)) => err.retry_after(),
-            Error::Finalizer(inner) => match inner.as_ref() {
-                finalizer::Error::ApplyFailed(err) | finalizer::Error::CleanupFailed(err) => {
-                    err.retry_after()
-                }
-                _ => None,
-            },
             Error::Reported { retry_after, .. } => *retry_after,
             _ => None,
         }
@@ -517,22 +411,10 @@ impl Error {
             Error::External(ExternalError::Kube(err)) => conflict(err),
             // A stale read is answered as a lost write race is.
             Error::External(ExternalError::Stale(_)) => true,
-            Error::Finalizer(inner) => match inner.as_ref() {
-                finalizer::Error::AddFinalizer(err) | finalizer::Error::RemoveFinalizer(err) => {
-                    conflict(err)
-                }
-                finalizer::Error::ApplyFailed(err) | finalizer::Error::CleanupFailed(err) => {
-                    err.is_conflict()
-                }
-                _ => false,
-            },
             _ => false,
         }
     }
 }
-
-/// Metric label and reason of a deletion that waits for its dependents.
-const WAITING: &str = "waiting";
 
 /// crossplane-runtime's note of a paused resource, with the reason
 /// `ReconciliationPaused`.
@@ -552,12 +434,22 @@ pub fn poll_interval<K: ManagedKind>(mr: &K, default: Duration) -> Duration {
         .unwrap_or(default)
 }
 
+/// Why a resource is paused: not a failure but an outcome, which keeps a
+/// deletion waiting too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Pause {
+    #[error("reconciliation is paused by the {PAUSED} annotation")]
+    Annotation,
+    #[error("reconciliation is paused: spec.managementPolicies is empty")]
+    Policies,
+}
+
 /// Why `mr` is paused, if it is: the annotation, or empty policies.
-fn paused<K: ManagedKind>(mr: &K) -> Option<Error> {
+fn paused<K: ManagedKind>(mr: &K) -> Option<Pause> {
     if mr.annotations().get(PAUSED).is_some_and(|v| v == "true") {
-        return Some(Error::Paused);
+        return Some(Pause::Annotation);
     }
-    paused_by_policies(&mr.managed().management_policies).then_some(Error::PausedByPolicies)
+    paused_by_policies(&mr.managed().management_policies).then_some(Pause::Policies)
 }
 
 /// Refuses management policies Crossplane does not support.
@@ -651,40 +543,37 @@ async fn reconcile_managed<K: ManagedKind>(
     ctx.metrics
         .first_reconcile(gvk, &uid, created, synced.as_deref());
     let api: Api<K> = Api::namespaced(ctx.client.clone(), &mr.namespace().unwrap_or_default());
-    let poll = ctx.poll_interval(&*mr);
     let scrubber = Scrubber::default();
-    let result = if deletion_requested.is_none() && !has_finalizer(&*mr) {
+    let result = if deletion_requested.is_none() {
         // A resource without the finalizer yet gets it with its first
         // write, before anything is looked up or created in LiteLLM
-        // (`ensure_id`), not in a write and a reconciliation of its own as
-        // kube-runtime's helper would add it; until then nothing has been
-        // done for it in LiteLLM, so its deletion has nothing to undo.
+        // (`ensure_id`), not in a write and a reconciliation of its own;
+        // until then nothing has been done for it in LiteLLM, so its
+        // deletion has nothing to undo.
         apply(&api, mr, ctx, &scrubber, since)
             .await
-            .map_err(finalizer::Error::ApplyFailed)
+            .map(Ended::Requeue)
+    } else if finalizing {
+        // Boxed: a poll's future need not hold room for a deletion.
+        Box::pin(finalize(&api, mr, ctx, &scrubber)).await
     } else {
-        finalizer(&api, FINALIZER, mr, |event| async {
-            match event {
-                Event::Apply(mr) => apply(&api, mr, ctx, &scrubber, since).await,
-                // Boxed: a poll's future need not hold room for a deletion.
-                Event::Cleanup(mr) => Box::pin(cleanup(&api, mr, ctx, &scrubber)).await,
-            }
-        })
-        .await
-    };
-    let result = match result {
-        Ok(action) => Ok(action),
-        Err(finalizer::Error::ApplyFailed(err) | finalizer::Error::CleanupFailed(err)) => Err(err),
-        Err(err) => Err(Error::Finalizer(Box::new(err))),
+        // Being deleted, and the provider's finalizer gone: nothing of its
+        // own is left to do.
+        Ok(Ended::Released)
     };
     match result {
-        Ok(action) => {
+        Ok(ended) => {
             ctx.failures().remove(&uid);
-            if finalizing {
-                // The finalizer is released: crossplane-runtime's
-                // recordDeleted.
-                ctx.metrics.deleted(gvk, &uid, deletion_requested);
-            }
+            let action = match ended {
+                Ended::Requeue(action) => action,
+                Ended::Released => {
+                    if finalizing {
+                        // crossplane-runtime's recordDeleted.
+                        ctx.metrics.deleted(gvk, &uid, deletion_requested);
+                    }
+                    Action::await_change()
+                }
+            };
             let measured = result_of::<Error>(&Ok(action.clone()));
             (Ok(action), measured)
         }
@@ -703,9 +592,7 @@ async fn reconcile_managed<K: ManagedKind>(
             Err(Error::Reported {
                 reason: err.reason(),
                 message: scrubber.scrub(&err.to_string()),
-                retry_after: err
-                    .retry_after()
-                    .or_else(|| err.waits_for_reference().then_some(poll)),
+                retry_after: err.retry_after(),
             }),
             ReconcileResult::Error,
         ),
@@ -790,11 +677,6 @@ pub fn error_policy_tolerant<K: ManagedKind>(
 /// Retry after a failure: exponential backoff per resource, capped at its
 /// poll interval.
 pub fn error_policy<K: ManagedKind>(mr: Arc<K>, err: &Error, ctx: Arc<Context>) -> Action {
-    if err.reason() == WAITING {
-        // Not a failure: the order of deletion at work.
-        tracing::debug!(kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(), name = %mr.name_any(), "{err}");
-        return requeue::<K>(&ctx, mr.meta(), dependents::RECHECK);
-    }
     ctx.metrics.failed(K::NOUN, err.reason());
     tracing::warn!(kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(), name = %mr.name_any(), error = %err, "reconciliation failed");
     let uid = mr.meta().uid.clone().unwrap_or_default();
@@ -978,7 +860,7 @@ async fn report_paused<K: ManagedKind>(
     mr: &K,
     ctx: &Context,
     mut status: StatusWriter<K>,
-    why: &Error,
+    why: Pause,
 ) -> Result<(), Error> {
     status.set(condition(
         SYNCED,
@@ -1011,7 +893,7 @@ async fn apply<K: ManagedKind>(
     let name = mr.name_any();
     let mut status = StatusWriter::<K>::new(&mr);
     if let Some(why) = paused(&*mr) {
-        report_paused(api, &mr, ctx, status, &why).await?;
+        report_paused(api, &mr, ctx, status, why).await?;
         // Removing the annotation is a change to the resource, which wakes
         // the controller again.
         return Ok(Action::await_change());
@@ -1043,7 +925,7 @@ async fn apply<K: ManagedKind>(
             record_acted(api, ctx, status, given, acted).await
         }
         Err(failed) if failed.error.is_conflict() => Err(failed.into()),
-        Err(failed) => report_failure(api, &*mr, ctx, scrubber, status, failed).await,
+        Err(failed) => report_failure(api, &*mr, ctx, scrubber, status, failed, poll).await,
     }
 }
 
@@ -1253,7 +1135,8 @@ fn memo<K: ManagedKind>(
 }
 
 /// A failed step: its event, `Synced=False` (and `Ready=False` where the
-/// object is unusable), the error for the controller's backoff.
+/// object is unusable), and the error for the controller's backoff; or,
+/// for a reference not there or not Ready yet, a wait of one poll.
 async fn report_failure<K: ManagedKind>(
     api: &Api<K>,
     mr: &K,
@@ -1261,6 +1144,7 @@ async fn report_failure<K: ManagedKind>(
     scrubber: &Scrubber,
     mut status: StatusWriter<K>,
     failed: Failed<Error>,
+    poll: Duration,
 ) -> Result<Action, Error> {
     let reason = failed.step.reason();
     let err = Error::from(failed);
@@ -1276,6 +1160,12 @@ async fn report_failure<K: ManagedKind>(
     status.reconcile_error(&message);
     publish_event(ctx, mr, EventType::Warning, reason, message).await;
     status.write(api, &mr.name_any(), &ctx.written).await?;
+    if err.waits_for_reference() {
+        // Reported as crossplane-runtime reports it, but not a failure:
+        // the resource waits (the controllers wake it when what it
+        // references becomes Ready, else the poll looks again).
+        return Ok(requeue::<K>(ctx, mr.meta(), poll));
+    }
     Err(err)
 }
 
@@ -1332,21 +1222,11 @@ async fn observe_and_act<K: ManagedKind>(
     let polled = is_poll(&*mr);
     let endpoint = instance.client.endpoint().to_owned();
     let background = instance.client.background();
-    let connection = Connection {
-        verified: ctx.verified.clone(),
-        litellm: match polled {
-            true => background.clone(),
-            false => instance.client,
-        },
-        owner: owner.clone(),
-        instance_namespace: instance.namespace.clone(),
-        scrubber: scrubber.clone(),
-        public_models: instance.public_models,
-        tenant_mcp_server_hosts: instance.tenant_mcp_server_hosts,
-        refs,
-        kube: kube.clone(),
-        endpoint: instance.consumer_endpoint.clone(),
+    let litellm = match polled {
+        true => background.clone(),
+        false => instance.client.clone(),
     };
+    let connection = ctx.connection(&instance, litellm, &owner, scrubber, refs, kube.clone());
     let (mr, id) = ensure_id(api, mr, &connection, &ctx.written)
         .await
         .map_err(Failed::at(Step::Initialize))?;
@@ -1582,23 +1462,90 @@ async fn patch_echoed<K: ManagedKind>(
     patched
 }
 
-async fn cleanup<K: ManagedKind>(
+/// How a reconciliation that did not fail ended.
+enum Ended {
+    /// Look again as the action says: after acting, or holding (paused,
+    /// waiting for a reference or for dependents to go first).
+    Requeue(Action),
+    /// The resource's finalizer is released: it is gone for the provider.
+    Released,
+}
+
+/// Crossplane's deletion of a resource that carries the provider's
+/// finalizer: [`cleanup`], then, when it lets go, the finalizer removed
+/// (with the resourceVersion as precondition, as [`record`] adds it, so no
+/// finalizer another controller changed meanwhile is lost: a merge patch
+/// replaces the list whole).
+async fn finalize<K: ManagedKind>(
     api: &Api<K>,
     mr: Arc<K>,
     ctx: &Context,
     scrubber: &Scrubber,
-) -> Result<Action, Error> {
+) -> Result<Ended, Error> {
+    if let Some(held) = cleanup(api, &mr, ctx, scrubber).await? {
+        return Ok(Ended::Requeue(held));
+    }
+    let others: Vec<&String> = mr.finalizers().iter().filter(|f| *f != FINALIZER).collect();
+    let patch = json!({
+        "metadata": { "resourceVersion": mr.resource_version(), "finalizers": others },
+    });
+    api.patch(
+        &mr.name_any(),
+        &PatchParams::default(),
+        &Patch::Merge(&patch),
+    )
+    .await?;
+    Ok(Ended::Released)
+}
+
+/// Deletes the LiteLLM object (or releases it) and reports it; `Some`
+/// when the deletion holds (paused, waiting for dependents) and the
+/// finalizer stays.
+async fn cleanup<K: ManagedKind>(
+    api: &Api<K>,
+    mr: &Arc<K>,
+    ctx: &Context,
+    scrubber: &Scrubber,
+) -> Result<Option<Action>, Error> {
     let name = mr.name_any();
-    let mut status = StatusWriter::<K>::new(&mr);
-    if let Some(why) = paused(&*mr) {
-        report_paused(api, &mr, ctx, status, &why).await?;
-        // An error keeps the finalizer: a paused resource is not deleted.
-        return Err(why);
+    let mut status = StatusWriter::<K>::new(mr);
+    if let Some(why) = paused(&**mr) {
+        report_paused(api, mr, ctx, status, why).await?;
+        // A paused resource is not deleted; lifting the pause is a change
+        // that wakes it.
+        return Ok(Some(Action::await_change()));
     }
     status.set(condition(READY, false, reason::DELETING, None));
-    let result = delete_external(&mr, ctx, scrubber).await;
-    match &result {
-        Ok(Cleanup::Refused(refusal)) => {
+    let cleanup = match delete_external(mr, ctx, scrubber).await {
+        Ok(Deletion::Done(cleanup)) => cleanup,
+        Ok(Deletion::Waiting(why)) => {
+            // Not a failure: the order of deletion at work.
+            tracing::debug!(kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(), %name, "{why}");
+            status.set(condition(READY, false, reason::DELETING, Some(why)));
+            status.write(api, &name, &ctx.written).await?;
+            return Ok(Some(requeue::<K>(ctx, mr.meta(), dependents::RECHECK)));
+        }
+        Err(err) => {
+            let message = scrubber.scrub(&err.to_string());
+            status.reconcile_error(&message);
+            if let (Some(step), false) = (err.step(), err.is_conflict()) {
+                publish_event(ctx, &**mr, EventType::Warning, step.reason(), message).await;
+            }
+            status.write(api, &name, &ctx.written).await?;
+            return Err(err);
+        }
+    };
+    // The resource may be gone once the finalizer is released; no status
+    // is written for it.
+    report_cleanup(&**mr, ctx, &cleanup).await;
+    Ok(None)
+}
+
+/// The event (or log line) of a deletion that let go.
+async fn report_cleanup<K: ManagedKind>(mr: &K, ctx: &Context, cleanup: &Cleanup) {
+    let name = mr.name_any();
+    match cleanup {
+        Cleanup::Refused(refusal) => {
             let note = format!(
                 "released without deleting the LiteLLM {}: {}",
                 K::NOUN,
@@ -1606,24 +1553,24 @@ async fn cleanup<K: ManagedKind>(
             );
             publish_event(
                 ctx,
-                &*mr,
+                mr,
                 EventType::Warning,
                 "ReleasedExternalResource",
                 note,
             )
             .await;
         }
-        Ok(Cleanup::Released(why)) => {
+        Cleanup::Released(why) => {
             publish_event(
                 ctx,
-                &*mr,
+                mr,
                 EventType::Normal,
                 "ReleasedExternalResource",
                 format!("released without deleting: {why}"),
             )
             .await;
         }
-        Ok(Cleanup::Deleted) => {
+        Cleanup::Deleted => {
             tracing::info!(kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(), %name, "deleted");
             let id = mr
                 .annotations()
@@ -1632,41 +1579,33 @@ async fn cleanup<K: ManagedKind>(
                 .unwrap_or_default();
             publish_event(
                 ctx,
-                &*mr,
+                mr,
                 EventType::Normal,
                 "DeletedExternalResource",
                 format!("deleted LiteLLM {} {id}", K::NOUN),
             )
             .await;
         }
-        Ok(Cleanup::Gone) => {
+        Cleanup::Gone => {
             // Nothing to delete: crossplane-runtime records no event either.
             tracing::info!(kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(), %name, "deleted");
         }
-        Err(Error::Waiting(why)) => {
-            status.set(condition(READY, false, reason::DELETING, Some(why.clone())));
-        }
-        Err(err) => {
-            let message = scrubber.scrub(&err.to_string());
-            status.reconcile_error(&message);
-            if let (Some(step), false) = (err.step(), err.is_conflict()) {
-                publish_event(ctx, &*mr, EventType::Warning, step.reason(), message).await;
-            }
-        }
     }
-    // The resource may already be gone once the finalizer is released; a
-    // status patch then has nothing to describe.
-    if result.is_err() {
-        status.write(api, &name, &ctx.written).await?;
-    }
-    result.map(|_| Action::await_change())
+}
+
+/// What [`delete_external`] came to.
+enum Deletion {
+    Done(Cleanup),
+    /// The resources whose objects join this one's go first (see
+    /// [`dependents`]); looked at again every [`dependents::RECHECK`].
+    Waiting(String),
 }
 
 async fn delete_external<K: ManagedKind>(
     mr: &Arc<K>,
     ctx: &Context,
     scrubber: &Scrubber,
-) -> Result<Cleanup, Error> {
+) -> Result<Deletion, Error> {
     let id = mr
         .annotations()
         .get(EXTERNAL_NAME)
@@ -1676,7 +1615,7 @@ async fn delete_external<K: ManagedKind>(
     // the instance is gone.
     let id = match contract::deletion_target(&**mr, id) {
         Ok(id) => id,
-        Err(released) => return Ok(released),
+        Err(released) => return Ok(Deletion::Done(released)),
     };
     // Resources whose objects join this one go first; LiteLLM would take
     // them along (a team's keys) or refuse.
@@ -1685,7 +1624,7 @@ async fn delete_external<K: ManagedKind>(
         .await
         .map_err(at(Step::Delete))?;
     if !waiting_for.is_empty() {
-        return Err(Error::Waiting(
+        return Ok(Deletion::Waiting(
             waiting_for.describe(&mr.namespace().unwrap_or_default()),
         ));
     }
@@ -1718,9 +1657,9 @@ async fn delete_external<K: ManagedKind>(
                 .get(RELEASE_ON_MISSING_INSTANCE)
                 .is_some_and(|v| v == "true")
             {
-                return Ok(Cleanup::Released(
+                return Ok(Deletion::Done(Cleanup::Released(
                     "its LiteLLMInstance is gone and release-on-missing-instance is set",
-                ));
+                )));
             }
             return Err(at(Step::Connect)(Error::Blocked(format!(
                 "{err}: cannot delete LiteLLM {} {id}; annotate the resource with \
@@ -1734,20 +1673,18 @@ async fn delete_external<K: ManagedKind>(
     let owner = ctx.owner(&**mr);
     // Whatever happens next, what was established of it no longer stands.
     ctx.verified.forget(instance.client.endpoint(), K::NOUN, id);
-    let external = K::connect(Connection {
-        verified: ctx.verified.clone(),
-        litellm: instance.client,
-        owner: owner.clone(),
-        instance_namespace: instance.namespace.clone(),
-        scrubber: scrubber.clone(),
-        public_models: instance.public_models,
-        tenant_mcp_server_hosts: instance.tenant_mcp_server_hosts,
+    let external = K::connect(ctx.connection(
+        &instance,
+        instance.client.clone(),
+        &owner,
+        scrubber,
         // Deleting needs no references; they may be gone already.
-        refs: Resolved::default(),
-        kube: Kube::live(ctx.client.clone()),
-        endpoint: instance.consumer_endpoint,
-    });
-    Ok(contract::cleanup(&**mr, Some(id), &owner, &instance.namespace, &external).await?)
+        Resolved::default(),
+        Kube::live(ctx.client.clone()),
+    ));
+    let cleanup =
+        contract::cleanup(&**mr, Some(id), &owner, &instance.namespace, &external).await?;
+    Ok(Deletion::Done(cleanup))
 }
 
 #[cfg(test)]
@@ -1806,66 +1743,6 @@ mod tests {
         assert_eq!(removing(&json!(null), json!({"a": 1})), json!({"a": 1}));
     }
 
-    #[test]
-    fn a_cached_copy_older_than_the_providers_own_write_is_behind() {
-        let meta = |uid: &str, rv: &str| kube::api::ObjectMeta {
-            uid: Some(uid.into()),
-            resource_version: Some(rv.into()),
-            ..Default::default()
-        };
-        let written = Written::default();
-        assert!(!written.behind(&meta("a", "5")), "nothing written yet");
-        written.wrote(&meta("a", "7"));
-        assert!(written.behind(&meta("a", "5")));
-        assert!(!written.behind(&meta("b", "5")), "another object");
-        // An older answer does not lower the expectation.
-        written.wrote(&meta("a", "6"));
-        assert!(written.behind(&meta("a", "6")));
-        // Caught up: forgotten, so a later older copy (a relist) is taken.
-        assert!(!written.behind(&meta("a", "7")));
-        assert!(!written.behind(&meta("a", "5")));
-        // Versions that are no numbers are never behind.
-        written.wrote(&meta("c", "9"));
-        assert!(!written.behind(&meta("c", "x")));
-    }
-
-    #[test]
-    fn the_next_event_after_an_announced_write_is_its_echo_and_only_once() {
-        let meta = |uid: &str, rv: &str| kube::api::ObjectMeta {
-            uid: Some(uid.into()),
-            resource_version: Some(rv.into()),
-            ..Default::default()
-        };
-        let uid = Some("a".to_owned());
-        let written = Written::default();
-        assert!(!written.is_echo(&meta("a", "7")), "nothing announced");
-        // The event comes before the write's answer.
-        written.expect_echo(&meta("a", "5"));
-        assert!(
-            !written.is_echo(&meta("a", "5")),
-            "an event before the write"
-        );
-        assert!(!written.is_echo(&meta("b", "7")), "another object");
-        assert!(written.is_echo(&meta("a", "7")));
-        written.settle_echo(uid.as_ref(), Some(&meta("a", "7")));
-        assert!(!written.is_echo(&meta("a", "7")), "an echo is heard once");
-        // The answer comes first: then only that revision is the echo.
-        written.expect_echo(&meta("a", "7"));
-        written.settle_echo(uid.as_ref(), Some(&meta("a", "9")));
-        assert!(!written.is_echo(&meta("a", "8")), "an older revision");
-        assert!(written.is_echo(&meta("a", "9")));
-        // A missed echo (a relist) is settled by the next event, which is
-        // not one.
-        written.expect_echo(&meta("a", "9"));
-        written.settle_echo(uid.as_ref(), Some(&meta("a", "10")));
-        assert!(!written.is_echo(&meta("a", "12")));
-        assert!(!written.is_echo(&meta("a", "10")));
-        // A failed write has no echo.
-        written.expect_echo(&meta("a", "12"));
-        written.settle_echo(uid.as_ref(), None);
-        assert!(!written.is_echo(&meta("a", "13")));
-    }
-
     fn api_error(code: u16) -> kube::Error {
         kube::Error::Api(Box::new(kube::core::Status {
             code,
@@ -1879,13 +1756,9 @@ mod tests {
         assert!(Error::Kube(api_error(409)).is_conflict());
         assert!(Error::External(ExternalError::Kube(api_error(409))).is_conflict());
         assert!(Error::Unresolved(Unresolved::Kube(api_error(409))).is_conflict());
-        let finalizer = finalizer::Error::<Error>::AddFinalizer(api_error(409));
-        assert!(Error::Finalizer(Box::new(finalizer)).is_conflict());
-        let inside = finalizer::Error::ApplyFailed(Error::Kube(api_error(409)));
-        assert!(Error::Finalizer(Box::new(inside)).is_conflict());
         assert!(!Error::Kube(api_error(404)).is_conflict());
         assert!(!Error::Kube(api_error(500)).is_conflict());
-        assert!(!Error::Paused.is_conflict());
+        assert!(!Error::Blocked("annotate it".into()).is_conflict());
         assert!(!Error::UnsupportedPolicies("[]".into()).is_conflict());
         // A stale read is no HTTP status, and is answered the same way.
         let stale = Error::from(Failed {
@@ -1919,7 +1792,7 @@ mod tests {
         assert_eq!(refs.to_string(), "teamRef web not found");
         assert_eq!(refs.reason(), "blocked");
         assert!(matches!(refs.cause(), Error::Blocked(_)));
-        assert_eq!(Error::Paused.step(), None);
+        assert_eq!(Error::Blocked("annotate it".into()).step(), None);
         // The proxy's Retry-After survives the step that failed.
         let throttled = Error::from(Failed {
             step: Step::Create,

@@ -2,7 +2,7 @@
 //! reconciliation: the reconciliation that wrote goes on with what it wrote
 //! and requeues itself, so the event would only read LiteLLM once more,
 //! which crossplane-runtime's reconciler does not do either. Used for the
-//! managed resources ([`crate::provider::managed::reconciler::Written`]) and the connection
+//! managed resources ([`crate::provider::watch::written::Written`]) and the connection
 //! Secrets ([`crate::provider::watch::cache::Kube::expect_secret_echo`]).
 //!
 //! Only the event of the write itself is taken for its echo: announced

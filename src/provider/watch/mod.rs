@@ -1,7 +1,8 @@
 //! What the provider knows of the cluster between reconciliations: the
 //! watch caches ([`cache`]), lists that tolerate objects they cannot read
-//! ([`tolerant`]), change counting ([`changes`]), memo polls ([`polls`],
-//! [`timing`]) and the echoes of the provider's own writes ([`echo`]), and what each
+//! ([`tolerant`]), change counting ([`changes`]), memo polls and polls put
+//! off ([`polls`], [`timing`]), the provider's own last writes to each
+//! resource and their echoes ([`written`], [`echo`]), and what each
 //! resource joins ([`joins`]).
 //!
 //! It answers the engine's questions and imports nothing of the engine,
@@ -14,3 +15,4 @@ pub mod joins;
 pub mod polls;
 pub mod timing;
 pub mod tolerant;
+pub mod written;

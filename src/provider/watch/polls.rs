@@ -420,6 +420,31 @@ fn tick_at(elapsed: Duration, tick: Duration) -> u64 {
     u64::try_from(ticks).unwrap_or(u64::MAX)
 }
 
+/// The longest a poll is put off while its proxy is busy.
+pub const MAX_PUT_OFF: Duration = Duration::from_secs(300);
+
+/// Since when each resource's poll (by uid) has been put off while its
+/// proxy was busy making or changing other objects.
+#[derive(Default)]
+pub struct PutOff(Mutex<HashMap<String, Instant>>);
+
+impl PutOff {
+    /// Whether to put off the poll of `uid` once more: its proxy is `busy`,
+    /// and its poll has not been put off for `at_most` already. A proxy no
+    /// longer busy ends the count.
+    pub fn put_off(&self, uid: &str, busy: bool, at_most: Duration) -> bool {
+        let mut since = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if !busy {
+            if !since.is_empty() {
+                since.remove(uid);
+            }
+            return false;
+        }
+        let first = *since.entry(uid.to_owned()).or_insert_with(Instant::now);
+        first.elapsed() < at_most
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -739,5 +764,20 @@ mod tests {
         until("the poll", || polled.lock().unwrap().len() == 3).await;
         assert_eq!(reconciled.lock().unwrap().len(), 4);
         assert_eq!(proxy.requests(), 5);
+    }
+
+    #[test]
+    fn a_poll_is_put_off_while_busy_and_at_most_so_long() {
+        let put_off = PutOff::default();
+        assert!(!put_off.put_off("a", false, Duration::from_secs(60)));
+        assert!(put_off.put_off("a", true, Duration::from_secs(60)));
+        assert!(put_off.put_off("a", true, Duration::from_secs(60)));
+        assert!(
+            !put_off.put_off("a", true, Duration::ZERO),
+            "put off long enough"
+        );
+        // Not busy any more: the count starts again.
+        assert!(!put_off.put_off("a", false, Duration::from_secs(60)));
+        assert!(put_off.put_off("a", true, Duration::from_millis(500)));
     }
 }
