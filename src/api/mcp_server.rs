@@ -7,6 +7,20 @@ use serde::{Deserialize, Serialize};
 
 use super::common::{bounds, FreeForm, LocalRef, ManagedFields, ManagedStatus, SecretKeySelector};
 
+/// Whether one entry of an allow-list of MCP server hosts (the instance's
+/// `spec.tenantMcpServerHosts`, the function's policy) admits `host`, a
+/// lowercase name without trailing dot: the name itself, ignoring case, or,
+/// for `*.domain`, every name below the domain (not the domain itself). The
+/// provider and the function read entries by this one rule.
+pub fn host_entry_admits(entry: &str, host: &str) -> bool {
+    match entry.strip_prefix("*.") {
+        Some(domain) => host
+            .strip_suffix(domain.to_ascii_lowercase().as_str())
+            .is_some_and(|below| below.ends_with('.') && below.len() > 1),
+        None => entry.eq_ignore_ascii_case(host),
+    }
+}
+
 /// Message of the rule that a server reached over the network has a URL,
 /// and only a `stdio` server a command.
 pub const MCP_TRANSPORT_FIELDS: &str =

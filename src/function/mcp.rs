@@ -42,15 +42,9 @@ pub fn url_host(url: &str) -> Option<String> {
 /// Whether `allowed` admits `host`: an exact entry (ignoring case), or a
 /// `*.domain` entry for every host below the domain.
 pub fn host_allowed(allowed: &[String], host: &str) -> bool {
-    allowed.iter().any(|entry| {
-        let entry = entry.to_ascii_lowercase();
-        match entry.strip_prefix("*.") {
-            Some(domain) => host
-                .strip_suffix(domain)
-                .is_some_and(|below| below.ends_with('.') && below.len() > 1),
-            None => entry == host,
-        }
-    })
+    allowed
+        .iter()
+        .any(|entry| crate::api::mcp_server::host_entry_admits(entry, host))
 }
 
 /// What the rules of MCP servers and object permissions read, and what

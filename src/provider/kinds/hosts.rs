@@ -46,12 +46,7 @@ pub fn allowed(url: &Url, allowed: &[String]) -> bool {
         // matches; `*.domain` admits every name below the domain.
         match (entry.parse::<IpAddr>(), host.parse::<IpAddr>()) {
             (Ok(a), Ok(b)) => a == b,
-            _ => match entry.strip_prefix("*.") {
-                Some(domain) => host
-                    .strip_suffix(&domain.to_ascii_lowercase())
-                    .is_some_and(|below| below.ends_with('.') && below.len() > 1),
-                None => entry.eq_ignore_ascii_case(&host),
-            },
+            _ => crate::api::mcp_server::host_entry_admits(entry, &host),
         }
     })
 }
