@@ -357,7 +357,7 @@ pub fn interval_seconds(text: &str) -> Option<u64> {
 /// reconciler supports (`defaultSupportedManagementPolicies` in
 /// crossplane-runtime v2 `pkg/reconciler/managed/policies.go`); any other
 /// set is refused there with a `ReconcileError`, and so it is here.
-const SUPPORTED_MANAGEMENT_POLICIES: &[&[ManagementPolicy]] = {
+pub const SUPPORTED_MANAGEMENT_POLICIES: &[&[ManagementPolicy]] = {
     use ManagementPolicy::{All, Create, Delete, LateInitialize, Observe, Update};
     &[
         &[All],

@@ -271,6 +271,24 @@ pub struct Connection {
     pub endpoint: String,
 }
 
+/// Makes the [`External`] of one reconciliation from its [`Connection`]:
+/// crossplane-runtime's `ExternalConnecter`, which its reconciler's tests
+/// replace with a fake, as the engine's tests do here.
+pub trait Connecter<K: ManagedKind>: Send + Sync {
+    type External: External<K>;
+    fn connect(&self, connection: Connection) -> Self::External;
+}
+
+/// Every kind's own [`ManagedKind::connect`].
+pub struct KindConnecter;
+
+impl<K: ManagedKind> Connecter<K> for KindConnecter {
+    type External = K::External;
+    fn connect(&self, connection: Connection) -> K::External {
+        K::connect(connection)
+    }
+}
+
 /// A managed kind: its CRD type plus how it maps onto LiteLLM.
 pub trait ManagedKind:
     Resource<DynamicType = (), Scope = NamespaceResourceScope>

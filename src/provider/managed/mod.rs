@@ -18,3 +18,8 @@ pub mod ownership;
 pub mod reconciler;
 pub mod resolve;
 pub mod scrub;
+
+#[cfg(test)]
+mod engine_tests;
+#[cfg(test)]
+pub mod fake_api;

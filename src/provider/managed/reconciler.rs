@@ -23,8 +23,8 @@ use crate::litellm::Secret;
 use crate::api::conditions::{self, condition, reason, READY, SYNCED};
 use crate::provider::managed::connection;
 use crate::provider::managed::contract::{
-    self, Cleanup, Connection, Creation, External, ExternalError, Failed, Maintained, ManagedKind,
-    Outcome, Step,
+    self, Cleanup, Connecter, Connection, Creation, External, ExternalError, Failed, KindConnecter,
+    Maintained, ManagedKind, Outcome, Step,
 };
 use crate::provider::managed::dependents;
 use crate::provider::managed::ownership::{Owner, Verified};
@@ -492,6 +492,16 @@ fn requeue_with<K: ManagedKind>(
 /// Reconciles one managed resource of any kind, measured as
 /// controller-runtime measures a reconciliation.
 pub async fn reconcile<K: ManagedKind>(mr: Arc<K>, ctx: Arc<Context>) -> Result<Action, Error> {
+    reconcile_with(mr, ctx, &KindConnecter).await
+}
+
+/// [`reconcile`] with the [`External`](contract::External) that
+/// `connecter` makes: the kind's own, or a fake in the engine's tests.
+pub async fn reconcile_with<K: ManagedKind, C: Connecter<K>>(
+    mr: Arc<K>,
+    ctx: Arc<Context>,
+    connecter: &C,
+) -> Result<Action, Error> {
     // Before anything is read: what the poll queue's memo is valid from.
     let since = ctx.polls.changes().now();
     let key = object_key(mr.meta());
@@ -504,7 +514,7 @@ pub async fn reconcile<K: ManagedKind>(mr: Arc<K>, ctx: Arc<Context>) -> Result<
     let running = ctx
         .metrics
         .reconciling(series::managed_controller::<K>(), &key);
-    let (result, measured) = reconcile_managed(mr, &key, since, &ctx).await;
+    let (result, measured) = reconcile_managed(mr, &key, since, &ctx, connecter).await;
     // A requeue the poll queue took reads as `await_change`; it is
     // measured as the requeue it is.
     let measured = match &result {
@@ -523,11 +533,12 @@ pub async fn reconcile<K: ManagedKind>(mr: Arc<K>, ctx: Arc<Context>) -> Result<
 
 /// The reconciliation of `mr` (`key`: its `namespace/name`) and its
 /// `result` label.
-async fn reconcile_managed<K: ManagedKind>(
+async fn reconcile_managed<K: ManagedKind, C: Connecter<K>>(
     mr: Arc<K>,
     key: &str,
     since: u64,
     ctx: &Arc<Context>,
+    connecter: &C,
 ) -> (Result<Action, Error>, ReconcileResult) {
     ctx.metrics.reconciled(K::NOUN);
     let gvk = series::gvk::<K>();
@@ -550,12 +561,12 @@ async fn reconcile_managed<K: ManagedKind>(
         // (`ensure_id`), not in a write and a reconciliation of its own;
         // until then nothing has been done for it in LiteLLM, so its
         // deletion has nothing to undo.
-        apply(&api, mr, ctx, &scrubber, since)
+        apply(&api, mr, ctx, &scrubber, since, connecter)
             .await
             .map(Ended::Requeue)
     } else if finalizing {
         // Boxed: a poll's future need not hold room for a deletion.
-        Box::pin(finalize(&api, mr, ctx, &scrubber)).await
+        Box::pin(finalize(&api, mr, ctx, &scrubber, connecter)).await
     } else {
         // Being deleted, and the provider's finalizer gone: nothing of its
         // own is left to do.
@@ -883,12 +894,13 @@ async fn report_paused<K: ManagedKind>(
 /// Crossplane's reconciliation of a resource that is not being deleted:
 /// paused, invalid policies, or observe and act, then the status, events,
 /// metrics and when to look again.
-async fn apply<K: ManagedKind>(
+async fn apply<K: ManagedKind, C: Connecter<K>>(
     api: &Api<K>,
     mr: Arc<K>,
     ctx: &Context,
     scrubber: &Scrubber,
     since: u64,
+    connecter: &C,
 ) -> Result<Action, Error> {
     let name = mr.name_any();
     let mut status = StatusWriter::<K>::new(&mr);
@@ -913,7 +925,7 @@ async fn apply<K: ManagedKind>(
         return Ok(Action::await_change());
     }
     let poll = ctx.poll_interval(&*mr);
-    match observe_and_act(api, mr.clone(), ctx, scrubber, poll).await {
+    match observe_and_act(api, mr.clone(), ctx, scrubber, poll, connecter).await {
         Ok(None) => {
             // A poll put off: spread over 2 to 4 s, so put-off polls do not
             // return together.
@@ -1187,12 +1199,13 @@ struct Acted<K: ManagedKind> {
 /// References, instance, id, then Crossplane's observe/create/update.
 /// `None`: a poll (interval `poll`) put off while its proxy is busy (see
 /// [`Context::defer_poll`]).
-async fn observe_and_act<K: ManagedKind>(
+async fn observe_and_act<K: ManagedKind, C: Connecter<K>>(
     api: &Api<K>,
     mr: Arc<K>,
     ctx: &Context,
     scrubber: &Scrubber,
     poll: Duration,
+    connecter: &C,
 ) -> Result<Option<Acted<K>>, Failed<Error>> {
     let mut generation = mr.meta().generation;
     let namespace = mr.namespace().unwrap_or_default();
@@ -1230,7 +1243,7 @@ async fn observe_and_act<K: ManagedKind>(
     let (mr, id) = ensure_id(api, mr, &connection, &ctx.written)
         .await
         .map_err(Failed::at(Step::Initialize))?;
-    let external = K::connect(connection);
+    let external = connecter.connect(connection);
     let synced = contract::sync(&*mr, &id, &owner, &instance.namespace, &external)
         .await
         .map_err(|failed| Failed {
@@ -1476,13 +1489,14 @@ enum Ended {
 /// (with the resourceVersion as precondition, as [`record`] adds it, so no
 /// finalizer another controller changed meanwhile is lost: a merge patch
 /// replaces the list whole).
-async fn finalize<K: ManagedKind>(
+async fn finalize<K: ManagedKind, C: Connecter<K>>(
     api: &Api<K>,
     mr: Arc<K>,
     ctx: &Context,
     scrubber: &Scrubber,
+    connecter: &C,
 ) -> Result<Ended, Error> {
-    if let Some(held) = cleanup(api, &mr, ctx, scrubber).await? {
+    if let Some(held) = cleanup(api, &mr, ctx, scrubber, connecter).await? {
         return Ok(Ended::Requeue(held));
     }
     let others: Vec<&String> = mr.finalizers().iter().filter(|f| *f != FINALIZER).collect();
@@ -1501,11 +1515,12 @@ async fn finalize<K: ManagedKind>(
 /// Deletes the LiteLLM object (or releases it) and reports it; `Some`
 /// when the deletion holds (paused, waiting for dependents) and the
 /// finalizer stays.
-async fn cleanup<K: ManagedKind>(
+async fn cleanup<K: ManagedKind, C: Connecter<K>>(
     api: &Api<K>,
     mr: &Arc<K>,
     ctx: &Context,
     scrubber: &Scrubber,
+    connecter: &C,
 ) -> Result<Option<Action>, Error> {
     let name = mr.name_any();
     let mut status = StatusWriter::<K>::new(mr);
@@ -1516,7 +1531,7 @@ async fn cleanup<K: ManagedKind>(
         return Ok(Some(Action::await_change()));
     }
     status.set(condition(READY, false, reason::DELETING, None));
-    let cleanup = match delete_external(mr, ctx, scrubber).await {
+    let cleanup = match delete_external(mr, ctx, scrubber, connecter).await {
         Ok(Deletion::Done(cleanup)) => cleanup,
         Ok(Deletion::Waiting(why)) => {
             // Not a failure: the order of deletion at work.
@@ -1601,10 +1616,11 @@ enum Deletion {
     Waiting(String),
 }
 
-async fn delete_external<K: ManagedKind>(
+async fn delete_external<K: ManagedKind, C: Connecter<K>>(
     mr: &Arc<K>,
     ctx: &Context,
     scrubber: &Scrubber,
+    connecter: &C,
 ) -> Result<Deletion, Error> {
     let id = mr
         .annotations()
@@ -1673,7 +1689,7 @@ async fn delete_external<K: ManagedKind>(
     let owner = ctx.owner(&**mr);
     // Whatever happens next, what was established of it no longer stands.
     ctx.verified.forget(instance.client.endpoint(), K::NOUN, id);
-    let external = K::connect(ctx.connection(
+    let external = connecter.connect(ctx.connection(
         &instance,
         instance.client.clone(),
         &owner,
