@@ -361,12 +361,8 @@ impl Mapping<LiteLLMCredential> for CredentialMapping {
     /// A value whose Secret changed since it was written is drift of
     /// `values`.
     fn secret_values(&self, mr: &LiteLLMCredential) -> Option<SecretValues> {
-        let recorded = mr
-            .status
-            .as_ref()
-            .and_then(|s| s.at_provider.as_ref())
-            .and_then(|a| a.secret_fingerprints.clone());
-        let values = SecretValues::new(values_fingerprints(&self.secrets()), recorded);
+        let current = values_fingerprints(&self.secrets());
+        let values = SecretValues::recorded_in(mr, current, |at| at.secret_fingerprints.as_ref());
         let changed = values.changed().next().is_some();
         Some(values.drifting(changed, &[VALUES]))
     }

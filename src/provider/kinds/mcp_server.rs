@@ -363,12 +363,8 @@ impl Mapping<LiteLLMMCPServer> for McpServerMapping {
     /// An authentication value changed, added or removed since it was
     /// written is drift of `authSecretRef`.
     fn secret_values(&self, mr: &LiteLLMMCPServer) -> Option<SecretValues> {
-        let recorded = mr
-            .status
-            .as_ref()
-            .and_then(|s| s.at_provider.as_ref())
-            .and_then(|a| a.secret_fingerprints.clone());
-        let values = SecretValues::new(values_fingerprints(&self.secrets()), recorded);
+        let current = values_fingerprints(&self.secrets());
+        let values = SecretValues::recorded_in(mr, current, |at| at.secret_fingerprints.as_ref());
         let differ = values.differ();
         Some(values.drifting(differ, &[AUTH_SECRET_REF]))
     }

@@ -561,13 +561,8 @@ impl Mapping<LiteLLMModel> for ModelMapping {
     /// A field whose Secret changed since it was written is drift of that
     /// field.
     fn secret_values(&self, mr: &LiteLLMModel) -> Option<SecretValues> {
-        let recorded = mr
-            .status
-            .as_ref()
-            .and_then(|s| s.at_provider.as_ref())
-            .and_then(|a| a.secret_fingerprints.clone());
         let current = mp::fingerprints(&mr.spec.for_provider.litellm_params, &self.refs);
-        let values = SecretValues::new(current, recorded);
+        let values = SecretValues::recorded_in(mr, current, |at| at.secret_fingerprints.as_ref());
         let changed = mp::changed_secrets(&values);
         Some(values.drifting(true, &changed))
     }

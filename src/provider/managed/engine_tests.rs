@@ -202,6 +202,16 @@ async fn reconcile<K: ManagedKind>(
     name: &str,
 ) -> Result<Action, Error> {
     let mr: K = read(api, name).expect("the resource");
+    reconcile_copy(ctx, script, mr).await
+}
+
+/// One reconciliation of `mr` as given (a copy the API may have moved
+/// past).
+async fn reconcile_copy<K: ManagedKind>(
+    ctx: &Arc<Context>,
+    script: &Shared,
+    mr: K,
+) -> Result<Action, Error> {
     reconciler::reconcile_with(Arc::new(mr), ctx.clone(), &FakeConnecter(script.clone())).await
 }
 
@@ -601,10 +611,7 @@ async fn a_cached_copy_older_than_the_providers_own_write_is_not_acted_on() {
         .unwrap();
     let made = calls(&script).len();
     let requests = api.requests().len();
-    let action =
-        reconciler::reconcile_with(Arc::new(stale), ctx.clone(), &FakeConnecter(script.clone()))
-            .await
-            .unwrap();
+    let action = reconcile_copy(&ctx, &script, stale).await.unwrap();
     assert_eq!(
         action,
         Action::requeue(std::time::Duration::from_millis(100))
@@ -627,13 +634,7 @@ async fn a_write_race_lost_requeues_silently() {
     changed["metadata"]["labels"] = json!({"team": "web"});
     api.put(&at::<LiteLLMTeam>("web"), changed);
     let script = script(None, &[]);
-    let action = reconciler::reconcile_with(
-        Arc::new(before),
-        ctx.clone(),
-        &FakeConnecter(script.clone()),
-    )
-    .await
-    .unwrap();
+    let action = reconcile_copy(&ctx, &script, before).await.unwrap();
     assert_eq!(
         action,
         Action::requeue(std::time::Duration::from_millis(200))

@@ -180,6 +180,21 @@ impl SecretValues {
         }
     }
 
+    /// `current`, against the fingerprints `recorded` reads from the
+    /// status of `mr`.
+    pub fn recorded_in<K: ManagedKind>(
+        mr: &K,
+        current: Fingerprints,
+        recorded: impl Fn(&K::AtProvider) -> Option<&Fingerprints>,
+    ) -> Self {
+        let recorded = mr
+            .managed_status()
+            .and_then(|s| s.at_provider.as_ref())
+            .and_then(recorded)
+            .cloned();
+        Self::new(current, recorded)
+    }
+
     /// The names in `current` whose fingerprint differs from the one
     /// recorded (a Secret value changed, or was never written).
     pub fn changed(&self) -> impl Iterator<Item = &str> {
