@@ -223,7 +223,7 @@ fn serve_provider(namespace: String) {
     );
     // Logs as `provider-litellm` does (its default filter, text on stdout,
     // which the bench reads past and drops): their cost is the provider's.
-    litellm_crossplane::provider::telemetry::logging::init(false);
+    litellm_crossplane::provider::telemetry::logging::init(false, false);
     provider_runtime().block_on(async {
         let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
         let metrics = Metrics::default();

@@ -6,5 +6,6 @@
 
 pub mod api;
 pub mod function;
+pub mod listen;
 pub mod litellm;
 pub mod provider;

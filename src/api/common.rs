@@ -436,13 +436,28 @@ pub struct ManagedFields {
 #[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ManagedStatus<O> {
-    /// `Ready` and `Synced`, with Crossplane's reasons.
+    /// `Ready` and `Synced`, with Crossplane's reasons; one of each type
+    /// (a map keyed by `type`, as crossplane-runtime declares them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
     pub conditions: Vec<Condition>,
     /// The object as LiteLLM reports it. Never holds secrets.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at_provider: Option<O>,
+    /// The `metadata.generation` this status was written for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = bounds::MAX_GENERATION))]
+    pub observed_generation: Option<i64>,
+    /// The last `crossplane.io/reconcile-requested-at` token handled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 253))]
+    pub last_handled_reconcile_at: Option<String>,
 }
+
+/// The annotation that asks for a reconciliation now (its value a token
+/// of the asker's choosing), as crossplane-runtime names it; the token
+/// handled is reported in `status.lastHandledReconcileAt`.
+pub const RECONCILE_REQUESTED_AT: &str = "crossplane.io/reconcile-requested-at";
 
 #[cfg(test)]
 mod tests {

@@ -482,7 +482,10 @@ pub struct LiteLLMInstanceStatus {
     #[serde(default)]
     #[schemars(range(min = 0, max = super::common::bounds::MAX_STATUS_REPLICAS))]
     pub ready_replicas: i32,
+    /// One of each type (a map keyed by `type`, as crossplane-runtime
+    /// declares conditions).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["type"]))]
     pub conditions: Vec<Condition>,
     /// The `metadata.generation` this status describes.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -36,11 +36,21 @@ enum LogFormat {
 }
 
 #[derive(Parser, Debug)]
-#[command(version, about)]
+#[command(
+    version,
+    about = "Crossplane provider for LiteLLM: reconciles LiteLLMInstances and the LiteLLM teams, \
+             keys, budgets, models, users, organizations, credentials and MCP servers of the \
+             cluster against the LiteLLM admin API"
+)]
 struct Args {
-    /// Address of /healthz, /readyz and /metrics.
-    #[arg(long, env = "METRICS_ADDRESS", default_value = "0.0.0.0:8080")]
+    /// Address of /healthz, /readyz and /metrics: `HOST:PORT`, or Go's
+    /// `:PORT` for every interface.
+    #[arg(long, env = "METRICS_ADDRESS", default_value = ":8080", value_parser = litellm_crossplane::listen::parse)]
     metrics_address: SocketAddr,
+    /// Log the provider's debug lines too (`RUST_LOG`, where set, decides
+    /// instead).
+    #[arg(short = 'd', long)]
+    debug: bool,
     /// Watch only this namespace (all namespaces when unset).
     #[arg(long, env = "WATCH_NAMESPACE")]
     namespace: Option<String>,
@@ -52,8 +62,17 @@ struct Args {
     cluster_id: Option<String>,
     /// Default poll interval of healthy resources (Go duration); the
     /// crossplane.io/poll-interval annotation overrides it per resource.
-    #[arg(long, env = "POLL_INTERVAL", value_parser = parse_duration, default_value = "60s")]
+    #[arg(long, visible_alias = "poll", env = "POLL_INTERVAL", value_parser = parse_duration, default_value = "60s")]
     poll_interval: Duration,
+    /// How far each poll is spread after its interval, in percent of it
+    /// (0 to 99), so resources do not poll LiteLLM in lockstep.
+    #[arg(long, env = "POLL_JITTER_PERCENTAGE", default_value_t = timing::DEFAULT_POLL_JITTER_PERCENTAGE, value_parser = clap::value_parser!(u8).range(0..100))]
+    poll_jitter_percentage: u8,
+    /// The longest a resource goes without a full reconciliation (Go
+    /// duration): polls that find LiteLLM and Kubernetes as they were
+    /// are answered by one read until then.
+    #[arg(short = 's', long = "sync", env = "SYNC_INTERVAL", value_parser = parse_duration, default_value = "1h")]
+    sync: Duration,
     /// Shortest poll interval any resource may ask for with
     /// crossplane.io/poll-interval; shorter ones are raised to it.
     #[arg(long, env = "MIN_POLL_INTERVAL", value_parser = parse_duration, default_value = "10s")]
@@ -66,6 +85,7 @@ struct Args {
     /// POD_NAMESPACE is set (Crossplane sets it on a provider's
     /// Deployment), off otherwise.
     #[arg(
+        short = 'l',
         long,
         env = "LEADER_ELECTION",
         num_args = 0..=1,
@@ -76,6 +96,7 @@ struct Args {
     /// Namespace of the leader Lease; it must exist.
     #[arg(long, env = "POD_NAMESPACE")]
     lease_namespace: Option<String>,
+    /// Name of the leader Lease.
     #[arg(long, env = "LEASE_NAME", default_value = leader::DEFAULT_LEASE_NAME)]
     lease_name: String,
     /// This replica's identity in the Lease; defaults to the hostname (the
@@ -90,6 +111,18 @@ struct Args {
     /// kinds; more wait for their turn (their timeout starts after).
     #[arg(long, env = "MAX_IN_FLIGHT_PER_INSTANCE", default_value_t = resolve::DEFAULT_MAX_IN_FLIGHT)]
     max_in_flight_per_instance: usize,
+    /// Management policies (spec.managementPolicies) are always honoured:
+    /// accepted as Crossplane's providers take it; `false` is refused.
+    #[arg(
+        long,
+        env = "ENABLE_MANAGEMENT_POLICIES",
+        num_args = 0..=1,
+        default_missing_value = "true",
+        default_value_t = true,
+        action = clap::ArgAction::Set
+    )]
+    enable_management_policies: bool,
+    /// Log lines as text or as JSON objects.
     #[arg(long, env = "LOG_FORMAT", value_enum, default_value = "text")]
     log_format: LogFormat,
     /// Threads the provider runs on: 1 runs everything on one (fewest
@@ -107,7 +140,7 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 fn main() {
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
     let args = Args::parse();
-    logging::init(matches!(args.log_format, LogFormat::Json));
+    logging::init(matches!(args.log_format, LogFormat::Json), args.debug);
     // Before the caches fill (src/provider/runtime/memory.rs).
     if !memory::keep_pages_small() {
         tracing::info!(
@@ -129,6 +162,14 @@ fn main() {
 }
 
 async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    if !args.enable_management_policies {
+        return Err(
+            "--enable-management-policies=false: management policies cannot be turned \
+                    off; every resource's spec.managementPolicies is honoured (default [\"*\"]), \
+                    as in Crossplane v2. Leave the flag out"
+                .into(),
+        );
+    }
     // Settled before anything else, so a bad combination fails at once.
     let election =
         match leader::lease_namespace(args.leader_election, args.lease_namespace.as_deref())? {
@@ -170,6 +211,8 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let ctx = Arc::new(
         Context::new(client.clone(), cluster_id, metrics)
             .with_poll_interval(args.poll_interval)
+            .with_poll_jitter(args.poll_jitter_percentage)
+            .with_sync_period(args.sync)
             .with_poll_bounds(timing::PollBounds {
                 min: args.min_poll_interval,
                 max: args.max_poll_interval,

@@ -32,11 +32,8 @@ pub const V1BETA1_SERVICE_NAME: &str = "apiextensions.fn.proto.v1beta1.FunctionR
 /// Why the server could not start or stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
-    #[error("cannot parse listen address {address:?}: {source}")]
-    Address {
-        address: String,
-        source: std::net::AddrParseError,
-    },
+    #[error("{flag}: {problem}")]
+    Address { flag: &'static str, problem: String },
     #[error("no credentials were provided: supply --tls-certs-dir (or TLS_SERVER_CERTS_DIR), or use --insecure")]
     MissingTlsCertsDir,
     #[error("cannot read TLS file {path}: {source}")]
@@ -102,17 +99,9 @@ fn tls_config(dir: &Path) -> Result<ServerTlsConfig, ServeError> {
         .client_auth_optional(false))
 }
 
-/// `:8080` (Go style) or `0.0.0.0:8080`.
-fn metrics_address(address: &str) -> Result<SocketAddr, ServeError> {
-    let full = if address.starts_with(':') {
-        format!("0.0.0.0{address}")
-    } else {
-        address.to_string()
-    };
-    full.parse().map_err(|source| ServeError::Address {
-        address: address.to_string(),
-        source,
-    })
+/// `flag`'s listen address, `:8080` (Go style) or `0.0.0.0:8080`.
+fn listen_address(flag: &'static str, address: &str) -> Result<SocketAddr, ServeError> {
+    crate::listen::parse(address).map_err(|problem| ServeError::Address { flag, problem })
 }
 
 /// Serves /metrics from `registry` on `address`.
@@ -150,10 +139,7 @@ async fn serve_metrics(
 
 /// Serves until `shutdown` completes.
 pub async fn serve(args: &Args, shutdown: impl Future<Output = ()>) -> Result<(), ServeError> {
-    let address: SocketAddr = args.address.parse().map_err(|source| ServeError::Address {
-        address: args.address.clone(),
-        source,
-    })?;
+    let address = listen_address("--address", &args.address)?;
     let listener = tokio::net::TcpListener::bind(address)
         .await
         .map_err(|source| ServeError::Metrics {
@@ -195,7 +181,7 @@ pub async fn serve_on(
         let mut registry = Registry::default();
         metrics.register(&mut registry);
         grpc.register(&mut registry);
-        let address = metrics_address(&args.metrics_address)?;
+        let address = listen_address("--metrics-address", &args.metrics_address)?;
         let metrics_listener = tokio::net::TcpListener::bind(address)
             .await
             .map_err(|source| ServeError::Metrics {

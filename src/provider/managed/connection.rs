@@ -14,6 +14,12 @@ use crate::litellm::Secret;
 use crate::provider::managed::contract::{ExternalError, ManagedKind};
 use crate::provider::watch::cache::{self, Digest, Kube, MANAGED_BY, MANAGED_BY_LABEL};
 
+/// The type of the connection Secrets the provider creates, as
+/// crossplane-runtime's (`resource.SecretTypeConnection`). A Secret's type
+/// cannot change: one the provider created `Opaque` before keeps it (it is
+/// never deleted to be made again, which could lose a key it holds).
+pub const CONNECTION_SECRET_TYPE: &str = "connection.crossplane.io/v1alpha1";
+
 /// Whether `secret` is controlled by `mr` (ownerReference with its uid).
 fn owned_by<K: ManagedKind>(secret: &KubeSecret, mr: &K) -> bool {
     let uid = mr.meta().uid.as_deref();
@@ -47,9 +53,13 @@ pub async fn read<K: ManagedKind>(
     let namespace = mr.namespace().unwrap_or_default();
     match kube.read_secret(&namespace, name).await? {
         Some(secret) if !owned_by(&secret, mr) => Err(ExternalError::Invalid(format!(
-            "connection Secret {name} exists and is not owned by {} {}",
-            K::kind(&()),
-            mr.name_any()
+            "connection Secret {name} exists and is not owned by {kind} {resource}: name \
+             another Secret in spec.writeConnectionSecretToRef, or hand this one over by \
+             deleting it (the provider writes it anew) or by adding an ownerReference to \
+             {kind} {resource} (uid {uid})",
+            kind = K::kind(&()),
+            resource = mr.name_any(),
+            uid = mr.meta().uid.as_deref().unwrap_or_default(),
         ))),
         other => Ok(other),
     }
@@ -124,7 +134,7 @@ pub async fn publish_over<K: ManagedKind>(
                     ..ObjectMeta::default()
                 },
                 data: Some(missing_or_different(&KubeSecret::default(), data)),
-                type_: Some("Opaque".into()),
+                type_: Some(CONNECTION_SECRET_TYPE.into()),
                 ..KubeSecret::default()
             };
             kube.expect_secret_echo(&namespace, name, 0);

@@ -646,3 +646,64 @@ async fn a_write_race_lost_requeues_silently() {
     assert!(api.events("web").is_empty(), "a conflict is no event");
     assert_eq!(conditions(&api, "web"), ["Ready unset", "Synced unset"]);
 }
+
+#[tokio::test]
+async fn deletion_waits_until_the_providers_finalizer_is_the_last() {
+    let (api, ctx) = world();
+    team(&api, "web", &[All], json!({}));
+    let script = script(None, &[]);
+    reconcile::<LiteLLMTeam>(&api, &ctx, &script, "web")
+        .await
+        .unwrap();
+    let mut held = api.get(&at::<LiteLLMTeam>("web")).unwrap();
+    held["metadata"]["finalizers"] = json!(["example.org/backup", FINALIZER]);
+    api.put(&at::<LiteLLMTeam>("web"), held);
+    script.lock().unwrap().calls.clear();
+    api.delete(&at::<LiteLLMTeam>("web"));
+    reconcile::<LiteLLMTeam>(&api, &ctx, &script, "web")
+        .await
+        .unwrap();
+    assert!(calls(&script).is_empty(), "the LiteLLM object stays");
+    let web = api.get(&at::<LiteLLMTeam>("web")).expect("held");
+    let ready = &web["status"]["conditions"][0];
+    assert_eq!(ready["reason"], "Deleting");
+    assert!(
+        ready["message"]
+            .as_str()
+            .unwrap()
+            .contains("example.org/backup"),
+        "{ready}"
+    );
+    // The other controller lets go: now the object is deleted.
+    let mut released = web;
+    released["metadata"]["finalizers"] = json!([FINALIZER]);
+    api.put(&at::<LiteLLMTeam>("web"), released);
+    reconcile::<LiteLLMTeam>(&api, &ctx, &script, "web")
+        .await
+        .unwrap();
+    assert_eq!(
+        calls(&script),
+        [format!("observe {ID}"), format!("delete {ID}")]
+    );
+    assert!(read::<LiteLLMTeam>(&api, "web").is_none());
+}
+
+#[tokio::test]
+async fn a_reconcile_request_is_handled_once_and_reported_with_the_generation() {
+    let (api, ctx) = world();
+    let token = json!({"crossplane.io/reconcile-requested-at": "2026-12-06T08:00:00Z"});
+    team(&api, "web", &[All], token);
+    let script = script(Some(Marked::Ours), &[]);
+    reconcile::<LiteLLMTeam>(&api, &ctx, &script, "web")
+        .await
+        .unwrap();
+    let status = api.get(&at::<LiteLLMTeam>("web")).unwrap()["status"].clone();
+    assert_eq!(status["lastHandledReconcileAt"], "2026-12-06T08:00:00Z");
+    assert_eq!(status["observedGeneration"], 1);
+    assert_eq!(api.events("web"), ["Normal ReconcileRequestHandled"]);
+    reconcile::<LiteLLMTeam>(&api, &ctx, &script, "web")
+        .await
+        .unwrap();
+    assert_eq!(api.events("web").len(), 1, "a token is handled once");
+    assert_eq!(calls(&script).len(), 2, "each reconciliation observed");
+}

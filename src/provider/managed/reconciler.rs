@@ -16,7 +16,7 @@ use serde_json::json;
 
 use crate::api::common::{
     find_condition, paused_by_policies, supported_management_policies, Condition, ManagedStatus,
-    EXTERNAL_NAME, PAUSED, POLL_INTERVAL,
+    EXTERNAL_NAME, PAUSED, POLL_INTERVAL, RECONCILE_REQUESTED_AT,
 };
 use crate::litellm::Secret;
 
@@ -38,7 +38,7 @@ use crate::provider::telemetry::metrics::{
 };
 use crate::provider::watch::cache::{Cache, Kube};
 use crate::provider::watch::polls::BUSY_WINDOW;
-use crate::provider::watch::polls::{Memo, Polls, PutOff, MAX_PUT_OFF, MEMO_POLLS};
+use crate::provider::watch::polls::{memo_polls, Memo, Polls, PutOff, MAX_PUT_OFF};
 use crate::provider::watch::timing;
 use crate::provider::watch::tolerant::{self, Tolerant};
 use crate::provider::watch::written::Written;
@@ -57,6 +57,10 @@ pub const RELEASE_ON_MISSING_INSTANCE: &str = "litellm.crossplane.io/release-on-
 /// use as each controller's concurrency.
 pub const DEFAULT_MAX_RECONCILE_RATE: u16 = 10;
 
+/// The longest a resource goes without a full reconciliation by default,
+/// as crossplane-runtime providers' `--sync`.
+pub const DEFAULT_SYNC_PERIOD: Duration = Duration::from_secs(3600);
+
 /// Default interval between observations of a healthy resource.
 pub const DEFAULT_POLL_INTERVAL: Duration = Duration::from_secs(60);
 
@@ -74,6 +78,7 @@ fn is_poll<K: ManagedKind>(mr: &K) -> bool {
     };
     let generation = mr.meta().generation;
     mr.meta().deletion_timestamp.is_none()
+        && reconcile_request(mr).is_none()
         && [READY, SYNCED].iter().all(|type_| {
             find_condition(&status.conditions, type_)
                 .is_some_and(|c| c.status == "True" && c.observed_generation == generation)
@@ -92,6 +97,12 @@ pub struct Context {
     pub poll_bounds: timing::PollBounds,
     /// Polls fall due on multiples of this ([`timing::on_tick`]).
     pub poll_tick: Duration,
+    /// The spread of polls in percent of their interval
+    /// (`--poll-jitter-percentage`).
+    pub poll_jitter: u8,
+    /// The longest a resource goes without a full reconciliation: polls
+    /// answered by a memo stop there (`--sync`).
+    pub sync_period: Duration,
     /// Reconciliations of one kind at once (`--max-reconcile-rate`).
     pub concurrency: u16,
     litellm_timeout: Duration,
@@ -155,6 +166,8 @@ impl Context {
             default_poll_interval: DEFAULT_POLL_INTERVAL,
             poll_bounds: timing::PollBounds::default(),
             poll_tick: timing::POLL_TICK,
+            poll_jitter: timing::DEFAULT_POLL_JITTER_PERCENTAGE,
+            sync_period: DEFAULT_SYNC_PERIOD,
             concurrency: DEFAULT_MAX_RECONCILE_RATE,
             litellm_timeout: DEFAULT_LITELLM_TIMEOUT,
             max_in_flight: resolve::DEFAULT_MAX_IN_FLIGHT,
@@ -166,6 +179,18 @@ impl Context {
             verified: Arc::default(),
             polls: Polls::default(),
         }
+    }
+
+    /// The spread of polls, in percent of their interval (0 to 99).
+    pub fn with_poll_jitter(mut self, percentage: u8) -> Self {
+        self.poll_jitter = percentage.min(99);
+        self
+    }
+
+    /// The longest a resource goes without a full reconciliation.
+    pub fn with_sync_period(mut self, period: Duration) -> Self {
+        self.sync_period = period;
+        self
     }
 
     pub fn with_poll_interval(mut self, interval: Duration) -> Self {
@@ -442,6 +467,15 @@ pub enum Pause {
     Annotation,
     #[error("reconciliation is paused: spec.managementPolicies is empty")]
     Policies,
+}
+
+/// The `crossplane.io/reconcile-requested-at` token of `mr` not handled yet.
+fn reconcile_request<K: ManagedKind>(mr: &K) -> Option<&str> {
+    let token = mr.annotations().get(RECONCILE_REQUESTED_AT)?;
+    let handled = mr
+        .managed_status()
+        .and_then(|s| s.last_handled_reconcile_at.as_deref());
+    (!token.is_empty() && handled != Some(token.as_str())).then_some(token.as_str())
 }
 
 /// Why `mr` is paused, if it is: the annotation, or empty policies.
@@ -729,6 +763,8 @@ fn empty_status<O>() -> ManagedStatus<O> {
     ManagedStatus {
         conditions: Vec::new(),
         at_provider: None,
+        observed_generation: None,
+        last_handled_reconcile_at: None,
     }
 }
 
@@ -775,12 +811,16 @@ impl<K: ManagedKind> StatusWriter<K> {
     /// `KeyReplaced`); the precondition turns that into a conflict, which
     /// requeues silently and reads again.
     async fn write_if_current(
-        self,
+        mut self,
         api: &Api<K>,
         name: &str,
         resource_version: Option<String>,
         written: &Written,
     ) -> Result<(), kube::Error> {
+        // As crossplane-runtime's ObservedGenerationPropagationManager.
+        if self.generation.is_some() {
+            self.new.observed_generation = self.generation;
+        }
         if !self.changed() {
             return Ok(());
         }
@@ -924,6 +964,19 @@ async fn apply<K: ManagedKind, C: Connecter<K>>(
         // Only a change of the policies can help.
         return Ok(Action::await_change());
     }
+    if let Some(token) = reconcile_request(&*mr) {
+        // Reported with whatever status this reconciliation writes.
+        let note = format!("Handling reconcile request {token}");
+        publish_event(
+            ctx,
+            &*mr,
+            EventType::Normal,
+            "ReconcileRequestHandled",
+            note,
+        )
+        .await;
+        status.new.last_handled_reconcile_at = Some(token.to_owned());
+    }
     let poll = ctx.poll_interval(&*mr);
     match observe_and_act(api, mr.clone(), ctx, scrubber, poll, connecter).await {
         Ok(None) => {
@@ -1014,7 +1067,7 @@ async fn record_acted<K: ManagedKind>(
         .write_if_current(api, &mr.name_any(), mr.resource_version(), &ctx.written)
         .await?;
     let next = timing::on_tick(
-        timing::jittered(given.poll, timing::random_fraction()),
+        timing::jittered(given.poll, ctx.poll_jitter, timing::random_fraction()),
         ctx.poll_tick,
     );
     // A created object the create's answer did not show as Available is
@@ -1142,7 +1195,8 @@ fn memo<K: ManagedKind>(
             since: given.since,
             interval: given.poll,
             metrics_id: ctx.metrics.object_id(&uid),
-            left: MEMO_POLLS,
+            left: memo_polls(given.poll, ctx.sync_period),
+            jitter: ctx.poll_jitter,
         })
 }
 
@@ -1529,6 +1583,23 @@ async fn cleanup<K: ManagedKind, C: Connecter<K>>(
         // A paused resource is not deleted; lifting the pause is a change
         // that wakes it.
         return Ok(Some(Action::await_change()));
+    }
+    let others: Vec<&str> = mr
+        .finalizers()
+        .iter()
+        .map(String::as_str)
+        .filter(|f| *f != FINALIZER)
+        .collect();
+    if !others.is_empty() {
+        // As crossplane-runtime: whoever else watches the resource may
+        // still need the LiteLLM object; it goes when they have let go.
+        let why = format!(
+            "waiting for the other finalizers to be removed first: {}",
+            others.join(", ")
+        );
+        status.set(condition(READY, false, reason::DELETING, Some(why)));
+        status.write(api, &name, &ctx.written).await?;
+        return Ok(Some(requeue::<K>(ctx, mr.meta(), dependents::RECHECK)));
     }
     status.set(condition(READY, false, reason::DELETING, None));
     let cleanup = match delete_external(mr, ctx, scrubber, connecter).await {

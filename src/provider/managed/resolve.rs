@@ -678,6 +678,8 @@ mod tests {
                 ..Condition::default()
             }],
             at_provider: None,
+            observed_generation: None,
+            last_handled_reconcile_at: None,
         });
         team
     }

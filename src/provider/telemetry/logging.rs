@@ -13,12 +13,23 @@ use tracing_subscriber::EnvFilter;
 /// kube-runtime's warnings and errors still show.
 pub const DEFAULT_FILTER: &str = "info,kube_runtime=warn";
 
+/// The filter of `--debug` when `RUST_LOG` is not set: the provider's own
+/// debug lines (what crossplane-runtime providers log with `--debug`),
+/// the libraries' at `info`.
+pub const DEBUG_FILTER: &str =
+    "info,kube_runtime=warn,litellm_crossplane=debug,provider_litellm=debug";
+
 /// Installs the global subscriber: text or JSON lines on stdout, filtered
-/// by `RUST_LOG` or [`DEFAULT_FILTER`].
-pub fn init(json: bool) {
-    let filter =
-        EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(DEFAULT_FILTER));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+/// by `RUST_LOG`, else [`DEBUG_FILTER`] with `debug`, else
+/// [`DEFAULT_FILTER`].
+pub fn init(json: bool, debug: bool) {
+    let default = if debug { DEBUG_FILTER } else { DEFAULT_FILTER };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    // Colour only on a terminal: piped or collected logs stay plain text.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(ansi);
     if json {
         builder.json().init();
     } else {
@@ -32,6 +43,7 @@ mod tests {
 
     #[test]
     fn the_default_filter_parses_and_keeps_info_but_kube_runtime_spans() {
+        EnvFilter::try_new(DEBUG_FILTER).expect("a valid debug filter");
         let filter = EnvFilter::try_new(DEFAULT_FILTER).expect("a valid filter");
         let text = filter.to_string();
         assert!(text.contains("kube_runtime=warn"), "{text}");

@@ -86,6 +86,19 @@ pub struct Memo {
     /// How many more polls it may answer; then the resource reconciles in
     /// full all the same.
     pub left: u8,
+    /// The spread of its polls, in percent of the interval
+    /// ([`timing::jittered`]).
+    pub jitter: u8,
+}
+
+/// How many polls one memo answers for a resource polled every `interval`
+/// that must reconcile in full at least every `sync` (`--sync`): at most
+/// [`MEMO_POLLS`], and none where the sync period is no longer than the
+/// interval.
+pub fn memo_polls(interval: Duration, sync: Duration) -> u8 {
+    let polls = sync.as_secs_f64() / interval.as_secs_f64().max(f64::EPSILON);
+    let answered = (polls.floor() as u64).saturating_sub(1);
+    answered.min(u64::from(MEMO_POLLS)) as u8
 }
 
 /// The polls in a row one reconciliation's memo answers at most
@@ -331,7 +344,7 @@ async fn poll(queue: Arc<Queue>, key: Arc<str>, mut memo: Box<Memo>, tick: Durat
         return;
     }
     let after = timing::on_tick(
-        timing::jittered(memo.interval, timing::random_fraction()),
+        timing::jittered(memo.interval, memo.jitter, timing::random_fraction()),
         tick,
     );
     memo.left -= 1;
@@ -672,6 +685,7 @@ mod tests {
             interval: Duration::from_secs(10),
             metrics_id: 7,
             left,
+            jitter: timing::DEFAULT_POLL_JITTER_PERCENTAGE,
         };
         let (found, probe) = client.team_info_probed("t").await.unwrap();
         assert!(found.is_none());
@@ -779,5 +793,14 @@ mod tests {
         // Not busy any more: the count starts again.
         assert!(!put_off.put_off("a", false, Duration::from_secs(60)));
         assert!(put_off.put_off("a", true, Duration::from_millis(500)));
+    }
+
+    #[test]
+    fn a_memo_answers_polls_only_within_the_sync_period() {
+        let minute = Duration::from_secs(60);
+        assert_eq!(memo_polls(minute, Duration::from_secs(3600)), MEMO_POLLS);
+        assert_eq!(memo_polls(minute, Duration::from_secs(300)), 4);
+        assert_eq!(memo_polls(minute, Duration::from_secs(119)), 0);
+        assert_eq!(memo_polls(minute, Duration::from_secs(30)), 0);
     }
 }

@@ -73,10 +73,17 @@ impl PollBounds {
     }
 }
 
-/// `interval` stretched by `fraction` of up to +10% (`fraction` in `[0, 1)`),
-/// so resources created together do not poll LiteLLM in lockstep.
-pub fn jittered(interval: Duration, fraction: f64) -> Duration {
-    interval.mul_f64(1.0 + 0.1 * fraction.clamp(0.0, 1.0))
+/// The spread of polls by default, in percent of their interval, as
+/// crossplane-runtime providers' `--poll-jitter-percentage`.
+pub const DEFAULT_POLL_JITTER_PERCENTAGE: u8 = 10;
+
+/// `interval` stretched by `fraction` (in `[0, 1)`) of up to `percentage`
+/// percent (at most 99), so resources created together do not poll LiteLLM
+/// in lockstep. crossplane-runtime spreads a poll both ways; here it never
+/// comes before its interval.
+pub fn jittered(interval: Duration, percentage: u8, fraction: f64) -> Duration {
+    let spread = f64::from(percentage.min(99)) / 100.0;
+    interval.mul_f64(1.0 + spread * fraction.clamp(0.0, 1.0))
 }
 
 /// How finely polls are spread by default: every poll falls due on a
@@ -197,7 +204,7 @@ mod tests {
             let _ = parse_go_duration(&text);
             if let Some(parsed) = parse_go_duration(&digits) {
                 let bounded = PollBounds::default().clamp(parsed);
-                let _ = jittered(bounded, 0.999);
+                let _ = jittered(bounded, 99, 0.999);
             }
         }
     }
@@ -219,8 +226,10 @@ mod tests {
     #[test]
     fn jitter_stays_within_ten_percent_above() {
         let base = Duration::from_secs(60);
-        assert_eq!(jittered(base, 0.0), base);
-        assert!(jittered(base, 0.999) < Duration::from_secs(66));
+        assert_eq!(jittered(base, 10, 0.0), base);
+        assert!(jittered(base, 10, 0.999) < Duration::from_secs(66));
+        assert!(jittered(base, 50, 0.999) > Duration::from_secs(89));
+        assert_eq!(jittered(base, 0, 0.999), base);
         for _ in 0..100 {
             let fraction = random_fraction();
             assert!((0.0..1.0).contains(&fraction));
