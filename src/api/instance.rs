@@ -27,7 +27,8 @@ pub const DEFAULT_PORT: i32 = 4000;
     category = "managed",
     category = "litellm",
     status = "LiteLLMInstanceStatus",
-    printcolumn = r#"{"name":"READY","type":"boolean","jsonPath":".status.ready"}"#,
+    printcolumn = r#"{"name":"READY","type":"string","jsonPath":".status.conditions[?(@.type=='Ready')].status"}"#,
+    printcolumn = r#"{"name":"SYNCED","type":"string","jsonPath":".status.conditions[?(@.type=='Synced')].status"}"#,
     printcolumn = r#"{"name":"ENDPOINT","type":"string","jsonPath":".status.endpoint"}"#,
     printcolumn = r#"{"name":"VERSION","type":"string","jsonPath":".status.version"}"#,
     printcolumn = r#"{"name":"AGE","type":"date","jsonPath":".metadata.creationTimestamp"}"#

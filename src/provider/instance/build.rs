@@ -39,8 +39,14 @@ use super::database::{valid_database_name, valid_host, valid_schema};
 
 /// Image repository when `spec.image.repository` is unset.
 pub const DEFAULT_IMAGE_REPOSITORY: &str = "ghcr.io/berriai/litellm";
-/// Image tag when `spec.image.tag` is unset; also `status.version` then.
-pub const DEFAULT_IMAGE_TAG: &str = "main-stable";
+/// The LiteLLM release the provider is tested against (the harnesses run
+/// it; what the kinds send and compare was checked on it).
+pub const TESTED_LITELLM_VERSION: &str = "1.108.7";
+/// Image tag when `spec.image.tag` is unset, the immutable tag of
+/// [`TESTED_LITELLM_VERSION`] (never a moving tag such as `main-stable`,
+/// which a pod restart could move to a LiteLLM nobody tested here); also
+/// `status.version` then, until the proxy discloses its own.
+pub const DEFAULT_IMAGE_TAG: &str = "main-v1.108.7";
 /// Key of the generated master key in `<name>-master-key`; the same key the
 /// entity controllers read.
 use crate::api::instance::MASTER_KEY_KEY;
@@ -1516,7 +1522,8 @@ mod tests {
         assert!(!selector.iter().all(|(k, v)| job_labels.get(k) == Some(v)));
 
         let defaults = instance_default_image();
-        assert_eq!(defaults.0, "ghcr.io/berriai/litellm:main-stable");
+        assert_eq!(defaults.0, "ghcr.io/berriai/litellm:main-v1.108.7");
+        assert!(DEFAULT_IMAGE_TAG.ends_with(TESTED_LITELLM_VERSION));
         assert_eq!(defaults.1, Some(1));
     }
 

@@ -22,8 +22,11 @@ use crate::api::common::SecretKeySelector;
 use crate::api::instance::{LiteLLMInstance, Workload};
 use crate::api::API_VERSION;
 
+use crate::api::common::PAUSED;
 use crate::api::conditions;
 use crate::provider::managed::dependents;
+use crate::provider::managed::reconciler::PAUSED_NOTE;
+use crate::provider::telemetry::events::{Event as KubeEvent, EventType, Recorder};
 use crate::provider::telemetry::metrics::{object_key, result_of, Metrics, Seen};
 use crate::provider::watch::cache::Caches;
 use crate::provider::watch::tolerant::{self, Tolerant};
@@ -82,6 +85,7 @@ pub fn controller_name() -> &'static str {
 /// Shared by every reconciliation.
 struct Context {
     client: kube::Client,
+    recorder: Recorder,
     options: InstanceOptions,
     metrics: Metrics,
     controller: &'static str,
@@ -140,6 +144,11 @@ pub fn build(
     let deployments: Api<PartialObjectMeta<Deployment>> = scoped(&client, &options.namespace);
     let jobs: Api<PartialObjectMeta<Job>> = scoped(&client, &options.namespace);
     let context = Arc::new(Context {
+        recorder: Recorder::new(
+            client.clone(),
+            "provider-litellm",
+            std::env::var("POD_NAME").ok(),
+        ),
         client,
         options,
         metrics,
@@ -289,8 +298,34 @@ async fn reconcile(instance: Arc<LiteLLMInstance>, context: Arc<Context>) -> Res
     let namespace = instance
         .namespace()
         .ok_or_else(|| Error::MissingNamespace { name: name.clone() })?;
+    if instance
+        .annotations()
+        .get(PAUSED)
+        .is_some_and(|v| v == "true")
+    {
+        // As every managed resource: nothing is written to the workload,
+        // nor is the instance deleted, until the pause is lifted (a change
+        // of the instance, which wakes it).
+        let paused = synced(
+            &instance,
+            false,
+            conditions::reason::RECONCILE_PAUSED,
+            Some(PAUSED_NOTE.into()),
+        );
+        if write_status(&context, &instance, &namespace, paused).await? {
+            publish(
+                &context,
+                &instance,
+                EventType::Normal,
+                "ReconciliationPaused",
+                PAUSED_NOTE.into(),
+            )
+            .await;
+        }
+        return Ok(Action::await_change());
+    }
     let api: Api<LiteLLMInstance> = Api::namespaced(context.client.clone(), &namespace);
-    finalizer(&api, FINALIZER, instance, |event| async {
+    let result = finalizer(&api, FINALIZER, instance.clone(), |event| async {
         match event {
             Event::Apply(instance) => apply(&instance, &context, &namespace, None).await,
             Event::Cleanup(instance) => cleanup(&instance, &context, &namespace).await,
@@ -300,7 +335,100 @@ async fn reconcile(instance: Arc<LiteLLMInstance>, context: Arc<Context>) -> Res
     .map_err(|err| match err {
         finalizer::Error::ApplyFailed(err) | finalizer::Error::CleanupFailed(err) => err,
         other => Error::Finalizer(Box::new(other)),
-    })
+    });
+    if let Err(err) = &result {
+        if !matches!(err, Error::InUse(_)) && instance.metadata.deletion_timestamp.is_none() {
+            // Best effort: the error goes to the controller's backoff and
+            // log whatever this write does.
+            let failed = synced(
+                &instance,
+                false,
+                conditions::reason::RECONCILE_ERROR,
+                Some(err.to_string()),
+            );
+            if let Err(write) = write_status(&context, &instance, &namespace, failed).await {
+                tracing::debug!(error = %write, "cannot report the failure in status");
+            }
+        }
+    }
+    result
+}
+
+/// The instance's status with `Synced` set as given (the rest as it is).
+fn synced(
+    instance: &LiteLLMInstance,
+    ok: bool,
+    reason: &str,
+    message: Option<String>,
+) -> crate::api::instance::LiteLLMInstanceStatus {
+    let mut status = instance.status.clone().unwrap_or_default();
+    let mut condition = conditions::condition(conditions::SYNCED, ok, reason, message);
+    condition.observed_generation = instance.metadata.generation;
+    conditions::set(
+        &mut status.conditions,
+        condition,
+        &format!("{:.0}", Timestamp::now()),
+    );
+    status
+}
+
+/// Writes `desired` as the instance's status where it differs from what
+/// is there; whether it did.
+async fn write_status(
+    context: &Context,
+    instance: &LiteLLMInstance,
+    namespace: &str,
+    desired: crate::api::instance::LiteLLMInstanceStatus,
+) -> Result<bool, Error> {
+    if instance.status.as_ref() == Some(&desired) {
+        return Ok(false);
+    }
+    let name = instance.name_any();
+    let api: Api<LiteLLMInstance> = Api::namespaced(context.client.clone(), namespace);
+    let patch = json!({
+        "apiVersion": API_VERSION,
+        "kind": "LiteLLMInstance",
+        "status": desired,
+    });
+    // Server-side apply: fields this controller set before and now leaves
+    // out (a version no longer disclosed) are removed.
+    api.patch_status(
+        &name,
+        &PatchParams::apply(FIELD_MANAGER).force(),
+        &Patch::Apply(&patch),
+    )
+    .await
+    .map_err(|source| Error::PatchStatus {
+        namespace: namespace.to_string(),
+        name,
+        source,
+    })?;
+    Ok(true)
+}
+
+/// Events are best effort: failing to record one fails nothing.
+async fn publish(
+    context: &Context,
+    instance: &LiteLLMInstance,
+    type_: EventType,
+    reason: &str,
+    note: String,
+) {
+    use kube::Resource;
+    let event = KubeEvent {
+        type_,
+        reason: reason.into(),
+        note: Some(note),
+        action: reason.into(),
+        secondary: None,
+    };
+    if let Err(err) = context
+        .recorder
+        .publish(&event, &instance.object_ref(&()))
+        .await
+    {
+        tracing::debug!(error = %err, "publishing an event failed");
+    }
 }
 
 /// Provisions or probes, and writes the status; with `deleting`, a
@@ -324,6 +452,20 @@ async fn apply(
         };
         desired_status(instance, probed, Timestamp::now())
     };
+    // Everything asked for was written or found as asked: crossplane-runtime's
+    // `ReconcileSuccess` (conditions of the workload say how it is doing).
+    let mut success = conditions::condition(
+        conditions::SYNCED,
+        true,
+        conditions::reason::RECONCILE_SUCCESS,
+        None,
+    );
+    success.observed_generation = instance.metadata.generation;
+    conditions::set(
+        &mut desired.conditions,
+        success,
+        &format!("{:.0}", Timestamp::now()),
+    );
     if let Some(why) = deleting {
         // Not `Ready`: the proxy stays usable, so that the dependents can
         // delete their objects in it.
@@ -340,26 +482,7 @@ async fn apply(
             &format!("{:.0}", Timestamp::now()),
         );
     }
-    if instance.status.as_ref() != Some(&desired) {
-        let api: Api<LiteLLMInstance> = Api::namespaced(context.client.clone(), namespace);
-        let patch = json!({
-            "apiVersion": API_VERSION,
-            "kind": "LiteLLMInstance",
-            "status": desired,
-        });
-        // Server-side apply: fields this controller set before and now
-        // leaves out (a version no longer disclosed) are removed.
-        api.patch_status(
-            &name,
-            &PatchParams::apply(FIELD_MANAGER).force(),
-            &Patch::Apply(&patch),
-        )
-        .await
-        .map_err(|source| Error::PatchStatus {
-            namespace: namespace.to_string(),
-            name: name.clone(),
-            source,
-        })?;
+    if write_status(context, instance, namespace, desired.clone()).await? {
         tracing::info!(
             %namespace, %name, ready = desired.ready,
             endpoint = desired.endpoint.as_deref().unwrap_or(""),
