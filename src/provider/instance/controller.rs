@@ -30,6 +30,7 @@ use crate::provider::telemetry::events::{Event as KubeEvent, EventType, Recorder
 use crate::provider::telemetry::metrics::{object_key, result_of, Metrics, Seen};
 use crate::provider::watch::cache::Caches;
 use crate::provider::watch::tolerant::{self, Tolerant};
+use crate::provider::watch::wanted::Wanted;
 
 use super::{
     condition_type, desired_status, probe, probe_target, provision, provisioned_status, reason,
@@ -86,6 +87,9 @@ pub fn controller_name() -> &'static str {
 struct Context {
     client: kube::Client,
     recorder: Recorder,
+    /// Whether an instance has been provisioned yet: the Deployment and Job
+    /// watches start then (see [`crate::provider::watch::wanted`]).
+    workloads: Wanted,
     options: InstanceOptions,
     metrics: Metrics,
     controller: &'static str,
@@ -143,7 +147,9 @@ pub fn build(
     // Metadata only: the owner references are what trigger an instance.
     let deployments: Api<PartialObjectMeta<Deployment>> = scoped(&client, &options.namespace);
     let jobs: Api<PartialObjectMeta<Job>> = scoped(&client, &options.namespace);
+    let workloads = Wanted::default();
     let context = Arc::new(Context {
+        workloads: workloads.clone(),
         recorder: Recorder::new(
             client.clone(),
             "provider-litellm",
@@ -171,16 +177,16 @@ pub fn build(
         crate::provider::watch::cache::reflect(api, crate::provider::watch::cache::strip);
     let controller = Controller::for_stream(stream, instances.store.clone())
         .with_config(config)
-        .owns_stream(
+        .owns_stream(workloads.stream(move || {
             watcher(deployments, watcher::Config::default())
                 .default_backoff()
-                .touched_objects(),
-        )
-        .owns_stream(
+                .touched_objects()
+        }))
+        .owns_stream(workloads.stream(move || {
             watcher(jobs, watcher::Config::default())
                 .default_backoff()
-                .touched_objects(),
-        );
+                .touched_objects()
+        }));
     let mut caches = Caches::default();
     caches.add(instances.synced.clone());
     let store = controller.store();
@@ -441,6 +447,7 @@ async fn apply(
 ) -> Result<Action, Error> {
     let name = instance.name_any();
     let mut desired = if Workload::is_managed(instance.spec.workload.as_ref()) {
+        context.workloads.want();
         let observed = provision(&context.client, namespace, instance).await?;
         provisioned_status(instance, &observed, Timestamp::now())
     } else {

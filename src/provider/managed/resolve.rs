@@ -183,6 +183,20 @@ pub enum Unresolved {
         name: String,
         problem: String,
     },
+    /// A label selector of the instance needs the requester's Namespace,
+    /// which the provider may not read.
+    #[error(
+        "LiteLLMInstance {namespace}/{name}: {field} selects namespaces by label, and the \
+         provider may not read Namespace {requester} to match it: grant get on namespaces \
+         (examples/runtime-config/provider/rbac.yaml does), or admit the namespace by name \
+         in spec.allowedNamespaces.names"
+    )]
+    LabelsForbidden {
+        namespace: String,
+        name: String,
+        field: &'static str,
+        requester: String,
+    },
     #[error("kubernetes API: {0}")]
     Kube(#[from] kube::Error),
 }
@@ -344,6 +358,39 @@ pub fn admits(
         .and_then(|selector| Selector::try_from(selector).ok())
         .is_some_and(|selector| selector.matches(labels));
     by_name || by_label
+}
+
+/// The labels of `namespace` where a selector of `instance` needs them to
+/// admit it (one that names it does not): Crossplane v2's provider role
+/// reads no Namespace, so a platform that admits tenants by name needs no
+/// more.
+async fn selected_labels(
+    kube: &Kube,
+    instance: &LiteLLMInstance,
+    namespace: &str,
+) -> Result<BTreeMap<String, String>, Unresolved> {
+    let selects = |allowed: Option<&AllowedNamespaces>| {
+        allowed.is_some_and(|a| {
+            a.selector.is_some() && !a.names.iter().flatten().any(|name| name == namespace)
+        })
+    };
+    let field = if selects(instance.spec.allowed_namespaces.as_ref()) {
+        "spec.allowedNamespaces.selector"
+    } else if selects(instance.spec.public_model_namespaces.as_ref()) {
+        "spec.publicModelNamespaces.selector"
+    } else {
+        return Ok(BTreeMap::new());
+    };
+    match kube.namespace_labels(namespace).await {
+        Ok(labels) => Ok(labels),
+        Err(kube::Error::Api(status)) if status.code == 403 => Err(Unresolved::LabelsForbidden {
+            namespace: kube::ResourceExt::namespace(instance).unwrap_or_default(),
+            name: kube::ResourceExt::name_any(instance),
+            field,
+            requester: namespace.to_owned(),
+        }),
+        Err(err) => Err(err.into()),
+    }
 }
 
 /// The id of a referenced managed resource, once it is Ready.
@@ -512,7 +559,7 @@ pub async fn instance(
     };
     let mut public_models = instance_namespace == namespace;
     if instance_namespace != namespace {
-        let labels = kube.namespace_labels(namespace).await?;
+        let labels = selected_labels(kube, &instance, namespace).await?;
         if !admits(
             instance.spec.allowed_namespaces.as_ref(),
             instance_namespace,

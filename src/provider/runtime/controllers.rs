@@ -512,12 +512,9 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
     for synced in stores.synced() {
         caches.add(synced.clone());
     }
-    ctx.use_cache(Arc::new(Cache::new(
-        scope.clone(),
-        stores,
-        namespaces_store,
-        secrets.clone(),
-    )));
+    let cache = Cache::new(scope.clone(), stores, namespaces_store, secrets.clone());
+    let namespaces_wanted = cache.namespaces_wanted().clone();
+    ctx.use_cache(Arc::new(cache));
     // Each kind reconciles at most `concurrency` objects at once, as a
     // crossplane-runtime provider's controllers do (`--max-reconcile-rate`).
     let mut controllers: Vec<std::pin::Pin<Box<dyn Future<Output = ()> + Send>>> = Vec::new();
@@ -535,8 +532,9 @@ pub fn build(ctx: Arc<Context>, namespace: Option<String>) -> (impl Future<Outpu
     drop(signals);
     let work = async move {
         let namespaces = async {
+            // Listed only once a label selector needs a namespace's labels.
             if let Some(stream) = namespaces_stream {
-                cache::drain(stream, "Namespaces").await;
+                cache::drain(namespaces_wanted.stream(move || stream), "Namespaces").await;
             }
         };
         // Each controller is a task of its own, not a branch of this

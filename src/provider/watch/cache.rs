@@ -249,6 +249,9 @@ pub struct Cache {
     /// Only with [`Scope::All`]: the labels `spec.allowedNamespaces`
     /// selects on. A provider watching one namespace reads them when asked.
     namespaces: Option<Reflected<PartialObjectMeta<Namespace>>>,
+    /// Whether the Namespace watch has been needed yet (see
+    /// [`crate::provider::watch::wanted`]).
+    namespaces_wanted: crate::provider::watch::wanted::Wanted,
     secrets: Secrets,
     lists: SharedLists,
 }
@@ -378,9 +381,16 @@ impl Cache {
             scope,
             stores,
             namespaces,
+            namespaces_wanted: Default::default(),
             secrets,
             lists: SharedLists::default(),
         }
+    }
+
+    /// Turned on by the first read of a namespace's labels: the Namespace
+    /// watch starts then.
+    pub fn namespaces_wanted(&self) -> &crate::provider::watch::wanted::Wanted {
+        &self.namespaces_wanted
     }
 
     pub fn secrets(&self) -> &Secrets {
@@ -601,6 +611,9 @@ impl Kube {
         &self,
         namespace: &str,
     ) -> Result<std::collections::BTreeMap<String, String>, kube::Error> {
+        if let Some(cache) = self.cache.as_deref() {
+            cache.namespaces_wanted.want();
+        }
         let store = self
             .cache
             .as_deref()

@@ -15,4 +15,5 @@ pub mod joins;
 pub mod polls;
 pub mod timing;
 pub mod tolerant;
+pub mod wanted;
 pub mod written;
