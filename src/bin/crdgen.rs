@@ -1,15 +1,33 @@
 //! Writes `crds/` and the function's input schema from the Rust types.
 //! `cargo run --bin crdgen` from the repository root; `--check` fails when a
-//! checked-in file differs instead of writing. A YAML file in a generated
-//! folder that the types no longer produce (a renamed kind or API group) is
-//! stale too: `--check` names it, a plain run removes it.
+//! checked-in file differs instead of writing. A file in a generated folder
+//! that this program once wrote (it starts with its header) and the types
+//! no longer produce (a renamed kind or API group) is stale too: `--check`
+//! names it, a plain run removes it. Any other file there is left alone.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use clap::Parser;
+use litellm_crossplane::api::generate::HEADER;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "crdgen",
+    version,
+    about = "Writes crds/, package/*/crds/ and the function's input schema from the Rust types \
+             (run from the repository root)"
+)]
+struct Args {
+    /// Change nothing; fail, naming them, when generated files differ from
+    /// what the types produce.
+    #[arg(long)]
+    check: bool,
+}
+
 fn main() -> ExitCode {
-    let check = std::env::args().any(|a| a == "--check");
+    let check = Args::parse().check;
     let files = litellm_crossplane::api::generate::all_files();
     let mut stale = Vec::new();
     for file in &files {
@@ -56,7 +74,8 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// YAML files in the generated folders that no generated file names.
+/// YAML files in the generated folders that this program wrote and no
+/// generated file names any more.
 fn leftovers(files: &[litellm_crossplane::api::generate::GeneratedFile]) -> Vec<PathBuf> {
     let generated: BTreeSet<PathBuf> = files.iter().map(|f| PathBuf::from(&f.path)).collect();
     let folders: BTreeSet<PathBuf> = generated
@@ -70,7 +89,8 @@ fn leftovers(files: &[litellm_crossplane::api::generate::GeneratedFile]) -> Vec<
         };
         for entry in entries.flatten() {
             let path = folder.join(entry.file_name());
-            if path.extension().is_some_and(|e| e == "yaml") && !generated.contains(&path) {
+            let ours = std::fs::read_to_string(&path).is_ok_and(|text| text.starts_with(HEADER));
+            if path.extension().is_some_and(|e| e == "yaml") && !generated.contains(&path) && ours {
                 found.push(path);
             }
         }

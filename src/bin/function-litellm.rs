@@ -16,6 +16,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Parser, Debug)]
 #[command(
+    name = "function-litellm",
     version,
     about = "Crossplane composition function for LiteLLM teams, keys, budgets and models"
 )]

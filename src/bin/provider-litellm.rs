@@ -37,6 +37,7 @@ enum LogFormat {
 
 #[derive(Parser, Debug)]
 #[command(
+    name = "provider-litellm",
     version,
     about = "Crossplane provider for LiteLLM: reconciles LiteLLMInstances and the LiteLLM teams, \
              keys, budgets, models, users, organizations, credentials and MCP servers of the \

@@ -448,7 +448,9 @@ async fn apply(
     let name = instance.name_any();
     let mut desired = if Workload::is_managed(instance.spec.workload.as_ref()) {
         context.workloads.want();
-        let observed = provision(&context.client, namespace, instance).await?;
+        let observed = provision(&context.client, namespace, instance)
+            .await
+            .map_err(Error::forbidden_as_such)?;
         provisioned_status(instance, &observed, Timestamp::now())
     } else {
         // Only the spec decides the path: switching to `managed: false`
@@ -558,6 +560,11 @@ fn error_policy(instance: Arc<LiteLLMInstance>, err: &Error, context: Arc<Contex
     if let Error::InUse(why) = err {
         tracing::debug!(instance = %instance.name_any(), "deletion {why}");
         return requeue(&context, &instance.metadata, dependents::RECHECK);
+    }
+    if err.needs_permission() {
+        // Only a grant (or the spec) helps: no retry sooner than a probe.
+        tracing::warn!(instance = %instance.name_any(), error = %err, "LiteLLMInstance cannot be provisioned");
+        return requeue(&context, &instance.metadata, context.options.ready_interval);
     }
     tracing::warn!(instance = %instance.name_any(), error = %err, "LiteLLMInstance not reconciled");
     requeue(

@@ -78,6 +78,17 @@ pub enum Error {
     #[error("LiteLLMInstance {name} has no uid")]
     MissingUid { name: String },
 
+    /// The provider may not read or write a workload object: Crossplane
+    /// v2 grants a provider only its own kinds, Secrets, ConfigMaps, Events
+    /// and Leases.
+    #[error(
+        "provisioning {kind} {name}: the provider may not read or write {kind}s; a provisioned \
+         proxy needs the permissions of examples/runtime-config/provider/rbac.yaml (bind them \
+         to the provider's ServiceAccount), or attach to a proxy you run \
+         (spec.workload.managed: false)"
+    )]
+    WorkloadForbidden { kind: String, name: String },
+
     /// Reading or writing a workload object failed.
     #[error("provisioning {kind} {name}: {source}")]
     Workload {
@@ -112,6 +123,25 @@ pub enum Error {
 }
 
 impl Error {
+    /// `self`, where it is a workload read or write the API server
+    /// forbade, as [`Error::WorkloadForbidden`].
+    pub fn forbidden_as_such(self) -> Self {
+        match self {
+            Error::Workload {
+                kind,
+                name,
+                source: kube::Error::Api(status),
+            } if status.code == 403 => Error::WorkloadForbidden { kind, name },
+            other => other,
+        }
+    }
+
+    /// Whether only a change of permissions or of the spec can help: looked
+    /// at again at the ready interval, not retried sooner.
+    pub fn needs_permission(&self) -> bool {
+        matches!(self, Error::WorkloadForbidden { .. })
+    }
+
     /// Whether the object itself is at fault (reported in status as a reason
     /// the proxy cannot be probed), rather than the API server.
     pub fn is_user_error(&self) -> bool {

@@ -90,7 +90,7 @@ impl FakeApi {
             .objects
             .iter()
             .filter(|(path, _)| path.contains("/events/"))
-            .filter(|(_, event)| event["regarding"]["name"] == name)
+            .filter(|(_, event)| event["involvedObject"]["name"] == name)
             .map(|(_, e)| {
                 format!(
                     "{} {}",

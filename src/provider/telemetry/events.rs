@@ -1,5 +1,6 @@
-//! Kubernetes Events (`events.k8s.io/v1`) about managed resources, with a
-//! bounded memory of what was published.
+//! Kubernetes Events (core `v1`, the kind Crossplane's provider role lets
+//! a provider write, and `kubectl describe` shows) about managed
+//! resources, with a bounded memory of what was published.
 //!
 //! kube-runtime's `Recorder` remembers every event it published for six
 //! minutes, as a whole `Event` object keyed by another copy of the
@@ -21,9 +22,8 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use k8s_openapi::api::core::v1::ObjectReference;
-use k8s_openapi::api::events::v1::Event as KubeEvent;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
+use k8s_openapi::api::core::v1::{Event as KubeEvent, EventSource, ObjectReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 pub use kube::runtime::events::{Event, EventType};
@@ -179,8 +179,11 @@ impl Recorder {
         if let Some(mut seen) = repeated {
             seen.count = seen.count.saturating_add(1);
             seen.last = now;
+            // As client-go's recorder counts a repeated event.
             let patch = serde_json::json!({
-                "series": {"count": seen.count, "lastObservedTime": MicroTime(now)}
+                "count": seen.count,
+                "lastTimestamp": Time(now),
+                "message": event.note,
             });
             let events: Api<KubeEvent> = Api::namespaced(self.client.clone(), &seen.namespace);
             match events
@@ -209,16 +212,22 @@ impl Recorder {
         let created = KubeEvent {
             action: Some(event.action.clone()),
             reason: Some(event.reason.clone()),
-            event_time: Some(MicroTime(now)),
-            regarding: Some(regarding.clone()),
+            involved_object: regarding.clone(),
             related: event.secondary.clone(),
-            note: event.note.clone(),
+            message: event.note.clone(),
+            count: Some(1),
+            first_timestamp: Some(Time(now)),
+            last_timestamp: Some(Time(now)),
+            source: Some(EventSource {
+                component: Some(self.controller.clone()),
+                host: None,
+            }),
             metadata: ObjectMeta {
                 namespace: Some(namespace.clone()),
                 name: Some(name.clone()),
                 ..ObjectMeta::default()
             },
-            reporting_controller: Some(self.controller.clone()),
+            reporting_component: Some(self.controller.clone()),
             reporting_instance: Some(self.instance.clone()),
             type_: Some(
                 match event.type_ {
