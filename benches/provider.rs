@@ -15,8 +15,8 @@
 //!
 //! `BENCH_STANDIN_N` (default `10000`; empty for none) adds sizes served by
 //! an in-process LiteLLM stand-in (`tests/support/litellm_standin.rs`, which
-//! `tests/litellm_standin.rs` checks against the real proxy): the real one
-//! creates about 20 objects a second, too slow for 10,000 pairs in a
+//! `tests/integration/litellm_standin.rs` checks against the real proxy): the
+//! real one creates about 20 objects a second, too slow for 10,000 pairs in a
 //! benchmark. Those sizes measure the provider's memory and CPU at scale
 //! (poll `BENCH_STANDIN_POLL`, default 30 s); their ratios are against the
 //! stand-in, not LiteLLM, and are printed as such.

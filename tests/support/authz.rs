@@ -28,7 +28,9 @@ use axum::Router;
 use serde::Deserialize;
 use serde_json::Value;
 
-/// Every request any proxy of this process denied, as text.
+/// Every request any proxy of this process denied, as text. The process is
+/// a test binary: in `tests/integration/` a denial fails the waits of every
+/// module's tests, not only of its own (a passing run has none).
 static DENIALS: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// Fails the test if any provider request was denied so far.

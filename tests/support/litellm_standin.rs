@@ -6,8 +6,8 @@
 //! Every answer below was taken from the real proxy of `../shared/litellm/`
 //! (status, body shape, error wording) and from LiteLLM's own source where a
 //! rule is computed (`budget_reset_at`, `expires`, the key checks);
-//! `tests/litellm_standin.rs` runs one sequence of client calls against both
-//! and compares the results. Routes:
+//! `tests/integration/litellm_standin.rs` runs one sequence of client calls
+//! against both and compares the results. Routes:
 //!
 //! * `POST /team/new`, `GET /team/info?team_id=`, `POST /team/update`,
 //!   `POST /team/delete` (`{"team_ids": [..]}`; deletes the teams' keys too);

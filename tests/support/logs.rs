@@ -2,7 +2,10 @@
 //! secret never reaches the logs reads them here. The subscriber is global
 //! (the provider's controllers log from the runtime's threads), installed
 //! once per test binary at `debug` for everything, so it holds the lines
-//! of every test running alongside too.
+//! of every test running alongside too. Hence the tests that read it are a
+//! binary of their own (`tests/logged/`), whose tests each look for secret
+//! values of their own: in `tests/integration/` the subscriber would log,
+//! and keep, every line of every other test as well.
 
 #![allow(dead_code)] // each test binary uses a different part of the support code
 

@@ -1,5 +1,6 @@
 //! Shared test support: the real harnesses, and the parts they lack (an
-//! authorizing proxy for Crossplane's RBAC).
+//! authorizing proxy for Crossplane's RBAC). A module of each test binary
+//! that needs it (`tests/integration/`, `tests/logged/`), by `#[path]`.
 
 pub mod authz;
 pub mod crd_guard;

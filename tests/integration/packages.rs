@@ -1,10 +1,10 @@
 //! The container image and the two Crossplane packages, checked without a
-//! container runtime: the Dockerfile against Cargo.toml and the binaries'
-//! own `--help`, every YAML file `crossplane xpkg build` reads into a
-//! package, the runtime-config examples against the flags the binaries
-//! accept, and the README's install commands against `package/build.sh`.
-//! (`tests/generated.rs` already checks that `crds/` and the packages' CRD
-//! folders are what the Rust types generate.)
+//! container runtime: the Dockerfile against Cargo.toml and the binaries' own
+//! `--help`, every YAML file `crossplane xpkg build` reads into a package,
+//! the runtime-config examples against the flags the binaries accept, and the
+//! README's install commands against `package/build.sh`.
+//! (`tests/integration/generated.rs` already checks that `crds/` and the
+//! packages' CRD folders are what the Rust types generate.)
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -5,7 +5,7 @@
 //! tenant's (or the platform's unmarked) LiteLLM objects, and no object it
 //! writes may stop the provider.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

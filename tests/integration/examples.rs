@@ -1,6 +1,7 @@
 //! Every example under `examples/` renders to its expected output, through
 //! the same code `function-litellm render` runs.
-//! `UPDATE_EXPECTED=1 cargo test --test examples` rewrites the expected files.
+//! `UPDATE_EXPECTED=1 cargo test --test integration examples::` rewrites the
+//! expected files.
 
 use std::path::{Path, PathBuf};
 

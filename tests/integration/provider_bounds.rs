@@ -18,7 +18,7 @@
 //! here lives in namespaces of its own and carries a label of this run, and
 //! the lists and watches over all namespaces select by that label.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 

@@ -10,7 +10,7 @@
 //! with `LITELLM_CROSSPLANE_REQUIRE_HARNESS=1`) and the stand-in is checked
 //! against the answers the real proxy gave when this was written.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

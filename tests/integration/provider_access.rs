@@ -6,7 +6,7 @@
 //! 403 of Enterprise-only settings as a clear `Synced=False`, and what a
 //! tenant may not ask for (nothing is written then).
 
-mod support;
+use crate::support;
 
 use kube::api::{Api, DeleteParams, PostParams};
 use kube::ResourceExt;

@@ -8,7 +8,7 @@
 //! credential's deletion waits for them, and a tenant's credential must hold
 //! a credential of its own.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

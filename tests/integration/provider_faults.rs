@@ -5,7 +5,7 @@
 //! against the real Kubernetes API server. After each, the real proxy holds
 //! exactly one object, and a key's Secret holds a key that works.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

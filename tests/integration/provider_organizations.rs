@@ -23,7 +23,7 @@
 //! namespace's by reference, and a tenant can import neither the
 //! platform's organization nor an unmarked one.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 //! LiteLLM ids. The LiteLLMInstance controller is not run here: the tests
 //! write the instance's status themselves, as that controller would.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -15,7 +15,7 @@
 //! - The hostile cases of issue 32 are refused, naming the field and the
 //!   family, and create nothing in LiteLLM.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 use std::time::Duration;

@@ -8,7 +8,7 @@
 //! Timings are read from one monotonic clock (`Instant`) shared by both
 //! replicas, so "stopped before the other started" compares like with like.
 
-mod support;
+use crate::support;
 
 use std::future::Future;
 use std::net::SocketAddr;

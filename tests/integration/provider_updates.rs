@@ -2,7 +2,7 @@
 //! and the real LiteLLM proxy: correcting drift writes what drifted and has
 //! no side effects on what did not.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -6,7 +6,7 @@
 //! that every requested permission is used, and a start-up that needs no
 //! forbidden read (the cluster id).
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 
@@ -111,8 +111,8 @@ fn the_rules_are_crossplanes_role_and_the_packages_requests_and_nothing_else() {
 }
 
 /// Crossplane's role, as rendered, names exactly the CRDs the registry
-/// generates (those of the package: `tests/generated.rs`), each with its
-/// status.
+/// generates (those of the package: `tests/integration/generated.rs`), each
+/// with its status.
 #[test]
 fn the_crossplane_role_names_exactly_the_packages_crds() {
     let mut expected = BTreeSet::new();

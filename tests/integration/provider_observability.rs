@@ -5,7 +5,7 @@
 //! controller series, and the `grpc_server_*` series of function-sdk-go
 //! served by the function after real gRPC calls over a socket.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

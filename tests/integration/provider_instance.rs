@@ -10,7 +10,7 @@
 //! proxy (its config is fixed), so those are covered by the unit tests of
 //! `provider::instance::probe` against a canned local responder.
 
-mod support;
+use crate::support;
 
 use std::io::{Read, Write};
 use std::net::TcpListener;

@@ -90,6 +90,6 @@ fn the_tenancy_docs_show_the_families_table() {
     assert!(
         text == updated,
         "docs/tenancy.md differs from src/provider/kinds/upstream/families.rs; run \
-         `UPDATE_EXPECTED=1 cargo test --test generated`"
+         `UPDATE_EXPECTED=1 cargo test --test integration generated::`"
     );
 }

@@ -8,7 +8,7 @@
 //! models, and can neither import another namespace's user nor give a key
 //! to one by raw id.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

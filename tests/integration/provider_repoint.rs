@@ -8,7 +8,7 @@
 //! LiteLLMInstance controller run in-process against the real Kubernetes API
 //! server.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 

@@ -4,7 +4,7 @@
 //! revoked), a rotation on request keeps the old key through its grace
 //! period, and an interrupted rotation resumes from its journal.
 
-mod support;
+use crate::support;
 
 use k8s_openapi::api::core::v1::Secret as KubeSecret;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};

@@ -2,7 +2,7 @@
 //! server itself accepts every object the examples render and rejects bad
 //! objects with the rule's message.
 
-mod support;
+use crate::support;
 
 use kube::api::{Api, DynamicObject, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};

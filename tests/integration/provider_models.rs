@@ -14,7 +14,7 @@
 //! test keeps its new CRD fields installed ([`CrdGuard`]) against the
 //! older CRDs other working copies' tests install into a shared API server.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 //! Tests run in parallel against one shared proxy: each uses its own random
 //! ids and cleans up after itself, none relies on another's data.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};

@@ -8,7 +8,7 @@
 //! reach beyond their namespace, and the token never shows in status,
 //! events or the provider's logs.
 
-mod support;
+use crate::support;
 
 use kube::api::{Api, DeleteParams, PostParams};
 use kube::ResourceExt;

@@ -9,7 +9,7 @@
 //! in the resource's status, its events or the provider's logs), a rotated
 //! credential Secret sent again once, and no write in the steady state.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

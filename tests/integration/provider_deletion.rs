@@ -5,7 +5,7 @@
 //! that join it (LiteLLM would delete them with the team, under resources
 //! that still hold them).
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

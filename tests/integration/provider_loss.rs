@@ -10,7 +10,7 @@
 //! behaviour adds are named by their strings, so the file states the
 //! contract without leaning on the types that implement it.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 
