@@ -91,7 +91,7 @@ mod tests {
     /// Every amount up to the largest `MONEY_PATTERN` admits comes back
     /// from the float wire (and the shortest JSON spelling of the float,
     /// which LiteLLM parses back) as the same amount, so none is drift
-    /// forever. The API server test (`tests/provider_bounds.rs`) shows the
+    /// forever. The API server test (`tests/integration/provider_bounds.rs`) shows the
     /// pattern admits this largest amount and refuses the next dollar.
     #[test]
     fn every_amount_the_crds_admit_survives_the_float_wire() {

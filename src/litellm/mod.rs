@@ -2,7 +2,7 @@
 //!
 //! Knows nothing of Kubernetes. Facts about the admin API that the code
 //! relies on were measured against LiteLLM 1.108.7 and are checked by
-//! `tests/litellm_client.rs` against a real proxy.
+//! `tests/integration/litellm_client.rs` against a real proxy.
 
 mod access;
 mod budgets;

@@ -52,7 +52,7 @@ pub async fn probe(endpoint: &str, ca_pem: Option<Vec<u8>>, timeout: Duration) -
 mod tests {
     //! Against a local HTTP responder: the harness proxy cannot be
     //! reconfigured to disclose its version or to drain, so those answers
-    //! are canned here (`tests/provider_instance.rs` covers the real proxy).
+    //! are canned here (`tests/integration/provider_instance.rs` covers the real proxy).
 
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpListener;

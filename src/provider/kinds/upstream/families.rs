@@ -452,7 +452,7 @@ pub fn sets_in_words(family: &Family) -> String {
 }
 
 /// The table as the tenancy docs show it (`docs/tenancy.md`, kept equal
-/// by `tests/generated.rs`): one row per family.
+/// by `tests/integration/generated.rs`): one row per family.
 pub fn markdown_table() -> String {
     let mut out = String::from(
         "| family | LiteLLM providers | a tenant's model brings, from its Secrets | \
