@@ -93,3 +93,43 @@ fn the_tenancy_docs_show_the_families_table() {
          `UPDATE_EXPECTED=1 cargo test --test integration generated::`"
     );
 }
+
+/// Every kind's status as crossplane-runtime declares it: conditions a map
+/// list keyed by `type` (one of each), `observedGeneration`, and the
+/// reconcile-request token handled; the instance's conditions too, and
+/// READY and SYNCED columns on every kind.
+#[test]
+fn every_status_is_shaped_as_crossplane_runtimes() {
+    let crds = std::fs::read_dir("package/provider/crds").unwrap();
+    let mut seen = 0;
+    for entry in crds {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        let crd: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
+        let name = crd["metadata"]["name"].as_str().unwrap().to_owned();
+        let version = &crd["spec"]["versions"][0];
+        let status = &version["schema"]["openAPIV3Schema"]["properties"]["status"]["properties"];
+        let conditions = &status["conditions"];
+        assert_eq!(conditions["x-kubernetes-list-type"], "map", "{name}");
+        assert_eq!(
+            conditions["x-kubernetes-list-map-keys"],
+            serde_json::json!(["type"]),
+            "{name}"
+        );
+        assert!(status["observedGeneration"].is_object(), "{name}");
+        let columns: Vec<&str> = version["additionalPrinterColumns"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|c| c["name"].as_str())
+            .collect();
+        assert!(
+            columns.starts_with(&["READY", "SYNCED"]),
+            "{name}: {columns:?}"
+        );
+        if !name.starts_with("litellminstances.") {
+            assert!(status["lastHandledReconcileAt"].is_object(), "{name}");
+        }
+        seen += 1;
+    }
+    assert_eq!(seen, litellm_crossplane::api::MANAGED_KINDS.len() + 1);
+}

@@ -545,3 +545,96 @@ async fn a_deletion_asks_the_api_server_only_for_the_keys_that_name_it() {
         .unwrap();
     assert!(found.is_empty(), "{}", found.describe(&world.namespace));
 }
+
+/// As crossplane-runtime: while another controller's finalizer is on a
+/// resource being deleted, its LiteLLM object stays (the other controller
+/// may still need it), and the resource says why; once the other
+/// finalizer goes, the object is deleted and the resource with it.
+#[tokio::test]
+async fn the_litellm_object_is_deleted_only_once_the_providers_finalizer_is_the_last() {
+    let Some(world) = world_with("del-last", Setup::default()).await else {
+        return;
+    };
+    let teams = world.create(&team("web")).await;
+    let team_id = ready(&teams, "web").await.annotations()[EXTERNAL_NAME].clone();
+    let add = json!({"metadata": {"finalizers": [
+        "example.org/backup",
+        litellm_crossplane::provider::managed::reconciler::FINALIZER,
+    ]}});
+    teams
+        .patch(
+            "web",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&add),
+        )
+        .await
+        .unwrap();
+    teams.delete("web", &DeleteParams::default()).await.unwrap();
+    let waiting = wait_for(
+        &teams,
+        "web",
+        "the team to wait for the other finalizer",
+        |t| {
+            condition(t, "Ready").is_some_and(|c| {
+                c.reason == "Deleting"
+                    && c.message.is_some_and(|m| m.contains("example.org/backup"))
+            })
+        },
+    )
+    .await;
+    assert!(waiting.metadata.deletion_timestamp.is_some());
+    // The reconciliation that said so deleted nothing.
+    assert!(world.team_info(&team_id).await.is_some());
+
+    let release = json!({"metadata": {"finalizers": [
+        litellm_crossplane::provider::managed::reconciler::FINALIZER,
+    ]}});
+    teams
+        .patch(
+            "web",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&release),
+        )
+        .await
+        .unwrap();
+    wait_gone(&teams, "web").await;
+    assert!(world.team_info(&team_id).await.is_none());
+}
+
+/// `crossplane.io/reconcile-requested-at`: the token is handled once (an
+/// event `ReconcileRequestHandled`) and reported in
+/// `status.lastHandledReconcileAt`, beside `status.observedGeneration`.
+#[tokio::test]
+async fn a_reconcile_request_is_handled_and_reported() {
+    let Some(world) = world_with("del-request", Setup::default()).await else {
+        return;
+    };
+    let teams = world.create(&team("web")).await;
+    let web = ready(&teams, "web").await;
+    let status = web.status.as_ref().unwrap();
+    assert_eq!(status.observed_generation, web.metadata.generation);
+    let request = json!({"metadata": {"annotations": {
+        "crossplane.io/reconcile-requested-at": "2026-12-06T09:00:00Z",
+    }}});
+    teams
+        .patch(
+            "web",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(&request),
+        )
+        .await
+        .unwrap();
+    wait_for(&teams, "web", "the request reported handled", |t| {
+        t.status
+            .as_ref()
+            .and_then(|s| s.last_handled_reconcile_at.as_deref())
+            == Some("2026-12-06T09:00:00Z")
+    })
+    .await;
+    let events = support::provider::events(&world.kube, &world.namespace).await;
+    let handled = events
+        .iter()
+        .filter(|e| e.reason.as_deref() == Some("ReconcileRequestHandled"))
+        .count();
+    assert_eq!(handled, 1, "{events:#?}");
+}

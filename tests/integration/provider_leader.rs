@@ -802,3 +802,67 @@ async fn the_binary_exits_at_once_when_the_lease_namespace_is_missing() {
     );
     assert!(!output.iter().any(|l| l.contains("WARN")), "{output:#?}");
 }
+
+/// With the flags a Crossplane user copies from other providers' runtime
+/// configurations: `--debug`, `--poll`, `--poll-jitter-percentage`,
+/// `--sync`, `--max-reconcile-rate`, `--leader-election=false`,
+/// `--enable-management-policies` and Go's `:PORT` address form. It starts,
+/// reconciles, logs its debug lines, and stops cleanly; the one value it
+/// cannot honour (`--enable-management-policies=false`) ends it at once
+/// with a line that says why.
+#[tokio::test]
+async fn the_binary_takes_the_flags_of_crossplane_providers() {
+    let Some(client) = k8s::client().await else {
+        return;
+    };
+    let Some((url, _)) = harness::litellm() else {
+        return;
+    };
+    k8s::install_crds(&client).await;
+    let namespace = k8s::namespace(&client, "leader-flags").await;
+    let mut provider = binary(
+        &[
+            "-d",
+            "--poll",
+            "30s",
+            "--poll-jitter-percentage",
+            "5",
+            "-s",
+            "10m",
+            "--max-reconcile-rate",
+            "3",
+            "--leader-election=false",
+            "--enable-management-policies",
+            "--metrics-address",
+            ":0",
+            "--namespace",
+            &namespace,
+        ],
+        &[("RUST_LOG", "")],
+    );
+    let address = provider.address().await;
+    attached_instance(&client, &namespace, &url).await;
+    assert!(status_written(&client, &namespace, &provider).await);
+    provider.ready(address).await;
+    let output = provider.output();
+    assert!(
+        output.iter().any(|l| l.contains("DEBUG")),
+        "--debug logs the provider's debug lines: {output:#?}"
+    );
+    let exit = provider.terminate().await;
+    assert!(exit.success(), "{exit:?}: {:#?}", provider.output());
+
+    let mut refused = binary(&["--enable-management-policies=false"], &[]);
+    let exit = tokio::time::timeout(Duration::from_secs(30), refused.child.wait())
+        .await
+        .expect("exits at once")
+        .unwrap();
+    assert_eq!(exit.code(), Some(1));
+    let output = refused.output();
+    assert!(
+        output
+            .iter()
+            .any(|l| l.contains("management policies cannot be turned off")),
+        "{output:#?}"
+    );
+}

@@ -88,14 +88,16 @@ fn the_rules_are_crossplanes_role_and_the_packages_requests_and_nothing_else() {
         "PUT",
         "/apis/coordination.k8s.io/v1/namespaces/n/leases/l"
     ));
-    // Requested: a provisioned workload, namespace labels, events.k8s.io.
+    // Events are core ones, which Crossplane's role grants.
+    assert!(may("POST", "/api/v1/namespaces/n/events"));
+    assert!(!may("POST", "/apis/events.k8s.io/v1/namespaces/n/events"));
+    // Requested: a provisioned workload, namespace labels.
     assert!(may("POST", "/apis/apps/v1/namespaces/n/deployments"));
     assert!(may("GET", "/api/v1/namespaces/n"));
     assert!(may("GET", "/api/v1/namespaces"));
     let watch = attributes("GET", "/api/v1/namespaces", "watch=true").unwrap();
     assert_eq!(watch.verb, "watch");
     assert!(allowed(&rules, &watch));
-    assert!(may("POST", "/apis/events.k8s.io/v1/namespaces/n/events"));
     // Never: CRDs, RBAC, nodes, changes to namespaces.
     assert!(!may("GET", "/api/v1/nodes"));
     assert!(!may("PATCH", "/api/v1/namespaces/n"));
@@ -198,8 +200,27 @@ async fn every_requested_permission_is_used_and_nothing_else_is_needed() {
     let Some(world) = world_with("rbac-all", setup).await else {
         return;
     };
-    // A tenant of another namespace: the instance reads its labels.
+    // A tenant of another namespace, admitted by label only: the instance
+    // reads its labels.
     let tenant = world.tenant("rbac-all-tenant").await;
+    let namespaces: Api<Namespace> = Api::all(world.kube.clone());
+    let label = json!({"metadata": {"labels": {"rbac-all": "tenant"}}});
+    namespaces
+        .patch(
+            &tenant.namespace,
+            &PatchParams::default(),
+            &Patch::Merge(&label),
+        )
+        .await
+        .unwrap();
+    let instances: Api<LiteLLMInstance> = Api::namespaced(world.kube.clone(), &world.namespace);
+    let by_label = json!({"spec": {"allowedNamespaces": {
+        "names": [], "selector": {"matchLabels": {"rbac-all": "tenant"}},
+    }}});
+    instances
+        .patch("proxy", &PatchParams::default(), &Patch::Merge(&by_label))
+        .await
+        .unwrap();
     let team: LiteLLMTeam = world.tenant_manifest(
         "LiteLLMTeam",
         "web",
@@ -324,7 +345,7 @@ async fn every_requested_permission_is_used_and_nothing_else_is_needed() {
         world
             .authz
             .used()
-            .contains(&("patch".into(), "events.k8s.io".into(), "events".into()))
+            .contains(&("patch".into(), String::new(), "events".into()))
             .then_some(())
     })
     .await;
@@ -440,4 +461,142 @@ async fn the_cluster_id_is_kept_in_a_config_map_the_provider_may_create() {
         .await
         .unwrap();
     assert_eq!(legacy, kube_system);
+}
+
+/// Crossplane v2 renders a provider's role from its CRDs alone (its own
+/// kinds; Secrets, ConfigMaps, core Events and Leases) and ignores
+/// `permissionRequests`. Under exactly that role, attaching, a tenant
+/// admitted by name, its team and key with their connection Secret, and
+/// events need nothing more: no request is denied, and no Namespace,
+/// Deployment or Job is even listed. A provisioned instance, which needs
+/// more, says which grant it lacks.
+#[tokio::test]
+async fn under_crossplane_v2s_role_alone_everything_but_provisioning_works() {
+    let setup = Setup {
+        instance_controller: true,
+        rules: Some(crossplane_system_rules()),
+        ..Setup::default()
+    };
+    let Some(world) = world_with("rbac-v2", setup).await else {
+        return;
+    };
+    let tenant = world.tenant("rbac-v2-tenant").await;
+    let teams = tenant.api::<LiteLLMTeam>(&world);
+    let team: LiteLLMTeam = world.tenant_manifest(
+        "LiteLLMTeam",
+        "web",
+        json!({}),
+        json!({"forProvider": {
+            "teamAlias": format!("v2-{}", k8s::unique_suffix()),
+            "models": ["gpt-4o"],
+        }}),
+    );
+    teams.create(&PostParams::default(), &team).await.unwrap();
+    let keys = tenant.api::<LiteLLMVirtualKey>(&world);
+    let key: LiteLLMVirtualKey = world.tenant_manifest(
+        "LiteLLMVirtualKey",
+        "ci",
+        json!({}),
+        json!({
+            "forProvider": {"teamRef": {"name": "web"}, "models": ["gpt-4o"]},
+            "writeConnectionSecretToRef": {"name": "ci-key"},
+        }),
+    );
+    keys.create(&PostParams::default(), &key).await.unwrap();
+    wait_for(&teams, "web", "the tenant's team Ready", |t| {
+        support::provider::is(t, "Ready", "True")
+    })
+    .await;
+    wait_for(&keys, "ci", "the tenant's key Ready", |k| {
+        support::provider::is(k, "Ready", "True")
+    })
+    .await;
+    let secrets: Api<Secret> = Api::namespaced(world.kube.clone(), &tenant.namespace);
+    let written = secrets.get("ci-key").await.unwrap();
+    assert_eq!(
+        written.type_.as_deref(),
+        Some("connection.crossplane.io/v1alpha1")
+    );
+    eventually("the team's CreatedExternalResource event", || async {
+        support::provider::events(&world.kube, &tenant.namespace)
+            .await
+            .into_iter()
+            .find(|e| e.reason.as_deref() == Some("CreatedExternalResource"))
+    })
+    .await;
+    let instances: Api<LiteLLMInstance> = Api::namespaced(world.kube.clone(), &world.namespace);
+    eventually("the attached instance Synced", || async {
+        let proxy = instances.get("proxy").await.unwrap();
+        let conditions = proxy.status?.conditions;
+        conditions
+            .iter()
+            .any(|c| c.type_ == "Synced" && c.status == "True")
+            .then_some(())
+    })
+    .await;
+    assert!(
+        world.authz.denied().is_empty(),
+        "denied under Crossplane v2's role: {:?}",
+        world.authz.denied()
+    );
+    let used = world.authz.used();
+    assert!(
+        !used
+            .iter()
+            .any(|(_, group, resource)| resource == "namespaces"
+                || group == "apps"
+                || group == "batch"
+                || group == "events.k8s.io"),
+        "nothing but what the role grants is even tried: {used:?}"
+    );
+
+    // A provisioned instance: the provider may not write its workload, and
+    // says which grant it needs.
+    let gw: LiteLLMInstance = serde_json::from_value(json!({
+        "apiVersion": "litellm.m.crossplane.io/v1alpha1",
+        "kind": "LiteLLMInstance",
+        "metadata": {"name": "gw"},
+        "spec": {"masterKey": {"autoGenerate": true}},
+    }))
+    .unwrap();
+    instances.create(&PostParams::default(), &gw).await.unwrap();
+    let message = eventually("the provisioned instance's Synced=False", || async {
+        let gw = instances.get("gw").await.unwrap();
+        gw.status?
+            .conditions
+            .into_iter()
+            .find(|c| c.type_ == "Synced" && c.status == "False")?
+            .message
+    })
+    .await;
+    assert!(
+        message.contains("examples/runtime-config/provider/rbac.yaml")
+            && message.contains("may not read or write"),
+        "{message}"
+    );
+    let denied = world.authz.denied();
+    assert!(!denied.is_empty());
+    let workload = [
+        "apps/",
+        "batch/",
+        "services",
+        "serviceaccounts",
+        "configmaps",
+    ];
+    assert!(
+        denied
+            .iter()
+            .all(|d| workload.iter().any(|w| d.contains(w))),
+        "only the workload is denied: {denied:?}"
+    );
+    // Let it go: the workload it never had is not torn down under this role.
+    let release = json!({"metadata": {"finalizers": null}});
+    instances
+        .delete("gw", &DeleteParams::default())
+        .await
+        .unwrap();
+    // (It may be gone already.)
+    let _ = instances
+        .patch("gw", &PatchParams::default(), &Patch::Merge(&release))
+        .await;
 }

@@ -54,6 +54,10 @@ pub struct Setup {
     /// Service the provider would provision (unreachable from the test: the
     /// API server runs no pods).
     pub provisioned: bool,
+    /// The provider's permissions instead of Crossplane 1.x's package
+    /// permissions ([`AuthzProxy::for_provider`]), kept to the world's proxy
+    /// (its denials, [`AuthzProxy::denied`], fail no other test).
+    pub rules: Option<Vec<super::authz::Rule>>,
 }
 
 /// A namespace with a ready instance, an admin client of the real proxy for
@@ -130,7 +134,10 @@ pub async fn world_with(prefix: &str, setup: Setup) -> Option<World> {
         timeout: Duration::from_secs(10),
     })
     .expect("LiteLLM client");
-    let authz = AuthzProxy::for_provider(kube.clone()).await;
+    let authz = match setup.rules {
+        Some(rules) => AuthzProxy::start(kube.clone(), rules, true).await,
+        None => AuthzProxy::for_provider(kube.clone()).await,
+    };
     let mut ctx = context(&authz.client(), Metrics::default());
     if let Some(timeout) = setup.litellm_timeout {
         ctx = ctx.with_litellm_timeout(timeout);

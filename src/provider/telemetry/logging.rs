@@ -24,7 +24,12 @@ pub const DEBUG_FILTER: &str =
 /// [`DEFAULT_FILTER`].
 pub fn init(json: bool, debug: bool) {
     let default = if debug { DEBUG_FILTER } else { DEFAULT_FILTER };
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    // An empty `RUST_LOG` counts as unset.
+    let filter = std::env::var(EnvFilter::DEFAULT_ENV)
+        .ok()
+        .filter(|text| !text.trim().is_empty())
+        .and_then(|text| EnvFilter::try_new(text).ok())
+        .unwrap_or_else(|| EnvFilter::new(default));
     // Colour only on a terminal: piped or collected logs stay plain text.
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stdout());
     let builder = tracing_subscriber::fmt()
