@@ -2,7 +2,8 @@
 # Runs the whole test suite with the real parts: starts the Kubernetes API
 # server harness and the LiteLLM proxy harness from ../shared (the first run
 # builds/installs them, later runs reuse their caches), then `cargo test`
-# with LITELLM_CROSSPLANE_REQUIRE_HARNESS=1 so no test can skip.
+# with LITELLM_CROSSPLANE_REQUIRE_HARNESS=1 and --include-ignored, so the
+# tests that need the harnesses run and none can skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SHARED=${LITELLM_CROSSPLANE_SHARED:-$(cd .. && pwd)/shared}
@@ -51,4 +52,14 @@ export LITELLM_HARNESS_CACHE=${LITELLM_HARNESS_CACHE:-$HOME/.cache/litellm-harne
 echo "== generated files are current" >&2
 cargo run --quiet --bin crdgen -- --check
 echo "== cargo test" >&2
-cargo test "$@"
+# The tests that need these harnesses are #[ignore]d, so that a plain
+# `cargo test` reports them as ignored rather than passed: run them too.
+has_separator=0
+for arg in "$@"; do
+  [ "$arg" = "--" ] && has_separator=1
+done
+if [ "$has_separator" = 1 ]; then
+  cargo test "$@" --include-ignored
+else
+  cargo test "$@" -- --include-ignored
+fi

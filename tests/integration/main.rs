@@ -1,7 +1,9 @@
 //! The integration tests, one binary: each module was a test binary of its
 //! own (`tests/<module>.rs`), compiling `tests/support/` and linking the
 //! crate and its dependencies again. One module runs with a filter:
-//! `cargo test --test integration provider_access::`.
+//! `tests/run.sh --test integration provider_access::`. Tests that need the
+//! harnesses are `#[ignore]`d (a plain `cargo test` reports them ignored);
+//! `tests/run.sh` runs them with `--include-ignored`.
 //!
 //! Two binaries stay apart, for what a process has only once:
 //! - `tests/logged/`: its tests read what the provider logs, from a

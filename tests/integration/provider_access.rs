@@ -37,6 +37,7 @@ async fn refused<K: litellm_crossplane::provider::managed::contract::ManagedKind
 }
 
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn usage_routes_and_aliases_reach_litellm_and_drift_is_corrected() {
     let Some(world) = world("pa-use").await else {
         return;
@@ -151,6 +152,7 @@ async fn usage_routes_and_aliases_reach_litellm_and_drift_is_corrected() {
 }
 
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn enterprise_settings_give_a_clear_condition_and_write_nothing() {
     let Some(world) = world("pa-ent").await else {
         return;
@@ -264,6 +266,7 @@ async fn enterprise_settings_give_a_clear_condition_and_write_nothing() {
 }
 
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn member_defaults_soft_budgets_and_team_aliases_reach_litellm_and_drift_is_corrected() {
     let Some(world) = world("pa-def").await else {
         return;
@@ -437,6 +440,7 @@ async fn member_defaults_soft_budgets_and_team_aliases_reach_litellm_and_drift_i
 }
 
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn a_tenant_gets_no_admin_routes_no_foreign_aliases_and_no_metadata_settings() {
     let Some(world) = world("pa-ten").await else {
         return;

@@ -55,6 +55,7 @@ fn attached(endpoint: Option<&str>, extra: Value) -> Value {
 }
 
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn attaches_to_the_real_proxy_and_settles_without_rewriting_status() {
     let Some(url) = proxy_url() else { return };
     let Some(run) = start("li-real").await else {
@@ -115,6 +116,7 @@ async fn attaches_to_the_real_proxy_and_settles_without_rewriting_status() {
 }
 
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn a_closed_port_is_not_reachable_until_the_endpoint_is_fixed() {
     let Some(url) = proxy_url() else { return };
     let Some(run) = start("li-closed").await else {
@@ -155,6 +157,7 @@ async fn a_closed_port_is_not_reachable_until_the_endpoint_is_fixed() {
 }
 
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn same_named_workload_objects_stay_byte_identical() {
     let Some(run) = start("li-same").await else {
         return;
@@ -227,6 +230,7 @@ async fn same_named_workload_objects_stay_byte_identical() {
 }
 
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn config_sections_set_on_an_attached_instance_are_named_as_ignored() {
     let Some(url) = proxy_url() else { return };
     let Some(run) = start("li-sections").await else {
@@ -268,6 +272,7 @@ async fn config_sections_set_on_an_attached_instance_are_named_as_ignored() {
 }
 
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn a_configured_migration_is_reported_ignored_and_no_job_is_created() {
     let Some(url) = proxy_url() else { return };
     let Some(run) = start("li-migrate").await else {
@@ -302,6 +307,7 @@ fn decode(component: &str) -> String {
 const HOSTILE_PASSWORD: &str = "p@ss/w%rd:#?";
 
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn a_managed_instance_provisions_its_workload_and_reports_it() {
     let Some(run) = start("li-prov").await else {
         return;
@@ -472,6 +478,7 @@ async fn a_managed_instance_provisions_its_workload_and_reports_it() {
 }
 
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn same_named_unowned_objects_stay_byte_identical_under_a_managed_instance() {
     let Some(run) = start("li-own").await else {
         return;
@@ -554,6 +561,7 @@ async fn same_named_unowned_objects_stay_byte_identical_under_a_managed_instance
 }
 
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn switching_to_unmanaged_leaves_the_provisioned_objects_byte_identical() {
     let Some(run) = start("li-switch").await else {
         return;
@@ -649,6 +657,7 @@ async fn foreign_ready(run: &support::instance::Running) {
 }
 
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn the_api_server_enforces_the_attach_rules() {
     let Some((client, namespace)) = namespace("li-cel").await else {
         return;
@@ -773,6 +782,7 @@ fn tls_proxy() -> (String, String) {
 }
 
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn a_private_ca_from_the_ca_secret_is_trusted() {
     let Some(run) = start("li-tls").await else {
         return;
@@ -1001,6 +1011,7 @@ fn settled_pods(kubelet: &Kubelet, component: &str) -> Option<Vec<String>> {
 }
 
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn a_provisioned_proxy_migrates_boots_serves_and_rolls_on_the_test_kubelet() {
     let Some(run) = start("li-run").await else {
         return;
@@ -1225,6 +1236,7 @@ async fn a_provisioned_proxy_migrates_boots_serves_and_rolls_on_the_test_kubelet
 }
 
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn the_split_topology_runs_gateway_and_backend_on_the_test_kubelet() {
     let Some(run) = start("li-split").await else {
         return;
@@ -1370,6 +1382,7 @@ fn instance_reconciles(registry: &prometheus_client::registry::Registry) -> f64 
 /// waits through the reconciliations that follow; lifted, the instance
 /// provisions and reports `ReconcileSuccess`, or is deleted.
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn a_paused_instance_writes_nothing_until_the_pause_is_lifted() {
     let Some(run) = support::instance::prepare("li-paused").await else {
         return;

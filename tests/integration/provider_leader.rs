@@ -156,6 +156,7 @@ fn holder(lease: &Lease) -> Option<String> {
 }
 
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn the_leader_killed_the_other_takes_over_within_the_lease_duration() {
     let Some(client) = k8s::client().await else {
         return;
@@ -232,6 +233,7 @@ async fn the_leader_killed_the_other_takes_over_within_the_lease_duration() {
 }
 
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn a_leader_cut_off_from_the_api_server_stops_before_the_other_starts() {
     let Some(client) = k8s::client().await else {
         return;
@@ -310,6 +312,7 @@ async fn a_leader_cut_off_from_the_api_server_stops_before_the_other_starts() {
 }
 
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn work_that_ends_releases_the_lease_for_the_other_at_once() {
     let Some(client) = k8s::client().await else {
         return;
@@ -368,6 +371,7 @@ async fn work_that_ends_releases_the_lease_for_the_other_at_once() {
 }
 
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn a_missing_lease_namespace_fails_at_once() {
     let Some(client) = k8s::client().await else {
         return;
@@ -427,6 +431,7 @@ async fn status(address: SocketAddr, path: &str) -> u16 {
 }
 
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn readyz_waits_for_the_caches_and_healthz_fails_once_the_controllers_stop() {
     let Some(client) = k8s::client().await else {
         return;
@@ -666,6 +671,7 @@ async fn status_written(client: &kube::Client, namespace: &str, binary: &Binary)
 /// namespace). `--namespace` keeps it off the other tests' namespaces on the
 /// shared API server.
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn the_binary_with_only_a_kubeconfig_reconciles() {
     let Some(client) = k8s::client().await else {
         return;
@@ -708,6 +714,7 @@ async fn the_binary_with_only_a_kubeconfig_reconciles() {
 /// As Crossplane's package manager runs it: `POD_NAMESPACE` set, no
 /// flag. It elects, leads, reconciles, and on SIGTERM releases the Lease.
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn the_binary_as_crossplane_runs_it_elects() {
     let Some(client) = k8s::client().await else {
         return;
@@ -765,6 +772,7 @@ async fn the_binary_as_crossplane_runs_it_elects() {
 /// `--leader-election` with a Lease namespace that does not exist: one
 /// error line naming it, exit 1, at once (no WARN every few seconds).
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn the_binary_exits_at_once_when_the_lease_namespace_is_missing() {
     if k8s::client().await.is_none() {
         return;
@@ -811,6 +819,7 @@ async fn the_binary_exits_at_once_when_the_lease_namespace_is_missing() {
 /// cannot honour (`--enable-management-policies=false`) ends it at once
 /// with a line that says why.
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn the_binary_takes_the_flags_of_crossplane_providers() {
     let Some(client) = k8s::client().await else {
         return;

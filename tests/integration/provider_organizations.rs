@@ -105,6 +105,7 @@ async fn live(client: &litellm::Client, id: &str) -> Option<OrganizationInfo> {
 }
 
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn an_unlicensed_proxy_gives_synced_false_without_a_retry_storm_and_teams_wait() {
     let Some(world) = world("po-unlic").await else {
         return;
@@ -175,6 +176,7 @@ async fn an_unlicensed_proxy_gives_synced_false_without_a_retry_storm_and_teams_
 }
 
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn an_organization_on_a_licensed_proxy_is_created_corrected_joined_and_deleted() {
     let Some((world, standin, client, _crds)) = licensed("po-life").await else {
         return;
@@ -301,6 +303,7 @@ async fn an_organization_on_a_licensed_proxy_is_created_corrected_joined_and_del
 }
 
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn an_unmarked_organization_is_imported_with_observe_and_left_alone() {
     let Some((world, standin, client, _crds)) = licensed("po-import").await else {
         return;
@@ -363,6 +366,7 @@ async fn an_unmarked_organization_is_imported_with_observe_and_left_alone() {
 }
 
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn hostile_tenants_get_no_foreign_organization() {
     let Some((world, standin, client, _crds)) = licensed("po-hostile").await else {
         return;

@@ -5,7 +5,7 @@
 //! log, and keep in memory, every line of every other test as well (and
 //! slow those that count time). Here it holds the lines of these modules'
 //! tests only, and each test looks for secret values no other test writes.
-//! One module runs with a filter: `cargo test --test logged provider_mcp::`.
+//! One module runs with a filter: `tests/run.sh --test logged provider_mcp::`.
 
 #[path = "../support/mod.rs"]
 mod support;

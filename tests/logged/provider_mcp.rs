@@ -99,6 +99,7 @@ async fn assert_nowhere(world: &World, logs: &Logs, namespace: &str, secrets: &[
 }
 
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn a_server_from_a_secret_is_created_rotated_corrected_used_by_a_team_and_deleted_after_it() {
     let Some((world, logs, _crds)) = start("pmcp-life").await else {
         return;
@@ -225,6 +226,7 @@ async fn a_server_from_a_secret_is_created_rotated_corrected_used_by_a_team_and_
 /// nor the platform's own servers, nor run a command, reach past its
 /// names and groups, or name a server by raw id.
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn imports_follow_ownership_and_tenants_stay_in_their_namespace() {
     let Some((world, logs, _crds)) = start("pmcp-tenancy").await else {
         return;
@@ -500,6 +502,7 @@ async fn imports_follow_ownership_and_tenants_stay_in_their_namespace() {
 /// alice's key belongs to her, and the team and that key may use the MCP
 /// server, whose token came from the tenant's Secret.
 #[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
 async fn the_members_and_mcp_example_renders_and_reconciles() {
     use litellm_crossplane::api::{LiteLLMUser, LiteLLMVirtualKey};
     use litellm_crossplane::function::render::{render, RenderFiles};
