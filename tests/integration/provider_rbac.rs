@@ -604,3 +604,43 @@ async fn under_crossplane_v2s_role_alone_everything_but_provisioning_works() {
         .patch("gw", &PatchParams::default(), &Patch::Merge(&release))
         .await;
 }
+
+/// A rule restricted by `resourceNames` grants only those names, as RBAC
+/// does: a get, update, patch or delete of one, a list or watch selecting
+/// one by `metadata.name`; never a create or a list of everything.
+#[test]
+fn resource_names_restrict_a_rule_to_those_names() {
+    let rules: Vec<support::authz::Rule> = serde_json::from_value(json!([{
+        "apiGroups": [""],
+        "resources": ["configmaps"],
+        "verbs": ["get", "list", "watch", "update", "create"],
+        "resourceNames": ["provider-litellm-cluster-id"],
+    }]))
+    .unwrap();
+    let may = |method: &str, path: &str, query: &str| {
+        allowed(&rules, &attributes(method, path, query).unwrap())
+    };
+    let named = "/api/v1/namespaces/n/configmaps/provider-litellm-cluster-id";
+    assert!(may("GET", named, ""));
+    assert!(may("PUT", named, ""));
+    assert!(!may("GET", "/api/v1/namespaces/n/configmaps/other", ""));
+    assert!(!may("PUT", "/api/v1/namespaces/n/configmaps/other", ""));
+    assert!(
+        !may("GET", "/api/v1/namespaces/n/configmaps", ""),
+        "a list of all"
+    );
+    assert!(may(
+        "GET",
+        "/api/v1/namespaces/n/configmaps",
+        "fieldSelector=metadata.name%3Dprovider-litellm-cluster-id&watch=true"
+    ));
+    assert!(!may(
+        "GET",
+        "/api/v1/namespaces/n/configmaps",
+        "fieldSelector=metadata.name%3Dother"
+    ));
+    assert!(
+        !may("POST", "/api/v1/namespaces/n/configmaps", ""),
+        "no name to grant"
+    );
+}

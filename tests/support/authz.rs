@@ -53,6 +53,11 @@ pub struct Rule {
     pub resources: Vec<String>,
     #[serde(default)]
     pub verbs: Vec<String>,
+    /// As in RBAC: when set, the rule grants only requests for these
+    /// names (a get, update, patch or delete of one, a list or watch
+    /// selecting one by `metadata.name`); never a create or an unnamed list.
+    #[serde(default)]
+    pub resource_names: Vec<String>,
 }
 
 impl Rule {
@@ -70,9 +75,15 @@ impl Rule {
                     .as_ref()
                     .is_some_and(|sub| *r == format!("*/{sub}"))
         });
+        let name_ok = self.resource_names.is_empty()
+            || attributes
+                .name
+                .as_ref()
+                .is_some_and(|name| self.resource_names.contains(name));
         any(&self.api_groups, &attributes.group)
             && resource_ok
             && any(&self.verbs, &attributes.verb)
+            && name_ok
     }
 
     /// The (verb, group, resource) triples this rule names, wildcards as is.
@@ -140,6 +151,19 @@ pub fn attributes(method: &str, path: &str, query: &str) -> Option<Attributes> {
         ("DELETE", false) => "deletecollection",
         _ => return None,
     };
+    // A list or watch of one object by name is authorized with its name,
+    // as the API server's RBAC authorizer does.
+    let name = name.or_else(|| {
+        query.split('&').find_map(|pair| {
+            let selector = pair.strip_prefix("fieldSelector=")?;
+            let selector = url::form_urlencoded::parse(format!("s={selector}").as_bytes())
+                .next()?
+                .1
+                .into_owned();
+            let only = selector.strip_prefix("metadata.name=")?;
+            (!only.contains(',')).then(|| only.to_owned())
+        })
+    });
     Some(Attributes {
         verb: verb.to_owned(),
         group,
@@ -188,6 +212,7 @@ pub fn crossplane_system_rules() -> Vec<Rule> {
         verbs: ["get", "list", "watch", "update", "patch", "create"]
             .map(String::from)
             .to_vec(),
+        resource_names: Vec::new(),
     };
     let text = include_str!("../fixtures/crossplane-provider-system-role.yaml");
     let mut rules = vec![own];
