@@ -1594,7 +1594,7 @@ async fn objects_at_the_extremes_reconcile_and_leave_the_kinds_working_for_every
 
     // Several polls later nothing was written again: the extremes are no
     // drift.
-    tokio::time::sleep(std::time::Duration::from_secs(4)).await;
+    world.reconciled_again("team", 3).await;
     let again = world.team_info(&id).await.expect("still there");
     assert_eq!(
         again.updated_at, live.updated_at,
@@ -1885,7 +1885,7 @@ async fn live_values_beyond_the_crds_bounds_are_not_late_initialized() {
     .await;
     assert_eq!(team.spec.for_provider.limits.max_budget, None);
     assert_eq!(team.spec.for_provider.limits.tpm_limit, None);
-    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    world.reconciled_again("team", 2).await;
     let team = teams.get("huge").await.unwrap();
     assert!(ready_and_synced(&team), "{:?}", team.status);
     delete(&teams, "huge").await;

@@ -106,7 +106,9 @@ async fn an_instance_waits_for_its_dependents_which_delete_their_objects_in_lite
     })
     .await;
     assert_eq!(key_now.annotations()[EXTERNAL_NAME], token);
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Polls of the key and rounds of the instance since: nothing changed.
+    world.reconciled_again("key", 2).await;
+    world.reconciled_again("instance", 2).await;
     assert!(instances.get_opt(INSTANCE).await.unwrap().is_some());
     assert!(world.litellm.key_info(&token).await.unwrap().is_some());
     assert!(world.team_info(&team_id).await.is_some());
@@ -158,9 +160,11 @@ async fn a_team_waits_for_the_keys_that_join_it_and_no_key_is_lost_or_recreated(
         message.contains("LiteLLMVirtualKey by-id") && message.contains("LiteLLMVirtualKey by-ref"),
         "{message}"
     );
-    // Meanwhile the team and both keys live on, unchanged: LiteLLM has not
-    // taken the keys with the team, and nothing was re-created.
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // Meanwhile, through more reconciliations of the team and the keys,
+    // the team and both keys live on, unchanged: LiteLLM has not taken the
+    // keys with the team, and nothing was re-created.
+    world.reconciled_again("team", 2).await;
+    world.reconciled_again("key", 4).await;
     assert!(world.team_info(&team_id).await.is_some());
     for (name, token) in [("by-ref", &by_ref), ("by-id", &by_id)] {
         assert!(world.litellm.key_info(token).await.unwrap().is_some());
@@ -233,7 +237,7 @@ async fn a_provisioned_instance_deletes_its_workload_after_its_dependents_and_ke
             .is_some_and(|m| m.contains("1 LiteLLMTeam (LiteLLMTeam web)")),
         "{deleting:?}"
     );
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    run.reconciled_again(2).await;
     assert!(
         run.api::<Deployment>()
             .get_opt("gw")

@@ -332,8 +332,9 @@ async fn refused_and_released<K: ManagedKind>(world: &World, attacker: &K) {
         !message.contains("tenant-a") && !message.contains("victim"),
         "a refusal does not reveal the other tenant: {message}"
     );
-    // Neither reconciling nor deleting the attacker touches the object.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Neither reconciling (twice more) nor deleting the attacker touches
+    // the object.
+    world.reconciled_again(K::NOUN, 2).await;
     api.delete(&name, &DeleteParams::default()).await.unwrap();
     wait_gone(&api, &name).await;
 }

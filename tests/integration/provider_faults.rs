@@ -252,7 +252,8 @@ async fn a_create_that_outlives_the_client_timeout_is_not_duplicated() {
     assert_eq!(world.team_ids_with_alias(&team_alias).await, [id.as_str()]);
     assert_one_working_key(&world, "ci", &key_alias).await;
     // The late writes changed nothing the next polls would have to fix.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    world.reconciled_again("team", 2).await;
+    world.reconciled_again("key", 2).await;
     assert!(ready_and_synced(&teams.get("web").await.unwrap()));
     assert!(ready_and_synced(&keys.get("ci").await.unwrap()));
 
@@ -287,7 +288,7 @@ async fn deletion_waits_while_the_proxy_is_gone_and_completes_when_it_returns() 
     assert_eq!(condition(&failing, "Ready").unwrap().reason, "Deleting");
     // Retries (capped at the 1 s poll interval) keep failing meanwhile;
     // nothing lets the finalizer go and the team stays.
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    world.reconciled_again("team", 3).await;
     let waiting = teams.get("web").await.expect("still there");
     assert!(waiting.metadata.deletion_timestamp.is_some());
     assert!(waiting.finalizers().iter().any(|f| f == FINALIZER));

@@ -106,7 +106,7 @@ async fn attaches_to_the_real_proxy_and_settles_without_rewriting_status() {
     // Several rounds (1 s interval) plus the watch events of its own status
     // write: an unchanged status is not written again.
     let settled = run.instances().get("gw").await.unwrap();
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    run.reconciled_again(3).await;
     let later = run.instances().get("gw").await.unwrap();
     assert_eq!(
         later.metadata.resource_version,
@@ -209,7 +209,7 @@ async fn same_named_workload_objects_stay_byte_identical() {
     assert!(!status.ready);
     assert_eq!((status.replicas, status.ready_replicas), (0, 0));
     // More rounds, so a late write would show.
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    run.reconciled_again(3).await;
 
     let after = (
         serde_json::to_value(deployments.get("gw").await.unwrap()).unwrap(),
@@ -471,9 +471,9 @@ async fn a_managed_instance_provisions_its_workload_and_reports_it() {
     assert_eq!(secret_string(&master_key_after, "LITELLM_MASTER_KEY"), key);
 
     // Settled: further rounds rewrite nothing.
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    run.reconciled_again(1).await;
     let settled = run.snapshot_all().await;
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    run.reconciled_again(3).await;
     assert_eq!(run.snapshot_all().await, settled);
 }
 
@@ -546,7 +546,7 @@ async fn same_named_unowned_objects_stay_byte_identical_under_a_managed_instance
         ("False".into(), reason::DEPLOYMENT_NOT_READY.into())
     );
     // More rounds, so a late write would show.
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    run.reconciled_again(3).await;
 
     let after = (
         serde_json::to_value(run.api::<Deployment>().get("gw").await.unwrap()).unwrap(),
@@ -574,7 +574,7 @@ async fn switching_to_unmanaged_leaves_the_provisioned_objects_byte_identical() 
         reason_of(&instance, condition_type::READY),
         ("False".into(), reason::DEPLOYMENT_NOT_READY.into())
     );
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    run.reconciled_again(1).await;
     let before = run.snapshot_all().await;
 
     let patch = json!({"spec": {"workload": {"managed": false}, "masterKey": {
@@ -608,7 +608,7 @@ async fn switching_to_unmanaged_leaves_the_provisioned_objects_byte_identical() 
         .unwrap();
     let mut expected = before.clone();
     expected[0] = run.snapshot::<Deployment>().await;
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    run.reconciled_again(3).await;
     assert_eq!(run.snapshot_all().await, expected);
     let instance = run.instances().get("gw").await.unwrap();
     assert_eq!(instance.status.unwrap().replicas, 0);

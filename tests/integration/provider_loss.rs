@@ -259,7 +259,7 @@ async fn a_salt_key_lost_after_the_first_run_is_reported_never_regenerated_and_n
         "{ready}"
     );
     // Several more rounds: a late regeneration or Deployment write would show.
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    run.reconciled_again(4).await;
     assert!(
         run.api::<Secret>()
             .get_opt("gw-salt-key")
@@ -336,7 +336,7 @@ async fn a_salt_key_lost_after_the_first_run_is_reported_never_regenerated_and_n
         })
         .await;
     assert!(!instance.status.as_ref().unwrap().ready);
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    run.reconciled_again(3).await;
     let held = run.api::<Deployment>().get("gw").await.unwrap();
     assert_eq!(pod_template(&held), pod_template(&restored));
     assert_eq!(
@@ -380,7 +380,7 @@ async fn a_master_key_lost_after_the_first_run_is_reported_and_never_regenerated
         reason_of(&instance, condition_type::READY),
         ("False".into(), MASTER_KEY_MISSING.into())
     );
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    run.reconciled_again(3).await;
     assert!(
         run.api::<Secret>()
             .get_opt("gw-master-key")
@@ -563,7 +563,7 @@ async fn a_salt_key_secret_not_marked_for_the_instance_is_never_adopted_or_used(
         // Never run with it: a conflict, not a loss.
         assert!(condition(&instance, SALT_KEY_MISSING).is_none());
     }
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    run.reconciled_again(3).await;
     let after = (
         serde_json::to_value(run.api::<Secret>().get("gw-salt-key").await.unwrap()).unwrap(),
         serde_json::to_value(run.api::<Secret>().get("other-salt-key").await.unwrap()).unwrap(),

@@ -393,7 +393,7 @@ async fn a_tenant_model_without_its_own_api_key_is_refused() {
     assert!(!is(&model, "Ready", "True"));
     // The id was chosen, but nothing was created under it.
     let id = id_of(&model);
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    tenant.reconciled_again("model", 2).await;
     assert!(live_model(&world, &id).await.is_none());
 
     // The platform's namespace may use the proxy's credentials.
@@ -451,7 +451,7 @@ async fn a_secret_naming_the_proxys_environment_is_refused_in_every_namespace() 
         message.starts_with("litellmParams.apiKeySecretRef:") && message.contains("environment"),
         "{message}"
     );
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    tenant.reconciled_again("model", 2).await;
     assert!(live_model(&world, &id_of(&model)).await.is_none());
     let model = models.get("borrower").await.unwrap();
     let status = status_json(&model).to_string();

@@ -353,7 +353,7 @@ async fn an_unmarked_organization_is_imported_with_observe_and_left_alone() {
         message.contains("organizationAlias"),
         "drift reported: {message}"
     );
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    world.reconciled_again("organization", 3).await;
     assert_eq!(writes(), before, "Observe writes nothing");
     let got = live(&client, &id).await.unwrap();
     assert_eq!(got.organization_alias.as_deref(), Some("From the UI"));

@@ -205,7 +205,7 @@ async fn a_requested_rotation_keeps_the_old_key_for_its_grace_period() {
     assert!(before.annotations().get(LAST_ROTATION).is_none());
 
     // The request is done: nothing rotates again.
-    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
+    world.reconciled_again("key", 3).await;
     assert_eq!(
         stored(&world, "ci-key").await.unwrap().expose(),
         second.expose()

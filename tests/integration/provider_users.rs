@@ -10,8 +10,6 @@
 
 use crate::support;
 
-use std::time::Duration;
-
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::ResourceExt;
 use litellm_crossplane::api::common::EXTERNAL_NAME;
@@ -381,7 +379,7 @@ async fn a_tenants_user_is_never_an_admin_and_lists_its_models() {
         .unwrap();
     let (_, message) = refused(&users, "bob").await;
     assert!(message.starts_with("forProvider.userRole: "), "{message}");
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    tenant.reconciled_again("user", 2).await;
     assert_eq!(
         live(&world, &id).await.unwrap().user_role.as_deref(),
         Some("internal_user")
@@ -737,7 +735,7 @@ async fn a_teams_members_are_its_users_with_roles_and_budgets() {
 
     // A user's deletion waits for the team that lists it.
     users.delete("bob", &DeleteParams::default()).await.unwrap();
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    world.reconciled_again("user", 3).await;
     assert!(users
         .get("bob")
         .await

@@ -10,8 +10,6 @@
 
 use crate::support;
 
-use std::time::Duration;
-
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::ResourceExt;
 use litellm_crossplane::api::common::EXTERNAL_NAME;
@@ -214,9 +212,9 @@ async fn a_credential_from_a_secret_is_created_rotated_corrected_and_deleted() {
 
     // Then it stays: polls find nothing to write.
     ready(&credentials, "openai").await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    world.reconciled_again("credential", 1).await;
     let (before, _) = events(&world, &ns, Some("UpdatedExternalResource")).await;
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    world.reconciled_again("credential", 3).await;
     let (after, _) = events(&world, &ns, Some("UpdatedExternalResource")).await;
     assert_eq!(before, after, "no write in the steady state");
 
@@ -550,7 +548,7 @@ async fn models_use_credentials_by_reference_and_keep_them_until_detached() {
         .delete("shared", &DeleteParams::default())
         .await
         .unwrap();
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    world.reconciled_again("credential", 3).await;
     let held = credentials.get("shared").await.expect("still there");
     assert!(held.metadata.deletion_timestamp.is_some());
     assert!(live(&world, &name).await.is_some(), "kept in LiteLLM");

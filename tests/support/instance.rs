@@ -6,6 +6,7 @@
 
 #![allow(dead_code)] // each test binary uses a different part of the support code
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::apps::v1::Deployment;
@@ -15,7 +16,7 @@ use kube::api::{Api, ListParams, PostParams};
 use kube::{Client, Resource};
 use litellm_crossplane::api::common::{find_condition, Condition};
 use litellm_crossplane::api::instance::LiteLLMInstance;
-use litellm_crossplane::provider::instance::{controller, InstanceOptions};
+use litellm_crossplane::provider::instance::InstanceOptions;
 use serde_json::{json, Value};
 
 use super::authz::{assert_no_denials, AuthzProxy};
@@ -31,6 +32,21 @@ pub struct Running {
     /// Crossplane gives this package.
     pub authz: AuthzProxy,
     task: Option<tokio::task::JoinHandle<()>>,
+    /// The controller's metrics, to wait until it has reconciled again.
+    metrics: litellm_crossplane::provider::telemetry::metrics::Metrics,
+    registry: Arc<prometheus_client::registry::Registry>,
+}
+
+/// Metrics for a [`Running`] controller, registered in a registry of
+/// their own.
+fn metrics() -> (
+    litellm_crossplane::provider::telemetry::metrics::Metrics,
+    Arc<prometheus_client::registry::Registry>,
+) {
+    let metrics = litellm_crossplane::provider::telemetry::metrics::Metrics::default();
+    let mut registry = prometheus_client::registry::Registry::default();
+    metrics.register(&mut registry);
+    (metrics, Arc::new(registry))
 }
 
 impl Drop for Running {
@@ -65,11 +81,14 @@ pub async fn namespace(prefix: &str) -> Option<(Client, String)> {
 pub async fn start(prefix: &str) -> Option<Running> {
     let (client, namespace) = namespace(prefix).await?;
     let authz = AuthzProxy::for_provider(client.clone()).await;
+    let (metrics, registry) = metrics();
     let mut run = Running {
         client,
         namespace,
         authz,
         task: None,
+        metrics,
+        registry,
     };
     run.resume();
     Some(run)
@@ -80,11 +99,14 @@ pub async fn start(prefix: &str) -> Option<Running> {
 pub async fn prepare(prefix: &str) -> Option<Running> {
     let (client, namespace) = namespace(prefix).await?;
     let authz = AuthzProxy::for_provider(client.clone()).await;
+    let (metrics, registry) = metrics();
     Some(Running {
         client,
         namespace,
         authz,
         task: None,
+        metrics,
+        registry,
     })
 }
 
@@ -92,10 +114,13 @@ impl Running {
     /// Starts the controller (again).
     pub fn resume(&mut self) {
         if self.task.is_none() {
-            self.task = Some(tokio::spawn(controller(
-                self.authz.client(),
-                options(&self.namespace),
-            )));
+            self.task = Some(tokio::spawn(
+                litellm_crossplane::provider::instance::controller_with_metrics(
+                    self.authz.client(),
+                    options(&self.namespace),
+                    self.metrics.clone(),
+                ),
+            ));
         }
     }
 
@@ -106,6 +131,20 @@ impl Running {
             let _ = task.await;
             tokio::time::sleep(Duration::from_millis(500)).await;
         }
+    }
+
+    /// Waits (up to 30 s) until the controller has finished `times` more
+    /// reconciliations from now: what a test waits for before it shows
+    /// that something did not happen.
+    pub async fn reconciled_again(&self, times: u64) {
+        let from = super::provider::instance_reconciles(&self.registry);
+        for _ in 0..300 {
+            if super::provider::instance_reconciles(&self.registry) >= from + times {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("the instance controller did not reconcile {times} more times");
     }
 
     pub fn instances(&self) -> Api<LiteLLMInstance> {

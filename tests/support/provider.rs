@@ -79,6 +79,9 @@ pub struct World {
     /// [`World::tenant_of_the_same_provider`] shares.
     ctx: Arc<Context>,
     controllers: Vec<tokio::task::JoinHandle<()>>,
+    /// The metrics of the world's controllers (entities and instance), so
+    /// that a test can wait until they have reconciled again.
+    registry: prometheus_client::registry::Registry,
 }
 
 impl Drop for World {
@@ -138,7 +141,10 @@ pub async fn world_with(prefix: &str, setup: Setup) -> Option<World> {
         Some(rules) => AuthzProxy::start(kube.clone(), rules, true).await,
         None => AuthzProxy::for_provider(kube.clone()).await,
     };
-    let mut ctx = context(&authz.client(), Metrics::default());
+    let metrics = Metrics::default();
+    let mut registry = prometheus_client::registry::Registry::default();
+    metrics.register(&mut registry);
+    let mut ctx = context(&authz.client(), metrics);
     if let Some(timeout) = setup.litellm_timeout {
         ctx = ctx.with_litellm_timeout(timeout);
     }
@@ -160,6 +166,7 @@ pub async fn world_with(prefix: &str, setup: Setup) -> Option<World> {
         authz,
         ctx,
         controllers,
+        registry,
     };
     if setup.instance_controller {
         world.start_instance_controller();
@@ -172,6 +179,8 @@ pub async fn world_with(prefix: &str, setup: Setup) -> Option<World> {
 pub struct Tenant {
     pub namespace: String,
     controllers: tokio::task::JoinHandle<()>,
+    /// The metrics of its controllers, where they have their own.
+    registry: Option<Arc<prometheus_client::registry::Registry>>,
 }
 
 impl Drop for Tenant {
@@ -189,14 +198,32 @@ impl Tenant {
     pub fn controllers_running(&self) -> bool {
         !self.controllers.is_finished()
     }
+
+    /// [`World::reconciled_again`] for the tenant's own controllers.
+    pub async fn reconciled_again(&self, kind: &str, times: u64) {
+        let registry = self
+            .registry
+            .as_ref()
+            .expect("a tenant with controllers of its own");
+        let from = reconciles(registry, kind);
+        eventually(&format!("{times} more {kind} reconciliations"), || async {
+            (reconciles(registry, kind) >= from + times).then_some(())
+        })
+        .await;
+    }
 }
 
 impl World {
     /// A new tenant namespace admitted by the instance (added to
     /// `spec.allowedNamespaces.names`), with its own controllers.
     pub async fn tenant(&self, prefix: &str) -> Tenant {
-        let ctx = Arc::new(context(&self.provider_client(), Metrics::default()));
-        self.tenant_served_by(prefix, ctx).await
+        let metrics = Metrics::default();
+        let mut registry = prometheus_client::registry::Registry::default();
+        metrics.register(&mut registry);
+        let ctx = Arc::new(context(&self.provider_client(), metrics));
+        let mut tenant = self.tenant_served_by(prefix, ctx).await;
+        tenant.registry = Some(Arc::new(registry));
+        tenant
     }
 
     /// A tenant like [`World::tenant`] whose controllers count in a
@@ -238,6 +265,7 @@ impl World {
         Tenant {
             namespace,
             controllers,
+            registry: None,
         }
     }
 
@@ -293,8 +321,28 @@ impl World {
             probe_timeout: Duration::from_secs(2),
             ..InstanceOptions::default()
         };
-        let controller = instance::controller(self.provider_client(), options);
+        let controller = instance::controller_with_metrics(
+            self.provider_client(),
+            options,
+            self.ctx.metrics.clone(),
+        );
         self.controllers.push(tokio::spawn(controller));
+    }
+
+    /// Waits until the world's controllers of `kind` (a kind's noun, such
+    /// as `"team"`, or `"instance"` for the LiteLLMInstance controller)
+    /// have finished `times` more reconciliations from now: what a test
+    /// waits for before it shows that something did not happen.
+    pub async fn reconciled_again(&self, kind: &str, times: u64) {
+        let count = |registry: &prometheus_client::registry::Registry| match kind {
+            "instance" => instance_reconciles(registry),
+            kind => reconciles(registry, kind),
+        };
+        let from = count(&self.registry);
+        eventually(&format!("{times} more {kind} reconciliations"), || async {
+            (count(&self.registry) >= from + times).then_some(())
+        })
+        .await;
     }
 
     pub fn api<K: ManagedKind>(&self) -> Api<K> {
@@ -445,6 +493,21 @@ pub async fn write_secret(
 
 /// Reconciles of `kind` (a kind's noun: `team`, `model`, ...) so far, from
 /// the provider's metrics in `registry`.
+/// The reconciliations the LiteLLMInstance controller counted in `registry`
+/// (controller-runtime's `controller_runtime_reconcile_total`, any result).
+pub fn instance_reconciles(registry: &prometheus_client::registry::Registry) -> u64 {
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, registry).unwrap();
+    let series = format!(
+        "controller_runtime_reconcile_total{{controller=\"{}\"",
+        instance::controller_name()
+    );
+    text.lines()
+        .filter(|l| l.starts_with(&series))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum::<f64>() as u64
+}
+
 pub fn reconciles(registry: &prometheus_client::registry::Registry, kind: &str) -> u64 {
     let mut text = String::new();
     prometheus_client::encoding::text::encode(&mut text, registry).unwrap();
