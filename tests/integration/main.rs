@@ -58,3 +58,4 @@ mod provider_tenancy;
 mod provider_updates;
 mod provider_upstream_credentials;
 mod provider_users;
+mod workflows;
