@@ -875,3 +875,86 @@ async fn the_binary_takes_the_flags_of_crossplane_providers() {
         "{output:#?}"
     );
 }
+
+/// The built binary polls what it made: a Ready team is looked at again
+/// every poll interval (its reconciliations keep counting), as in the
+/// in-process tests.
+#[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
+async fn the_binary_polls_a_ready_team() {
+    let Some(client) = k8s::client().await else {
+        return;
+    };
+    let Some((url, master_key)) = harness::litellm() else {
+        return;
+    };
+    k8s::install_crds(&client).await;
+    let namespace = k8s::namespace(&client, "leader-polls").await;
+    let secrets: Api<k8s_openapi::api::core::v1::Secret> =
+        Api::namespaced(client.clone(), &namespace);
+    let secret = serde_json::from_value(json!({
+        "metadata": {"name": "master-key"},
+        "stringData": {"LITELLM_MASTER_KEY": master_key},
+    }))
+    .unwrap();
+    secrets
+        .create(&PostParams::default(), &secret)
+        .await
+        .unwrap();
+    let mut provider = binary(
+        &[
+            "--poll-interval",
+            "1s",
+            "--min-poll-interval",
+            "1s",
+            "--poll-jitter-percentage",
+            "0",
+            "--metrics-address",
+            "127.0.0.1:0",
+            "--namespace",
+            &namespace,
+        ],
+        &[],
+    );
+    let address = provider.address().await;
+    attached_instance(&client, &namespace, &url).await;
+    assert!(status_written(&client, &namespace, &provider).await);
+    let team: litellm_crossplane::api::LiteLLMTeam = serde_json::from_value(json!({
+        "apiVersion": "litellm.m.crossplane.io/v1alpha1",
+        "kind": "LiteLLMTeam",
+        "metadata": {"name": "web"},
+        "spec": {
+            "instanceRef": {"name": "proxy"},
+            "forProvider": {"teamAlias": format!("polls-{}", k8s::unique_suffix())},
+        },
+    }))
+    .unwrap();
+    let teams: Api<litellm_crossplane::api::LiteLLMTeam> =
+        Api::namespaced(client.clone(), &namespace);
+    teams.create(&PostParams::default(), &team).await.unwrap();
+    let reconciles = || async {
+        let text = provider.metrics(address).await;
+        text.lines()
+            .find_map(|l| l.strip_prefix("provider_litellm_reconciles_total{kind=\"team\"} "))
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    let until = Instant::now() + Duration::from_secs(30);
+    let mut seen = 0.0;
+    while Instant::now() < until {
+        seen = reconciles().await;
+        if seen >= 6.0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(
+        seen >= 6.0,
+        "only {seen} team reconciliations: {:#?}",
+        provider.output()
+    );
+    let ready = teams.get("web").await.unwrap();
+    assert!(support::provider::is(&ready, "Ready", "True"));
+    let exit = provider.terminate().await;
+    assert!(exit.success(), "{exit:?}");
+}
