@@ -39,6 +39,7 @@ mod function_grpc;
 mod generated;
 mod litellm_client;
 mod litellm_standin;
+mod monitoring;
 mod packages;
 mod provider_access;
 mod provider_bounds;
