@@ -867,13 +867,18 @@ async fn the_binary_takes_the_flags_of_crossplane_providers() {
         .expect("exits at once")
         .unwrap();
     assert_eq!(exit.code(), Some(1));
-    let output = refused.output();
-    assert!(
+    // Its output is read by tasks of their own, which may lag its exit.
+    let until = Instant::now() + Duration::from_secs(10);
+    let said = |output: &[String]| {
         output
             .iter()
-            .any(|l| l.contains("management policies cannot be turned off")),
-        "{output:#?}"
-    );
+            .any(|l| l.contains("management policies cannot be turned off"))
+    };
+    while !said(&refused.output()) && Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let output = refused.output();
+    assert!(said(&output), "{output:#?}");
 }
 
 /// The built binary polls what it made: a Ready team is looked at again
