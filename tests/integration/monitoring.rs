@@ -22,20 +22,17 @@ use std::collections::BTreeSet;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use function_sdk_rust::proto::v1::function_runner_service_client::FunctionRunnerServiceClient;
 use function_sdk_rust::proto::v1::{RunFunctionRequest, Severity};
-use k8s_openapi::api::core::v1::Secret;
 use kube::api::{Api, Patch, PatchParams, PostParams};
-use litellm_crossplane::api::instance::LiteLLMInstance;
 use litellm_crossplane::api::LiteLLMTeam;
 use promql_parser::label::MatchOp;
 use promql_parser::parser::{self, Expr};
 use serde_json::{json, Value};
+use support::binary::{binary, Binary};
 use support::{harness, k8s};
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::time::Instant;
 
 /// The two binaries: the name of their dashboard, alert group and examples.
@@ -572,79 +569,6 @@ async fn the_function_exports_every_metric_its_monitoring_names() {
     child.kill().await.unwrap();
 }
 
-/// Runs `provider-litellm` with only `KUBECONFIG` in its environment and
-/// keeps what it logs.
-struct Provider {
-    child: tokio::process::Child,
-    lines: Arc<Mutex<Vec<String>>>,
-}
-
-impl Provider {
-    fn start(namespace: &str) -> Provider {
-        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_provider-litellm"))
-            .args(["--metrics-address", "127.0.0.1:0", "--namespace", namespace])
-            .env_clear()
-            .env(
-                "KUBECONFIG",
-                std::env::var("KUBECONFIG").expect("KUBECONFIG"),
-            )
-            .env("RUST_LOG", "info")
-            .env("NO_COLOR", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("provider-litellm starts");
-        let lines = Arc::new(Mutex::new(Vec::new()));
-        let stdout = child.stdout.take().unwrap();
-        let stderr = child.stderr.take().unwrap();
-        for reader in [
-            Box::new(stdout) as Box<dyn tokio::io::AsyncRead + Send + Unpin>,
-            Box::new(stderr),
-        ] {
-            let lines = lines.clone();
-            tokio::spawn(async move {
-                let mut reader = BufReader::new(reader).lines();
-                while let Ok(Some(line)) = reader.next_line().await {
-                    lines.lock().unwrap().push(line);
-                }
-            });
-        }
-        Provider { child, lines }
-    }
-
-    fn output(&self) -> Vec<String> {
-        self.lines.lock().unwrap().clone()
-    }
-
-    /// The health and metrics address it logs.
-    async fn address(&self) -> SocketAddr {
-        let until = Instant::now() + Duration::from_secs(30);
-        loop {
-            let found = self.output().iter().find_map(|line| {
-                let rest = line.split("serving health and metrics").nth(1)?;
-                let address = rest.split("address=").nth(1)?;
-                address
-                    .split_whitespace()
-                    .next()?
-                    .trim_matches('"')
-                    .parse()
-                    .ok()
-            });
-            if let Some(address) = found {
-                return address;
-            }
-            assert!(
-                Instant::now() < until,
-                "no address logged: {:#?}",
-                self.output()
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-}
-
 /// Asks for a full reconciliation of the team, as `crossplane beta trace`
 /// or a user does: a new `crossplane.io/reconcile-requested-at` token.
 async fn request_reconcile(teams: &Api<LiteLLMTeam>, token: &str) {
@@ -657,7 +581,7 @@ async fn request_reconcile(teams: &Api<LiteLLMTeam>, token: &str) {
 }
 
 /// Scrapes the provider (up to 60 s) until `needle` is in its `/metrics`.
-async fn until_scraped(provider: &Provider, address: SocketAddr, needle: &str) -> String {
+async fn until_scraped(provider: &Binary, address: SocketAddr, needle: &str) -> String {
     let until = Instant::now() + Duration::from_secs(60);
     loop {
         let scraped = scrape(address).await.expect("/metrics answers");
@@ -679,8 +603,8 @@ async fn until_scraped(provider: &Provider, address: SocketAddr, needle: &str) -
 /// prometheus-client has its `# TYPE` line only once it has a sample, so
 /// each series the monitoring names is made to have one. (Of the
 /// provider's series the monitoring leaves out
-/// `provider_litellm_unchanged_polls_total`: no poll of the team came
-/// within a minute here, so no test could show it.)
+/// `provider_litellm_unchanged_polls_total`: this test drives the
+/// reconciliations by requests, not polls.)
 #[tokio::test]
 #[ignore = "needs the test harnesses: tests/run.sh"]
 async fn the_provider_exports_every_metric_its_monitoring_names() {
@@ -692,32 +616,19 @@ async fn the_provider_exports_every_metric_its_monitoring_names() {
     };
     k8s::install_crds(&client).await;
     let namespace = k8s::namespace(&client, "monitoring").await;
-    let mut provider = Provider::start(&namespace);
+    let mut provider = binary(
+        &[
+            "--metrics-address",
+            "127.0.0.1:0",
+            "--namespace",
+            &namespace,
+        ],
+        &[],
+    );
     let address = provider.address().await;
 
-    let secret: Secret = serde_json::from_value(json!({
-        "metadata": {"name": "litellm-master-key"},
-        "stringData": {"masterKey": master_key},
-    }))
-    .unwrap();
-    Api::<Secret>::namespaced(client.clone(), &namespace)
-        .create(&PostParams::default(), &secret)
-        .await
-        .expect("master key Secret");
-    let instance: LiteLLMInstance = serde_json::from_value(json!({
-        "apiVersion": "litellm.m.crossplane.io/v1alpha1",
-        "kind": "LiteLLMInstance",
-        "metadata": {"name": "proxy"},
-        "spec": {
-            "workload": {"managed": false, "endpoint": url},
-            "masterKey": {"secretRef": {"name": "litellm-master-key", "key": "masterKey"}},
-        },
-    }))
-    .unwrap();
-    Api::<LiteLLMInstance>::namespaced(client.clone(), &namespace)
-        .create(&PostParams::default(), &instance)
-        .await
-        .expect("instance created");
+    support::binary::master_key_secret(&client, &namespace, &master_key).await;
+    support::binary::attached_instance(&client, &namespace, &url).await;
     let team_name = format!("monitoring-{}", k8s::unique_suffix());
     let team: LiteLLMTeam = serde_json::from_value(json!({
         "apiVersion": "litellm.m.crossplane.io/v1alpha1",

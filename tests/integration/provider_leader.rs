@@ -12,7 +12,6 @@ use crate::support;
 
 use std::future::Future;
 use std::net::SocketAddr;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -28,9 +27,9 @@ use litellm_crossplane::provider::runtime::leader::{self, Leadership, LeaseSetti
 use litellm_crossplane::provider::telemetry::metrics::Metrics;
 use prometheus_client::registry::Registry;
 use serde_json::json;
+use support::binary::{attached_instance, binary, master_key_secret, Binary};
 use support::tcp_pause::{self, TcpPause};
 use support::{harness, k8s};
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
@@ -502,148 +501,6 @@ async fn readyz_waits_for_the_caches_and_healthz_fails_once_the_controllers_stop
     server.abort();
 }
 
-/// The built `provider-litellm`, its output collected line by line.
-struct Binary {
-    child: tokio::process::Child,
-    lines: Arc<Mutex<Vec<String>>>,
-    started: Instant,
-}
-
-/// Runs the binary with only `KUBECONFIG` (and `vars`) in its environment.
-fn binary(args: &[&str], vars: &[(&str, &str)]) -> Binary {
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_provider-litellm"));
-    command
-        .args(args)
-        .env_clear()
-        .env(
-            "KUBECONFIG",
-            std::env::var("KUBECONFIG").expect("KUBECONFIG"),
-        )
-        .env("RUST_LOG", "info")
-        .env("NO_COLOR", "1")
-        .envs(vars.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    let mut child = command.spawn().expect("provider-litellm starts");
-    let lines = Arc::new(Mutex::new(Vec::new()));
-    let stdout = child.stdout.take().unwrap();
-    let stderr = child.stderr.take().unwrap();
-    for reader in [
-        Box::new(stdout) as Box<dyn tokio::io::AsyncRead + Send + Unpin>,
-        Box::new(stderr),
-    ] {
-        let lines = lines.clone();
-        tokio::spawn(async move {
-            let mut reader = BufReader::new(reader).lines();
-            while let Ok(Some(line)) = reader.next_line().await {
-                lines.lock().unwrap().push(strip_ansi(&line));
-            }
-        });
-    }
-    Binary {
-        child,
-        lines,
-        started: Instant::now(),
-    }
-}
-
-fn strip_ansi(line: &str) -> String {
-    let mut out = String::with_capacity(line.len());
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            for c in chars.by_ref() {
-                if c.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
-impl Binary {
-    fn output(&self) -> Vec<String> {
-        self.lines.lock().unwrap().clone()
-    }
-
-    /// The health and metrics address it logs.
-    async fn address(&self) -> SocketAddr {
-        let until = Instant::now() + Duration::from_secs(30);
-        loop {
-            let found = self.output().iter().find_map(|line| {
-                let rest = line.split("serving health and metrics").nth(1)?;
-                let address = rest.split("address=").nth(1)?;
-                address.split_whitespace().next()?.parse().ok()
-            });
-            if let Some(address) = found {
-                return address;
-            }
-            assert!(
-                Instant::now() < until,
-                "no address logged: {:#?}",
-                self.output()
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-
-    async fn metrics(&self, address: SocketAddr) -> String {
-        reqwest::get(format!("http://{address}/metrics"))
-            .await
-            .expect("metrics answer")
-            .text()
-            .await
-            .unwrap()
-    }
-
-    /// Waits (up to 30 s) until `/readyz` says 200.
-    async fn ready(&self, address: SocketAddr) {
-        let until = Instant::now() + Duration::from_secs(30);
-        while status(address, "/readyz").await != 200 {
-            assert!(Instant::now() < until, "never ready: {:#?}", self.output());
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    }
-
-    /// Sends SIGTERM to this child (by its pid) and waits for it to exit.
-    async fn terminate(&mut self) -> std::process::ExitStatus {
-        let pid = self.child.id().expect("still running").to_string();
-        let sent = tokio::process::Command::new("kill")
-            .args(["-TERM", &pid])
-            .status()
-            .await
-            .expect("kill runs");
-        assert!(sent.success());
-        tokio::time::timeout(Duration::from_secs(30), self.child.wait())
-            .await
-            .expect("exits after SIGTERM")
-            .unwrap()
-    }
-}
-
-/// An attached instance at the real proxy, in `namespace`.
-async fn attached_instance(client: &kube::Client, namespace: &str, url: &str) {
-    let instance: LiteLLMInstance = serde_json::from_value(json!({
-        "apiVersion": "litellm.m.crossplane.io/v1alpha1",
-        "kind": "LiteLLMInstance",
-        "metadata": {"name": "proxy"},
-        "spec": {
-            "workload": {"managed": false, "endpoint": url},
-            "masterKey": {"secretRef": {"name": "master-key", "key": "LITELLM_MASTER_KEY"}},
-        },
-    }))
-    .unwrap();
-    Api::<LiteLLMInstance>::namespaced(client.clone(), namespace)
-        .create(&PostParams::default(), &instance)
-        .await
-        .expect("instance created");
-}
-
 /// Waits (up to 60 s) until the instance's status reports on its spec.
 async fn status_written(client: &kube::Client, namespace: &str, binary: &Binary) -> bool {
     let api = Api::<LiteLLMInstance>::namespaced(client.clone(), namespace);
@@ -895,17 +752,7 @@ async fn the_binary_polls_a_ready_team() {
     };
     k8s::install_crds(&client).await;
     let namespace = k8s::namespace(&client, "leader-polls").await;
-    let secrets: Api<k8s_openapi::api::core::v1::Secret> =
-        Api::namespaced(client.clone(), &namespace);
-    let secret = serde_json::from_value(json!({
-        "metadata": {"name": "master-key"},
-        "stringData": {"LITELLM_MASTER_KEY": master_key},
-    }))
-    .unwrap();
-    secrets
-        .create(&PostParams::default(), &secret)
-        .await
-        .unwrap();
+    master_key_secret(&client, &namespace, &master_key).await;
     let mut provider = binary(
         &[
             "--poll-interval",

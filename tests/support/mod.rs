@@ -3,6 +3,7 @@
 //! that needs it (`tests/integration/`, `tests/logged/`), by `#[path]`.
 
 pub mod authz;
+pub mod binary;
 pub mod crd_guard;
 pub mod fault_proxy;
 pub mod harness;
