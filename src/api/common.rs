@@ -10,6 +10,11 @@ use serde::{Deserialize, Serialize};
 pub const EXTERNAL_NAME: &str = "crossplane.io/external-name";
 /// Annotation that stops reconciliation while present and `"true"`.
 pub const PAUSED: &str = "crossplane.io/paused";
+
+/// Whether `annotations` pause the object ([`PAUSED`] set to `"true"`).
+pub fn paused_by_annotation(annotations: &std::collections::BTreeMap<String, String>) -> bool {
+    annotations.get(PAUSED).is_some_and(|v| v == "true")
+}
 /// Annotation overriding the poll interval (a Go-style duration: `30s`, `5m`).
 pub const POLL_INTERVAL: &str = "crossplane.io/poll-interval";
 

@@ -1362,20 +1362,6 @@ async fn the_split_topology_runs_gateway_and_backend_on_the_test_kubelet() {
     drop(kubelet);
 }
 
-/// The instance controller's reconciliations so far, by its metrics.
-fn instance_reconciles(registry: &prometheus_client::registry::Registry) -> f64 {
-    let mut text = String::new();
-    prometheus_client::encoding::text::encode(&mut text, registry).unwrap();
-    let series = format!(
-        "controller_runtime_reconcile_total{{controller=\"{}\"",
-        litellm_crossplane::provider::instance::controller_name()
-    );
-    text.lines()
-        .filter(|l| l.starts_with(&series))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
-}
-
 /// `crossplane.io/paused` on an instance, as on every managed resource:
 /// the reconciliation that reports it paused (`Synced=False`,
 /// `ReconcilePaused`) has written nothing to its workload, and a deletion
@@ -1384,19 +1370,9 @@ fn instance_reconciles(registry: &prometheus_client::registry::Registry) -> f64 
 #[tokio::test]
 #[ignore = "needs the test harnesses: tests/run.sh"]
 async fn a_paused_instance_writes_nothing_until_the_pause_is_lifted() {
-    let Some(run) = support::instance::prepare("li-paused").await else {
+    let Some(run) = start("li-paused").await else {
         return;
     };
-    let metrics = litellm_crossplane::provider::telemetry::metrics::Metrics::default();
-    let mut registry = prometheus_client::registry::Registry::default();
-    metrics.register(&mut registry);
-    let controller = tokio::spawn(
-        litellm_crossplane::provider::instance::controller_with_metrics(
-            run.authz.client(),
-            support::instance::options(&run.namespace),
-            metrics,
-        ),
-    );
     let instance: LiteLLMInstance = serde_json::from_value(json!({
         "apiVersion": "litellm.m.crossplane.io/v1alpha1",
         "kind": "LiteLLMInstance",
@@ -1445,21 +1421,11 @@ async fn a_paused_instance_writes_nothing_until_the_pause_is_lifted() {
         condition(i, "Synced").is_some_and(|c| c.reason == "ReconcilePaused")
     })
     .await;
-    let before = instance_reconciles(&registry);
     run.instances()
         .delete("gw", &Default::default())
         .await
         .unwrap();
-    for _ in 0..300 {
-        if instance_reconciles(&registry) >= before + 2.0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(
-        instance_reconciles(&registry) >= before + 2.0,
-        "reconciled since"
-    );
+    run.reconciled_again(2).await;
     let held = run.instances().get("gw").await.unwrap();
     assert!(held.metadata.deletion_timestamp.is_some());
     assert!(held.metadata.finalizers.is_some_and(|f| !f.is_empty()));
@@ -1475,7 +1441,6 @@ async fn a_paused_instance_writes_nothing_until_the_pause_is_lifted() {
         .unwrap();
     for _ in 0..300 {
         if run.instances().get_opt("gw").await.unwrap().is_none() {
-            controller.abort();
             return;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;

@@ -137,14 +137,11 @@ impl Running {
     /// reconciliations from now: what a test waits for before it shows
     /// that something did not happen.
     pub async fn reconciled_again(&self, times: u64) {
-        let from = super::provider::instance_reconciles(&self.registry);
-        for _ in 0..300 {
-            if super::provider::instance_reconciles(&self.registry) >= from + times {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("the instance controller did not reconcile {times} more times");
+        let within = Duration::from_secs(30);
+        super::provider::more_reconciliations("instance", times, within, || {
+            super::provider::instance_reconciles(&self.registry)
+        })
+        .await;
     }
 
     pub fn instances(&self) -> Api<LiteLLMInstance> {

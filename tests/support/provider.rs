@@ -205,11 +205,7 @@ impl Tenant {
             .registry
             .as_ref()
             .expect("a tenant with controllers of its own");
-        let from = reconciles(registry, kind);
-        eventually(&format!("{times} more {kind} reconciliations"), || async {
-            (reconciles(registry, kind) >= from + times).then_some(())
-        })
-        .await;
+        more_reconciliations(kind, times, WAIT, || reconciles(registry, kind)).await;
     }
 }
 
@@ -334,15 +330,11 @@ impl World {
     /// have finished `times` more reconciliations from now: what a test
     /// waits for before it shows that something did not happen.
     pub async fn reconciled_again(&self, kind: &str, times: u64) {
-        let count = |registry: &prometheus_client::registry::Registry| match kind {
-            "instance" => instance_reconciles(registry),
-            kind => reconciles(registry, kind),
+        let count = || match kind {
+            "instance" => instance_reconciles(&self.registry),
+            kind => reconciles(&self.registry, kind),
         };
-        let from = count(&self.registry);
-        eventually(&format!("{times} more {kind} reconciliations"), || async {
-            (count(&self.registry) >= from + times).then_some(())
-        })
-        .await;
+        more_reconciliations(kind, times, WAIT, count).await;
     }
 
     pub fn api<K: ManagedKind>(&self) -> Api<K> {
@@ -493,6 +485,26 @@ pub async fn write_secret(
 
 /// Reconciles of `kind` (a kind's noun: `team`, `model`, ...) so far, from
 /// the provider's metrics in `registry`.
+/// Waits, up to `within`, until `count` (of `what`'s reconciliations) has
+/// grown by `times` from now.
+pub async fn more_reconciliations(
+    what: &str,
+    times: u64,
+    within: Duration,
+    count: impl Fn() -> u64,
+) {
+    let from = count();
+    let started = Instant::now();
+    while count() < from + times {
+        assert_no_denials();
+        assert!(
+            started.elapsed() < within,
+            "timed out waiting for {times} more {what} reconciliations"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// The reconciliations the LiteLLMInstance controller counted in `registry`
 /// (controller-runtime's `controller_runtime_reconcile_total`, any result).
 pub fn instance_reconciles(registry: &prometheus_client::registry::Registry) -> u64 {

@@ -22,11 +22,11 @@ use crate::api::common::SecretKeySelector;
 use crate::api::instance::{LiteLLMInstance, Workload};
 use crate::api::API_VERSION;
 
-use crate::api::common::PAUSED;
+use crate::api::common::paused_by_annotation;
 use crate::api::conditions;
 use crate::provider::managed::dependents;
 use crate::provider::managed::reconciler::PAUSED_NOTE;
-use crate::provider::telemetry::events::{Event as KubeEvent, EventType, Recorder};
+use crate::provider::telemetry::events::{EventType, Recorder};
 use crate::provider::telemetry::metrics::{object_key, result_of, Metrics, Seen};
 use crate::provider::watch::cache::Caches;
 use crate::provider::watch::tolerant::{self, Tolerant};
@@ -150,11 +150,7 @@ pub fn build(
     let workloads = Wanted::default();
     let context = Arc::new(Context {
         workloads: workloads.clone(),
-        recorder: Recorder::new(
-            client.clone(),
-            "provider-litellm",
-            std::env::var("POD_NAME").ok(),
-        ),
+        recorder: Recorder::for_provider(client.clone()),
         client,
         options,
         metrics,
@@ -304,11 +300,7 @@ async fn reconcile(instance: Arc<LiteLLMInstance>, context: Arc<Context>) -> Res
     let namespace = instance
         .namespace()
         .ok_or_else(|| Error::MissingNamespace { name: name.clone() })?;
-    if instance
-        .annotations()
-        .get(PAUSED)
-        .is_some_and(|v| v == "true")
-    {
+    if paused_by_annotation(instance.annotations()) {
         // As every managed resource: nothing is written to the workload,
         // nor is the instance deleted, until the pause is lifted (a change
         // of the instance, which wakes it).
@@ -319,14 +311,11 @@ async fn reconcile(instance: Arc<LiteLLMInstance>, context: Arc<Context>) -> Res
             Some(PAUSED_NOTE.into()),
         );
         if write_status(&context, &instance, &namespace, paused).await? {
-            publish(
-                &context,
-                &instance,
-                EventType::Normal,
-                "ReconciliationPaused",
-                PAUSED_NOTE.into(),
-            )
-            .await;
+            let reason = "ReconciliationPaused";
+            let recorder = &context.recorder;
+            recorder
+                .publish_best_effort(&*instance, EventType::Normal, reason, PAUSED_NOTE.into())
+                .await;
         }
         return Ok(Action::await_change());
     }
@@ -410,31 +399,6 @@ async fn write_status(
         source,
     })?;
     Ok(true)
-}
-
-/// Events are best effort: failing to record one fails nothing.
-async fn publish(
-    context: &Context,
-    instance: &LiteLLMInstance,
-    type_: EventType,
-    reason: &str,
-    note: String,
-) {
-    use kube::Resource;
-    let event = KubeEvent {
-        type_,
-        reason: reason.into(),
-        note: Some(note),
-        action: reason.into(),
-        secondary: None,
-    };
-    if let Err(err) = context
-        .recorder
-        .publish(&event, &instance.object_ref(&()))
-        .await
-    {
-        tracing::debug!(error = %err, "publishing an event failed");
-    }
 }
 
 /// Provisions or probes, and writes the status; with `deleting`, a

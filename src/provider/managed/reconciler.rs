@@ -15,8 +15,8 @@ use kube::ResourceExt;
 use serde_json::json;
 
 use crate::api::common::{
-    find_condition, paused_by_policies, supported_management_policies, Condition, ManagedStatus,
-    EXTERNAL_NAME, PAUSED, POLL_INTERVAL, RECONCILE_REQUESTED_AT,
+    find_condition, paused_by_annotation, paused_by_policies, supported_management_policies,
+    Condition, ManagedStatus, EXTERNAL_NAME, PAUSED, POLL_INTERVAL, RECONCILE_REQUESTED_AT,
 };
 use crate::litellm::Secret;
 
@@ -32,7 +32,7 @@ use crate::provider::managed::resolve::{
     self, ClientCache, Resolved, Unresolved, DEFAULT_LITELLM_TIMEOUT,
 };
 use crate::provider::managed::scrub::Scrubber;
-use crate::provider::telemetry::events::{Event as KubeEvent, EventType, Recorder};
+use crate::provider::telemetry::events::{EventType, Recorder};
 use crate::provider::telemetry::metrics::{
     self as series, object_key, result_of, Metrics, ReconcileResult,
 };
@@ -154,11 +154,7 @@ impl Context {
 
     pub fn new(client: kube::Client, cluster_id: impl Into<String>, metrics: Metrics) -> Self {
         Self {
-            recorder: Recorder::new(
-                client.clone(),
-                "provider-litellm",
-                std::env::var("POD_NAME").ok(),
-            ),
+            recorder: Recorder::for_provider(client.clone()),
             clients: ClientCache::new(metrics.observer(), DEFAULT_LITELLM_TIMEOUT),
             client,
             metrics,
@@ -480,7 +476,7 @@ fn reconcile_request<K: ManagedKind>(mr: &K) -> Option<&str> {
 
 /// Why `mr` is paused, if it is: the annotation, or empty policies.
 fn paused<K: ManagedKind>(mr: &K) -> Option<Pause> {
-    if mr.annotations().get(PAUSED).is_some_and(|v| v == "true") {
+    if paused_by_annotation(mr.annotations()) {
         return Some(Pause::Annotation);
     }
     paused_by_policies(&mr.managed().management_policies).then_some(Pause::Policies)
@@ -889,19 +885,9 @@ async fn publish_event<K: kube::Resource<DynamicType = ()>>(
     reason: &str,
     note: String,
 ) {
-    let event = KubeEvent {
-        type_,
-        reason: reason.into(),
-        note: Some(note),
-        action: reason.into(),
-        secondary: None,
-    };
-    // Events are best effort: failing to record one must not fail the
-    // reconciliation it describes. Boxed: a poll publishes none, and its
-    // future need not hold room for the request.
-    if let Err(err) = Box::pin(ctx.recorder.publish(&event, &mr.object_ref(&()))).await {
-        tracing::debug!(error = %err, "publishing an event failed");
-    }
+    // Boxed: a poll publishes none, and its future need not hold room for
+    // the request.
+    Box::pin(ctx.recorder.publish_best_effort(mr, type_, reason, note)).await;
 }
 
 /// `Synced=False` with reason `ReconcilePaused`, and crossplane-runtime's

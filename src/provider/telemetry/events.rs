@@ -118,6 +118,34 @@ fn reference_parts(reference: &ObjectReference) -> [&str; 7] {
 }
 
 impl Recorder {
+    /// The provider's recorder: its controller name, and this replica
+    /// (`POD_NAME`, which Crossplane sets) as its instance.
+    pub fn for_provider(client: kube::Client) -> Self {
+        Self::new(client, "provider-litellm", std::env::var("POD_NAME").ok())
+    }
+
+    /// Records an event of `reason` about `regarding`. Events are best
+    /// effort: failing to record one must not fail what it describes, so
+    /// a failure is only logged.
+    pub async fn publish_best_effort<K: kube::Resource<DynamicType = ()>>(
+        &self,
+        regarding: &K,
+        type_: EventType,
+        reason: &str,
+        note: String,
+    ) {
+        let event = Event {
+            type_,
+            reason: reason.into(),
+            note: Some(note),
+            action: reason.into(),
+            secondary: None,
+        };
+        if let Err(err) = self.publish(&event, &regarding.object_ref(&())).await {
+            tracing::debug!(error = %err, "publishing an event failed");
+        }
+    }
+
     /// `instance` defaults to `controller`, as in kube-runtime.
     pub fn new(
         client: kube::Client,
