@@ -63,8 +63,11 @@ fn main() -> ExitCode {
                 required: required_resources,
             };
             match render::render(&files) {
-                Ok(docs) => {
-                    print!("{}", render::to_yaml(&docs));
+                Ok(rendered) => {
+                    for warning in &rendered.warnings {
+                        eprintln!("function-litellm render: warning: {warning}");
+                    }
+                    print!("{}", render::to_yaml(&rendered.documents));
                     ExitCode::SUCCESS
                 }
                 Err(e) => {

@@ -5,7 +5,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use function_sdk_rust::proto::v1::{Resource, Resources, RunFunctionRequest, Severity, State};
+use function_sdk_rust::proto::v1::{
+    resource_selector, Resource, ResourceSelector, Resources, RunFunctionRequest,
+    RunFunctionResponse, Severity, State,
+};
 use function_sdk_rust::resource::{json_to_struct, struct_to_json};
 use serde_json::{json, Map, Value};
 
@@ -101,6 +104,27 @@ pub fn request(files: &RenderFiles) -> Result<RunFunctionRequest, RenderError> {
             message: "holds no document".into(),
         })?;
     let xr = object(xr, &files.xr, "the XR")?;
+    let xr_kind = xr.get("kind").and_then(Value::as_str).unwrap_or("");
+    let xr_api_version = xr.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    if matches!(
+        xr_kind,
+        "Composition" | "CompositeResourceDefinition" | "Function"
+    ) || xr_api_version == INPUT_API_VERSION
+        || xr_api_version.starts_with(&format!("{}/", crate::api::GROUP))
+    {
+        return Err(RenderError::Content {
+            path: files.xr.clone(),
+            message: format!(
+                "is a {} {xr_kind}, not an XR: the first argument is the composite resource \
+                 (or a claim's XR), the second the Composition",
+                if xr_api_version.is_empty() {
+                    "document without apiVersion,"
+                } else {
+                    xr_api_version
+                }
+            ),
+        });
+    }
     let composition = read_documents(&files.composition)?
         .into_iter()
         .next()
@@ -131,9 +155,7 @@ pub fn request(files: &RenderFiles) -> Result<RunFunctionRequest, RenderError> {
                 .and_then(Value::as_str)
                 .ok_or_else(|| RenderError::Content {
                     path: path.clone(),
-                    message: format!(
-                        "every observed resource needs the annotation {COMPOSITION_RESOURCE_NAME}"
-                    ),
+                    message: observed_without_name(&doc),
                 })?
                 .to_string();
             let connection_details = observed_connection_details(&doc);
@@ -153,19 +175,144 @@ pub fn request(files: &RenderFiles) -> Result<RunFunctionRequest, RenderError> {
         ..Default::default()
     };
     if let Some(path) = &files.required {
-        let items = read_documents(path)?
+        let items = required_documents(path)?
             .into_iter()
-            .map(|doc| {
-                Ok(Resource {
-                    resource: Some(json_to_struct(&object(doc, path, "a required resource")?)),
-                    ..Default::default()
-                })
+            .map(|doc| Resource {
+                resource: Some(json_to_struct(&doc)),
+                ..Default::default()
             })
-            .collect::<Result<Vec<_>, RenderError>>()?;
+            .collect();
         req.required_resources
             .insert(INSTANCE_REQUIREMENT.to_string(), Resources { items });
     }
     Ok(req)
+}
+
+fn required_documents(path: &Path) -> Result<Vec<Map<String, Value>>, RenderError> {
+    read_documents(path)?
+        .into_iter()
+        .map(|doc| object(doc, path, "a required resource"))
+        .collect()
+}
+
+/// Which kind of object a document is, for messages: `Kind namespace/name`.
+fn describe(doc: &Map<String, Value>) -> String {
+    let kind = doc
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("object without kind");
+    let name = doc
+        .get("metadata")
+        .and_then(|m| m.get("name"))
+        .and_then(Value::as_str)
+        .unwrap_or("<no name>");
+    match doc
+        .get("metadata")
+        .and_then(|m| m.get("namespace"))
+        .and_then(Value::as_str)
+    {
+        Some(namespace) => format!("{kind} {namespace}/{name}"),
+        None => format!("{kind} {name}"),
+    }
+}
+
+/// The selector the function asked for the instance under, if it did.
+fn instance_selector(rsp: &RunFunctionResponse) -> Option<&ResourceSelector> {
+    let requirements = rsp.requirements.as_ref()?;
+    requirements
+        .resources
+        .get(INSTANCE_REQUIREMENT)
+        .or_else(|| requirements.extra_resources.get(INSTANCE_REQUIREMENT))
+}
+
+/// Whether `doc` is what `selector` asks for, as Crossplane matches it.
+fn selected(selector: &ResourceSelector, doc: &Map<String, Value>) -> bool {
+    let field = |name: &str| doc.get(name).and_then(Value::as_str).unwrap_or("");
+    let metadata = |name: &str| {
+        doc.get("metadata")
+            .and_then(|m| m.get(name))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    };
+    let name_matches = match &selector.r#match {
+        Some(resource_selector::Match::MatchName(name)) => metadata("name") == name,
+        Some(resource_selector::Match::MatchLabels(labels)) => {
+            labels.labels.iter().all(|(k, v)| {
+                doc.get("metadata")
+                    .and_then(|m| m.get("labels"))
+                    .and_then(|l| l.get(k))
+                    .and_then(Value::as_str)
+                    == Some(v.as_str())
+            })
+        }
+        None => false,
+    };
+    field("apiVersion") == selector.api_version
+        && field("kind") == selector.kind
+        && selector
+            .namespace
+            .as_deref()
+            .is_none_or(|namespace| metadata("namespace") == namespace)
+        && name_matches
+}
+
+/// What the selector names, for messages.
+fn describe_selector(selector: &ResourceSelector) -> String {
+    let name = match &selector.r#match {
+        Some(resource_selector::Match::MatchName(name)) => name.clone(),
+        Some(resource_selector::Match::MatchLabels(labels)) => format!(
+            "labelled {}",
+            labels
+                .labels
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        ),
+        None => "<any>".to_string(),
+    };
+    match &selector.namespace {
+        Some(namespace) => format!("{} {namespace}/{name}", selector.kind),
+        None => format!("{} {name}", selector.kind),
+    }
+}
+
+/// Why a required document was not supplied, naming it and what the XR
+/// references.
+fn unselected_warning(doc: &Map<String, Value>, selector: &ResourceSelector) -> String {
+    let what = describe(doc);
+    let annotated = doc
+        .get("metadata")
+        .and_then(|m| m.get("annotations"))
+        .and_then(|a| a.get(COMPOSITION_RESOURCE_NAME))
+        .is_some();
+    if annotated {
+        format!(
+            "--required-resources holds {what}, a composed resource (it carries \
+             {COMPOSITION_RESOURCE_NAME}): it belongs in --observed-resources; the XR references \
+             the {}, which was not supplied",
+            describe_selector(selector)
+        )
+    } else {
+        format!(
+            "--required-resources holds {what}, but the XR references the {}: Crossplane would \
+             not supply {what}, so it was left out",
+            describe_selector(selector)
+        )
+    }
+}
+
+/// Why an observed document is refused: it names no composed resource.
+fn observed_without_name(doc: &Value) -> String {
+    let what = doc
+        .as_object()
+        .map(describe)
+        .unwrap_or_else(|| "a document that is not a mapping".to_string());
+    format!(
+        "{what} has no annotation {COMPOSITION_RESOURCE_NAME}: --observed-resources takes the \
+         composed resources as Crossplane observed them, each annotated with its name in the \
+         composition (a referenced LiteLLMInstance goes to --required-resources)"
+    )
 }
 
 /// Observed connection details are not part of an object; `render` takes
@@ -179,12 +326,74 @@ fn observed_connection_details(doc: &Value) -> std::collections::HashMap<String,
         .unwrap_or_default()
 }
 
+/// What a render produced: the output documents, and what `render` noticed
+/// about the files it was given (not results of the function).
+#[derive(Debug, Default)]
+pub struct Rendered {
+    pub documents: Vec<Value>,
+    pub warnings: Vec<String>,
+}
+
+/// How often the function is called again with what it asked for, as
+/// `crossplane render` does, before the requirements must have settled.
+const MAX_REQUIREMENT_ROUNDS: usize = 5;
+
 /// Runs the function on the files and returns the output documents: the
 /// XR with its desired status, the desired composed resources by name, and
 /// a document per result. A fatal result is an error.
-pub fn render(files: &RenderFiles) -> Result<Vec<Value>, RenderError> {
-    let req = request(files)?;
-    let rsp = grpc::run(&req);
+///
+/// As Crossplane does, the function is called first without required
+/// resources; of the `--required-resources` documents it is then given only
+/// those its requirement selects, and called again until it asks for
+/// nothing new. A document it did not select is a warning naming it and
+/// what the XR references.
+pub fn render(files: &RenderFiles) -> Result<Rendered, RenderError> {
+    let mut warnings = Vec::new();
+    let mut req = request(&RenderFiles {
+        required: None,
+        ..files.clone()
+    })?;
+    let supplied = match &files.required {
+        Some(path) => required_documents(path)?,
+        None => Vec::new(),
+    };
+    let mut rsp = grpc::run(&req);
+    if files.required.is_some() {
+        let mut rounds = 0;
+        let mut asked: Option<ResourceSelector> = None;
+        while let Some(selector) = instance_selector(&rsp).cloned() {
+            if asked.as_ref() == Some(&selector) || rounds == MAX_REQUIREMENT_ROUNDS {
+                break;
+            }
+            rounds += 1;
+            let (chosen, left): (Vec<_>, Vec<_>) =
+                supplied.iter().partition(|doc| selected(&selector, doc));
+            warnings = left
+                .iter()
+                .map(|doc| unselected_warning(doc, &selector))
+                .collect();
+            let items = chosen
+                .into_iter()
+                .map(|doc| Resource {
+                    resource: Some(json_to_struct(doc)),
+                    ..Default::default()
+                })
+                .collect();
+            req.required_resources
+                .insert(INSTANCE_REQUIREMENT.to_string(), Resources { items });
+            rsp = grpc::run(&req);
+            asked = Some(selector);
+        }
+        if asked.is_none() {
+            warnings.extend(supplied.iter().map(|doc| {
+                format!(
+                    "--required-resources holds {}, but the function asked for no resource (the \
+                     XR's instance is composed, not referenced): it was left out",
+                    describe(doc)
+                )
+            }));
+        }
+    }
     if let Some(fatal) = rsp
         .results
         .iter()
@@ -265,7 +474,10 @@ pub fn render(files: &RenderFiles) -> Result<Vec<Value>, RenderError> {
             "message": result.message,
         }));
     }
-    Ok(docs)
+    Ok(Rendered {
+        documents: docs,
+        warnings,
+    })
 }
 
 fn strip_nulls(value: &mut Value) {

@@ -35,6 +35,7 @@ mod compose;
 mod crd_cel;
 mod crds_apiserver;
 mod examples;
+mod examples_managed;
 mod function_grpc;
 mod generated;
 mod litellm_client;

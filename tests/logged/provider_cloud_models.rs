@@ -406,7 +406,8 @@ async fn the_cloud_models_example_renders_and_reconciles() {
         observed: None,
         required: Some(dir.join("required.yaml")),
     })
-    .expect("the example renders");
+    .expect("the example renders")
+    .documents;
     let _ = std::fs::remove_file(&xr_file);
     // The Secrets the example's models name, in the tenant's namespace.
     secret(

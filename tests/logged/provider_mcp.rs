@@ -534,7 +534,8 @@ async fn the_members_and_mcp_example_renders_and_reconciles() {
         observed: None,
         required: Some(dir.join("required.yaml")),
     })
-    .expect("the example renders");
+    .expect("the example renders")
+    .documents;
     let _ = std::fs::remove_file(&xr_file);
     write_secret(
         &world.kube,
