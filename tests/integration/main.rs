@@ -44,6 +44,7 @@ mod monitoring;
 mod packages;
 mod provider_access;
 mod provider_bounds;
+mod provider_chain;
 mod provider_deletion;
 mod provider_entities;
 mod provider_faults;

@@ -52,19 +52,26 @@ pub async fn install_crds(client: &Client) {
     tokio::time::sleep(Duration::from_millis(500)).await;
 }
 
-/// Waits (up to 10 s) until the CRD `name` is `Established`.
+/// Waits (up to 60 s) until the CRD `name` is `Established`; fails the test
+/// if it never is (a test must not go on against a CRD not served).
 pub async fn wait_established(crds: &Api<CustomResourceDefinition>, name: &str) {
-    for _ in 0..100 {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
         let current = crds.get(name).await.expect("CRD readable");
-        let established = current
+        let conditions = current
             .status
             .and_then(|s| s.conditions)
-            .unwrap_or_default()
+            .unwrap_or_default();
+        if conditions
             .iter()
-            .any(|c| c.type_ == "Established" && c.status == "True");
-        if established {
-            break;
+            .any(|c| c.type_ == "Established" && c.status == "True")
+        {
+            return;
         }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "CRD {name} not Established within 60 s: {conditions:?}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }

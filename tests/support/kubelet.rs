@@ -169,6 +169,8 @@ struct State {
     services: BTreeMap<(String, i32), Forward>,
     /// Job uid → failures so far (`restartPolicy: Never` counts pods).
     job_failures: BTreeMap<String, i32>,
+    /// The cluster network's proxies ([`Kubelet::cluster_network`]).
+    network: Vec<tokio::task::JoinHandle<()>>,
 }
 
 struct Forward {
@@ -279,6 +281,9 @@ impl Drop for Kubelet {
             let mut state = self.shared.state.lock().unwrap_or_else(|p| p.into_inner());
             for (_, forward) in std::mem::take(&mut state.services) {
                 forward.task.abort();
+            }
+            for task in std::mem::take(&mut state.network) {
+                task.abort();
             }
             for pod in state.pods.values_mut() {
                 for container in pod.init.iter_mut().chain(pod.containers.iter_mut()) {
@@ -411,6 +416,32 @@ impl Kubelet {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         panic!("Service {service} port {port} never appeared");
+    }
+
+    /// The namespace's cluster network as an HTTP proxy (`HTTP_PROXY` of
+    /// a process): a request for `http://<service>.<namespace>.svc[.cluster.local]:<port>/...`
+    /// goes to a ready pod the Service selects, as cluster DNS and
+    /// kube-proxy would take it; any other host is a 502 naming it (there
+    /// is no such Service). Stops with the kubelet.
+    pub async fn cluster_network(&self) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let address = listener.local_addr().unwrap();
+        let shared = self.shared.clone();
+        let forwarder = reqwest::Client::builder()
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
+        let app = axum::Router::new().fallback(move |request: axum::extract::Request| {
+            let shared = shared.clone();
+            let forwarder = forwarder.clone();
+            async move { cluster_network_forward(&shared, &forwarder, request).await }
+        });
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app).await;
+        });
+        self.shared.state.lock().unwrap().network.push(task);
+        format!("http://{address}")
     }
 
     /// The pods the kubelet runs, by name, with their labels and readiness.
@@ -2038,4 +2069,78 @@ mod tests {
         assert!(!Images::is_litellm("python:3.11"));
         assert!(!Images::is_litellm("localhost:5000/other"));
     }
+}
+
+/// One request through the cluster network ([`Kubelet::cluster_network`]).
+async fn cluster_network_forward(
+    shared: &Shared,
+    forwarder: &reqwest::Client,
+    request: axum::extract::Request,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let fail = |message: String| (axum::http::StatusCode::BAD_GATEWAY, message).into_response();
+    let uri = request.uri().clone();
+    let Some(host) = uri.host() else {
+        return fail(format!("{uri}: not a proxy request (no host)"));
+    };
+    let suffix = format!(".{}.svc", shared.namespace);
+    let service = host
+        .strip_suffix(".cluster.local")
+        .unwrap_or(host)
+        .strip_suffix(&suffix);
+    let port = i32::from(uri.port_u16().unwrap_or(80));
+    let local = service.and_then(|service| {
+        let state = shared.state.lock().unwrap();
+        state
+            .services
+            .get(&(service.to_string(), port))
+            .map(|f| f.local_port)
+    });
+    let Some(local) = local else {
+        return fail(format!(
+            "{host}:{port}: no such Service in the test cluster"
+        ));
+    };
+    let path = uri.path_and_query().map_or("/", |p| p.as_str());
+    let (parts, body) = request.into_parts();
+    let Ok(body) = axum::body::to_bytes(body, 64 << 20).await else {
+        return fail("request body unreadable".to_string());
+    };
+    let mut outgoing = forwarder.request(parts.method, format!("http://127.0.0.1:{local}{path}"));
+    for (name, value) in &parts.headers {
+        let hop = matches!(
+            name.as_str(),
+            "host"
+                | "connection"
+                | "proxy-connection"
+                | "proxy-authorization"
+                | "keep-alive"
+                | "te"
+                | "trailer"
+                | "transfer-encoding"
+                | "upgrade"
+        );
+        if !hop {
+            outgoing = outgoing.header(name, value);
+        }
+    }
+    let response = match outgoing.body(body).send().await {
+        Ok(response) => response,
+        // As a Service whose pod went away: the connection fails.
+        Err(err) => return fail(format!("{host}:{port}: {err}")),
+    };
+    let status = response.status();
+    let headers = response.headers().clone();
+    let bytes = response.bytes().await.unwrap_or_default();
+    let mut out = axum::response::Response::new(axum::body::Body::from(bytes));
+    *out.status_mut() = status;
+    for (name, value) in &headers {
+        if !matches!(
+            name.as_str(),
+            "connection" | "transfer-encoding" | "keep-alive"
+        ) {
+            out.headers_mut().insert(name, value.clone());
+        }
+    }
+    out
 }
