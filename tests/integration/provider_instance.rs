@@ -1166,7 +1166,7 @@ async fn a_provisioned_proxy_migrates_boots_serves_and_rolls_on_the_test_kubelet
         .patch(
             "gw",
             &PatchParams::default(),
-            &Patch::Merge(&json!({"spec": {"image": {"tag": "main-v1.108.7-patch1"}}})),
+            &Patch::Merge(&json!({"spec": {"image": {"tag": "main-v1.108.7-stable"}}})),
         )
         .await
         .unwrap();
@@ -1186,7 +1186,7 @@ async fn a_provisioned_proxy_migrates_boots_serves_and_rolls_on_the_test_kubelet
         &run,
         &second,
         &["gw"],
-        "ghcr.io/berriai/litellm:main-v1.108.7-patch1",
+        "ghcr.io/berriai/litellm:main-v1.108.7-stable",
     )
     .await;
     // No migration is in force twice. (Under load one run saw a 221st row
@@ -1211,7 +1211,7 @@ async fn a_provisioned_proxy_migrates_boots_serves_and_rolls_on_the_test_kubelet
         let instance = run.instances().get("gw").await.ok()?;
         let status = instance.status.as_ref()?;
         let pods = settled_pods(&kubelet, "proxy").filter(|pods| *pods != after)?;
-        (status.ready && status.version.as_deref() == Some("main-v1.108.7-patch1")).then_some(pods)
+        (status.ready && status.version.as_deref() == Some("main-v1.108.7-stable")).then_some(pods)
     })
     .await;
     let pod = run.api::<Pod>().get(&rolled[0]).await.unwrap();
@@ -1229,7 +1229,7 @@ async fn a_provisioned_proxy_migrates_boots_serves_and_rolls_on_the_test_kubelet
     );
     assert_eq!(
         pod.spec.unwrap().containers[0].image.as_deref(),
-        Some("ghcr.io/berriai/litellm:main-v1.108.7-patch1")
+        Some("ghcr.io/berriai/litellm:main-v1.108.7-stable")
     );
     key_authenticates(&url, &key, &team).await;
     drop(kubelet);

@@ -123,6 +123,58 @@ impl Images {
         self.cache.join("venv")
     }
 
+    /// The LiteLLM version installed, from the venv's package metadata
+    /// (`litellm-<version>.dist-info`).
+    fn installed_version(&self) -> Option<String> {
+        let lib = std::fs::read_dir(self.venv().join("lib")).ok()?;
+        for python in lib.flatten() {
+            let site = python.path().join("site-packages");
+            let Ok(entries) = std::fs::read_dir(&site) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if let Some(version) = name
+                    .strip_prefix("litellm-")
+                    .and_then(|rest| rest.strip_suffix(".dist-info"))
+                {
+                    return Some(version.to_string());
+                }
+            }
+        }
+        None
+    }
+
+    /// Whether the registry has `image` of LiteLLM: as a cluster pulls only
+    /// tags that exist, the test kubelet runs only the tags LiteLLM
+    /// publishes for the version installed (`v<V>`, `main-v<V>`, and their
+    /// `-stable` and `-nightly` builds); any other tag, another version's
+    /// or a moving one such as `main-stable`, cannot be pulled.
+    fn pullable(&self, image: &str) -> Result<(), String> {
+        let Some(version) = self.installed_version() else {
+            return Err("the harness's LiteLLM installation has no version".to_string());
+        };
+        let tag = match image.rsplit_once(':') {
+            Some((_, tag)) if !tag.contains('/') => tag,
+            _ => "latest",
+        };
+        let served = [
+            format!("v{version}"),
+            format!("main-v{version}"),
+            format!("main-v{version}-stable"),
+            format!("main-v{version}-nightly"),
+            format!("v{version}-stable"),
+        ];
+        if served.iter().any(|t| t == tag) {
+            Ok(())
+        } else {
+            Err(format!(
+                "{image}: the test kubelet's registry has LiteLLM {version} only, as tags {}",
+                served.join(", ")
+            ))
+        }
+    }
+
     /// Whether `image` is LiteLLM's proxy image (any registry, any tag).
     fn is_litellm(image: &str) -> bool {
         let repository =
@@ -1327,6 +1379,9 @@ impl Shared {
         ];
         let image = container.image.clone().unwrap_or_default();
         if Images::is_litellm(&image) {
+            self.images
+                .pullable(&image)
+                .map_err(|message| ("ErrImagePull".to_string(), message))?;
             base.push((
                 "LITELLM_HARNESS_CACHE".to_string(),
                 self.images.cache.to_string_lossy().into_owned(),
@@ -2068,6 +2123,34 @@ mod tests {
         assert!(Images::is_litellm("litellm"));
         assert!(!Images::is_litellm("python:3.11"));
         assert!(!Images::is_litellm("localhost:5000/other"));
+    }
+
+    #[test]
+    fn only_the_installed_versions_tags_can_be_pulled() {
+        let cache = std::env::temp_dir().join(format!("kubelet-images-{}", std::process::id()));
+        let site = cache.join("venv/lib/python3.11/site-packages");
+        std::fs::create_dir_all(site.join("litellm-1.108.7.dist-info")).unwrap();
+        std::fs::create_dir_all(site.join("litellm_proxy_extras-0.4.110.dist-info")).unwrap();
+        let images = Images {
+            lib_sh: cache.join("lib.sh"),
+            cache: cache.clone(),
+        };
+        for tag in ["main-v1.108.7", "v1.108.7", "main-v1.108.7-stable"] {
+            assert_eq!(
+                images.pullable(&format!("ghcr.io/berriai/litellm:{tag}")),
+                Ok(())
+            );
+        }
+        for image in [
+            "ghcr.io/berriai/litellm:main-v1.108.8",
+            "ghcr.io/berriai/litellm:main-stable",
+            "ghcr.io/berriai/litellm:main-v1.108.7-patch1",
+            "ghcr.io/berriai/litellm",
+        ] {
+            let err = images.pullable(image).unwrap_err();
+            assert!(err.contains("LiteLLM 1.108.7 only"), "{err}");
+        }
+        let _ = std::fs::remove_dir_all(&cache);
     }
 }
 
