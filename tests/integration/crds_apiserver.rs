@@ -1,6 +1,7 @@
 //! The generated CRDs installed into the real API server harness: the
-//! server itself accepts every object the examples render and rejects bad
-//! objects with the rule's message.
+//! server itself accepts every object the examples render and every
+//! manifest of the README and `docs/`, and rejects bad objects with the
+//! rule's message.
 
 use crate::support;
 
@@ -58,13 +59,27 @@ fn example_objects() -> Vec<Vec<Value>> {
     out
 }
 
-/// The LiteLLM objects of the README's YAML blocks, as written (blocks
-/// inside list items are dedented first).
-fn readme_objects() -> Vec<Value> {
+/// The Markdown files whose manifests are applied: `README.md` and every
+/// page of `docs/`, in name order.
+fn documentation_files() -> Vec<std::path::PathBuf> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let mut pages: Vec<std::path::PathBuf> = std::fs::read_dir(root.join("docs"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "md"))
+        .collect();
+    pages.sort();
+    std::iter::once(root.join("README.md"))
+        .chain(pages)
+        .collect()
+}
+
+/// The LiteLLM objects of a Markdown file's YAML blocks, as written (blocks
+/// inside list items are dedented first).
+fn markdown_objects(path: &std::path::Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap();
     let mut out = Vec::new();
-    let mut lines = readme.lines();
+    let mut lines = text.lines();
     while let Some(line) = lines.next() {
         let Some(indent) = line.find("```yaml") else {
             continue;
@@ -76,7 +91,8 @@ fn readme_objects() -> Vec<Value> {
             .collect();
         let docs: Vec<Value> = serde_saphyr::from_multiple(&block.join("\n")).unwrap_or_else(|e| {
             panic!(
-                "README YAML block does not parse: {e}\n{}",
+                "{}: YAML block does not parse: {e}\n{}",
+                path.display(),
                 block.join("\n")
             )
         });
@@ -89,27 +105,61 @@ fn readme_objects() -> Vec<Value> {
     out
 }
 
+/// The LiteLLM objects of the YAML blocks of the README and of `docs/`,
+/// each with the file it comes from.
+fn documentation_objects() -> Vec<(String, Value)> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    documentation_files()
+        .into_iter()
+        .flat_map(|path| {
+            let file = path.strip_prefix(root).unwrap().display().to_string();
+            markdown_objects(&path)
+                .into_iter()
+                .map(move |object| (file.clone(), object))
+        })
+        .collect()
+}
+
 #[tokio::test]
 #[ignore = "needs the test harnesses: tests/run.sh"]
-async fn the_readme_manifests_apply_as_written() {
+async fn the_documented_manifests_apply_as_written() {
     let Some(client) = k8s::client().await else {
         return;
     };
     k8s::install_crds(&client).await;
     let ns = k8s::namespace(&client, "readme").await;
-    let objects = readme_objects();
-    assert!(objects.len() >= 3, "the README shows the LiteLLM kinds");
+    let objects = documentation_objects();
+    assert!(
+        objects
+            .iter()
+            .filter(|(file, _)| file == "README.md")
+            .count()
+            >= 3,
+        "the README shows the LiteLLM kinds"
+    );
+    // Every kind's page shows it: each kind has a manifest somewhere.
+    let kinds: std::collections::BTreeSet<&str> = objects
+        .iter()
+        .filter_map(|(_, o)| o["kind"].as_str())
+        .collect();
+    for kind in litellm_crossplane::api::MANAGED_KINDS
+        .iter()
+        .copied()
+        .chain(["LiteLLMInstance"])
+    {
+        assert!(kinds.contains(kind), "no manifest of {kind} in the docs");
+    }
     let mut seen = std::collections::BTreeSet::new();
-    for (i, mut object) in objects.into_iter().enumerate() {
-        // The README's namespaces are the reader's; the test has its own.
-        // Sections may show the same kind and name twice.
+    for (i, (file, mut object)) in objects.into_iter().enumerate() {
+        // The documents' namespaces are the reader's; the test has its own.
+        // Pages may show the same kind and name twice.
         let name = object["metadata"]["name"].clone();
         if !seen.insert((object["kind"].clone().to_string(), name.to_string())) {
             object["metadata"]["name"] = json!(format!("{}-{i}", name.as_str().unwrap()));
         }
         create(&client, &ns, object)
             .await
-            .unwrap_or_else(|e| panic!("README manifest {name} rejected: {e}"));
+            .unwrap_or_else(|e| panic!("{file}: manifest {name} rejected: {e}"));
     }
 }
 
