@@ -1,4 +1,4 @@
-//! One object cannot hurt everyone (SPEC section 8): the bounds of the CRDs
+//! One object cannot hurt everyone (docs/tenancy.md): the bounds of the CRDs
 //! hold on the real API server, and no object it accepts stops the provider.
 //!
 //! kube-rs decodes a list (and so a watch) of a kind whole or not at all: an

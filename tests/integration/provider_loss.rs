@@ -1,4 +1,4 @@
-//! Nothing is lost (SPEC section 8): the generated master key and salt key
+//! Nothing is lost (docs/tenancy.md): the generated master key and salt key
 //! of a provisioned `LiteLLMInstance` are never regenerated behind the
 //! user's back and outlive the instance. Against the real Kubernetes API
 //! server harness; where a proxy must run, the test kubelet

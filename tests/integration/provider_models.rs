@@ -1,5 +1,5 @@
 //! `LiteLLMModel` end to end, against the real Kubernetes API server and the
-//! real LiteLLM proxy (SPEC sections 4 and 8): public model names belong to
+//! real LiteLLM proxy (docs/tenancy.md): public model names belong to
 //! the platform, a tenant's model brings its own upstream key and never the
 //! proxy's environment, a rotated key Secret reaches LiteLLM, and pricing in
 //! `modelInfo` takes effect without being drift forever.

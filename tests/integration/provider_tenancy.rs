@@ -1,5 +1,5 @@
 //! A hostile tenant against the provider, end to end: the real Kubernetes
-//! API server and the real LiteLLM proxy (SPEC section 8). The tenant may
+//! API server and the real LiteLLM proxy (docs/tenancy.md). The tenant may
 //! create any LiteLLM resource in its own namespace, which the platform's
 //! instance admits; it must never import, change, join or delete another
 //! tenant's (or the platform's unmarked) LiteLLM objects, and no object it

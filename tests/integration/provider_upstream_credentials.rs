@@ -1,5 +1,5 @@
 //! Tenants' models reach their upstreams only with the tenant's own
-//! secrets (SPEC section 8), against the real LiteLLM proxy that holds the
+//! secrets (docs/tenancy.md), against the real LiteLLM proxy that holds the
 //! platform's provider credentials in its environment (tests/run.sh starts
 //! it with `tests/fixtures/platform-credentials.sh`: an OpenAI key, Azure
 //! and Anthropic keys, an AWS shared credentials file, a Google service

@@ -1,5 +1,5 @@
 //! `LiteLLMUser` end to end, against the real Kubernetes API server and the
-//! real LiteLLM proxy (SPEC sections 4 and 8): a user is created under the
+//! real LiteLLM proxy (docs/tenancy.md): a user is created under the
 //! id the provider chose, with the ownership marker and no key of its own,
 //! drift made in LiteLLM is corrected, imports follow the ownership rules,
 //! and deletion removes it. Keys belong to users by `userRef` (LiteLLM's

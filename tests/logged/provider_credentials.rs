@@ -1,5 +1,5 @@
 //! `LiteLLMCredential` end to end, against the real Kubernetes API server
-//! and the real LiteLLM proxy (SPEC sections 4 and 8): a credential built
+//! and the real LiteLLM proxy (docs/tenancy.md): a credential built
 //! from a Secret reaches LiteLLM with the ownership marker and masked
 //! values, a rotated Secret value is written again, drift made in LiteLLM
 //! is corrected, imports follow the ownership rules, deletion removes it,

@@ -1,6 +1,6 @@
 //! `LiteLLMMCPServer` and `objectPermission` end to end, against the real
-//! Kubernetes API server and the real LiteLLM proxy (SPEC sections 4 and
-//! 8): a server whose token comes from a Secret reaches LiteLLM with the
+//! Kubernetes API server and the real LiteLLM proxy (docs/tenancy.md,
+//! docs/mcp-servers.md): a server whose token comes from a Secret reaches LiteLLM with the
 //! ownership marker in `mcp_info`, a rotated token is written again, drift
 //! made in LiteLLM is corrected, a team naming the server by
 //! `mcpServerRefs` gets its id, the server's deletion waits for that team,

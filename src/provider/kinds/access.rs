@@ -174,8 +174,8 @@ pub fn metadata_refusal(metadata: Option<&FreeForm>, tenant: bool) -> Option<Str
     None
 }
 
-/// Why a key's routes or aliases may not be sent from `namespace` (SPEC
-/// section 8): outside the LiteLLMInstance's namespace no management key,
+/// Why a key's routes or aliases may not be sent from `namespace`
+/// (docs/tenancy.md): outside the LiteLLMInstance's namespace no management key,
 /// no route beyond [`TENANT_ROUTES`] (LiteLLM would let the key call it,
 /// admin routes included), and no alias to a model its `models` could not
 /// name.

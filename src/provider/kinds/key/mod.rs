@@ -512,7 +512,7 @@ impl KeyExternal {
     /// Deletes the key `token` only if it is this resource's: the
     /// annotations and the Secret that name retiring and pending keys are
     /// the tenant's to edit, so a token written there by hand must not
-    /// reach another owner's key (SPEC section 8).
+    /// reach another owner's key (docs/tenancy.md).
     async fn delete_own(&self, token: &str) -> Result<(), ExternalError> {
         let Some(live) = self.client.key_info(token).await? else {
             return Ok(());
@@ -684,7 +684,7 @@ impl KeyExternal {
     }
 
     /// Refuses to put the key into a team, budget or user its namespace may
-    /// not use (SPEC section 8): raw `teamId`/`budgetId`/`userId` are
+    /// not use (docs/tenancy.md): raw `teamId`/`budgetId`/`userId` are
     /// checked exactly like references, since each can name any id on the
     /// proxy. Runs
     /// before every write that sends them; the steady state writes

@@ -1,7 +1,7 @@
 //! Which credentials LiteLLM 1.108.7 reads for each of its provider
 //! families, what it falls back on without them, and so what a tenant's
 //! model must bring for the proxy never to call the tenant's upstream with
-//! the platform's provider keys or cloud identity (SPEC section 8).
+//! the platform's provider keys or cloud identity (docs/tenancy.md).
 //!
 //! LiteLLM fills every credential a deployment leaves out from the proxy:
 //! its module settings (`litellm.api_key`, ...), its environment
