@@ -9,5 +9,5 @@ cd "$(dirname "$0")/.."
 
 docker build --target provider --tag provider-litellm-runtime .
 docker build --target function --tag function-litellm-runtime .
-crossplane xpkg build --package-root=package/provider --examples-root=examples/runtime-config/provider --embed-runtime-image=provider-litellm-runtime --package-file=provider-litellm.xpkg
-crossplane xpkg build --package-root=package/function --examples-root=examples/runtime-config/function --embed-runtime-image=function-litellm-runtime --package-file=function-litellm.xpkg
+crossplane xpkg build --package-root=package/provider --examples-root=examples/provider --embed-runtime-image=provider-litellm-runtime --package-file=provider-litellm.xpkg
+crossplane xpkg build --package-root=package/function --examples-root=examples/function --embed-runtime-image=function-litellm-runtime --package-file=function-litellm.xpkg

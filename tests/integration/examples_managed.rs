@@ -1,4 +1,4 @@
-//! `examples/managed/`: a minimal manifest for every kind, as a reader
+//! `examples/provider/managed/`: a minimal manifest for every kind, as a reader
 //! copies it. Each is taken by the API server (the instances, whose
 //! endpoint and database are the reader's, by a server-side dry run), and
 //! the objects a tenant applies are reconciled by the provider against the
@@ -17,13 +17,13 @@ use support::crd_guard::CrdGuard;
 use support::provider::{world, INSTANCE};
 
 fn dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/managed")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/provider/managed")
 }
 
 /// Every document of every file, with its file name.
 fn documents() -> Vec<(String, Value)> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir())
-        .expect("examples/managed exists")
+        .expect("examples/provider/managed exists")
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
         .collect();

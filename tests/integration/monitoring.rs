@@ -11,7 +11,7 @@
 //!   harnesses (the API server and a LiteLLM proxy) and is scraped after it
 //!   reconciled an instance at the real proxy and a team through drift and
 //!   deletion.
-//! - `examples/runtime-config/*/monitoring/monitoring.yaml` (a
+//! - `examples/*/runtime-config/monitoring/monitoring.yaml` (a
 //!   PrometheusRule and a Grafana dashboard ConfigMap per package) are
 //!   generated from `monitoring/`; `UPDATE_EXPECTED=1 cargo test --test
 //!   integration monitoring::` rewrites them.
@@ -388,7 +388,7 @@ fn every_expression_parses_and_names_a_metric() {
 fn example_path(binary: &str) -> PathBuf {
     let package = binary.split('-').next().unwrap();
     PathBuf::from(format!(
-        "examples/runtime-config/{package}/monitoring/monitoring.yaml"
+        "examples/{package}/runtime-config/monitoring/monitoring.yaml"
     ))
 }
 

@@ -603,11 +603,35 @@ fn readme_install_section_gives_the_build_script_commands() {
         );
         let examples = &xpkg["examples-root"];
         assert!(root().join(examples).is_dir(), "{examples}");
+        // The examples root holds the runtime configuration the install
+        // applies (and, for the provider, a manifest of every kind).
         assert!(
-            section.contains(&format!("kubectl apply -f {examples}/")),
-            "the install section applies {examples}"
+            root().join(examples).join("runtime-config").is_dir(),
+            "{examples}/runtime-config"
+        );
+        assert!(
+            section.contains(&format!("kubectl apply -f {examples}/runtime-config/")),
+            "the install section applies {examples}/runtime-config"
         );
     }
+}
+
+/// The provider package's examples show every kind: its examples root holds
+/// `examples/provider/managed/`, which `examples_managed` applies.
+#[test]
+fn the_provider_packages_examples_show_every_kind() {
+    let root_dir = root().join(&xpkg_build(&PACKAGES[0])["examples-root"]);
+    let kinds: BTreeSet<String> = documents(&root_dir)
+        .iter()
+        .filter_map(|(_, d)| d["kind"].as_str().map(str::to_owned))
+        .filter(|k| k.starts_with("LiteLLM"))
+        .collect();
+    let mut all: BTreeSet<String> = litellm_crossplane::api::MANAGED_KINDS
+        .iter()
+        .map(|k| k.to_string())
+        .collect();
+    all.insert("LiteLLMInstance".into());
+    assert_eq!(kinds, all);
 }
 
 /// Crossplane's examples parser reads each `---` document of the examples

@@ -144,7 +144,7 @@ fn the_crossplane_role_names_exactly_the_packages_crds() {
 /// the README has admins apply grants the same rules.
 #[test]
 fn the_shipped_cluster_role_grants_exactly_the_permission_requests() {
-    let text = std::fs::read_to_string("examples/runtime-config/provider/rbac.yaml").unwrap();
+    let text = std::fs::read_to_string("examples/provider/runtime-config/rbac.yaml").unwrap();
     let documents: Vec<Value> = serde_saphyr::from_multiple(&text).unwrap();
     let role = documents
         .iter()
@@ -574,7 +574,7 @@ async fn under_crossplane_v2s_role_alone_everything_but_provisioning_works() {
     })
     .await;
     assert!(
-        message.contains("examples/runtime-config/provider/rbac.yaml")
+        message.contains("examples/provider/runtime-config/rbac.yaml")
             && message.contains("may not read or write"),
         "{message}"
     );

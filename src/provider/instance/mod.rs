@@ -83,7 +83,7 @@ pub enum Error {
     /// and Leases.
     #[error(
         "provisioning {kind} {name}: the provider may not read or write {kind}s; a provisioned \
-         proxy needs the permissions of examples/runtime-config/provider/rbac.yaml (bind them \
+         proxy needs the permissions of examples/provider/runtime-config/rbac.yaml (bind them \
          to the provider's ServiceAccount), or attach to a proxy you run \
          (spec.workload.managed: false)"
     )]

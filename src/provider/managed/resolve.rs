@@ -188,7 +188,7 @@ pub enum Unresolved {
     #[error(
         "LiteLLMInstance {namespace}/{name}: {field} selects namespaces by label, and the \
          provider may not read Namespace {requester} to match it: grant get on namespaces \
-         (examples/runtime-config/provider/rbac.yaml does), or admit the namespace by name \
+         (examples/provider/runtime-config/rbac.yaml does), or admit the namespace by name \
          in spec.allowedNamespaces.names"
     )]
     LabelsForbidden {
