@@ -61,4 +61,5 @@ mod provider_tenancy;
 mod provider_updates;
 mod provider_upstream_credentials;
 mod provider_users;
+mod test_kubelet;
 mod workflows;

@@ -8,9 +8,9 @@
 //! What it does with a pod template:
 //!
 //! - **Images** are mapped to local commands (see [`Images`]): LiteLLM's
-//!   image runs the LiteLLM installation of `../shared/litellm` (its venv,
-//!   the query-engine shim, the harness's own `harness_env` from `lib.sh`),
-//!   and LiteLLM's migration entrypoint applies LiteLLM's SQL migrations with
+//!   image, at a tag LiteLLM publishes for the installed version, runs the
+//!   LiteLLM installation of `tests/harness/litellm` (`image.sh`), any other
+//!   tag fails to pull, and LiteLLM's migration entrypoint applies LiteLLM's SQL migrations with
 //!   `psql`, the harness's way (Prisma's schema engine is not available
 //!   here). Any other image runs its `command` and `args` on the host as
 //!   given (`python3 -m http.server`, say).
@@ -28,13 +28,12 @@
 //!   rewritten to it. Services get a stable local listener per port that
 //!   forwards to a ready pod they select ([`Kubelet::url`]).
 //! - **Probes**: startup, readiness and liveness probes (`httpGet`,
-//!   `tcpSocket`) as a kubelet runs them. Readiness is probed at least once
-//!   a second (a longer period or initial delay would only slow the tests
-//!   down; it never changes the outcome); startup and liveness probes keep
-//!   their timing, since they restart containers.
-//! - **Deployments** roll like `maxUnavailable: 0`: pods of a new pod
-//!   template start beside the old ones, which stop once the new ones are
-//!   ready. **Jobs** run one pod; `restartPolicy: OnFailure` restarts its
+//!   `tcpSocket`) as a kubelet runs them, each after its
+//!   `initialDelaySeconds` and every `periodSeconds`, with its thresholds.
+//! - **Deployments** roll by their strategy, as the Deployment controller
+//!   does: `Recreate` stops every old pod before a new one starts;
+//!   `RollingUpdate` keeps at most `maxSurge` pods beyond `replicas` and at
+//!   least `replicas - maxUnavailable` ready (defaults 25% and 25%). **Jobs** run one pod; `restartPolicy: OnFailure` restarts its
 //!   container, `Never` starts a new pod, up to `backoffLimit` failures;
 //!   exit code 0 completes the Job.
 //! - Processes stop (SIGTERM to their process group, SIGKILL after the
@@ -73,75 +72,69 @@ const TICK: Duration = Duration::from_millis(300);
 /// At most this long between SIGTERM and SIGKILL.
 const MAX_GRACE: Duration = Duration::from_secs(10);
 
-/// Where the harness's LiteLLM installation is, and how images map onto it.
+/// Where the harness's LiteLLM installation is, and how images map onto it:
+/// `tests/harness/litellm/image.sh` plays LiteLLM's image (its `litellm`
+/// entrypoint, its Python, its migrations) from the harness's installation.
 ///
 /// | image | command | runs |
 /// |---|---|---|
-/// | `…/litellm:<any tag>` | unset | the image's entrypoint, `litellm` with the container's `args` (the image's default `--port 4000` when unset), from the harness venv with the harness's environment (`harness_env` of `lib.sh`) and the shim's `prisma` first on `PATH`, as `up.sh` starts it; `--host 127.0.0.1` is added so pods listen on loopback only |
-/// | `…/litellm:<any tag>` | `python litellm/proxy/prisma_migration.py` | the migration: every migration of `litellm_proxy_extras/migrations` not yet recorded in `_prisma_migrations`, in name order, applied with `psql` to `DATABASE_URL` and recorded there (what `prisma migrate deploy` does; the harness applies the same files). The URL is read as LiteLLM and Prisma read it: `schema=` becomes the search path (created if missing), `sslmode`/`sslrootcert` go to libpq, Prisma's pool parameters are dropped |
+/// | `…/litellm:<tag>` of the installed version ([`Images::pullable`]) | unset | the image's entrypoint, `image.sh litellm` with the container's `args` (the image's default `--port 4000` when unset); `--host 127.0.0.1` is added so pods listen on loopback only |
+/// | `…/litellm:<tag>` of the installed version | `python litellm/proxy/prisma_migration.py` | the migration: every migration of `image.sh migrations-dir` not yet recorded in `_prisma_migrations`, in name order, applied with `psql` to `DATABASE_URL` and recorded there (what `prisma migrate deploy` does; the harness applies the same files). The URL is read as LiteLLM and Prisma read it: `schema=` becomes the search path (created if missing), `sslmode`/`sslrootcert` go to libpq, Prisma's pool parameters are dropped |
+/// | `…/litellm:<any other tag>` | any | nothing: `ErrImagePull`, as a registry without the tag |
 /// | anything else | given | `command` + `args` on the host, as given |
 #[derive(Debug, Clone)]
 pub struct Images {
-    /// `lib.sh` of the LiteLLM harness.
-    pub lib_sh: PathBuf,
-    /// `LITELLM_HARNESS_CACHE`: the venv and the shim.
+    /// `tests/harness/litellm/image.sh`.
+    pub image_sh: PathBuf,
+    /// The harness's cache (`LITELLM_CROSSPLANE_CACHE`, else its default
+    /// under this process's home), which pods, each with a home of its own,
+    /// are given.
     pub cache: PathBuf,
+    /// The LiteLLM version installed.
+    pub version: String,
 }
 
 impl Images {
-    /// The harness installation as CI provides it: `LITELLM_CROSSPLANE_SHARED`
-    /// (set by `tests/run.sh`, else `../shared` beside the repository) and
-    /// `LITELLM_HARNESS_CACHE` (else `lib.sh`'s own default,
-    /// `~/.cache/litellm-harness`).
+    /// The repository's LiteLLM harness as `tests/run.sh` installs it (its
+    /// cache: `LITELLM_CROSSPLANE_CACHE`, else the harness's default), or
+    /// `None` (skipped) when it is not installed.
     pub fn from_env() -> Option<Images> {
-        let shared = std::env::var_os("LITELLM_CROSSPLANE_SHARED")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"));
-        let lib_sh = shared.join("litellm/lib.sh");
-        let cache = std::env::var_os("LITELLM_HARNESS_CACHE")
+        let image_sh = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/harness/litellm/image.sh");
+        let cache = std::env::var_os("LITELLM_CROSSPLANE_CACHE")
             .map(PathBuf::from)
             .or_else(|| {
-                std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/litellm-harness"))
+                std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/litellm-crossplane"))
             })?;
-        let images = Images { lib_sh, cache };
-        let venv_litellm = images.cache.join("venv/bin/litellm");
-        if images.lib_sh.is_file() && venv_litellm.is_file() {
-            return Some(images);
+        let output = std::process::Command::new(&image_sh)
+            .env("LITELLM_CROSSPLANE_CACHE", &cache)
+            .args([
+                "python",
+                "-c",
+                "import importlib.metadata as m; print(m.version('litellm'))",
+            ])
+            .stdin(Stdio::null())
+            .output();
+        let version = match &output {
+            Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
+            _ => String::new(),
+        };
+        if !version.is_empty() {
+            return Some(Images {
+                image_sh,
+                cache,
+                version,
+            });
         }
+        let why = match output {
+            Ok(o) => String::from_utf8_lossy(&o.stderr).trim().to_string(),
+            Err(err) => err.to_string(),
+        };
         assert!(
             !super::k8s::harness_required(),
-            "the test kubelet needs the LiteLLM harness installation: {} and {} (set \
-             LITELLM_CROSSPLANE_SHARED and LITELLM_HARNESS_CACHE as tests/run.sh does)",
-            images.lib_sh.display(),
-            venv_litellm.display()
+            "the test kubelet needs the LiteLLM harness installation ({}): {why}",
+            image_sh.display()
         );
         eprintln!("skipped: no LiteLLM harness installation for the test kubelet");
-        None
-    }
-
-    fn venv(&self) -> PathBuf {
-        self.cache.join("venv")
-    }
-
-    /// The LiteLLM version installed, from the venv's package metadata
-    /// (`litellm-<version>.dist-info`).
-    fn installed_version(&self) -> Option<String> {
-        let lib = std::fs::read_dir(self.venv().join("lib")).ok()?;
-        for python in lib.flatten() {
-            let site = python.path().join("site-packages");
-            let Ok(entries) = std::fs::read_dir(&site) else {
-                continue;
-            };
-            for entry in entries.flatten() {
-                let name = entry.file_name().to_string_lossy().into_owned();
-                if let Some(version) = name
-                    .strip_prefix("litellm-")
-                    .and_then(|rest| rest.strip_suffix(".dist-info"))
-                {
-                    return Some(version.to_string());
-                }
-            }
-        }
         None
     }
 
@@ -151,9 +144,7 @@ impl Images {
     /// `-stable` and `-nightly` builds); any other tag, another version's
     /// or a moving one such as `main-stable`, cannot be pulled.
     fn pullable(&self, image: &str) -> Result<(), String> {
-        let Some(version) = self.installed_version() else {
-            return Err("the harness's LiteLLM installation has no version".to_string());
-        };
+        let version = &self.version;
         let tag = match image.rsplit_once(':') {
             Some((_, tag)) if !tag.contains('/') => tag,
             _ => "latest",
@@ -750,13 +741,39 @@ impl Shared {
             controller: Some(true),
             block_owner_deletion: None,
         };
-        let (current, old, old_ready_all_new_ready): (Vec<String>, Vec<String>, bool) = {
+        // As the Deployment controller rolls: Recreate stops every old pod
+        // before a new one starts; RollingUpdate keeps at most maxSurge pods
+        // beyond `replicas` and at least `replicas - maxUnavailable`
+        // available (ready) while it replaces them.
+        let strategy = spec.strategy.as_ref();
+        let recreate = strategy.and_then(|s| s.type_.as_deref()) == Some("Recreate");
+        let rolling = strategy.and_then(|s| s.rolling_update.as_ref());
+        let scaled = |value: Option<&IntOrString>, round_up: bool| -> usize {
+            match value {
+                None => {
+                    (replicas * 25).div_ceil(100) * usize::from(round_up)
+                        + (replicas * 25 / 100) * usize::from(!round_up)
+                }
+                Some(IntOrString::Int(n)) => (*n).max(0) as usize,
+                Some(IntOrString::String(p)) => {
+                    let percent: usize = p.trim_end_matches('%').parse().unwrap_or(25);
+                    if round_up {
+                        (replicas * percent).div_ceil(100)
+                    } else {
+                        replicas * percent / 100
+                    }
+                }
+            }
+        };
+        let mut max_surge = scaled(rolling.and_then(|r| r.max_surge.as_ref()), true);
+        let max_unavailable = scaled(rolling.and_then(|r| r.max_unavailable.as_ref()), false);
+        if max_surge == 0 && max_unavailable == 0 {
+            max_surge = 1; // the API server refuses both 0; as a safe reading
+        }
+        let (current, ready_new, old_ready, old_unready, old_terminating) = {
             let state = self.state.lock().unwrap();
-            let mine: Vec<&PodRun> = state
-                .pods
-                .values()
-                .filter(|p| p.owner_uid == uid && !p.terminating)
-                .collect();
+            let all: Vec<&PodRun> = state.pods.values().filter(|p| p.owner_uid == uid).collect();
+            let mine: Vec<&&PodRun> = all.iter().filter(|p| !p.terminating).collect();
             let current: Vec<String> = mine
                 .iter()
                 .filter(|p| p.template_hash == hash)
@@ -766,15 +783,28 @@ impl Shared {
                 .iter()
                 .filter(|p| p.template_hash == hash && p.ready())
                 .count();
-            let old = mine
-                .iter()
-                .filter(|p| p.template_hash != hash)
-                .map(|p| p.name.clone())
-                .collect();
-            (current, old, ready_new >= replicas)
+            let old = |ready: bool| -> Vec<String> {
+                mine.iter()
+                    .filter(|p| p.template_hash != hash && p.ready() == ready)
+                    .map(|p| p.name.clone())
+                    .collect()
+            };
+            let old_terminating = all.iter().any(|p| p.template_hash != hash && p.terminating);
+            (current, ready_new, old(true), old(false), old_terminating)
         };
-        // Scale up the current template.
-        for _ in current.len()..replicas {
+        let old_count = old_ready.len() + old_unready.len();
+        // Scale up the current template, within the strategy.
+        let wanted = replicas.saturating_sub(current.len());
+        let to_start = if recreate {
+            if old_count > 0 || old_terminating {
+                0
+            } else {
+                wanted
+            }
+        } else {
+            wanted.min((replicas + max_surge).saturating_sub(current.len() + old_count))
+        };
+        for _ in 0..to_start {
             let pod_name = format!("{name}-{hash}-{}", &super::k8s::unique_suffix()[..5]);
             let pod = self.new_pod(
                 pod_name.clone(),
@@ -804,10 +834,21 @@ impl Shared {
                 self.remove_pod(&pod).await;
             }
         }
-        // The old template's pods go once the new ones serve.
-        if old_ready_all_new_ready {
-            for pod in old {
-                self.remove_pod(&pod).await;
+        // The old template's pods: all at once for Recreate; else the
+        // unavailable ones, then the ready ones as far as availability
+        // allows.
+        if recreate {
+            for pod in old_ready.iter().chain(&old_unready) {
+                self.remove_pod(pod).await;
+            }
+        } else {
+            for pod in &old_unready {
+                self.remove_pod(pod).await;
+            }
+            let available = ready_new + old_ready.len();
+            let removable = available.saturating_sub(replicas.saturating_sub(max_unavailable));
+            for pod in old_ready.iter().take(removable) {
+                self.remove_pod(pod).await;
             }
         }
         Ok(())
@@ -1383,11 +1424,11 @@ impl Shared {
                 .pullable(&image)
                 .map_err(|message| ("ErrImagePull".to_string(), message))?;
             base.push((
-                "LITELLM_HARNESS_CACHE".to_string(),
+                "LITELLM_CROSSPLANE_CACHE".to_string(),
                 self.images.cache.to_string_lossy().into_owned(),
             ));
             base.extend(env);
-            let lib = self.images.lib_sh.to_string_lossy().into_owned();
+            let image_sh = self.images.image_sh.to_string_lossy().into_owned();
             match command.as_deref() {
                 None => {
                     let mut args =
@@ -1398,15 +1439,7 @@ impl Shared {
                     {
                         args.extend(["--host".to_string(), "127.0.0.1".to_string()]);
                     }
-                    let mut all = vec![
-                        "-c".to_string(),
-                        // The harness's own environment of its proxy
-                        // (lib.sh's harness_env) and its `prisma` wrapper
-                        // first on PATH, as start_proxy in lib.sh.
-                        r#". "$0"; harness_env; export PATH="$SHIM/bin:$PATH"; exec "$VENV/bin/litellm" "$@""#
-                            .to_string(),
-                        lib,
-                    ];
+                    let mut all = vec![image_sh, "litellm".to_string()];
                     all.extend(args);
                     Ok(Program {
                         program: "bash".into(),
@@ -1456,7 +1489,7 @@ impl Shared {
                     base.push(("KUBELET_PG_SCHEMA".into(), schema.unwrap_or_default()));
                     Ok(Program {
                         program: "bash".into(),
-                        args: vec!["-c".into(), MIGRATE.to_string(), lib],
+                        args: vec!["-c".into(), MIGRATE.to_string(), image_sh],
                         env: base,
                     })
                 }
@@ -1739,10 +1772,9 @@ fn libpq_of(url: &str) -> Result<(String, Option<String>), String> {
     Ok((parsed.to_string(), schema))
 }
 
-/// The migration mapping (see [`Images`]): `$0` is `lib.sh`, the URL and
+/// The migration mapping (see [`Images`]): `$0` is `image.sh`, the URL and
 /// schema come from the kubelet.
 const MIGRATE: &str = r#"set -euo pipefail
-. "$0"
 export PGOPTIONS='-c client_min_messages=warning'
 if [ -n "$KUBELET_PG_SCHEMA" ]; then
   psql -X -q -v ON_ERROR_STOP=1 -v schema="$KUBELET_PG_SCHEMA" "$KUBELET_PG_URL" <<'SQL'
@@ -1750,7 +1782,7 @@ CREATE SCHEMA IF NOT EXISTS :"schema";
 SQL
   export PGOPTIONS="$PGOPTIONS -c search_path=$KUBELET_PG_SCHEMA"
 fi
-mig=$("$VENV/bin/python" -c 'import os, litellm_proxy_extras as m; print(os.path.join(os.path.dirname(m.__file__), "migrations"))')
+mig=$("$0" migrations-dir)
 psql -X -q -v ON_ERROR_STOP=1 "$KUBELET_PG_URL" <<'SQL'
 CREATE TABLE IF NOT EXISTS "_prisma_migrations" (
   "id" varchar(36) PRIMARY KEY, "checksum" varchar(64) NOT NULL, "finished_at" timestamptz,
@@ -2050,23 +2082,39 @@ async fn probe_loop(
         .max(1);
     let mut live_failures = 0;
     let mut next_live = began + live_delay;
+    // Readiness as a kubelet probes it: first after initialDelaySeconds,
+    // then every periodSeconds.
+    let seconds =
+        |s: Option<i32>, default: i32| Duration::from_secs(s.unwrap_or(default).max(0) as u64);
+    let ready_period = readiness
+        .as_ref()
+        .map(|r| seconds(r.period_seconds, 10).max(Duration::from_secs(1)))
+        .unwrap_or(Duration::from_secs(10));
+    let mut next_ready = began
+        + readiness
+            .as_ref()
+            .map(|r| seconds(r.initial_delay_seconds, 0))
+            .unwrap_or_default();
     let (mut successes, mut failures) = (0, 0);
     loop {
         if let Some(probe) = readiness.clone() {
-            let ok = check(probe.clone()).await;
-            if ok {
-                successes += 1;
-                failures = 0;
-            } else {
-                failures += 1;
-                successes = 0;
-            }
-            let mut s = state.lock().unwrap();
-            if successes >= probe.success_threshold.unwrap_or(1).max(1) {
-                s.ready = true;
-            }
-            if failures >= probe.failure_threshold.unwrap_or(3).max(1) {
-                s.ready = false;
+            if Instant::now() >= next_ready {
+                next_ready = Instant::now() + ready_period;
+                let ok = check(probe.clone()).await;
+                if ok {
+                    successes += 1;
+                    failures = 0;
+                } else {
+                    failures += 1;
+                    successes = 0;
+                }
+                let mut s = state.lock().unwrap();
+                if successes >= probe.success_threshold.unwrap_or(1).max(1) {
+                    s.ready = true;
+                }
+                if failures >= probe.failure_threshold.unwrap_or(3).max(1) {
+                    s.ready = false;
+                }
             }
         }
         if let Some(probe) = liveness.clone() {
@@ -2083,7 +2131,13 @@ async fn probe_loop(
                 }
             }
         }
-        tokio::time::sleep(Duration::from_secs(1)).await;
+        let next = match (readiness.is_some(), liveness.is_some()) {
+            (true, true) => next_ready.min(next_live),
+            (true, false) => next_ready,
+            (false, true) => next_live,
+            (false, false) => return,
+        };
+        tokio::time::sleep_until(next.into()).await;
     }
 }
 
@@ -2127,13 +2181,10 @@ mod tests {
 
     #[test]
     fn only_the_installed_versions_tags_can_be_pulled() {
-        let cache = std::env::temp_dir().join(format!("kubelet-images-{}", std::process::id()));
-        let site = cache.join("venv/lib/python3.11/site-packages");
-        std::fs::create_dir_all(site.join("litellm-1.108.7.dist-info")).unwrap();
-        std::fs::create_dir_all(site.join("litellm_proxy_extras-0.4.110.dist-info")).unwrap();
         let images = Images {
-            lib_sh: cache.join("lib.sh"),
-            cache: cache.clone(),
+            image_sh: PathBuf::from("image.sh"),
+            cache: PathBuf::from("cache"),
+            version: "1.108.7".into(),
         };
         for tag in ["main-v1.108.7", "v1.108.7", "main-v1.108.7-stable"] {
             assert_eq!(
@@ -2150,7 +2201,6 @@ mod tests {
             let err = images.pullable(image).unwrap_err();
             assert!(err.contains("LiteLLM 1.108.7 only"), "{err}");
         }
-        let _ = std::fs::remove_dir_all(&cache);
     }
 }
 
