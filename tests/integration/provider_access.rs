@@ -6,6 +6,8 @@
 //! 403 of Enterprise-only settings as a clear `Synced=False`, and what a
 //! tenant may not ask for (nothing is written then).
 
+use std::time::{Duration, Instant};
+
 use crate::support;
 
 use kube::api::{Api, DeleteParams, PostParams};
@@ -241,15 +243,32 @@ async fn enterprise_settings_give_a_clear_condition_and_write_nothing() {
         .await
         .unwrap()
         .is_empty());
-    // Not retried in a loop: the condition stays, the resource is not
-    // requeued at once (a refused write waits for a change or the poll).
-    let before = keys.get("model-budgets").await.unwrap();
-    tokio::time::sleep(std::time::Duration::from_secs(3)).await;
-    let after = keys.get("model-budgets").await.unwrap();
-    assert_eq!(
-        condition(&before, "Synced").unwrap().last_transition_time,
-        condition(&after, "Synced").unwrap().last_transition_time
+    // Not retried in a loop: a refused write waits for a change or a retry
+    // whose backoff is capped at the poll interval (1 s here), so the create
+    // is tried at most once a poll for each refused key (a hot loop would try
+    // it many times a second), and the condition stays.
+    let poll = Duration::from_secs(1);
+    let attempts = || {
+        world
+            .litellm_requests()
+            .get("POST /key/generate")
+            .copied()
+            .unwrap_or_default()
+    };
+    // The retry backoff starts short and doubles up to the poll interval:
+    // past its first steps, at most one try a poll.
+    world.reconciled_again("key", 6).await;
+    let (started, before) = (Instant::now(), attempts());
+    world.reconciled_again("key", 6).await;
+    let (elapsed, tried) = (started.elapsed(), attempts() - before);
+    let polls = elapsed.as_secs_f64() / poll.as_secs_f64();
+    // Both keys refused here, `tagged` and `model-budgets`, are retried.
+    assert!(
+        (tried as f64) <= 2.0 * (polls + 1.0),
+        "{tried} creates in {elapsed:?} ({polls:.1} polls)"
     );
+    let after = keys.get("model-budgets").await.unwrap();
+    assert!(condition(&after, "Synced").unwrap().status == "False");
 
     for name in ["tagged", "model-budgets"] {
         keys.delete(name, &DeleteParams::default()).await.unwrap();

@@ -329,6 +329,12 @@ impl World {
     /// as `"team"`, or `"instance"` for the LiteLLMInstance controller)
     /// have finished `times` more reconciliations from now: what a test
     /// waits for before it shows that something did not happen.
+    /// The LiteLLM requests the world's controllers made so far, by
+    /// operation (`POST /key/generate`, ...).
+    pub fn litellm_requests(&self) -> std::collections::BTreeMap<String, u64> {
+        requests_by_operation(&self.registry)
+    }
+
     pub async fn reconciled_again(&self, kind: &str, times: u64) {
         let count = || match kind {
             "instance" => instance_reconciles(&self.registry),
