@@ -6,8 +6,8 @@
 //! every figure is a ratio of: the machine is shared, so only same-run
 //! ratios mean anything.
 //!
-//! `cargo bench --bench provider` with `KUBECONFIG` (`../shared/k8s/up.sh`)
-//! and `LITELLM_URL`/`LITELLM_MASTER_KEY` (`../shared/litellm/up.sh`) set.
+//! `cargo bench --bench provider` with `KUBECONFIG` (`tests/harness/k8s/up.sh`)
+//! and `LITELLM_URL`/`LITELLM_MASTER_KEY` (`tests/harness/litellm/up.sh`) set.
 //! `BENCH_N` lists the sizes (default `200,1000`); `BENCH_POLL` overrides the
 //! poll interval (a Go duration; default 100 ms per team+key pair, at least
 //! 10 s); `BENCH_WAVE` is how many pairs are created, then deleted, at a
@@ -400,7 +400,7 @@ fn main() {
     ) else {
         eprintln!(
             "the provider bench needs a Kubernetes API server and a LiteLLM proxy: set KUBECONFIG \
-             (../shared/k8s/up.sh) and LITELLM_URL, LITELLM_MASTER_KEY (../shared/litellm/up.sh)"
+             (tests/harness/k8s/up.sh) and LITELLM_URL, LITELLM_MASTER_KEY (tests/harness/litellm/up.sh)"
         );
         std::process::exit(2);
     };

@@ -1,5 +1,5 @@
 //! Contract tests of the LiteLLM admin API client against the real proxy of
-//! `../shared/litellm/` (LiteLLM 1.108.7 + PostgreSQL).
+//! `tests/harness/litellm/` (LiteLLM 1.108.7 + PostgreSQL).
 //!
 //! Tests run in parallel against one shared proxy: each uses its own random
 //! ids and cleans up after itself, none relies on another's data.

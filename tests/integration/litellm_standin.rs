@@ -5,7 +5,7 @@
 //! are compared only for being there). Then the provider's own request and
 //! diff functions run against the stand-in alone, at the benchmark's scale.
 //!
-//! The real proxy is `../shared/litellm/` (`LITELLM_URL`,
+//! The real proxy is `tests/harness/litellm/` (`LITELLM_URL`,
 //! `LITELLM_MASTER_KEY`); without it the comparison is skipped (or fails
 //! with `LITELLM_CROSSPLANE_REQUIRE_HARNESS=1`) and the stand-in is checked
 //! against the answers the real proxy gave when this was written.

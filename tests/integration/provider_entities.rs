@@ -1,5 +1,5 @@
 //! The entity controllers end to end: a real Kubernetes API server
-//! (`../shared/k8s/`) and a real LiteLLM proxy (`../shared/litellm/`), with
+//! (`tests/harness/k8s/`) and a real LiteLLM proxy (`tests/harness/litellm/`), with
 //! the controllers running in-process. Each test has its own namespace and
 //! LiteLLM ids. The LiteLLMInstance controller is not run here: the tests
 //! write the instance's status themselves, as that controller would.
@@ -1049,7 +1049,7 @@ async fn a_resource_whose_instance_is_gone_waits_for_an_explicit_release() {
 /// one. Start it with
 /// `LITELLM_HARNESS_DIR=/tmp/litellm-harness-nocustom LITELLM_PORT=4100
 /// PG_PORT=55433 LITELLM_CONFIG=$PWD/tests/fixtures/litellm-nocustom.yaml
-/// ../shared/litellm/up.sh` and set `LITELLM_NOCUSTOM_URL=http://127.0.0.1:4100`.
+/// tests/harness/litellm/up.sh` and set `LITELLM_NOCUSTOM_URL=http://127.0.0.1:4100`.
 #[tokio::test]
 #[ignore = "needs the test harnesses: tests/run.sh"]
 async fn a_proxy_that_refuses_chosen_keys_generates_them_and_replaces_lost_ones() {

@@ -393,7 +393,7 @@ async fn every_requested_permission_is_used_and_nothing_else_is_needed() {
 
     let used = world.authz.used();
     // The API server harness serves no autoscaling/v2 (see
-    // ../shared/k8s/README.md), so no HorizontalPodAutoscaler can exist to
+    // tests/harness/k8s/README.md), so no HorizontalPodAutoscaler can exist to
     // be read, created, updated or deleted there: of those permissions only
     // `list` (the provider's clean-up of autoscalers no longer asked for,
     // every round) is used. The rendered autoscalers are unit-tested

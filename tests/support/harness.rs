@@ -1,4 +1,4 @@
-//! Where the real LiteLLM proxy of `../shared/litellm/` is, for tests that
+//! Where the real LiteLLM proxy of `tests/harness/litellm/` is, for tests that
 //! talk to it.
 
 #![allow(dead_code)] // each test binary uses a different part of the support code
@@ -12,10 +12,10 @@ pub fn litellm() -> Option<(String, String)> {
         if std::env::var("LITELLM_CROSSPLANE_REQUIRE_HARNESS").as_deref() == Ok("1") {
             panic!(
                 "LITELLM_URL is not set but LITELLM_CROSSPLANE_REQUIRE_HARNESS=1: start the \
-                 harness with `eval \"$(../shared/litellm/up.sh)\"` before running the tests"
+                 harness with `eval \"$(tests/harness/litellm/up.sh)\"` before running the tests"
             );
         }
-        eprintln!("skipped: LITELLM_URL not set (start ../shared/litellm/up.sh)");
+        eprintln!("skipped: LITELLM_URL not set (start tests/harness/litellm/up.sh)");
         return None;
     };
     let master_key = std::env::var("LITELLM_MASTER_KEY")

@@ -332,7 +332,7 @@ impl TestDatabase {
         let Ok(url) = std::env::var("LITELLM_DATABASE_URL") else {
             assert!(
                 !super::k8s::harness_required(),
-                "LITELLM_DATABASE_URL is not set: start ../shared/litellm/up.sh"
+                "LITELLM_DATABASE_URL is not set: start tests/harness/litellm/up.sh"
             );
             eprintln!("skipped: LITELLM_DATABASE_URL not set");
             return None;

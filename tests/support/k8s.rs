@@ -1,4 +1,4 @@
-//! The real Kubernetes API server harness (`../shared/k8s/`) for tests.
+//! The real Kubernetes API server harness (`tests/harness/k8s/`) for tests.
 //!
 //! Tests call [`client`] first: without `KUBECONFIG` they are skipped (with a
 //! line on stderr) unless `LITELLM_CROSSPLANE_REQUIRE_HARNESS=1`, which CI
@@ -24,9 +24,9 @@ pub async fn client() -> Option<Client> {
     if std::env::var_os("KUBECONFIG").is_none() {
         assert!(
             !harness_required(),
-            "KUBECONFIG is not set: start ../shared/k8s/up.sh"
+            "KUBECONFIG is not set: start tests/harness/k8s/up.sh"
         );
-        eprintln!("skipped: KUBECONFIG not set (start ../shared/k8s/up.sh)");
+        eprintln!("skipped: KUBECONFIG not set (start tests/harness/k8s/up.sh)");
         return None;
     }
     Some(

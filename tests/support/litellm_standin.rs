@@ -3,7 +3,7 @@
 //! benchmark at 10,000 teams and 10,000 keys (the real proxy answers about
 //! 65 requests/s).
 //!
-//! Every answer below was taken from the real proxy of `../shared/litellm/`
+//! Every answer below was taken from the real proxy of `tests/harness/litellm/`
 //! (status, body shape, error wording) and from LiteLLM's own source where a
 //! rule is computed (`budget_reset_at`, `expires`, the key checks);
 //! `tests/integration/litellm_standin.rs` runs one sequence of client calls
