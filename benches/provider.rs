@@ -413,7 +413,7 @@ fn main() {
     // Everything at once by default: the provider bounds its requests in
     // flight per proxy. Waves (each created once the previous one is
     // Ready) are what an earlier provider needed, which overloaded the
-    // proxy without them (docs/provider-benchmark.md, finding 2).
+    // proxy without them (bench notes: git history of docs/provider-benchmark.md, finding 2).
     let wave: usize = std::env::var("BENCH_WAVE")
         .map(|text| text.parse().expect("BENCH_WAVE: a count of pairs"))
         .unwrap_or(0);
@@ -437,7 +437,7 @@ fn main() {
 
     // The provider's runtime, so that the baseline's reads are counted on
     // the same kind of runtime as the provider's polls; a baseline on one
-    // thread is also the cheaper one (docs/provider-benchmark.md,
+    // thread is also the cheaper one (bench notes: git history of docs/provider-benchmark.md,
     // 5 December 2026).
     let all_ok = provider_runtime().block_on(async {
         let kube = k8s::client().await.expect("KUBECONFIG is set");

@@ -25,7 +25,7 @@ use prometheus_client::registry::Registry;
 
 /// The provider's caches and every reconciliation allocate and free small
 /// objects from many threads; glibc's per-thread arenas kept what they
-/// freed, mimalloc returns it (docs/provider-benchmark.md).
+/// freed, mimalloc returns it (bench notes: git history of docs/provider-benchmark.md).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

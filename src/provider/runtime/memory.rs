@@ -7,7 +7,7 @@
 //! 2 MiB, resident as a whole from its first touched byte: a heap of many
 //! small objects (the caches hold one or two per managed resource) spread
 //! over partly used 2 MiB pages is resident far beyond what it holds.
-//! Measured with the bench (docs/provider-benchmark.md, 4 December 2026,
+//! Measured with the bench (bench notes: git history of docs/provider-benchmark.md, 4 December 2026,
 //! night): at 3,000 teams and 3,000 keys the provider's anonymous memory in
 //! the steady state was 54.1 MiB with 18.0 MiB of it in huge pages, and
 //! 31.3 MiB with them off, with the same objects cached.

@@ -9,7 +9,7 @@
 //! publish to forget old entries. A burst of new resources (one
 //! `CreatedExternalResource` each) made that memory the largest part of the
 //! provider's heap after its caches, and the walk a tenth of its CPU
-//! (docs/provider-benchmark.md). This recorder keeps the same series for
+//! (bench notes: git history of docs/provider-benchmark.md). This recorder keeps the same series for
 //! the same key (type, action, reason, reporter, the full reference and
 //! the related object, as kube-runtime and client-go key events) in a
 //! digest of the key and the name of the Event it counts, forgets entries

@@ -6,7 +6,7 @@
 //! scheduler as its request held twice (a `DelayQueue` entry and the map
 //! that dedups it), each with an `ObjectRef` of four strings: about 860
 //! bytes an object, 17 MB for 10,000 teams and 10,000 keys
-//! (docs/provider-benchmark.md). Polls already fall due on ticks
+//! (bench notes: git history of docs/provider-benchmark.md). Polls already fall due on ticks
 //! ([`timing::on_tick`]), so a queue of ticks holds them here instead:
 //! per object its `namespace/name`, once, shared by the tick's list and
 //! the map from it to its tick (about 110 bytes). When a

@@ -111,7 +111,7 @@ pub fn align(elapsed: Duration, after: Duration, tick: Duration) -> Duration {
 /// spread to the microsecond woke a worker thread each. With 3,000 teams
 /// and 3,000 keys polled every 30 s the provider's CPU per poll went from
 /// 0.61 ms to 0.17 ms with a 100 ms tick and 0.12 ms with 500 ms
-/// (docs/provider-benchmark.md). The jitter still spreads resources
+/// (bench notes: git history of docs/provider-benchmark.md). The jitter still spreads resources
 /// created together over the ticks of its 10%, and a burst of polls queues
 /// for the proxy's in-flight limit like any other.
 pub fn on_tick(after: Duration, tick: Duration) -> Duration {
