@@ -49,12 +49,7 @@ fn there_is_an_example_of_every_kind() {
         .filter_map(|(_, d)| d["kind"].as_str().map(str::to_owned))
         .filter(|k| k.starts_with("LiteLLM"))
         .collect();
-    let mut all: BTreeSet<String> = litellm_crossplane::api::MANAGED_KINDS
-        .iter()
-        .map(|k| k.to_string())
-        .collect();
-    all.insert("LiteLLMInstance".to_string());
-    assert_eq!(kinds, all);
+    assert_eq!(kinds, support::provider::every_kind());
 }
 
 fn resource(kind: &str) -> ApiResource {

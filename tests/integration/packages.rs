@@ -626,12 +626,7 @@ fn the_provider_packages_examples_show_every_kind() {
         .filter_map(|(_, d)| d["kind"].as_str().map(str::to_owned))
         .filter(|k| k.starts_with("LiteLLM"))
         .collect();
-    let mut all: BTreeSet<String> = litellm_crossplane::api::MANAGED_KINDS
-        .iter()
-        .map(|k| k.to_string())
-        .collect();
-    all.insert("LiteLLMInstance".into());
-    assert_eq!(kinds, all);
+    assert_eq!(kinds, crate::support::provider::every_kind());
 }
 
 /// Crossplane's examples parser reads each `---` document of the examples

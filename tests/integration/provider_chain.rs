@@ -23,29 +23,11 @@ use support::binary::binary;
 use support::instance::TestDatabase;
 use support::k8s;
 use support::kubelet::Kubelet;
+use support::provider::within;
 
 /// A proxy start is CPU bound (~30 s alone), after its migration; CI runs
 /// the suites in parallel on 2 cores.
 const BOOT: Duration = Duration::from_secs(420);
-
-async fn within<T, F, Fut>(what: &str, limit: Duration, mut probe: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let deadline = std::time::Instant::now() + limit;
-    loop {
-        support::authz::assert_no_denials();
-        if let Some(value) = probe().await {
-            return value;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{what}: not within {limit:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-}
 
 fn ready(conditions: &Value) -> bool {
     conditions.as_array().is_some_and(|c| {

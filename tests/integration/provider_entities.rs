@@ -532,13 +532,26 @@ async fn steady_state_is_one_read_per_poll_and_no_write() {
         is(k, "Ready", "True") && is(k, "Synced", "True")
     })
     .await;
-    // Let the late-initialization patch and its echo settle.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Let the late-initialization patch and its echo settle: two polls of
+    // each (at 1 s) begin after them.
+    let more = |kind: &'static str, times: u64| {
+        let registry = &registry;
+        async move {
+            support::provider::more_reconciliations(kind, times, Duration::from_secs(60), || {
+                reconciles(registry, kind)
+            })
+            .await
+        }
+    };
+    more("team", 2).await;
+    more("key", 2).await;
     let before = support::provider::requests_by_operation(&registry);
     let kube_before = kube_requests(&metrics);
     let polls_before = reconciles(&registry, "team");
     let key_polls_before = reconciles(&registry, "key");
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    // The window: four more polls of each.
+    more("team", 4).await;
+    more("key", 4).await;
     let after = support::provider::requests_by_operation(&registry);
     let kube_after = kube_requests(&metrics);
     let polls = reconciles(&registry, "team") - polls_before;
@@ -554,8 +567,8 @@ async fn steady_state_is_one_read_per_poll_and_no_write() {
         ["GET /key/info", "GET /team/info"],
         "only reads in the steady state: {grown:?}"
     );
-    // Every poll is one read; how many polls fit in four seconds of a 1 s
-    // interval depends on how busy the machine is, so count them. A poll
+    // Every poll is one read; the window holds at least four polls of each
+    // (counted as they finish), perhaps more of the other kind. A poll
     // counted as it starts at either edge of the window may have its read
     // on the other side: one off at most.
     for (operation, polls) in [("GET /team/info", polls), ("GET /key/info", key_polls)] {
@@ -565,8 +578,8 @@ async fn steady_state_is_one_read_per_poll_and_no_write() {
             "{operation}: {reads} reads in {polls} polls"
         );
         assert!(
-            (2..=5).contains(&reads),
-            "{operation}: {reads} reads in 4 s at a 1 s poll interval"
+            reads >= 3,
+            "{operation}: {reads} reads in a window of at least four polls"
         );
     }
     // Nothing read from (or written to) the API server: the instance, the

@@ -27,6 +27,7 @@ use serde_json::{json, Value};
 use support::harness;
 use support::instance::{condition, namespace, reason_of, secret_string, start, TestDatabase};
 use support::kubelet::Kubelet;
+use support::provider::within;
 
 /// The real proxy's URL, or `None` (skipped).
 fn proxy_url() -> Option<String> {
@@ -837,26 +838,6 @@ const DB_PASSWORD: &str = "p@ss/w%rd:x";
 /// Generous: a LiteLLM proxy start is CPU bound (~30 s alone), and CI runs
 /// the suites in parallel on 2 cores.
 const BOOT: Duration = Duration::from_secs(420);
-
-/// Polls `probe` every 500 ms until it gives a value, up to `limit`.
-async fn within<T, F, Fut>(what: &str, limit: Duration, mut probe: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Option<T>>,
-{
-    let deadline = std::time::Instant::now() + limit;
-    loop {
-        support::authz::assert_no_denials();
-        if let Some(value) = probe().await {
-            return value;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "{what}: not within {limit:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-}
 
 async fn ready_instance(run: &support::instance::Running, name: &str) -> LiteLLMInstance {
     within("the instance Ready", BOOT, || async {

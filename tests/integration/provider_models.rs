@@ -16,8 +16,6 @@
 
 use crate::support;
 
-use std::time::Duration;
-
 use k8s_openapi::api::core::v1::{Namespace, Secret as KubeSecret};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::ResourceExt;
@@ -546,9 +544,7 @@ async fn a_rotated_api_key_reaches_litellm() {
     let created = ready(&models, "rotating").await;
     assert_eq!(chat(&world, &model_name).await, 200);
     assert_eq!(upstream.seen(), [format!("Bearer {first}")]);
-    metered
-        .assert_quiet(Duration::from_secs(3), "before the rotation")
-        .await;
+    metered.assert_quiet(3, "before the rotation").await;
     assert_eq!(
         metered.writes(),
         1,
@@ -573,9 +569,7 @@ async fn a_rotated_api_key_reaches_litellm() {
         (Some(&print) != first_print.as_ref()).then_some(print)
     })
     .await;
-    metered
-        .assert_quiet(Duration::from_secs(3), "after the rotation")
-        .await;
+    metered.assert_quiet(3, "after the rotation").await;
     assert_eq!(
         metered.writes() - writes,
         1,
@@ -654,10 +648,8 @@ async fn pricing_in_model_info_reaches_litellm_without_permanent_drift() {
     assert_eq!(live["model_info"]["base_model"], "gpt-4o");
 
     // Let the first polls after the create settle, then none writes.
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    metered
-        .assert_quiet(Duration::from_secs(4), "with pricing fields")
-        .await;
+    metered.polled(2).await;
+    metered.assert_quiet(4, "with pricing fields").await;
     let model = models.get("priced").await.unwrap();
     assert!(is(&model, "Synced", "True") && is(&model, "Ready", "True"));
 
@@ -672,10 +664,8 @@ async fn pricing_in_model_info_reaches_litellm_without_permanent_drift() {
         (live["litellm_params"]["input_cost_per_token"].as_f64() == Some(0.00025)).then_some(())
     })
     .await;
-    tokio::time::sleep(Duration::from_secs(1)).await;
-    metered
-        .assert_quiet(Duration::from_secs(3), "after a price change")
-        .await;
+    metered.polled(1).await;
+    metered.assert_quiet(3, "after a price change").await;
     delete(&models, "priced").await;
     assert!(live_model(&world, &id).await.is_none());
 }

@@ -142,11 +142,18 @@ async fn an_unlicensed_proxy_gives_synced_false_without_a_retry_storm_and_teams_
     let count = |op: &str| metered.requests().get(op).copied().unwrap_or(0);
     let reads = count("GET /organization/info");
     assert!(reads >= 1, "{:?}", metered.requests());
-    tokio::time::sleep(Duration::from_secs(10)).await;
-    let more = count("GET /organization/info") - reads;
+    // No retry storm: the retries back off (1, 2, 4, 8 s ...), so the next
+    // three reads take at least 2 + 4 s after the first of them, however
+    // soon that comes; a storm would make them at once.
+    let started = std::time::Instant::now();
+    eventually("three more reads of the organization", || async {
+        (count("GET /organization/info") >= reads + 3).then_some(())
+    })
+    .await;
+    let took = started.elapsed();
     assert!(
-        more <= 5,
-        "no retry storm: {more} reads in 10 s (backoff 1, 2, 4, 8 s)"
+        took >= Duration::from_secs(5),
+        "no retry storm: 3 reads in {took:?} (backoff 1, 2, 4, 8 s)"
     );
     assert_eq!(count("POST /organization/new"), 0, "observe fails first");
     assert_eq!(count("PATCH /organization/update"), 0);

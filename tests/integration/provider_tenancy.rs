@@ -7,8 +7,6 @@
 
 use crate::support;
 
-use std::time::Duration;
-
 use kube::api::{Api, DeleteParams, PostParams};
 use kube::ResourceExt;
 use litellm_crossplane::api::common::EXTERNAL_NAME;
@@ -383,8 +381,10 @@ async fn no_poll_interval_crashes_the_provider() {
         teams.create(&PostParams::default(), &team).await.unwrap();
         wait_for(&teams, name, "Ready", |t| is(t, "Ready", "True")).await;
     }
-    // The controllers still serve everyone afterwards.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // The controllers still serve everyone afterwards: the teams are
+    // reconciled again (the tiny and garbled intervals poll at the minimum
+    // or the default, the huge one at the maximum), and nothing ended.
+    tenant.reconciled_again("team", 2).await;
     assert!(
         tenant.controllers_running(),
         "a poll interval ended the provider"

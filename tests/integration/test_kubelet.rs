@@ -91,6 +91,21 @@ async fn roll(deployments: &Api<Deployment>, name: &str) {
         .unwrap();
 }
 
+/// Waits until `replicas` pods of one template run, all ready: its hash.
+async fn rolled_out(kubelet: &Kubelet, replicas: usize) -> String {
+    let mut hash = None;
+    watch_pods(
+        kubelet,
+        |_| {},
+        |pods| {
+            hash = all_ready_of_one_template(pods, replicas);
+            hash.is_some()
+        },
+    )
+    .await;
+    hash.unwrap()
+}
+
 fn all_ready_of_one_template(pods: &[(String, bool)], replicas: usize) -> Option<String> {
     let hashes: BTreeSet<&String> = pods.iter().map(|(h, _)| h).collect();
     (hashes.len() == 1 && pods.len() == replicas && pods.iter().all(|(_, r)| *r))
@@ -110,17 +125,7 @@ async fn recreate_stops_every_old_pod_before_a_new_one_starts() {
         )
         .await
         .unwrap();
-    let mut first = None;
-    watch_pods(
-        &kubelet,
-        |_| {},
-        |pods| {
-            first = all_ready_of_one_template(pods, 2);
-            first.is_some()
-        },
-    )
-    .await;
-    let first = first.unwrap();
+    let first = rolled_out(&kubelet, 2).await;
     roll(&deployments, "web").await;
     let mut seen_new = false;
     watch_pods(
@@ -152,17 +157,7 @@ async fn a_rolling_update_keeps_to_max_surge_and_max_unavailable() {
         .create(&PostParams::default(), &web("web", 3, strategy, probe()))
         .await
         .unwrap();
-    let mut first = None;
-    watch_pods(
-        &kubelet,
-        |_| {},
-        |pods| {
-            first = all_ready_of_one_template(pods, 3);
-            first.is_some()
-        },
-    )
-    .await;
-    let first = first.unwrap();
+    let first = rolled_out(&kubelet, 3).await;
     roll(&deployments, "web").await;
     let mut most_at_once = 0;
     watch_pods(

@@ -11,8 +11,6 @@
 
 use crate::support;
 
-use std::time::Duration;
-
 use k8s_openapi::api::core::v1::Secret as KubeSecret;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::ResourceExt;
@@ -220,7 +218,7 @@ async fn cloud_models_reach_litellm_and_their_secrets_go_nowhere_else() {
     // Plain parameters come back as floats and masked credentials are
     // never compared: nothing drifts for ever.
     metered
-        .assert_quiet(Duration::from_secs(3), "after creating the cloud models")
+        .assert_quiet(3, "after creating the cloud models")
         .await;
 
     // A rotated AWS secret access key: that field's fingerprint changes,
@@ -250,9 +248,7 @@ async fn cloud_models_reach_litellm_and_their_secrets_go_nowhere_else() {
             before[field]
         );
     }
-    metered
-        .assert_quiet(Duration::from_secs(3), "after the rotation")
-        .await;
+    metered.assert_quiet(3, "after the rotation").await;
     assert_eq!(metered.writes() - writes, 1, "{:?}", metered.requests());
 
     // No secret value in what LiteLLM shows, in status, in events, in logs.

@@ -536,6 +536,16 @@ pub fn reconciles(registry: &prometheus_client::registry::Registry, kind: &str) 
         .unwrap_or(0)
 }
 
+/// The `kind` of every kind the provider serves: the managed kinds and
+/// `LiteLLMInstance`.
+pub fn every_kind() -> std::collections::BTreeSet<String> {
+    litellm_crossplane::api::MANAGED_KINDS
+        .iter()
+        .map(|k| k.to_string())
+        .chain(["LiteLLMInstance".to_string()])
+        .collect()
+}
+
 /// Merges `spec` into the spec of the test instance of `namespace`.
 pub async fn patch_instance_spec(kube: &kube::Client, namespace: &str, spec: serde_json::Value) {
     let instances: Api<LiteLLMInstance> = Api::namespaced(kube.clone(), namespace);
@@ -601,6 +611,24 @@ where
         }
         assert!(started.elapsed() < WAIT, "timed out waiting for {what}");
         tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Polls `probe` every 500 ms until it gives a value, up to `limit`
+/// (for waits longer than [`eventually`]'s, such as a proxy's boot).
+pub async fn within<T, F, Fut>(what: &str, limit: Duration, mut probe: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + limit;
+    loop {
+        assert_no_denials();
+        if let Some(value) = probe().await {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "{what}: not within {limit:?}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }
 
