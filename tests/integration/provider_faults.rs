@@ -251,9 +251,19 @@ async fn a_create_that_outlives_the_client_timeout_is_not_duplicated() {
     let id = created.annotations()[EXTERNAL_NAME].clone();
     assert_eq!(world.team_ids_with_alias(&team_alias).await, [id.as_str()]);
     assert_one_working_key(&world, "ci", &key_alias).await;
-    // The late writes changed nothing the next polls would have to fix.
+    // The late writes changed nothing the next polls would have to fix:
+    // two more polls of each write nothing to LiteLLM.
+    let writes = || {
+        world
+            .litellm_requests()
+            .into_iter()
+            .filter(|(operation, _)| !operation.starts_with("GET "))
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    let before = writes();
     world.reconciled_again("team", 2).await;
     world.reconciled_again("key", 2).await;
+    assert_eq!(writes(), before, "a poll after the late writes wrote");
     assert!(ready_and_synced(&teams.get("web").await.unwrap()));
     assert!(ready_and_synced(&keys.get("ci").await.unwrap()));
 
