@@ -39,15 +39,35 @@ fn ready(conditions: &Value) -> bool {
 #[tokio::test]
 #[ignore = "needs the test harnesses: tests/run.sh"]
 async fn a_provisioned_proxy_gets_its_teams_and_keys_through_its_service() {
+    chain("chain", json!({})).await;
+}
+
+/// The split topology: the entity controllers reach the backend's Service
+/// (the admin API), and the key works at the gateway's.
+#[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
+async fn a_split_proxy_gets_its_teams_and_keys_through_the_backend_and_serves_at_the_gateway() {
+    chain(
+        "chain-split",
+        json!({"topology": "split", "gateway": {"replicas": 1}, "backend": {"replicas": 1},
+               "ui": {"replicas": 0}}),
+    )
+    .await;
+}
+
+/// Provisions instance `gw` with `workload`, has the provider make a team
+/// and a key in it, checks them in the proxy, then deletes all three at
+/// once and finds nothing left.
+async fn chain(prefix: &str, workload: Value) {
     let Some(client) = k8s::client().await else {
         return;
     };
     k8s::install_crds(&client).await;
-    let namespace = k8s::namespace(&client, "chain").await;
+    let namespace = k8s::namespace(&client, prefix).await;
     let Some(kubelet) = Kubelet::start(client.clone(), &namespace) else {
         return;
     };
-    let Some(db) = TestDatabase::create("chain", "chain-db-password") else {
+    let Some(db) = TestDatabase::create(&prefix.replace('-', "_"), "chain-db-password") else {
         return;
     };
     let secrets: Api<Secret> = Api::namespaced(client.clone(), &namespace);
@@ -78,6 +98,7 @@ async fn a_provisioned_proxy_gets_its_teams_and_keys_through_its_service() {
                         "migration": {"enabled": true},
                         "sslMode": "disable",
                     },
+                    "workload": workload,
                 },
             }))
             .unwrap(),
@@ -145,7 +166,7 @@ async fn a_provisioned_proxy_gets_its_teams_and_keys_through_its_service() {
         ],
     );
 
-    // The provider reports the instance Ready, at its Service.
+    // The provider reports the instance Ready, at its Service(s).
     let instance = within("the instance Ready", BOOT, || async {
         let instance = instances.get("gw").await.ok()?;
         instance
@@ -155,8 +176,22 @@ async fn a_provisioned_proxy_gets_its_teams_and_keys_through_its_service() {
             .then_some(instance)
     })
     .await;
-    let endpoint = instance.status.as_ref().unwrap().endpoint.clone().unwrap();
-    assert_eq!(endpoint, format!("http://gw.{namespace}.svc:4000"));
+    let status = instance.status.as_ref().unwrap();
+    let split = workload.get("topology").is_some();
+    let endpoint = status.endpoint.clone().unwrap();
+    let gateway = if split {
+        assert_eq!(endpoint, format!("http://gw-backend.{namespace}.svc:4001"));
+        status.gateway_endpoint.clone().unwrap()
+    } else {
+        endpoint.clone()
+    };
+    assert_eq!(
+        gateway,
+        format!(
+            "http://gw{}.{namespace}.svc:4000",
+            if split { "-gateway" } else { "" }
+        )
+    );
 
     let team = within("the team Ready", BOOT, || async {
         let team = teams.get("ml").await.ok()?;
@@ -171,8 +206,9 @@ async fn a_provisioned_proxy_gets_its_teams_and_keys_through_its_service() {
     })
     .await;
 
-    // They exist in the provisioned proxy, and the key works there.
-    let local = kubelet.url(&endpoint).await;
+    // They exist in the provisioned proxy, and the key works at its
+    // gateway.
+    let admin = kubelet.url(&endpoint).await;
     let generated = secrets
         .get("gw-master-key")
         .await
@@ -187,7 +223,7 @@ async fn a_provisioned_proxy_gets_its_teams_and_keys_through_its_service() {
     let http = reqwest::Client::new();
     let team_id = team.annotations()[EXTERNAL_NAME].clone();
     let info: Value = http
-        .get(format!("{local}/team/info?team_id={team_id}"))
+        .get(format!("{admin}/team/info?team_id={team_id}"))
         .bearer_auth(&master)
         .send()
         .await
@@ -200,23 +236,93 @@ async fn a_provisioned_proxy_gets_its_teams_and_keys_through_its_service() {
     let data = connection.data.unwrap();
     assert_eq!(
         String::from_utf8(data["endpoint"].0.clone()).unwrap(),
-        endpoint,
-        "the key's Secret names the Service"
+        gateway,
+        "the key's Secret names the gateway's Service"
     );
     let secret_key = String::from_utf8(data["key"].0.clone()).unwrap();
+    let at_gateway = kubelet.url(&gateway).await;
     let status = http
-        .get(format!("{local}/key/info"))
+        .get(format!("{at_gateway}/key/info"))
         .bearer_auth(&secret_key)
         .send()
         .await
         .unwrap()
         .status();
-    assert!(status.is_success(), "the key authenticates: {status}");
-    assert_eq!(
-        key.annotations()[EXTERNAL_NAME].len(),
-        64,
-        "the key's token is its external name"
+    assert!(
+        status.is_success(),
+        "the key authenticates at the gateway: {status}"
     );
+    let token = key.annotations()[EXTERNAL_NAME].clone();
+    assert_eq!(token.len(), 64, "the key's token is its external name");
+
+    // Everything deleted in one go, as a composition's deletion does: the
+    // provider orders it (keys, then the team, then the workload).
+    for result in [
+        keys.delete("ci", &Default::default()).await.map(|_| ()),
+        teams.delete("ml", &Default::default()).await.map(|_| ()),
+        instances
+            .delete("gw", &Default::default())
+            .await
+            .map(|_| ()),
+    ] {
+        result.unwrap();
+    }
+    within("all three gone", BOOT, || async {
+        let left = keys.get_opt("ci").await.unwrap().is_some()
+            || teams.get_opt("ml").await.unwrap().is_some()
+            || instances.get_opt("gw").await.unwrap().is_some();
+        (!left).then_some(())
+    })
+    .await;
+    // Nothing left in LiteLLM's database (the proxy itself is gone) ...
+    let schema_rows = |table: &str, column: &str, value: &str| {
+        db.query(&format!(
+            "SELECT count(*) FROM \"{table}\" WHERE \"{column}\" = '{value}'"
+        ))
+    };
+    assert_eq!(schema_rows("LiteLLM_TeamTable", "team_id", &team_id), "0");
+    assert_eq!(
+        schema_rows("LiteLLM_VerificationToken", "token", &token),
+        "0"
+    );
+    // ... nor of the workload in Kubernetes: only the generated keys, which
+    // outlive the instance, the Secret the test made, and Secrets owned by
+    // a deleted object (the key's connection Secret), which a cluster's
+    // garbage collector deletes (the API server harness runs none).
+    let left: Vec<String> = secrets
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .iter()
+        .filter(|s| s.owner_references().is_empty())
+        .map(|s| s.name_any())
+        .filter(|n| n != "litellm-db" && !n.ends_with("-master-key") && !n.ends_with("-salt-key"))
+        .collect();
+    assert_eq!(left, Vec::<String>::new(), "Secrets left behind");
+    let deployments: Api<k8s_openapi::api::apps::v1::Deployment> =
+        Api::namespaced(client.clone(), &namespace);
+    let services: Api<k8s_openapi::api::core::v1::Service> =
+        Api::namespaced(client.clone(), &namespace);
+    let jobs: Api<k8s_openapi::api::batch::v1::Job> = Api::namespaced(client.clone(), &namespace);
+    assert!(deployments
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .is_empty());
+    assert!(services
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .is_empty());
+    assert!(jobs
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .is_empty());
     provider.terminate().await;
     let _ = std::fs::remove_file(&kubeconfig);
 }
