@@ -150,9 +150,9 @@ pub async fn serve(args: &Args, shutdown: impl Future<Output = ()>) -> Result<()
 }
 
 /// HTTP/2 receive window of a connection (all requests in flight on it).
-const CONNECTION_WINDOW: u32 = 8 << 20;
+pub const CONNECTION_WINDOW: u32 = 8 << 20;
 /// HTTP/2 receive window of one request.
-const STREAM_WINDOW: u32 = 1 << 20;
+pub const STREAM_WINDOW: u32 = 1 << 20;
 
 /// Serves on an already bound listener (tests bind port 0).
 pub async fn serve_on(
