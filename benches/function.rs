@@ -324,29 +324,23 @@ fn serve_role(role: &str, port: u16) {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
             .await
             .unwrap();
-        match role {
+        let mut builder = match role {
+            "sdk-rust" => tonic::transport::Server::builder(),
+            // As the function is configured.
             "sdk-rust-tuned" => tonic::transport::Server::builder()
                 .initial_connection_window_size(
                     litellm_crossplane::function::server::CONNECTION_WINDOW,
                 )
-                .initial_stream_window_size(litellm_crossplane::function::server::STREAM_WINDOW)
-                .add_service(
-                    FunctionRunnerServiceServer::new(PassThrough)
-                        .max_decoding_message_size(64 << 20),
-                )
-                .serve_with_incoming(litellm_crossplane::function::server::incoming(listener))
-                .await
-                .unwrap(),
-            "sdk-rust" => tonic::transport::Server::builder()
-                .add_service(
-                    FunctionRunnerServiceServer::new(PassThrough)
-                        .max_decoding_message_size(64 << 20),
-                )
-                .serve_with_incoming(litellm_crossplane::function::server::incoming(listener))
-                .await
-                .unwrap(),
+                .initial_stream_window_size(litellm_crossplane::function::server::STREAM_WINDOW),
             other => panic!("no role {other}"),
-        }
+        };
+        builder
+            .add_service(
+                FunctionRunnerServiceServer::new(PassThrough).max_decoding_message_size(64 << 20),
+            )
+            .serve_with_incoming(litellm_crossplane::function::server::incoming(listener))
+            .await
+            .unwrap();
     });
 }
 

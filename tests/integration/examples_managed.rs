@@ -155,13 +155,7 @@ async fn every_managed_example_is_taken_and_reconciled() {
     let secret = secrets.get("ci-key").await.expect("the key's Secret");
     let data = secret.data.expect("data");
     let key = String::from_utf8(data["key"].0.clone()).unwrap();
-    let status = reqwest::Client::new()
-        .get(format!("{}/key/info", world.url))
-        .bearer_auth(&key)
-        .send()
-        .await
-        .unwrap()
-        .status();
+    let status = support::provider::key_accepted_at(&world.url, &key).await;
     assert!(
         status.is_success(),
         "the example key authenticates: {status}"

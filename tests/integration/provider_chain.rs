@@ -241,13 +241,7 @@ async fn chain(prefix: &str, workload: Value) {
     );
     let secret_key = String::from_utf8(data["key"].0.clone()).unwrap();
     let at_gateway = kubelet.url(&gateway).await;
-    let status = http
-        .get(format!("{at_gateway}/key/info"))
-        .bearer_auth(&secret_key)
-        .send()
-        .await
-        .unwrap()
-        .status();
+    let status = support::provider::key_accepted_at(&at_gateway, &secret_key).await;
     assert!(
         status.is_success(),
         "the key authenticates at the gateway: {status}"

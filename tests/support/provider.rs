@@ -536,6 +536,18 @@ pub fn reconciles(registry: &prometheus_client::registry::Registry, kind: &str) 
         .unwrap_or(0)
 }
 
+/// The status of `GET /key/info` at `base` (a proxy's URL) authenticated
+/// with the virtual key `key` itself: success when the proxy accepts it.
+pub async fn key_accepted_at(base: &str, key: &str) -> reqwest::StatusCode {
+    reqwest::Client::new()
+        .get(format!("{base}/key/info"))
+        .bearer_auth(key)
+        .send()
+        .await
+        .expect("the proxy answers")
+        .status()
+}
+
 /// The `kind` of every kind the provider serves: the managed kinds and
 /// `LiteLLMInstance`.
 pub fn every_kind() -> std::collections::BTreeSet<String> {
