@@ -494,7 +494,8 @@ fn minimum(constraint: &str) -> (u64, u64, u64) {
     version(bare)
 }
 
-fn install_section() -> String {
+/// The README's section "Install into a cluster", up to the next `## `.
+pub(crate) fn install_section() -> String {
     let readme = read("README.md");
     let start = readme
         .find("\n## Install into a cluster\n")

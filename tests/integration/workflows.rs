@@ -4,6 +4,7 @@
 //! pushes, for this repository's owner and version, exactly the names that
 //! `examples/` and the README's install section install.
 
+use crate::packages::install_section;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -270,16 +271,6 @@ fn example_packages() -> BTreeSet<String> {
         }
     }
     out
-}
-
-fn install_section() -> String {
-    let readme = read("README.md");
-    let start = readme
-        .find("\n## Install into a cluster\n")
-        .expect("README has an install section");
-    let rest = &readme[start + 1..];
-    let end = rest[3..].find("\n## ").map_or(rest.len(), |e| e + 3);
-    rest[..end].to_string()
 }
 
 #[test]
