@@ -9,6 +9,7 @@ pub mod budget;
 pub mod common;
 pub mod conditions;
 pub mod credential;
+pub mod customer;
 pub mod generate;
 pub mod input;
 pub mod instance;
@@ -25,6 +26,7 @@ pub use access::{KeyAccess, KeyType, Usage};
 pub use budget::{BudgetParameters, LiteLLMBudget, LiteLLMBudgetSpec};
 pub use common::*;
 pub use credential::{CredentialParameters, LiteLLMCredential, LiteLLMCredentialSpec};
+pub use customer::{CustomerParameters, LiteLLMCustomer, LiteLLMCustomerSpec};
 pub use input::Input;
 pub use instance::{LiteLLMInstance, LiteLLMInstanceSpec};
 pub use key::{KeyParameters, LiteLLMVirtualKey, LiteLLMVirtualKeySpec};
@@ -66,6 +68,7 @@ macro_rules! managed_kinds {
             LiteLLMUser => users,
             LiteLLMMCPServer => mcp_servers,
             LiteLLMOrganization => organizations,
+            LiteLLMCustomer => customers,
         }
     };
 }

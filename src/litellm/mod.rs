@@ -8,6 +8,7 @@ mod access;
 mod budgets;
 mod client;
 mod credentials;
+mod customers;
 mod error;
 mod health;
 mod keys;
@@ -32,6 +33,7 @@ pub use client::{
     MAX_RETRY_AFTER,
 };
 pub use credentials::{masked_when_read, Credential, CredentialRequest};
+pub use customers::{CustomerBudget, CustomerInfo, CustomerRequest};
 pub use error::Error;
 pub use health::Readiness;
 pub use keys::{KeyBudget, KeyGenerated, KeyInfo, KeyRequest, RegenerateRequest};

@@ -45,6 +45,7 @@ mod packages;
 mod provider_access;
 mod provider_bounds;
 mod provider_chain;
+mod provider_customers;
 mod provider_deletion;
 mod provider_entities;
 mod provider_faults;

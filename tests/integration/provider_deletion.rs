@@ -371,25 +371,23 @@ async fn deletions_confirming_at_once_share_their_live_lists() {
     use kube::runtime::reflector;
     use litellm_crossplane::provider::telemetry::metrics::Metrics;
     use litellm_crossplane::provider::watch::cache::{
-        Cache, Kube, Reflected, Scope, Secrets, Stores,
+        Cache, Cached, Kube, Reflected, Reflector, Scope, Secrets, Stores,
     };
+    use litellm_crossplane::provider::watch::tolerant::Tolerant;
     use std::sync::Arc;
 
     let Some(world) = world_with("del-shared", Setup::default()).await else {
         return;
     };
     let metrics = Metrics::default();
-    let stores = Stores {
-        instances: Reflected::unsynced(reflector::store().0),
-        teams: Reflected::unsynced(reflector::store().0),
-        keys: Reflected::unsynced(reflector::store().0),
-        budgets: Reflected::unsynced(reflector::store().0),
-        models: Reflected::unsynced(reflector::store().0),
-        credentials: Reflected::unsynced(reflector::store().0),
-        users: Reflected::unsynced(reflector::store().0),
-        mcp_servers: Reflected::unsynced(reflector::store().0),
-        organizations: Reflected::unsynced(reflector::store().0),
-    };
+    // Every kind's store empty and unsynced, so reads go to the API server.
+    struct Unsynced;
+    impl Reflector for Unsynced {
+        fn reflected<K: Cached + Clone>(&mut self) -> Reflected<Tolerant<K>> {
+            Reflected::unsynced(reflector::store().0)
+        }
+    }
+    let stores = Stores::build(Reflected::unsynced(reflector::store().0), Unsynced);
     let cache = Arc::new(Cache::new(
         Scope::Namespace(world.namespace.clone()),
         stores,

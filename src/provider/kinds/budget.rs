@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use crate::api::budget::{BudgetObservation, BudgetParameters, LiteLLMBudget};
 use crate::api::common::{ManagedFields, ManagedStatus};
-use crate::api::LiteLLMVirtualKey;
+use crate::api::{LiteLLMCustomer, LiteLLMVirtualKey};
 use crate::litellm::{self, BudgetInfo, BudgetRequest, Limited};
 
 use crate::provider::kinds::limits;
@@ -73,10 +73,17 @@ impl ManagedKind for LiteLLMBudget {
     const NOUN: &'static str = "budget";
     const JOINED_AS: Option<Joins> = Some(Joins::Budget);
 
-    /// Keys of its namespace that join it: LiteLLM would delete them with
-    /// the budget, under resources that still hold them.
+    /// Keys and customers of its namespace that join it: LiteLLM would
+    /// delete the keys with the budget, and unlink the customers (whose
+    /// spend would then be unlimited), under resources that still hold
+    /// them.
     async fn dependents(&self, kube: &Kube, id: &str) -> Result<Dependents, kube::Error> {
-        dependents::joining::<LiteLLMVirtualKey, _>(kube, self, id, Joins::Budget).await
+        let mut found =
+            dependents::joining::<LiteLLMVirtualKey, _>(kube, self, id, Joins::Budget).await?;
+        found.extend(
+            dependents::joining::<LiteLLMCustomer, _>(kube, self, id, Joins::Budget).await?,
+        );
+        Ok(found)
     }
 
     fn managed(&self) -> &ManagedFields {

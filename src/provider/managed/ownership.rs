@@ -245,6 +245,39 @@ pub fn owner_of_id(id: &str) -> Option<Owner> {
     })
 }
 
+/// The length of a [`private_id`]'s suffix, in hex digits (96 bits).
+const PRIVATE_SUFFIX_LENGTH: usize = 24;
+
+/// The id of an object that anyone who knows its id can use against its
+/// owner, so that the id must carry its owner and also be unguessable (a
+/// customer: any request can name any customer id in its `user` field and
+/// spend that customer's budget): [`owned_id`] and a suffix derived from
+/// the resource's uid, which only readers of its namespace know. Derived,
+/// not drawn, so a lost external name is found again. `None` without a uid.
+pub fn private_id(owner: &Owner) -> Option<String> {
+    use sha2::{Digest, Sha256};
+    if owner.uid.is_empty() {
+        return None;
+    }
+    let digest = Sha256::digest(format!("litellm-crossplane/private-id/{}", owner.uid));
+    let mut suffix = crate::litellm::token_of_sha256(&digest);
+    suffix.truncate(PRIVATE_SUFFIX_LENGTH);
+    Some(format!("{}/{suffix}", owned_id(owner)))
+}
+
+/// The owner named by an id of [`private_id`]'s shape (any suffix of its
+/// length: an object adopted again after its resource was deleted and
+/// made anew has the old one); `None` for any other id, which counts as
+/// unmarked.
+pub fn owner_of_private_id(id: &str) -> Option<Owner> {
+    let (owned, suffix) = id.rsplit_once('/')?;
+    let hex = suffix.len() == PRIVATE_SUFFIX_LENGTH
+        && suffix
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    hex.then(|| owner_of_id(owned)).flatten()
+}
+
 /// The default LiteLLM id of a resource: `<namespace>.<name>`. Namespace
 /// names are DNS labels and cannot contain `.`, so ids of two namespaces
 /// can never collide.
@@ -426,6 +459,30 @@ mod tests {
             .same_resource(&odd_cluster));
         for unmarked in ["premium", "ns.b", "ns/b", "/ns/b", "c//b", "c/ns/"] {
             assert_eq!(owner_of_id(unmarked), None, "{unmarked}");
+        }
+    }
+
+    #[test]
+    fn private_ids_name_their_owner_and_cannot_be_derived_without_the_uid() {
+        let me = owner("ns", "alice", "2f1c7a4e-0000-4000-8000-000000000001");
+        let id = private_id(&me).unwrap();
+        assert!(id.starts_with("c1/ns/alice/"), "{id}");
+        assert_eq!(id.len(), "c1/ns/alice/".len() + PRIVATE_SUFFIX_LENGTH);
+        assert_eq!(private_id(&me), Some(id.clone()), "derived, not drawn");
+        assert!(owner_of_private_id(&id).unwrap().same_resource(&me));
+        let other_uid = owner("ns", "alice", "2f1c7a4e-0000-4000-8000-000000000002");
+        assert_ne!(private_id(&other_uid), Some(id.clone()));
+        assert_eq!(private_id(&owner("ns", "alice", "")), None);
+        // An owned id without the suffix, a short or non-hex suffix, and
+        // plain ids are unmarked.
+        for unmarked in [
+            "c1/ns/alice".to_owned(),
+            "c1/ns/alice/0123".to_owned(),
+            format!("c1/ns/alice/{}", "G".repeat(PRIVATE_SUFFIX_LENGTH)),
+            format!("ns/alice/{}", "0".repeat(PRIVATE_SUFFIX_LENGTH)),
+            "alice".to_owned(),
+        ] {
+            assert_eq!(owner_of_private_id(&unmarked), None, "{unmarked}");
         }
     }
 
