@@ -12,16 +12,13 @@ use std::collections::BTreeMap;
 
 use crate::api::budget::{BudgetObservation, BudgetParameters, LiteLLMBudget};
 use crate::api::common::{ManagedFields, ManagedStatus};
-use crate::api::{LiteLLMCustomer, LiteLLMVirtualKey};
 use crate::litellm::{self, BudgetInfo, BudgetRequest, Limited};
 
 use crate::provider::kinds::limits;
 use crate::provider::managed::contract::{Connection, ExternalError, ManagedKind};
-use crate::provider::managed::dependents::{self, Dependents};
 use crate::provider::managed::diff::{self, money_f64, money_string, Diff};
 use crate::provider::managed::mapped::{Fingerprints, Mapped, Mapping};
 use crate::provider::managed::ownership::{self, Owner};
-use crate::provider::watch::cache::Kube;
 use crate::provider::watch::joins::Joins;
 
 pub fn request(id: &str, params: &BudgetParameters) -> BudgetRequest {
@@ -71,20 +68,11 @@ impl ManagedKind for LiteLLMBudget {
     type AtProvider = BudgetObservation;
     type External = Mapped<BudgetMapping>;
     const NOUN: &'static str = "budget";
-    const JOINED_AS: Option<Joins> = Some(Joins::Budget);
-
     /// Keys and customers of its namespace that join it: LiteLLM would
     /// delete the keys with the budget, and unlink the customers (whose
     /// spend would then be unlimited), under resources that still hold
     /// them.
-    async fn dependents(&self, kube: &Kube, id: &str) -> Result<Dependents, kube::Error> {
-        let mut found =
-            dependents::joining::<LiteLLMVirtualKey, _>(kube, self, id, Joins::Budget).await?;
-        found.extend(
-            dependents::joining::<LiteLLMCustomer, _>(kube, self, id, Joins::Budget).await?,
-        );
-        Ok(found)
-    }
+    const JOINED_AS: Option<Joins> = Some(Joins::Budget);
 
     fn managed(&self) -> &ManagedFields {
         &self.spec.managed

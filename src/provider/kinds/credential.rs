@@ -29,7 +29,6 @@ use crate::litellm::{self, masked_when_read, Credential, CredentialRequest, Secr
 use crate::provider::kinds::upstream::families;
 use crate::provider::kinds::upstream::params::names_environment;
 use crate::provider::managed::contract::{Connection, ExternalError, ManagedKind};
-use crate::provider::managed::dependents::{self, Dependents};
 use crate::provider::managed::diff::{self, user_metadata, Diff};
 use crate::provider::managed::mapped::{
     values_fingerprints, Fingerprints, Mapped, Mapping, SecretValues,
@@ -280,13 +279,9 @@ impl ManagedKind for LiteLLMCredential {
     type AtProvider = CredentialObservation;
     type External = Mapped<CredentialMapping>;
     const NOUN: &'static str = "credential";
-    const JOINED_AS: Option<Joins> = Some(Joins::Credential);
-
     /// Models of its namespace that use it: LiteLLM would delete it under
     /// them, and they would fail.
-    async fn dependents(&self, kube: &Kube, id: &str) -> Result<Dependents, kube::Error> {
-        dependents::joining::<LiteLLMModel, _>(kube, self, id, Joins::Credential).await
-    }
+    const JOINED_AS: Option<Joins> = Some(Joins::Credential);
 
     fn managed(&self) -> &ManagedFields {
         &self.spec.managed

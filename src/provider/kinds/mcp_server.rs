@@ -32,20 +32,17 @@ use crate::api::common::{ManagedFields, ManagedStatus};
 use crate::api::mcp_server::{
     LiteLLMMCPServer, McpServerObservation, McpServerParameters, McpTransport,
 };
-use crate::api::{LiteLLMTeam, LiteLLMVirtualKey};
 use crate::litellm::{self, McpServer, McpServerRequest, Secret};
 
 use crate::provider::kinds::permissions::group_prefix;
 use crate::provider::kinds::upstream::params::names_environment;
 use crate::provider::managed::contract::{Connection, ExternalError, ManagedKind};
-use crate::provider::managed::dependents::{self, Dependents};
 use crate::provider::managed::diff::{same_set, Diff};
 use crate::provider::managed::mapped::{
     values_fingerprints, Fingerprints, Mapped, Mapping, SecretValues,
 };
 use crate::provider::managed::ownership::{metadata_with_marker, Owner};
 use crate::provider::managed::resolve::{Reference, Resolved};
-use crate::provider::watch::cache::Kube;
 use crate::provider::watch::joins::Joins;
 
 /// `forProvider.authSecretRef`: the field of the Secret reference and of
@@ -291,18 +288,9 @@ impl ManagedKind for LiteLLMMCPServer {
     type AtProvider = McpServerObservation;
     type External = Mapped<McpServerMapping>;
     const NOUN: &'static str = "MCP server";
-    const JOINED_AS: Option<Joins> = Some(Joins::McpServer);
-
     /// Teams and keys of its namespace whose `objectPermission` names it:
     /// LiteLLM would delete it under them without a word.
-    async fn dependents(&self, kube: &Kube, id: &str) -> Result<Dependents, kube::Error> {
-        let mut found =
-            dependents::joining::<LiteLLMTeam, _>(kube, self, id, Joins::McpServer).await?;
-        found.extend(
-            dependents::joining::<LiteLLMVirtualKey, _>(kube, self, id, Joins::McpServer).await?,
-        );
-        Ok(found)
-    }
+    const JOINED_AS: Option<Joins> = Some(Joins::McpServer);
 
     fn managed(&self) -> &ManagedFields {
         &self.spec.managed

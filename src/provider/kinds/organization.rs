@@ -46,17 +46,14 @@ use crate::api::common::{ManagedFields, ManagedStatus};
 use crate::api::organization::{
     LiteLLMOrganization, OrganizationObservation, OrganizationParameters,
 };
-use crate::api::LiteLLMTeam;
 use crate::litellm::{self, Limited, OrganizationInfo, OrganizationRequest};
 
 use crate::provider::kinds::access;
 use crate::provider::kinds::limits;
 use crate::provider::managed::contract::{Connection, ExternalError, ManagedKind};
-use crate::provider::managed::dependents::{self, Dependents};
 use crate::provider::managed::diff::{self, money_string, user_metadata, Diff};
 use crate::provider::managed::mapped::{Fingerprints, Mapped, Mapping};
 use crate::provider::managed::ownership::{may_list_models, metadata_with_marker, Owner};
-use crate::provider::watch::cache::Kube;
 use crate::provider::watch::joins::Joins;
 
 /// The refusal of a proxy without an Enterprise licence, in the resource's
@@ -198,14 +195,10 @@ impl ManagedKind for LiteLLMOrganization {
     type AtProvider = OrganizationObservation;
     type External = Mapped<OrganizationMapping>;
     const NOUN: &'static str = "organization";
-    const JOINED_AS: Option<Joins> = Some(Joins::Organization);
-
     /// Teams of its namespace that belong to it: LiteLLM would delete them
     /// (and their keys) with the organization, under resources that still
     /// hold them.
-    async fn dependents(&self, kube: &Kube, id: &str) -> Result<Dependents, kube::Error> {
-        dependents::joining::<LiteLLMTeam, _>(kube, self, id, Joins::Organization).await
-    }
+    const JOINED_AS: Option<Joins> = Some(Joins::Organization);
 
     fn managed(&self) -> &ManagedFields {
         &self.spec.managed

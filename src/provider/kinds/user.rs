@@ -17,16 +17,13 @@ use std::collections::BTreeMap;
 
 use crate::api::common::{ManagedFields, ManagedStatus};
 use crate::api::user::{LiteLLMUser, UserObservation, UserParameters, UserRole};
-use crate::api::{LiteLLMTeam, LiteLLMVirtualKey};
 use crate::litellm::{self, Limited, UserInfo, UserRequest};
 
 use crate::provider::kinds::limits;
 use crate::provider::managed::contract::{Connection, ExternalError, ManagedKind};
-use crate::provider::managed::dependents::{self, Dependents};
 use crate::provider::managed::diff::{self, money_string, user_metadata, Diff};
 use crate::provider::managed::mapped::{Fingerprints, Mapped, Mapping};
 use crate::provider::managed::ownership::{may_list_models, metadata_with_marker, Owner};
-use crate::provider::watch::cache::Kube;
 use crate::provider::watch::joins::Joins;
 
 const USER_ROLE: &str = "userRole";
@@ -161,16 +158,9 @@ impl ManagedKind for LiteLLMUser {
     type AtProvider = UserObservation;
     type External = Mapped<UserMapping>;
     const NOUN: &'static str = "user";
-    const JOINED_AS: Option<Joins> = Some(Joins::User);
-
     /// Keys of its namespace that belong to it: LiteLLM would delete them
     /// with the user, under resources that still hold them.
-    async fn dependents(&self, kube: &Kube, id: &str) -> Result<Dependents, kube::Error> {
-        let mut found =
-            dependents::joining::<LiteLLMVirtualKey, _>(kube, self, id, Joins::User).await?;
-        found.extend(dependents::joining::<LiteLLMTeam, _>(kube, self, id, Joins::User).await?);
-        Ok(found)
-    }
+    const JOINED_AS: Option<Joins> = Some(Joins::User);
 
     fn managed(&self) -> &ManagedFields {
         &self.spec.managed

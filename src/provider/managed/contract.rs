@@ -351,14 +351,23 @@ pub trait ManagedKind:
     }
 
     /// The resources whose LiteLLM objects join this one's (whose external
-    /// name is `id`): its deletion waits for them.
+    /// name is `id`): its deletion waits for them. Those of every kind whose
+    /// [`ManagedKind::JOINS`] lists this kind's [`ManagedKind::JOINED_AS`]
+    /// ([`crate::provider::managed::dependents::joining_any`]).
     fn dependents(
         &self,
-        _kube: &crate::provider::watch::cache::Kube,
-        _id: &str,
+        kube: &crate::provider::watch::cache::Kube,
+        id: &str,
     ) -> impl Future<Output = Result<crate::provider::managed::dependents::Dependents, kube::Error>> + Send
     {
-        async { Ok(crate::provider::managed::dependents::Dependents::default()) }
+        async move {
+            match Self::JOINED_AS {
+                Some(what) => {
+                    crate::provider::managed::dependents::joining_any(kube, self, id, what).await
+                }
+                None => Ok(crate::provider::managed::dependents::Dependents::default()),
+            }
+        }
     }
 
     /// Whether every poll of this resource must reconcile in full: it has

@@ -115,6 +115,32 @@ impl Dependents {
     }
 }
 
+/// The resources of every kind of the registry whose
+/// [`ManagedKind::JOINS`] lists `what`, in the namespace of `mr` (whose
+/// external name is `id`), that join it as `what`: what the deletion of an
+/// object of a kind [`ManagedKind::JOINED_AS`] `what` waits for. A new kind
+/// that joins budgets (say) is waited for by declaring it in its `JOINS`,
+/// without a line in the budget's kind.
+pub async fn joining_any<K: ManagedKind>(
+    kube: &Kube,
+    mr: &K,
+    id: &str,
+    what: Joins,
+) -> Result<Dependents, kube::Error> {
+    let mut found = Dependents::default();
+    macro_rules! each_kind {
+        ($($kind:ident => $field:ident),* $(,)?) => {
+            $(
+                if <crate::api::$kind as ManagedKind>::JOINS.contains(&what) {
+                    found.extend(joining::<crate::api::$kind, K>(kube, mr, id, what).await?);
+                }
+            )*
+        };
+    }
+    crate::managed_kinds!(each_kind);
+    Ok(found)
+}
+
 /// The resources of kind `U` in the namespace of `mr` (whose external name
 /// is `id`) that join it as `what`.
 ///

@@ -7,7 +7,6 @@ use std::collections::BTreeMap;
 
 use crate::api::common::{ManagedFields, ManagedStatus};
 use crate::api::team::{LiteLLMTeam, TeamObservation, TeamParameters};
-use crate::api::LiteLLMVirtualKey;
 use crate::litellm::{self, Limited, LiveLimits, LiveUsage, TeamInfo, TeamRequest};
 
 use crate::provider::kinds::access;
@@ -19,11 +18,9 @@ use crate::provider::kinds::permissions::{
 use crate::provider::managed::contract::{
     Connection, Created, Creation, External, ExternalError, ManagedKind, Observation,
 };
-use crate::provider::managed::dependents::{self, Dependents};
 use crate::provider::managed::diff::{self, money_f64, money_string, user_metadata, Diff};
 use crate::provider::managed::ownership::{may_list_models, metadata_with_marker, Owner};
 use crate::provider::managed::resolve::{Reference, Resolved};
-use crate::provider::watch::cache::Kube;
 use crate::provider::watch::joins::{Join, Joins};
 
 /// The field of a team's organization reference.
@@ -272,13 +269,9 @@ impl ManagedKind for LiteLLMTeam {
     type External = TeamExternal;
     const NOUN: &'static str = "team";
     const JOINS: &'static [Joins] = &[Joins::User, Joins::McpServer, Joins::Organization];
-    const JOINED_AS: Option<Joins> = Some(Joins::Team);
-
     /// Keys of its namespace that join it: LiteLLM would delete them with
     /// the team, under resources that still hold them.
-    async fn dependents(&self, kube: &Kube, id: &str) -> Result<Dependents, kube::Error> {
-        dependents::joining::<LiteLLMVirtualKey, _>(kube, self, id, Joins::Team).await
-    }
+    const JOINED_AS: Option<Joins> = Some(Joins::Team);
 
     fn managed(&self) -> &ManagedFields {
         &self.spec.managed
