@@ -379,17 +379,16 @@ async fn deletions_confirming_at_once_share_their_live_lists() {
         return;
     };
     let metrics = Metrics::default();
-    let stores = Stores {
-        instances: Reflected::unsynced(reflector::store().0),
-        teams: Reflected::unsynced(reflector::store().0),
-        keys: Reflected::unsynced(reflector::store().0),
-        budgets: Reflected::unsynced(reflector::store().0),
-        models: Reflected::unsynced(reflector::store().0),
-        credentials: Reflected::unsynced(reflector::store().0),
-        users: Reflected::unsynced(reflector::store().0),
-        mcp_servers: Reflected::unsynced(reflector::store().0),
-        organizations: Reflected::unsynced(reflector::store().0),
-    };
+    /// Every kind's store of the registry, never synced.
+    struct Unsynced;
+    impl litellm_crossplane::provider::watch::cache::Reflector for Unsynced {
+        fn reflected<K: litellm_crossplane::provider::watch::cache::Cached + Clone>(
+            &mut self,
+        ) -> Reflected<litellm_crossplane::provider::watch::tolerant::Tolerant<K>> {
+            Reflected::unsynced(reflector::store().0)
+        }
+    }
+    let stores = Stores::build(Reflected::unsynced(reflector::store().0), Unsynced);
     let cache = Arc::new(Cache::new(
         Scope::Namespace(world.namespace.clone()),
         stores,

@@ -36,10 +36,15 @@
 //! alone. Other kinds adopt unmarked objects from the instance's namespace
 //! silently; for tags every resource is in that namespace, so that rule
 //! alone would let any new resource take over any tag of the proxy by
-//! naming it. An adoption that may update writes the marker: it creates
-//! the marker row with the limits wanted (the tag's own for those unset)
-//! and links it; the tag's earlier budget row is left in LiteLLM (it may be
-//! linked elsewhere).
+//! naming it. An adopted tag keeps its budget row, and so stays unmarked:
+//! 1.108.7 cannot re-link a tag that has a budget row (`/tag/update` with
+//! a `budget_id` answers 500, `BudgetNewRequest() got multiple values for
+//! keyword argument 'budget_id'`), and deleting the row to free the link
+//! could take it from keys or teams that share it. So the annotation stays
+//! what lets the resource manage it, and of two resources of the namespace
+//! that adopt the same tag and may write it, only the older one does
+//! ([`first_adopter`]; the other is `Synced=False` naming it, both being
+//! the platform's).
 //!
 //! **Drift** (description, models, limits, soft budget) is corrected each
 //! poll by `/tag/update`, which clears `description` and `models` when left
@@ -60,12 +65,14 @@
 //! limited by it), so the deletion does not wait for them.
 
 use std::collections::BTreeMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use kube::{Resource, ResourceExt};
 use sha2::{Digest, Sha256};
 
-use crate::api::common::{policy_allows, ManagedFields, ManagedStatus, ManagementPolicy};
+use crate::api::common::{
+    policy_allows, ManagedFields, ManagedStatus, ManagementPolicy, EXTERNAL_NAME,
+};
 use crate::api::tag::{LiteLLMTag, TagObservation, TagParameters};
 use crate::litellm::tags::{TagInfo, TagRequest};
 use crate::litellm::{self, BudgetRequest, Limited, LiveLimits};
@@ -75,6 +82,7 @@ use crate::provider::managed::contract::{Connection, ExternalError, ManagedKind}
 use crate::provider::managed::diff::{self, money_f64, money_string, Diff};
 use crate::provider::managed::mapped::{Fingerprints, Mapped, Mapping};
 use crate::provider::managed::ownership::{self, Owner};
+use crate::provider::watch::cache::Kube;
 
 /// The annotation that lets a LiteLLMTag adopt a tag the provider did not
 /// make (value `"true"`).
@@ -93,9 +101,6 @@ pub const UNMARKED_REFUSAL: &str = "refusing to manage the LiteLLM tag named by 
      LiteLLM's UI, or its budget row was changed there); import it read-only \
      (managementPolicies: [Observe]), or set the annotation litellm.crossplane.io/adopt-existing: \
      \"true\" to take it over, or name another tag";
-
-/// The field of the drift that stands for a missing marker (adoption).
-pub const OWNERSHIP: &str = "ownership";
 
 /// The longest tag name accepted.
 pub const MAX_TAG_NAME_LENGTH: usize = 256;
@@ -253,15 +258,11 @@ pub fn create(name: &str, params: &TagParameters, owner: &Owner) -> TagWrite {
 
 /// The update of what drifted: `description` and `models` always (as
 /// `forProvider` has them, else as `live` has them), the limits as
-/// [`limits::update_request`] says. An adoption ([`OWNERSHIP`] drifted)
-/// first creates the marker row with the limits wanted (the live ones
-/// where unset) and links it, sending no limits with the tag: LiteLLM
-/// would write them to the row being replaced.
+/// [`limits::update_request`] says (to the linked budget row).
 pub fn update(
     name: &str,
     params: &TagParameters,
     live: Option<&TagInfo>,
-    owner: &Owner,
     drift: &Diff,
 ) -> TagWrite {
     let description = params
@@ -272,36 +273,39 @@ pub fn update(
         .models
         .clone()
         .or_else(|| live.map(|l| l.models.clone()));
-    let tag = TagRequest {
-        name: name.to_owned(),
-        description,
-        models: Some(models.unwrap_or_default()),
-        ..TagRequest::default()
-    };
-    if drift.has(OWNERSHIP) {
-        let wanted = match live {
-            Some(live) => late_init(params, live).unwrap_or_else(|| params.clone()),
-            None => params.clone(),
-        };
-        let marker = marker_budget_id(owner, name);
-        return TagWrite {
-            budget: Some(marker_budget(marker.clone(), &wanted)),
-            tag: TagRequest {
-                budget_id: Some(marker),
-                ..tag
-            },
-            models: None,
-        };
-    }
     TagWrite {
         budget: None,
         tag: TagRequest {
+            name: name.to_owned(),
+            description,
+            models: Some(models.unwrap_or_default()),
             limits: limits::update_request(&params.limits, drift),
             soft_budget: params.soft_budget.as_deref().and_then(money_f64),
-            ..tag
+            ..TagRequest::default()
         },
         models: None,
     }
+}
+
+/// A resource that adopts a tag, as [`first_adopter`] compares them:
+/// its name and `metadata.creationTimestamp` (seconds since the epoch).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Adopter {
+    pub name: String,
+    pub created: Option<i64>,
+}
+
+/// Of the resources of one namespace that adopt the same unmarked tag and
+/// may write it, the one that does: the oldest (by creation time, then
+/// name; no time sorts last). `None` when it is `me`; else the other's
+/// name.
+pub fn first_adopter(me: &Adopter, others: &[Adopter]) -> Option<String> {
+    let key = |a: &Adopter| (a.created.unwrap_or(i64::MAX), a.name.clone());
+    let first = others
+        .iter()
+        .filter(|o| o.name != me.name)
+        .min_by_key(|o| key(o))?;
+    (key(first) < key(me)).then(|| first.name.clone())
 }
 
 /// Whether the policies let the provider write or delete the tag.
@@ -324,6 +328,7 @@ pub struct TagMapping {
     client: litellm::Client,
     owner: Owner,
     instance_namespace: String,
+    kube: Kube,
     /// The tag as this reconciliation read it, for the fields an update
     /// must send unchanged.
     live: Mutex<Option<TagInfo>>,
@@ -332,6 +337,41 @@ pub struct TagMapping {
 impl TagMapping {
     fn tenant(&self) -> bool {
         self.owner.namespace != self.instance_namespace
+    }
+
+    /// The older resource of the namespace that adopts the tag `name` too
+    /// and may write it (see [`first_adopter`]), if there is one.
+    async fn rival(&self, mr: &LiteLLMTag, name: &str) -> Result<Option<String>, ExternalError> {
+        let namespace = &self.owner.namespace;
+        let tags: Vec<Arc<LiteLLMTag>> = match self.kube.cached_in::<LiteLLMTag>(namespace) {
+            Some(cached) => cached.iter().filter_map(|t| t.read().ok()).collect(),
+            None => self
+                .kube
+                .list_live::<LiteLLMTag>(namespace)
+                .await?
+                .iter()
+                .filter_map(|t| t.read().ok())
+                .collect(),
+        };
+        let adopter = |t: &LiteLLMTag| Adopter {
+            name: t.name_any(),
+            created: t
+                .meta()
+                .creation_timestamp
+                .as_ref()
+                .map(|c| c.0.as_second()),
+        };
+        let others: Vec<Adopter> = tags
+            .iter()
+            .filter(|t| {
+                t.meta().deletion_timestamp.is_none()
+                    && adopts(t)
+                    && writes(&t.managed().management_policies)
+                    && t.annotations().get(EXTERNAL_NAME).map(String::as_str) == Some(name)
+            })
+            .map(|t| adopter(t))
+            .collect();
+        Ok(first_adopter(&adopter(mr), &others))
     }
 
     /// Deletes the marker row of the tag `name`; one already gone is
@@ -380,6 +420,7 @@ impl ManagedKind for LiteLLMTag {
             client: connection.litellm,
             owner: connection.owner,
             instance_namespace: connection.instance_namespace,
+            kube: connection.kube,
             live: Mutex::new(None),
         })
     }
@@ -411,11 +452,29 @@ impl Mapping<LiteLLMTag> for TagMapping {
         let unmarked = live
             .as_ref()
             .is_some_and(|l| owner_of_budget(l.budget_id(), id).is_none());
-        let deliberate = adopts(mr) || !writes(&mr.managed().management_policies);
-        if unmarked && !deliberate && !deleting {
-            return Err(ExternalError::Invalid(UNMARKED_REFUSAL.to_owned()));
+        let writer = writes(&mr.managed().management_policies);
+        let refusal = if !unmarked || !writer {
+            None
+        } else if !adopts(mr) {
+            Some(UNMARKED_REFUSAL.to_owned())
+        } else {
+            self.rival(mr, id).await?.map(|first| {
+                format!(
+                    "refusing to manage the LiteLLM tag named by crossplane.io/external-name: \
+                     the LiteLLMTag {first:?} of this namespace adopted it first"
+                )
+            })
+        };
+        if let Some(why) = refusal {
+            if !deleting {
+                return Err(ExternalError::Invalid(why));
+            }
+            // Not this resource's to delete: it lets go, leaving the tag
+            // (and deleting only a marker row it may have left).
+            self.delete_marker(id).await?;
+            return Ok(None);
         }
-        if deleting && (live.is_none() || (unmarked && !deliberate)) {
+        if deleting && live.is_none() {
             // Nothing of this resource's is left but, perhaps, the marker
             // row of an interrupted deletion or create.
             self.delete_marker(id).await?;
@@ -427,12 +486,8 @@ impl Mapping<LiteLLMTag> for TagMapping {
     fn owner(&self, id: &str, live: &TagInfo) -> Option<Owner> {
         owner_of_budget(live.budget_id(), id)
     }
-    fn drift(&self, mr: &LiteLLMTag, id: &str, live: &TagInfo) -> Diff {
-        let mut drift = diff(&mr.spec.for_provider, live);
-        if adopts(mr) && owner_of_budget(live.budget_id(), id).is_none() {
-            drift.mark(OWNERSHIP);
-        }
-        drift
+    fn drift(&self, mr: &LiteLLMTag, _: &str, live: &TagInfo) -> Diff {
+        diff(&mr.spec.for_provider, live)
     }
     fn late_init(&self, params: &TagParameters, live: &TagInfo) -> Option<TagParameters> {
         late_init(params, live)
@@ -461,7 +516,7 @@ impl Mapping<LiteLLMTag> for TagMapping {
             None => create(id, params, &self.owner),
             Some(drift) => {
                 let live = self.live.lock().unwrap_or_else(|p| p.into_inner()).clone();
-                update(id, params, live.as_ref(), &self.owner, drift)
+                update(id, params, live.as_ref(), drift)
             }
         })
     }
@@ -659,7 +714,7 @@ mod tests {
         };
         let mut drift = Diff::new();
         drift.mark(limits::MAX_BUDGET);
-        let write = update("gold", &params, Some(&live), &me(), &drift);
+        let write = update("gold", &params, Some(&live), &drift);
         assert_eq!(write.budget, None);
         let body = serde_json::to_value(&write.tag).unwrap();
         assert_eq!(
@@ -669,42 +724,43 @@ mod tests {
             "unset description and models kept as read"
         );
         drift.mark(limits::BUDGET_DURATION);
-        let write = update("gold", &full(), Some(&live), &me(), &drift);
+        let write = update("gold", &full(), Some(&live), &drift);
         assert_eq!(write.tag.limits.budget_duration.as_deref(), Some("30d"));
         // Nothing read (cannot happen after an observation): cleared lists
         // are sent as empty rather than left out.
-        let write = update("gold", &params, None, &me(), &drift);
+        let write = update("gold", &params, None, &drift);
         assert_eq!(write.tag.models, Some(vec![]));
     }
 
     #[test]
-    fn an_adoption_links_a_new_marker_row_with_the_wanted_and_live_limits() {
-        let live = live("3f1c-made-in-the-ui");
-        let params = TagParameters {
-            limits: Limits {
-                max_budget: Some("5".into()),
-                ..Limits::default()
-            },
-            ..TagParameters::default()
+    fn the_oldest_adopter_writes() {
+        let at = |name: &str, t: Option<i64>| Adopter {
+            name: name.into(),
+            created: t,
         };
-        let mut drift = Diff::new();
-        drift.mark(OWNERSHIP);
-        let write = update("gold", &params, Some(&live), &me(), &drift);
-        let marker = marker_budget_id(&me(), "gold");
-        let budget = write.budget.unwrap();
-        assert_eq!(budget.budget_id, marker);
-        assert_eq!(budget.limits.max_budget, Some(5.0), "the wanted limit");
+        let me = at("b", Some(100));
+        assert_eq!(first_adopter(&me, &[]), None);
+        assert_eq!(first_adopter(&me, &[me.clone()]), None, "itself");
+        assert_eq!(first_adopter(&me, &[at("c", Some(101))]), None, "younger");
         assert_eq!(
-            budget.limits.rpm_limit,
-            Some(10),
-            "the live one, unset here"
+            first_adopter(&me, &[at("z", Some(99))]),
+            Some("z".into()),
+            "older"
         );
-        assert_eq!(budget.soft_budget, Some(80.0));
-        assert_eq!(write.tag.budget_id.as_deref(), Some(marker.as_str()));
         assert_eq!(
-            write.tag.limits,
-            litellm::LimitsRequest::default(),
-            "no limits with the relink: LiteLLM would write them to the old row"
+            first_adopter(&me, &[at("a", Some(100))]),
+            Some("a".into()),
+            "the same second: by name"
+        );
+        assert_eq!(
+            first_adopter(&me, &[at("a", None)]),
+            None,
+            "no time sorts last"
+        );
+        assert_eq!(
+            first_adopter(&at("b", None), &[at("c", None)]),
+            None,
+            "neither: by name"
         );
     }
 
