@@ -740,7 +740,11 @@ mod tests {
         };
         let me = at("b", Some(100));
         assert_eq!(first_adopter(&me, &[]), None);
-        assert_eq!(first_adopter(&me, &[me.clone()]), None, "itself");
+        assert_eq!(
+            first_adopter(&me, std::slice::from_ref(&me)),
+            None,
+            "itself"
+        );
         assert_eq!(first_adopter(&me, &[at("c", Some(101))]), None, "younger");
         assert_eq!(
             first_adopter(&me, &[at("z", Some(99))]),
