@@ -19,6 +19,7 @@ pub mod mcp_server;
 pub mod model;
 pub mod money;
 pub mod organization;
+pub mod tag;
 pub mod team;
 pub mod user;
 
@@ -36,6 +37,7 @@ pub use mcp_server::{
 };
 pub use model::{LiteLLMModel, LiteLLMModelSpec, ModelParameters};
 pub use organization::{LiteLLMOrganization, LiteLLMOrganizationSpec, OrganizationParameters};
+pub use tag::{LiteLLMTag, LiteLLMTagSpec, TagParameters};
 pub use team::{LiteLLMTeam, LiteLLMTeamSpec, TeamParameters};
 pub use user::{LiteLLMUser, LiteLLMUserSpec, UserParameters, UserRole};
 
@@ -69,6 +71,7 @@ macro_rules! managed_kinds {
             LiteLLMMCPServer => mcp_servers,
             LiteLLMOrganization => organizations,
             LiteLLMCustomer => customers,
+            LiteLLMTag => tags,
         }
     };
 }

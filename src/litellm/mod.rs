@@ -18,6 +18,7 @@ mod models;
 mod organizations;
 mod pacing;
 mod secret;
+pub mod tags;
 mod teams;
 mod users;
 

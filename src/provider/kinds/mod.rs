@@ -18,6 +18,7 @@ pub mod mcp_server;
 pub mod model;
 pub mod organization;
 pub mod permissions;
+pub mod tag;
 pub mod team;
 pub mod upstream;
 pub mod user;
