@@ -10,6 +10,7 @@ pub mod common;
 pub mod conditions;
 pub mod credential;
 pub mod generate;
+pub mod guardrail;
 pub mod input;
 pub mod instance;
 pub mod key;
@@ -25,6 +26,7 @@ pub use access::{KeyAccess, KeyType, Usage};
 pub use budget::{BudgetParameters, LiteLLMBudget, LiteLLMBudgetSpec};
 pub use common::*;
 pub use credential::{CredentialParameters, LiteLLMCredential, LiteLLMCredentialSpec};
+pub use guardrail::{GuardrailParameters, LiteLLMGuardrail, LiteLLMGuardrailSpec};
 pub use input::Input;
 pub use instance::{LiteLLMInstance, LiteLLMInstanceSpec};
 pub use key::{KeyParameters, LiteLLMVirtualKey, LiteLLMVirtualKeySpec};
@@ -66,6 +68,7 @@ macro_rules! managed_kinds {
             LiteLLMUser => users,
             LiteLLMMCPServer => mcp_servers,
             LiteLLMOrganization => organizations,
+            LiteLLMGuardrail => guardrails,
         }
     };
 }

@@ -9,6 +9,7 @@ mod budgets;
 mod client;
 mod credentials;
 mod error;
+mod guardrails;
 mod health;
 mod keys;
 mod limits;
@@ -33,6 +34,7 @@ pub use client::{
 };
 pub use credentials::{masked_when_read, Credential, CredentialRequest};
 pub use error::Error;
+pub use guardrails::{Guardrail, GuardrailRequest};
 pub use health::Readiness;
 pub use keys::{KeyBudget, KeyGenerated, KeyInfo, KeyRequest, RegenerateRequest};
 pub use limits::{Limited, LimitsRequest, LiveLimits};

@@ -389,6 +389,7 @@ async fn deletions_confirming_at_once_share_their_live_lists() {
         users: Reflected::unsynced(reflector::store().0),
         mcp_servers: Reflected::unsynced(reflector::store().0),
         organizations: Reflected::unsynced(reflector::store().0),
+        guardrails: Reflected::unsynced(reflector::store().0),
     };
     let cache = Arc::new(Cache::new(
         Scope::Namespace(world.namespace.clone()),

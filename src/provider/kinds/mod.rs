@@ -10,6 +10,7 @@
 pub mod access;
 pub mod budget;
 pub mod credential;
+pub mod guardrail;
 pub mod hosts;
 pub mod key;
 pub mod limits;
