@@ -583,3 +583,387 @@ impl Mapping<LiteLLMGuardrail> for GuardrailMapping {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::api::common::SecretKeySelector;
+    use crate::api::guardrail::{GuardrailMode, GuardrailSecretParam, LiteLLMGuardrailSpec};
+    use crate::provider::managed::ownership::MARKER_KEY;
+
+    fn me() -> Owner {
+        Owner::of_test("pii")
+    }
+
+    fn selector(name: &str) -> SecretKeySelector {
+        SecretKeySelector {
+            name: name.into(),
+            key: "v".into(),
+        }
+    }
+
+    fn params() -> GuardrailParameters {
+        GuardrailParameters {
+            guardrail_name: Some("pii-mask".into()),
+            guardrail: "presidio".into(),
+            mode: GuardrailMode::PreCall,
+            default_on: None,
+            api_base: Some("http://presidio.platform.svc:3000".into()),
+            api_key_secret_ref: Some(selector("presidio")),
+            secret_params: None,
+            params: Some(
+                [
+                    ("presidio_language".to_owned(), json!("de")),
+                    ("timeout".to_owned(), json!(7)),
+                ]
+                .into(),
+            ),
+            guardrail_info: Some([("description".to_owned(), json!("PII"))].into()),
+        }
+    }
+
+    fn secrets(key: &str) -> BTreeMap<String, Secret> {
+        BTreeMap::from([(API_KEY.to_owned(), Secret::new(key))])
+    }
+
+    /// As LiteLLM 1.108.7 reads back the guardrail `request` wrote: every
+    /// parameter with its default, the key masked, numbers as floats.
+    fn live() -> Guardrail {
+        serde_json::from_value(json!({
+            "guardrail_id": "3654d232-6255-4d49-9fe0-b340fcc245c3",
+            "guardrail_name": "pii-mask",
+            "litellm_params": {
+                "guardrail": "presidio", "mode": "pre_call", "default_on": false,
+                "api_base": "http://presidio.platform.svc:3000", "api_key": "sk****56",
+                "presidio_language": "de", "timeout": 7.0,
+                "unreachable_fallback": "fail_closed", "blocked_words": null,
+            },
+            "guardrail_info": metadata_with_marker(params().guardrail_info.as_ref(), &me()),
+            "guardrail_definition_location": "db",
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_request_sends_the_name_every_parameter_the_secrets_and_the_marker() {
+        let request = request(Some("g-1"), &params(), &secrets("sk-presidio-1"), &me());
+        assert_eq!(request.guardrail_id.as_deref(), Some("g-1"));
+        let body = serde_json::to_value(&request).unwrap()["guardrail"].clone();
+        assert_eq!(body["guardrail_name"], "pii-mask");
+        let p = &body["litellm_params"];
+        assert_eq!(p["guardrail"], "presidio");
+        assert_eq!(p["mode"], "pre_call");
+        assert_eq!(p["default_on"], false, "always sent: PUT replaces it");
+        assert_eq!(p["api_key"], "sk-presidio-1");
+        assert_eq!(p["presidio_language"], "de");
+        assert_eq!(body["guardrail_info"]["description"], "PII");
+        assert_eq!(body["guardrail_info"][MARKER_KEY]["name"], "pii");
+        // The default name carries the resource's namespace.
+        let unnamed = GuardrailParameters {
+            guardrail_name: None,
+            api_base: None,
+            ..params()
+        };
+        let body = serde_json::to_value(request_of(&unnamed)).unwrap();
+        assert_eq!(body["guardrail"]["guardrail_name"], "ns.pii");
+        assert!(body["guardrail"]["litellm_params"]
+            .get("api_base")
+            .is_none());
+    }
+
+    fn request_of(params: &GuardrailParameters) -> GuardrailRequest {
+        request(None, params, &BTreeMap::new(), &me())
+    }
+
+    #[test]
+    fn diff_table() {
+        assert!(diff(&params(), &live(), &me()).is_empty(), "as created");
+        type Change = Box<dyn Fn(&mut Guardrail)>;
+        let param = |name: &'static str, value: Value| -> Change {
+            Box::new(move |l: &mut Guardrail| {
+                l.litellm_params.insert(name.into(), value.clone());
+            })
+        };
+        let cases: Vec<(&str, Change, &[&str])> = vec![
+            (
+                "renamed in the UI",
+                Box::new(|l| l.guardrail_name = "other".into()),
+                &["guardrailName"],
+            ),
+            (
+                "another integration",
+                param("guardrail", json!("lakera_v2")),
+                &["guardrail"],
+            ),
+            ("another mode", param("mode", json!("post_call")), &["mode"]),
+            (
+                "modes by tag",
+                param("mode", json!({"tags": {}})),
+                &["mode"],
+            ),
+            (
+                "switched on for every request",
+                param("default_on", json!(true)),
+                &["defaultOn"],
+            ),
+            (
+                "another service",
+                param("api_base", json!("https://evil.example")),
+                &["apiBase"],
+            ),
+            (
+                "a parameter changed",
+                param("presidio_language", json!("en")),
+                &["params"],
+            ),
+            (
+                "a parameter dropped",
+                Box::new(|l| drop(l.litellm_params.remove("timeout"))),
+                &["params"],
+            ),
+            (
+                "a parameter nobody set",
+                param("blocked_words", json!(["x"])),
+                &[],
+            ),
+            (
+                "the masked key is no drift",
+                param("api_key", json!("xx****yy")),
+                &[],
+            ),
+            (
+                "the marker lost",
+                Box::new(|l| drop(l.guardrail_info.as_mut().unwrap().remove(MARKER_KEY))),
+                &["guardrailInfo"],
+            ),
+            (
+                "an info key added in the UI",
+                Box::new(|l| {
+                    drop(
+                        l.guardrail_info
+                            .as_mut()
+                            .unwrap()
+                            .insert("x".into(), json!(1)),
+                    )
+                }),
+                &[],
+            ),
+        ];
+        for (case, change, want) in cases {
+            let mut changed = live();
+            change(&mut changed);
+            assert_eq!(diff(&params(), &changed, &me()).fields(), want, "{case}");
+        }
+        let no_base = GuardrailParameters {
+            api_base: None,
+            ..params()
+        };
+        assert_eq!(diff(&no_base, &live(), &me()).fields(), ["apiBase"]);
+    }
+
+    #[test]
+    fn secrets_environments_and_secret_looking_params_are_refused_naming_the_field() {
+        let with_params = |entries: Value| GuardrailParameters {
+            params: Some(serde_json::from_value(entries).unwrap()),
+            ..params()
+        };
+        let with_secret = |name: &str| GuardrailParameters {
+            secret_params: Some(vec![GuardrailSecretParam {
+                name: name.into(),
+                secret_key_ref: selector("s"),
+            }]),
+            ..params()
+        };
+        let cases: Vec<(
+            &str,
+            GuardrailParameters,
+            BTreeMap<String, Secret>,
+            Option<&str>,
+        )> = vec![
+            ("fine", params(), secrets("sk-1"), None),
+            (
+                "the key from the proxy's environment",
+                params(),
+                secrets(" OS.ENVIRON/PRESIDIO_KEY"),
+                Some("forProvider.apiKeySecretRef: "),
+            ),
+            (
+                "another secret from the proxy's environment",
+                with_secret("client_secret"),
+                BTreeMap::from([("client_secret".to_owned(), Secret::new("os.environ/X"))]),
+                Some("forProvider.secretParams[client_secret]: "),
+            ),
+            (
+                "a plain value from the proxy's environment",
+                with_params(json!({"presidio_analyzer_api_base": "os.environ/PRESIDIO_URL"})),
+                secrets("k"),
+                Some("forProvider.params.presidio_analyzer_api_base: "),
+            ),
+            (
+                "a secret in the clear",
+                with_params(json!({"aws_secret_access_key": "AKIA..."})),
+                secrets("k"),
+                Some("forProvider.params.aws_secret_access_key: "),
+            ),
+            (
+                "a name LiteLLM masks",
+                with_params(json!({"keyword_redaction_tag": "[x]"})),
+                secrets("k"),
+                Some("forProvider.params.keyword_redaction_tag: "),
+            ),
+            (
+                "a secret deep inside",
+                with_params(json!({"extra_headers": {"X-Api-Key": "k"}})),
+                secrets("k"),
+                Some("forProvider.params.extra_headers: holds \"X-Api-Key\""),
+            ),
+            (
+                "a typed field",
+                with_params(json!({"default_on": true})),
+                secrets("k"),
+                Some("forProvider.params.default_on: set by forProvider.defaultOn"),
+            ),
+            (
+                "the key as a plain parameter",
+                with_params(json!({"api_key": "sk-clear"})),
+                secrets("k"),
+                Some("forProvider.params.api_key: set by forProvider.apiKeySecretRef"),
+            ),
+            (
+                "a secret parameter LiteLLM shows in clear",
+                with_secret("region"),
+                secrets("k"),
+                Some("forProvider.secretParams[region]: "),
+            ),
+            (
+                "a secret parameter given twice",
+                GuardrailParameters {
+                    params: Some([("auth_token".to_owned(), json!(1))].into()),
+                    ..with_secret("auth_token")
+                },
+                secrets("k"),
+                Some("forProvider.secretParams[auth_token]: given in forProvider.params too"),
+            ),
+            (
+                "a file as the service",
+                GuardrailParameters {
+                    api_base: Some("file:///etc/passwd".into()),
+                    ..params()
+                },
+                secrets("k"),
+                Some("forProvider.apiBase: "),
+            ),
+        ];
+        for (case, params, secrets, want) in cases {
+            let got = refusal(&params, &secrets);
+            match (want, got) {
+                (None, None) => {}
+                (Some(prefix), Some(message)) => {
+                    assert!(message.starts_with(prefix), "{case}: {message}");
+                    for value in ["PRESIDIO_KEY", "AKIA", "sk-clear", "PRESIDIO_URL", "passwd"] {
+                        assert!(!message.contains(value), "{case}: {message}");
+                    }
+                }
+                (want, got) => panic!("{case}: want {want:?}, got {got:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn only_the_instances_namespace_may_have_guardrails() {
+        assert_eq!(tenant_refusal("platform", "platform"), None);
+        let why = tenant_refusal("team-a", "platform").unwrap();
+        assert!(
+            why.contains("outside the LiteLLMInstance's namespace"),
+            "{why}"
+        );
+        assert!(
+            !why.contains("platform\"") && !why.contains("team-a"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn secret_drift_names_the_field_of_each_value() {
+        let map = |pairs: &[(&str, &str)]| -> Fingerprints {
+            pairs
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
+        };
+        let cases = [
+            (
+                "steady",
+                map(&[(API_KEY, "a")]),
+                map(&[(API_KEY, "a")]),
+                vec![],
+            ),
+            (
+                "rotated key",
+                map(&[(API_KEY, "a")]),
+                map(&[(API_KEY, "b")]),
+                vec![API_KEY_REF],
+            ),
+            (
+                "a secret parameter added",
+                map(&[(API_KEY, "a")]),
+                map(&[(API_KEY, "a"), ("client_secret", "c")]),
+                vec![SECRET_PARAMS],
+            ),
+            (
+                "the key removed",
+                map(&[(API_KEY, "a")]),
+                map(&[]),
+                vec![API_KEY_REF],
+            ),
+        ];
+        for (case, recorded, current, want) in cases {
+            let values = SecretValues::new(current, Some(recorded));
+            assert_eq!(drifted_secret_fields(&values), want, "{case}");
+        }
+    }
+
+    #[test]
+    fn references_and_at_provider() {
+        let guardrail = LiteLLMGuardrail::new(
+            "pii",
+            LiteLLMGuardrailSpec {
+                managed: ManagedFields::default(),
+                for_provider: GuardrailParameters {
+                    secret_params: Some(vec![GuardrailSecretParam {
+                        name: "client_secret".into(),
+                        secret_key_ref: selector("azure"),
+                    }]),
+                    ..params()
+                },
+            },
+        );
+        let references = guardrail.references();
+        assert_eq!(
+            references[0],
+            Reference::Secret {
+                field: API_KEY_REF,
+                selector: selector("presidio")
+            }
+        );
+        let Reference::Secrets { field, entries } = &references[1] else {
+            panic!("{references:?}");
+        };
+        assert_eq!(
+            (*field, entries[0].0.as_str()),
+            (SECRET_PARAMS, "client_secret")
+        );
+        let recorded = values_fingerprints(&secrets("sk-presidio-1"));
+        let observed = at_provider(&live(), Some(recorded.clone()));
+        assert_eq!(observed.secret_fingerprints, Some(recorded));
+        assert_eq!(observed.guardrail.as_deref(), Some("presidio"));
+        assert_eq!(observed.default_on, Some(false));
+        let text = serde_json::to_string(&observed).unwrap();
+        for hidden in ["sk-presidio", "sk****", "presidio.platform.svc"] {
+            assert!(!text.contains(hidden), "{text}");
+        }
+        assert_eq!(param_names(&params()), ["presidio_language", "timeout"]);
+    }
+}
