@@ -119,7 +119,7 @@ async fn every_managed_example_is_taken_and_reconciled() {
             api.create(&PostParams::default(), &object)
                 .await
                 .unwrap_or_else(|e| panic!("{file}: {kind} {name}: {e}"));
-            reconciled.push((file, kind, name));
+            reconciled.push((file, kind, name, namespace));
         } else {
             api.patch(
                 &name,
@@ -130,10 +130,10 @@ async fn every_managed_example_is_taken_and_reconciled() {
             .unwrap_or_else(|e| panic!("{file}: {kind} {name}: {e}"));
         }
     }
-    assert_eq!(reconciled.len(), 8, "{reconciled:?}");
-    for (file, kind, name) in reconciled {
+    assert_eq!(reconciled.len(), 9, "{reconciled:?}");
+    for (file, kind, name, namespace) in reconciled {
         let api: Api<DynamicObject> =
-            Api::namespaced_with(world.kube.clone(), &tenant.namespace, &resource(&kind));
+            Api::namespaced_with(world.kube.clone(), &namespace, &resource(&kind));
         let what = format!("{file}: {kind} {name}");
         support::provider::eventually(&what, || async {
             let object = api.get(&name).await.ok()?;
