@@ -451,8 +451,7 @@ fn guardrail_rules_reject_the_api_key_as_a_secret_param() -> BTreeSet<String> {
     };
     assert!(kube_cel::validate(&schema, &guardrail("client_secret"), None).is_ok());
     let errors = kube_cel::validate(&schema, &guardrail("api_key"), None)
-        .err()
-        .expect("api_key as a secret param: accepted");
+        .expect_err("api_key as a secret param: accepted");
     let matching: Vec<_> = errors
         .iter()
         .filter(|e| e.message == GUARDRAIL_SECRET_API_KEY)

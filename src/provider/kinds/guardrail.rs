@@ -776,12 +776,13 @@ mod tests {
             }]),
             ..params()
         };
-        let cases: Vec<(
-            &str,
+        type Case<'a> = (
+            &'a str,
             GuardrailParameters,
             BTreeMap<String, Secret>,
-            Option<&str>,
-        )> = vec![
+            Option<&'a str>,
+        );
+        let cases: Vec<Case> = vec![
             ("fine", params(), secrets("sk-1"), None),
             (
                 "the key from the proxy's environment",
