@@ -11,6 +11,7 @@ pub mod conditions;
 pub mod credential;
 pub mod customer;
 pub mod generate;
+pub mod guardrail;
 pub mod input;
 pub mod instance;
 pub mod key;
@@ -28,6 +29,7 @@ pub use budget::{BudgetParameters, LiteLLMBudget, LiteLLMBudgetSpec};
 pub use common::*;
 pub use credential::{CredentialParameters, LiteLLMCredential, LiteLLMCredentialSpec};
 pub use customer::{CustomerParameters, LiteLLMCustomer, LiteLLMCustomerSpec};
+pub use guardrail::{GuardrailParameters, LiteLLMGuardrail, LiteLLMGuardrailSpec};
 pub use input::Input;
 pub use instance::{LiteLLMInstance, LiteLLMInstanceSpec};
 pub use key::{KeyParameters, LiteLLMVirtualKey, LiteLLMVirtualKeySpec};
@@ -72,6 +74,7 @@ macro_rules! managed_kinds {
             LiteLLMOrganization => organizations,
             LiteLLMCustomer => customers,
             LiteLLMTag => tags,
+            LiteLLMGuardrail => guardrails,
         }
     };
 }

@@ -10,6 +10,7 @@ mod client;
 mod credentials;
 mod customers;
 mod error;
+mod guardrails;
 mod health;
 mod keys;
 mod limits;
@@ -36,6 +37,7 @@ pub use client::{
 pub use credentials::{masked_when_read, Credential, CredentialRequest};
 pub use customers::{CustomerBudget, CustomerInfo, CustomerRequest};
 pub use error::Error;
+pub use guardrails::{Guardrail, GuardrailRequest};
 pub use health::Readiness;
 pub use keys::{KeyBudget, KeyGenerated, KeyInfo, KeyRequest, RegenerateRequest};
 pub use limits::{Limited, LimitsRequest, LiveLimits};

@@ -131,6 +131,7 @@ fn bad_instances_are_rejected_with_the_rules_message_and_every_rule_is_exercised
     exercised.extend(key_rules_reject_a_soft_budget_beside_a_linked_budget());
     exercised.extend(credential_rules_reject_no_values_and_values_twice());
     exercised.extend(mcp_server_rules_reject_mixed_transports_and_lone_auth());
+    exercised.extend(guardrail_rules_reject_the_api_key_as_a_secret_param());
     assert_eq!(
         exercised,
         all_rules(),
@@ -431,4 +432,30 @@ fn mcp_server_rules_reject_mixed_transports_and_lone_auth() -> BTreeSet<String> 
         assert!(result.is_ok(), "{what}: {result:?}");
     }
     exercised
+}
+
+fn guardrail_rules_reject_the_api_key_as_a_secret_param() -> BTreeSet<String> {
+    use litellm_crossplane::api::guardrail::GUARDRAIL_SECRET_API_KEY;
+    let schema = schema_of("LiteLLMGuardrail");
+    let guardrail = |secret_param: &str| {
+        json!({
+            "apiVersion": "litellm.m.crossplane.io/v1alpha1",
+            "kind": "LiteLLMGuardrail",
+            "metadata": {"name": "pii", "namespace": "default"},
+            "spec": {"instanceRef": {"name": "litellm"}, "forProvider": {
+                "guardrail": "presidio", "mode": "pre_call",
+                "secretParams": [{"name": secret_param,
+                                  "secretKeyRef": {"name": "s", "key": "k"}}],
+            }},
+        })
+    };
+    assert!(kube_cel::validate(&schema, &guardrail("client_secret"), None).is_ok());
+    let errors = kube_cel::validate(&schema, &guardrail("api_key"), None)
+        .expect_err("api_key as a secret param: accepted");
+    let matching: Vec<_> = errors
+        .iter()
+        .filter(|e| e.message == GUARDRAIL_SECRET_API_KEY)
+        .collect();
+    assert_eq!(matching.len(), 1, "{errors:?}");
+    BTreeSet::from([matching[0].rule.clone()])
 }

@@ -115,6 +115,11 @@ async fn every_managed_example_is_taken_and_reconciled() {
         if kind.starts_with("LiteLLM") {
             doc["spec"]["instanceRef"] = json!({"name": INSTANCE, "namespace": world.namespace});
             doc["metadata"]["annotations"] = json!({"crossplane.io/poll-interval": "2s"});
+            if kind == "LiteLLMTag" {
+                // A tag's name is the proxy's, not the namespace's.
+                doc["metadata"]["annotations"]["crossplane.io/external-name"] =
+                    json!(format!("{name}-{}", support::k8s::unique_suffix()));
+            }
             let object: DynamicObject = serde_json::from_value(doc).unwrap();
             api.create(&PostParams::default(), &object)
                 .await

@@ -11,6 +11,7 @@ pub mod access;
 pub mod budget;
 pub mod credential;
 pub mod customer;
+pub mod guardrail;
 pub mod hosts;
 pub mod key;
 pub mod limits;
