@@ -18,18 +18,12 @@ use litellm_crossplane::api::common::EXTERNAL_NAME;
 use litellm_crossplane::api::{LiteLLMBudget, LiteLLMCustomer, LiteLLMModel};
 use litellm_crossplane::litellm::{CustomerInfo, CustomerRequest};
 use serde_json::{json, Value};
-use support::crd_guard::CrdGuard;
 use support::k8s;
 use support::provider::{
-    condition, eventually, is, manifest, wait_for, wait_gone, world, World, CLUSTER,
+    at_provider, delete_and_wait as delete, eventually, is, manifest, ready, refused, wait_for,
+    wait_gone, world_guarded as start, World, CLUSTER,
 };
 use support::upstream::Upstream;
-
-async fn start(prefix: &str) -> Option<(World, CrdGuard)> {
-    let world = world(prefix).await?;
-    let guard = CrdGuard::start(&world.kube);
-    Some((world, guard))
-}
 
 async fn live(world: &World, id: &str) -> Option<CustomerInfo> {
     world
@@ -37,37 +31,6 @@ async fn live(world: &World, id: &str) -> Option<CustomerInfo> {
         .customer_info(id)
         .await
         .expect("customer read")
-}
-
-async fn ready<K: litellm_crossplane::provider::managed::contract::ManagedKind>(
-    api: &Api<K>,
-    name: &str,
-) -> K {
-    wait_for(api, name, "Ready and Synced", |c| {
-        is(c, "Ready", "True") && is(c, "Synced", "True")
-    })
-    .await
-}
-
-async fn refused<K: litellm_crossplane::provider::managed::contract::ManagedKind>(
-    api: &Api<K>,
-    name: &str,
-) -> (K, String) {
-    let object = wait_for(api, name, "Synced=False", |c| is(c, "Synced", "False")).await;
-    let message = condition(&object, "Synced").unwrap().message.unwrap();
-    (object, message)
-}
-
-async fn delete<K: litellm_crossplane::provider::managed::contract::ManagedKind>(
-    api: &Api<K>,
-    name: &str,
-) {
-    api.delete(name, &DeleteParams::default()).await.unwrap();
-    wait_gone(api, name).await;
-}
-
-fn at_provider(customer: &LiteLLMCustomer) -> Value {
-    serde_json::to_value(&customer.status).unwrap()["atProvider"].clone()
 }
 
 /// A chat completion with `key` on behalf of the customer `user`: the

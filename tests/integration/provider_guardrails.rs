@@ -23,7 +23,8 @@ use serde_json::{json, Map, Value};
 use support::crd_guard::CrdGuard;
 use support::k8s;
 use support::provider::{
-    condition, eventually, is, manifest, wait_for, wait_gone, world, write_secret, World, CLUSTER,
+    at_provider, condition, eventually, is, manifest, ready, refused, wait_for, wait_gone, world,
+    write_secret, World, CLUSTER,
 };
 
 /// The integration of the tests: LiteLLM's generic guardrail API, which
@@ -77,22 +78,6 @@ fn fingerprint(guardrail: &LiteLLMGuardrail) -> Option<String> {
     serde_json::to_value(&guardrail.status).unwrap()["atProvider"]["secretFingerprints"]["api_key"]
         .as_str()
         .map(str::to_owned)
-}
-
-fn at_provider(guardrail: &LiteLLMGuardrail) -> Value {
-    serde_json::to_value(&guardrail.status).unwrap()["atProvider"].clone()
-}
-
-async fn ready(api: &Api<LiteLLMGuardrail>, name: &str) -> LiteLLMGuardrail {
-    wait_for(api, name, "Ready and Synced", |o| {
-        is(o, "Ready", "True") && is(o, "Synced", "True")
-    })
-    .await
-}
-
-async fn refused(api: &Api<LiteLLMGuardrail>, name: &str) -> String {
-    let object = wait_for(api, name, "Synced=False", |o| is(o, "Synced", "False")).await;
-    condition(&object, "Synced").unwrap().message.unwrap()
 }
 
 /// The guardrail writes the world's controllers made so far.
@@ -456,7 +441,7 @@ async fn a_guardrail_from_a_secret_is_created_rotated_corrected_and_deleted() {
             twin_spec,
         ))
         .await;
-    let message = refused(&guardrails, "twin").await;
+    let message = refused(&guardrails, "twin").await.1;
     assert!(
         message.contains("forProvider.guardrailName") && message.contains("managed by another"),
         "{message}"
@@ -484,7 +469,7 @@ async fn a_guardrail_from_a_secret_is_created_rotated_corrected_and_deleted() {
             env_spec,
         ))
         .await;
-    let message = refused(&guardrails, "env").await;
+    let message = refused(&guardrails, "env").await.1;
     assert!(
         message.starts_with("forProvider.apiKeySecretRef: ") && !message.contains("MASTER"),
         "{message}"
@@ -594,7 +579,7 @@ async fn imports_and_tenants() {
             .unwrap();
     }
     for (name, ..) in &cases {
-        let message = refused(&guardrails, name).await;
+        let message = refused(&guardrails, name).await.1;
         assert!(
             message.contains("refused outside the LiteLLMInstance's namespace"),
             "{name}: {message}"

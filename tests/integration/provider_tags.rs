@@ -16,7 +16,7 @@
 
 use crate::support;
 
-use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use kube::api::{Patch, PatchParams};
 use kube::ResourceExt;
 use litellm_crossplane::api::common::EXTERNAL_NAME;
 use litellm_crossplane::api::LiteLLMTag;
@@ -27,18 +27,11 @@ use litellm_crossplane::provider::kinds::tag::{
 };
 use litellm_crossplane::provider::managed::ownership::Owner;
 use serde_json::{json, Value};
-use support::crd_guard::CrdGuard;
 use support::k8s;
 use support::provider::{
-    condition, eventually, is, manifest, reconciles, requests_by_operation, wait_for, wait_gone,
-    world, World, CLUSTER,
+    at_provider, condition, delete_and_wait as delete, eventually, is, manifest, ready, reconciles,
+    refused, requests_by_operation, wait_for, world_guarded as start, World, CLUSTER,
 };
-
-async fn start(prefix: &str) -> Option<(World, CrdGuard)> {
-    let world = world(prefix).await?;
-    let guard = CrdGuard::start(&world.kube);
-    Some((world, guard))
-}
 
 /// A tag name no other test uses (tags are global to the proxy).
 fn unique(prefix: &str) -> String {
@@ -65,27 +58,6 @@ fn owner(namespace: &str, name: &str) -> Owner {
         name: name.into(),
         uid: String::new(),
     }
-}
-
-async fn ready(api: &Api<LiteLLMTag>, name: &str) -> LiteLLMTag {
-    wait_for(api, name, "Ready and Synced", |o| {
-        is(o, "Ready", "True") && is(o, "Synced", "True")
-    })
-    .await
-}
-
-async fn refused(api: &Api<LiteLLMTag>, name: &str) -> String {
-    let object = wait_for(api, name, "Synced=False", |o| is(o, "Synced", "False")).await;
-    condition(&object, "Synced").unwrap().message.unwrap()
-}
-
-async fn delete(api: &Api<LiteLLMTag>, name: &str) {
-    api.delete(name, &DeleteParams::default()).await.unwrap();
-    wait_gone(api, name).await;
-}
-
-fn at_provider(object: &LiteLLMTag) -> Value {
-    serde_json::to_value(object).unwrap()["status"]["atProvider"].clone()
 }
 
 /// A tag made outside the provider (LiteLLM's UI), with a budget row of
@@ -524,7 +496,7 @@ async fn a_tag_made_in_the_ui_is_imported_adopted_only_deliberately_and_never_ta
             "maxBudget": "5"}}),
         ))
         .await;
-    let message = refused(&tags, "careless").await;
+    let message = refused(&tags, "careless").await.1;
     assert_eq!(message, UNMARKED_REFUSAL);
     world.reconciled_again("tag", 4).await;
     assert_eq!(live(client, &name).await.unwrap(), made, "untouched");
@@ -557,7 +529,7 @@ async fn a_tag_made_in_the_ui_is_imported_adopted_only_deliberately_and_never_ta
             json!({"forProvider": {"maxBudget": "1000"}}),
         ))
         .await;
-    let message = refused(&tags, "second").await;
+    let message = refused(&tags, "second").await.1;
     assert!(
         message.contains("\"adopter\" of this namespace adopted it first"),
         "{message}"
@@ -570,7 +542,7 @@ async fn a_tag_made_in_the_ui_is_imported_adopted_only_deliberately_and_never_ta
             "maxBudget": "1000"}}),
         ))
         .await;
-    assert_eq!(refused(&tags, "third").await, UNMARKED_REFUSAL);
+    assert_eq!(refused(&tags, "third").await.1, UNMARKED_REFUSAL);
     world.reconciled_again("tag", 6).await;
     let budget = live(client, &name)
         .await
@@ -608,7 +580,7 @@ async fn a_tag_made_in_the_ui_is_imported_adopted_only_deliberately_and_never_ta
             json!({"forProvider": {"maxBudget": "1000"}}),
         ))
         .await;
-    let message = refused(&tags, "taker").await;
+    let message = refused(&tags, "taker").await.1;
     assert!(message.contains("managed by another resource"), "{message}");
     assert!(!message.contains(&ns), "names no one: {message}");
     delete(&tags, "taker").await;
@@ -665,7 +637,7 @@ async fn a_tenants_tag_is_refused_and_nothing_reaches_the_proxy() {
     tags.create(&Default::default(), &hostile).await.unwrap();
 
     for name in [own.as_str(), "hostile"] {
-        let message = refused(&tags, name).await;
+        let message = refused(&tags, name).await.1;
         assert_eq!(message, TENANT_REFUSAL);
         assert!(!message.contains(&world.namespace), "names no one");
         let object = tags.get(name).await.unwrap();

@@ -10,22 +10,18 @@
 
 use crate::support;
 
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::ResourceExt;
 use litellm_crossplane::api::common::EXTERNAL_NAME;
 use litellm_crossplane::api::{LiteLLMUser, LiteLLMVirtualKey};
 use litellm_crossplane::litellm::{LimitsRequest, UserInfo, UserRequest};
 use litellm_crossplane::provider::managed::ownership::MARKER_KEY;
 use serde_json::{json, Map, Value};
-use support::crd_guard::CrdGuard;
 use support::k8s;
-use support::provider::{condition, eventually, is, manifest, wait_for, wait_gone, world, World};
-
-async fn start(prefix: &str) -> Option<(World, CrdGuard)> {
-    let world = world(prefix).await?;
-    let guard = CrdGuard::start(&world.kube);
-    Some((world, guard))
-}
+use support::provider::{
+    at_provider, condition, delete_and_wait as delete, eventually, is, manifest, ready, refused,
+    wait_for, wait_gone, world_guarded as start, World,
+};
 
 async fn live(world: &World, id: &str) -> Option<UserInfo> {
     world.litellm.user_info(id).await.expect("user read")
@@ -51,37 +47,6 @@ async fn keys_of(world: &World, id: &str) -> Vec<String> {
         .flatten()
         .filter_map(|k| k["token"].as_str().map(str::to_owned))
         .collect()
-}
-
-async fn ready<K: litellm_crossplane::provider::managed::contract::ManagedKind>(
-    api: &Api<K>,
-    name: &str,
-) -> K {
-    wait_for(api, name, "Ready and Synced", |u| {
-        is(u, "Ready", "True") && is(u, "Synced", "True")
-    })
-    .await
-}
-
-async fn refused<K: litellm_crossplane::provider::managed::contract::ManagedKind>(
-    api: &Api<K>,
-    name: &str,
-) -> (K, String) {
-    let object = wait_for(api, name, "Synced=False", |u| is(u, "Synced", "False")).await;
-    let message = condition(&object, "Synced").unwrap().message.unwrap();
-    (object, message)
-}
-
-async fn delete<K: litellm_crossplane::provider::managed::contract::ManagedKind>(
-    api: &Api<K>,
-    name: &str,
-) {
-    api.delete(name, &DeleteParams::default()).await.unwrap();
-    wait_gone(api, name).await;
-}
-
-fn at_provider(user: &LiteLLMUser) -> Value {
-    serde_json::to_value(&user.status).unwrap()["atProvider"].clone()
 }
 
 fn email(prefix: &str) -> String {

@@ -668,6 +668,48 @@ pub async fn wait_for<K: ManagedKind>(
     }
 }
 
+/// Waits until the resource is Ready and Synced.
+pub async fn ready<K: ManagedKind>(api: &Api<K>, name: &str) -> K {
+    wait_for(api, name, "Ready and Synced", |o| {
+        is(o, "Ready", "True") && is(o, "Synced", "True")
+    })
+    .await
+}
+
+/// Waits until the resource is `Synced=False`: the resource and the
+/// condition's message.
+pub async fn refused<K: ManagedKind>(api: &Api<K>, name: &str) -> (K, String) {
+    let object = wait_for(api, name, "Synced=False", |o| is(o, "Synced", "False")).await;
+    let message = condition(&object, "Synced")
+        .and_then(|c| c.message)
+        .unwrap_or_default();
+    (object, message)
+}
+
+/// Deletes the resource and waits until it is gone.
+pub async fn delete_and_wait<K: ManagedKind>(api: &Api<K>, name: &str) {
+    api.delete(name, &kube::api::DeleteParams::default())
+        .await
+        .expect("deleted");
+    wait_gone(api, name).await;
+}
+
+/// `status.atProvider` as JSON (`Null` when there is none).
+pub fn at_provider<K: ManagedKind>(object: &K) -> serde_json::Value {
+    object
+        .managed_status()
+        .and_then(|s| serde_json::to_value(&s.at_provider).ok())
+        .unwrap_or_default()
+}
+
+/// A world for one test module, with its new CRD fields kept installed
+/// ([`super::crd_guard::CrdGuard`]) against other working copies' tests.
+pub async fn world_guarded(prefix: &str) -> Option<(World, super::crd_guard::CrdGuard)> {
+    let world = world(prefix).await?;
+    let guard = super::crd_guard::CrdGuard::start(&world.kube);
+    Some((world, guard))
+}
+
 /// Waits until the resource is gone (its finalizer released).
 pub async fn wait_gone<K: ManagedKind>(api: &Api<K>, name: &str) {
     eventually(&format!("{name} to be gone"), || async {
