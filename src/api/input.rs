@@ -51,8 +51,8 @@ pub struct Input {
     #[serde(default)]
     pub composed: ComposedMeta,
     /// Compose a Crossplane `Usage` (`protection.crossplane.io/v1beta1`)
-    /// of the rendered LiteLLMInstance by each team, budget, key and model,
-    /// so that Crossplane deletes the instance only after they are gone
+    /// of the rendered LiteLLMInstance by each entity rendered (team,
+    /// budget, keys, models, users, MCP servers, customers), so that Crossplane deletes the instance only after they are gone
     /// from LiteLLM. Needs `attach` or `provision`; false by default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usages: Option<bool>,
@@ -142,9 +142,12 @@ pub struct ComposedMeta {
     /// Every LiteLLMMCPServer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp_servers: Option<ResourceMeta>,
+    /// Every LiteLLMCustomer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub customers: Option<ResourceMeta>,
     /// One composed resource, by composition-resource name (`team`,
     /// `budget`, `instance`, `key-<name>`, `model-<name as mapped>`,
-    /// `user-<name>`, `mcp-<name>`): the place for
+    /// `user-<name>`, `mcp-<name>`, `customer-<name>`): the place for
     /// `crossplane.io/external-name`, which names one LiteLLM object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub by_name: Option<std::collections::BTreeMap<String, ResourceMeta>>,
@@ -161,9 +164,9 @@ pub struct ResourceMeta {
     /// `crossplane.io/poll-interval: 5m`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<std::collections::BTreeMap<String, String>>,
-    /// `spec.managementPolicies` of a team, budget, key, model, user or MCP
-    /// server, such as `["Observe"]` to import an existing LiteLLM object
-    /// untouched.
+    /// `spec.managementPolicies` of a team, budget, key, model, user, MCP
+    /// server or customer, such as `["Observe"]` to import an existing
+    /// LiteLLM object untouched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub management_policies: Option<Vec<super::common::ManagementPolicy>>,
 }
@@ -200,12 +203,16 @@ pub struct StatusFields {
     /// reported for an XR that asks for MCP servers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mcp_servers: Option<String>,
+    /// `[{name, customerId, ready}]`, one per customer; only reported for
+    /// an XR that asks for customers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub customers: Option<String>,
 }
 
 impl StatusFields {
     /// Each reported field: its name (as in the input and the default
     /// path) and where it goes, `None` when left out.
-    pub fn paths(&self) -> [(&'static str, Option<String>); 8] {
+    pub fn paths(&self) -> [(&'static str, Option<String>); 9] {
         let path = |name: &str, set: &Option<String>| match set.as_deref() {
             None => Some(format!("status.{name}")),
             Some("") => None,
@@ -223,6 +230,7 @@ impl StatusFields {
             ("ready", path("ready", &self.ready)),
             ("users", path("users", &self.users)),
             ("mcpServers", path("mcpServers", &self.mcp_servers)),
+            ("customers", path("customers", &self.customers)),
         ]
     }
 }
@@ -257,6 +265,10 @@ pub struct FieldPaths {
     /// `spec.mcpServers`.
     #[serde(default = "FieldPaths::default_mcp_servers")]
     pub mcp_servers: String,
+    /// The customers (end users): `[{name, alias, models,
+    /// allowedModelRegion, defaultModel, budget}]`. `spec.customers`.
+    #[serde(default = "FieldPaths::default_customers")]
+    pub customers: String,
 }
 
 impl FieldPaths {
@@ -278,6 +290,9 @@ impl FieldPaths {
     fn default_mcp_servers() -> String {
         "spec.mcpServers".into()
     }
+    fn default_customers() -> String {
+        "spec.customers".into()
+    }
 }
 
 impl Default for FieldPaths {
@@ -289,6 +304,7 @@ impl Default for FieldPaths {
             models: Self::default_models(),
             users: Self::default_users(),
             mcp_servers: Self::default_mcp_servers(),
+            customers: Self::default_customers(),
         }
     }
 }
@@ -408,4 +424,12 @@ pub struct Policy {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 64), inner(length(max = 317)))]
     pub allowed_mcp_access_groups: Option<Vec<String>>,
+    /// Whether the XR may render `LiteLLMCustomer`s (end users); true by
+    /// default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_customers: Option<bool>,
+    /// Most customers (`LiteLLMCustomer`) one XR may request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub max_customers: Option<u32>,
 }

@@ -238,7 +238,16 @@ fn limits(
 type Builder = fn(&Target, &XrRequest, &mut BTreeMap<String, Value>);
 
 /// The builders of the composed resources, one a kind.
-const BUILDERS: [Builder; 7] = [instance, budget, team, keys, models, users, mcp_servers];
+const BUILDERS: [Builder; 8] = [
+    instance,
+    budget,
+    team,
+    keys,
+    models,
+    users,
+    mcp_servers,
+    customers,
+];
 
 /// The desired composed resources, by composition-resource name.
 pub fn desired(target: &Target, request: &XrRequest) -> BTreeMap<String, Value> {
@@ -447,6 +456,27 @@ fn mcp_servers(target: &Target, request: &XrRequest, out: &mut BTreeMap<String, 
         put(&mut p, "accessGroups", &server.access_groups);
         put(&mut p, "mcpInfo", &server.mcp_info);
         target.add(out, "LiteLLMMCPServer", names::mcp_server(&server.name), p);
+    }
+}
+
+/// Each customer, under the id the provider chooses (no external name is
+/// set: outside the instance's namespace the provider takes no other). A
+/// customer held to the XR's budget links it by `budgetRef`, under the
+/// name its object has.
+fn customers(target: &Target, request: &XrRequest, out: &mut BTreeMap<String, Value>) {
+    for customer in &request.customers {
+        let mut p = Map::new();
+        put(&mut p, "alias", &customer.alias);
+        put(&mut p, "models", &customer.models);
+        put(&mut p, "allowedModelRegion", &customer.allowed_model_region);
+        put(&mut p, "defaultModel", &customer.default_model);
+        if customer.budget == Some(true) && request.budget.is_some() {
+            p.insert(
+                "budgetRef".into(),
+                json!({ "name": target.object_name(names::BUDGET) }),
+            );
+        }
+        target.add(out, "LiteLLMCustomer", names::customer(&customer.name), p);
     }
 }
 

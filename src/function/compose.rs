@@ -11,6 +11,7 @@ use crate::api::input::{Input, InstanceSource, INPUT_API_VERSION, INPUT_KIND};
 
 use super::build::{self, InstanceTarget, Target};
 use super::conditions::{self, InstanceState, XrCondition};
+use super::customers;
 use super::error::Problem;
 use super::keep::Keep;
 use super::mcp;
@@ -359,6 +360,7 @@ fn parse_request(xr: &Value, input: &Input) -> Result<XrRequest, Vec<Problem>> {
         models: collect(read(xr, &paths.models), &mut problems).unwrap_or_default(),
         users: collect(read(xr, &paths.users), &mut problems).unwrap_or_default(),
         mcp_servers: collect(read(xr, &paths.mcp_servers), &mut problems).unwrap_or_default(),
+        customers: collect(read(xr, &paths.customers), &mut problems).unwrap_or_default(),
     };
     if problems.is_empty() {
         Ok(request)
@@ -370,8 +372,8 @@ fn parse_request(xr: &Value, input: &Input) -> Result<XrRequest, Vec<Problem>> {
 /// Fields of the request's parts the function does not read: warnings.
 fn unknown(xr: &Value, input: &Input) -> Vec<Problem> {
     use super::request::{
-        unknown_fields, BUDGET_FIELDS, KEY_FIELDS, MCP_SERVER_FIELDS, MODEL_FIELDS, TEAM_FIELDS,
-        USER_FIELDS,
+        unknown_fields, BUDGET_FIELDS, CUSTOMER_FIELDS, KEY_FIELDS, MCP_SERVER_FIELDS,
+        MODEL_FIELDS, TEAM_FIELDS, USER_FIELDS,
     };
     let paths = &input.fields;
     [
@@ -381,6 +383,7 @@ fn unknown(xr: &Value, input: &Input) -> Vec<Problem> {
         unknown_fields(xr, &paths.models, MODEL_FIELDS, true),
         unknown_fields(xr, &paths.users, USER_FIELDS, true),
         unknown_fields(xr, &paths.mcp_servers, MCP_SERVER_FIELDS, true),
+        unknown_fields(xr, &paths.customers, CUSTOMER_FIELDS, true),
     ]
     .concat()
 }
@@ -397,7 +400,7 @@ fn collect<T>(result: Result<Option<T>, Problem>, problems: &mut Vec<Problem>) -
 /// of the referenced instance's): the `type` and `status` of each condition
 /// ([`readiness`]), the team's `atProvider.teamId`, a user's
 /// `atProvider.userId`, an MCP server's `atProvider.serverId` and
-/// `serverName`, the instance's `ready`, `endpoint` and `gatewayEndpoint`
+/// `serverName`, a customer's `atProvider.customerId`, the instance's `ready`, `endpoint` and `gatewayEndpoint`
 /// ([`report`]). The gRPC layer decodes nothing else of an observed status.
 pub static OBSERVED_STATUS: Keep = Keep::Keys(&[
     (
@@ -411,6 +414,7 @@ pub static OBSERVED_STATUS: Keep = Keep::Keys(&[
             ("userId", &Keep::All),
             ("serverId", &Keep::All),
             ("serverName", &Keep::All),
+            ("customerId", &Keep::All),
         ]),
     ),
     ("ready", &Keep::All),
@@ -565,8 +569,8 @@ fn review(xr: &Value, input: &Input) -> Result<Reviewed, Vec<Problem>> {
 /// Checks the reviewed request against the provider's tenancy rules where
 /// its resources go and the policy's lists: the Secrets and credentials its
 /// models name, its users and members (the users' models filled in), its
-/// MCP servers and object permissions. Every problem, or their warnings
-/// and defaults added to the request's.
+/// MCP servers and object permissions, its customers. Every problem, or
+/// their warnings and defaults added to the request's.
 fn check_tenancy(
     reviewed: &mut Reviewed,
     input: &Input,
@@ -592,13 +596,16 @@ fn check_tenancy(
     };
     let mut people = members::review(request, &input.fields, &input.policy, &tenancy);
     let mut servers = mcp::check(request, &input.fields, &input.policy, &tenancy);
+    let mut customers = customers::check(request, &input.fields, &input.policy, &tenancy);
     secrets.append(&mut people.fatal);
     secrets.append(&mut servers.fatal);
+    secrets.append(&mut customers.fatal);
     if !secrets.is_empty() {
         return Err(secrets);
     }
     findings.warnings.append(&mut people.warnings);
     findings.warnings.append(&mut servers.warnings);
+    findings.warnings.append(&mut customers.warnings);
     findings.defaults.append(&mut people.defaults);
     Ok(())
 }
@@ -754,8 +761,8 @@ fn report(
     status.insert("keys".into(), Value::Array(keys));
 
     // Reported only for an XR that asks for them: an XRD written before
-    // users and MCP servers declares no such status field, and Crossplane
-    // would refuse the whole status.
+    // users, MCP servers and customers declares no such status field, and
+    // Crossplane would refuse the whole status.
     if !request.users.is_empty() {
         let users = request.users.iter().map(|user| {
             let name = names::user(&user.name);
@@ -770,6 +777,13 @@ fn report(
             entity_status(&server.name, &name, &fields, resources, observed)
         });
         status.insert("mcpServers".into(), servers.collect());
+    }
+    if !request.customers.is_empty() {
+        let customers = request.customers.iter().map(|customer| {
+            let name = names::customer(&customer.name);
+            entity_status(&customer.name, &name, &["customerId"], resources, observed)
+        });
+        status.insert("customers".into(), customers.collect());
     }
 
     let instance_ready = instance
@@ -803,7 +817,7 @@ fn report(
     (status, details)
 }
 
-/// The status entry of a user or MCP server of the XR (`name`, composed as
+/// The status entry of a user, MCP server or customer of the XR (`name`, composed as
 /// `resource`): its name, the `atProvider` `fields` observed of it, and
 /// whether it is ready.
 fn entity_status(

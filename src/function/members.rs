@@ -19,9 +19,6 @@ use super::tenancy::{self, Tenancy, SHARED};
 /// Longest email LiteLLM's users take (as `LiteLLMUser`).
 const MAX_EMAIL: usize = 254;
 
-/// LiteLLM's `models` entry that grants every model of the proxy.
-const ALL_PROXY_MODELS: &str = "all-proxy-models";
-
 /// The roles an XR's user may have without `policy.allowedUserRoles`.
 pub const DEFAULT_USER_ROLES: [UserRole; 2] =
     [UserRole::InternalUser, UserRole::InternalUserViewer];
@@ -245,32 +242,8 @@ fn user_models_allowed<'a>(check: &mut Check<'a>, at: &At, user: &'a UserRequest
     };
     for (j, model) in models.iter().enumerate() {
         let at = format!("{}[{j}]", at.field("models"));
-        if let Some(allowed) = &check.policy.allowed_models {
-            if !tenancy::admits(allowed, model) {
-                check.findings.fatal.push(Problem::new(
-                    at,
-                    format!(
-                        "model {model:?} is not allowed by policy (allowed: {})",
-                        allowed.join(", ")
-                    ),
-                ));
-                continue;
-            }
-        }
-        let own = format!("{}/", check.tenancy.namespace);
-        if check.tenancy.shared_instance
-            && !model.starts_with(&own)
-            && (model.contains('/') || model.contains('*') || model == ALL_PROXY_MODELS)
-        {
-            check.findings.fatal.push(Problem::new(
-                at,
-                format!(
-                    "{model:?} may reach other namespaces' models, refused {SHARED}: \
-                     list public model names (without '/' or '*') and this \
-                     namespace's own ({own}<name>)"
-                ),
-            ));
-        }
+        let refusal = tenancy::model_refusal(at, model, check.policy, &check.tenancy);
+        check.findings.fatal.extend(refusal);
     }
 }
 

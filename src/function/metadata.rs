@@ -52,6 +52,7 @@ fn sections(meta: &ComposedMeta) -> Vec<(String, &ResourceMeta, Scope)> {
         ("models", &meta.models, Scope::Many),
         ("users", &meta.users, Scope::Many),
         ("mcpServers", &meta.mcp_servers, Scope::Many),
+        ("customers", &meta.customers, Scope::Many),
     ];
     let by_name = meta.by_name.iter().flatten().map(|(name, section)| {
         let scope = if name == names::INSTANCE || name.starts_with(super::usage::PREFIX) {
@@ -112,7 +113,7 @@ pub fn check(meta: &ComposedMeta) -> Vec<Problem> {
             if scope == Scope::Unmanaged {
                 problems.push(Problem::new(
                     field,
-                    "only teams, budgets, keys, models, users and MCP servers are managed resources with management policies",
+                    "only teams, budgets, keys, models, users, MCP servers and customers are managed resources with management policies",
                 ));
             } else if !supported_management_policies(policies) {
                 problems.push(Problem::new(
@@ -192,6 +193,7 @@ pub fn apply(
             Some("LiteLLMModel") => &meta.models,
             Some("LiteLLMUser") => &meta.users,
             Some("LiteLLMMCPServer") => &meta.mcp_servers,
+            Some("LiteLLMCustomer") => &meta.customers,
             _ => &None,
         };
         let own = meta.by_name.as_ref().and_then(|by| by.get(name));
@@ -222,6 +224,7 @@ pub fn apply(
                     | "LiteLLMModel"
                     | "LiteLLMUser"
                     | "LiteLLMMCPServer"
+                    | "LiteLLMCustomer"
             )
         );
         if let (Some(policies), true) = (policies, is_managed) {

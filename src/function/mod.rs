@@ -4,6 +4,7 @@
 pub mod build;
 pub mod compose;
 pub mod conditions;
+pub mod customers;
 pub mod error;
 pub mod grpc;
 pub mod grpc_metrics;

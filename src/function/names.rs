@@ -17,6 +17,10 @@ pub fn mcp_server(name: &str) -> String {
     format!("mcp-{name}")
 }
 
+pub fn customer(name: &str) -> String {
+    format!("customer-{name}")
+}
+
 /// `model-<name>` with the model name mapped onto a DNS label: ASCII
 /// letters lowercased, every run of anything else (`/`, `:`, `.`, `_`,
 /// `-`, …) one `-`, none at either end. `openai/gpt-4o` becomes

@@ -1,6 +1,7 @@
-//! What an XR asks for: its team, budget, keys and models, read from the
-//! field paths the input names. Parsing keeps the path of every value, so a
-//! wrong type names the exact field (`spec.keys[1].maxBudget`).
+//! What an XR asks for: its team, budget, keys, models, users, MCP servers
+//! and customers, read from the field paths the input names. Parsing keeps
+//! the path of every value, so a wrong type names the exact field
+//! (`spec.keys[1].maxBudget`).
 
 use std::collections::BTreeMap;
 
@@ -8,6 +9,7 @@ use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use crate::api::common::{LocalRef, SecretKeySelector};
+use crate::api::customer::ModelRegion;
 use crate::api::mcp_server::{McpAuthType, McpTransport};
 use crate::api::model::{AwsParams, AzureParams, VertexParams};
 use crate::api::money::Money;
@@ -97,6 +99,14 @@ pub const MCP_SERVER_FIELDS: &[&str] = &[
     "allowedTools",
     "accessGroups",
     "mcpInfo",
+];
+pub const CUSTOMER_FIELDS: &[&str] = &[
+    "name",
+    "alias",
+    "models",
+    "allowedModelRegion",
+    "defaultModel",
+    "budget",
 ];
 pub const MODEL_FIELDS: &[&str] = &[
     "name",
@@ -240,6 +250,25 @@ pub struct McpServerRequest {
     pub mcp_info: Option<BTreeMap<String, Value>>,
 }
 
+/// One requested customer (`LiteLLMCustomer`): an end user whose id an
+/// application sends as `user`. The provider chooses the id.
+#[derive(Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomerRequest {
+    /// Unique within the XR; part of the resource name.
+    pub name: String,
+    pub alias: Option<String>,
+    /// Narrows the models the customer's requests may use (none: the
+    /// key's).
+    pub models: Option<Vec<String>>,
+    /// `eu` or `us`.
+    pub allowed_model_region: Option<ModelRegion>,
+    pub default_model: Option<String>,
+    /// Whether the customer's own spend is held to the XR's budget (the
+    /// one `LiteLLMBudget` an XR renders), linked by `budgetRef`.
+    pub budget: Option<bool>,
+}
+
 /// The budget part.
 #[derive(Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -380,6 +409,7 @@ pub struct XrRequest {
     pub models: Vec<ModelRequest>,
     pub users: Vec<UserRequest>,
     pub mcp_servers: Vec<McpServerRequest>,
+    pub customers: Vec<CustomerRequest>,
 }
 
 impl XrRequest {
@@ -509,6 +539,7 @@ mod tests {
             (MODEL_FIELDS, true),
             (USER_FIELDS, true),
             (MCP_SERVER_FIELDS, true),
+            (CUSTOMER_FIELDS, true),
         ] {
             let value = if list {
                 json!([every(fields)])
@@ -531,6 +562,9 @@ mod tests {
         let mut server = every(MCP_SERVER_FIELDS);
         server["name"] = json!("a");
         assert!(serde_json::from_value::<McpServerRequest>(server).is_ok());
+        let mut customer = every(CUSTOMER_FIELDS);
+        customer["name"] = json!("a");
+        assert!(serde_json::from_value::<CustomerRequest>(customer).is_ok());
         assert!(serde_json::from_value::<TeamRequest>(every(TEAM_FIELDS)).is_ok());
         assert!(serde_json::from_value::<BudgetRequest>(every(BUDGET_FIELDS)).is_ok());
     }

@@ -1,6 +1,6 @@
 //! Where the composed resources stand with the provider's tenancy rules
 //! and the platform's allow-lists: the shared checks of users, members,
-//! MCP servers and object permissions. Pure.
+//! customers, MCP servers and object permissions. Pure.
 
 use crate::api::input::Policy;
 
@@ -24,6 +24,9 @@ pub struct Tenancy<'a> {
 
 /// Where the provider refuses what a check refuses.
 pub const SHARED: &str = "outside the LiteLLMInstance's namespace, where the provider refuses it";
+
+/// LiteLLM's `models` entry that grants every model of the proxy.
+const ALL_PROXY_MODELS: &str = "all-proxy-models";
 
 /// Whether `allowed` admits `name`: an exact entry, or a `prefix*` one.
 pub fn admits(allowed: &[String], name: &str) -> bool {
@@ -63,6 +66,42 @@ pub fn admitted(
         )),
         _ => None,
     }
+}
+
+/// The problem, if any, of a model a user or customer names at `field`
+/// (one of its `models`, or a customer's `defaultModel`): not among the
+/// policy's allowed models or, on a shared instance, one that may reach
+/// other namespaces' models (another namespace's `<namespace>/<name>`, a
+/// `*`, `all-proxy-models`), which the provider refuses.
+pub fn model_refusal(
+    field: String,
+    model: &str,
+    policy: &Policy,
+    tenancy: &Tenancy<'_>,
+) -> Option<Problem> {
+    if let Some(allowed) = &policy.allowed_models {
+        if !admits(allowed, model) {
+            return Some(Problem::new(
+                field,
+                format!(
+                    "model {model:?} is not allowed by policy (allowed: {})",
+                    allowed.join(", ")
+                ),
+            ));
+        }
+    }
+    let own = format!("{}/", tenancy.namespace);
+    let reaches_others = !model.starts_with(&own)
+        && (model.contains('/') || model.contains('*') || model == ALL_PROXY_MODELS);
+    (tenancy.shared_instance && reaches_others).then(|| {
+        Problem::new(
+            field,
+            format!(
+                "{model:?} may reach other namespaces' models, refused {SHARED}: list public \
+                 model names (without '/' or '*') and this namespace's own ({own}<name>)"
+            ),
+        )
+    })
 }
 
 /// The prefix of a tenant's MCP server names, as the provider wants it:
@@ -139,6 +178,30 @@ mod tests {
         let list = Some(vec!["y".to_string()]);
         let p = admitted(at(), "K", "x", "allowedK", &list, &tenancy(false, false)).unwrap();
         assert_eq!(p.message, "K \"x\" is not allowed by policy (allowed: y)");
+    }
+
+    #[test]
+    fn models_follow_the_policy_and_on_a_shared_instance_stay_in_the_namespace() {
+        let policy = Policy {
+            allowed_models: Some(vec!["gpt-*".into(), "team-ml/*".into(), "team-x/m".into()]),
+            ..Default::default()
+        };
+        let refusal = |model: &str, shared| {
+            model_refusal("spec.f".into(), model, &policy, &tenancy(shared, false))
+                .map(|p| p.message)
+        };
+        assert_eq!(refusal("gpt-4o", true), None);
+        assert_eq!(refusal("team-ml/mine", true), None);
+        assert_eq!(refusal("team-x/m", false), None);
+        let foreign = refusal("team-x/m", true).unwrap();
+        assert!(foreign.contains("other namespaces' models"), "{foreign}");
+        assert!(refusal("gpt-*", true).is_some());
+        let unlisted = refusal("claude-3", false).unwrap();
+        assert!(unlisted.starts_with("model \"claude-3\" is not allowed by policy"));
+        let open = Policy::default();
+        let field = || "spec.f".to_string();
+        assert!(model_refusal(field(), ALL_PROXY_MODELS, &open, &tenancy(true, false)).is_some());
+        assert!(model_refusal(field(), ALL_PROXY_MODELS, &open, &tenancy(false, false)).is_none());
     }
 
     #[test]

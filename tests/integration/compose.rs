@@ -2350,3 +2350,442 @@ fn users_and_mcp_servers_take_the_inputs_metadata_and_usages() {
         json!({"userId": "someone"})
     );
 }
+
+// ----------------------------------------------------------------- customers
+
+/// A tenant's XR (team-ml) on the shared instance (litellm) whose
+/// application serves end users: customers with and without models, a
+/// region, a default model, the XR's budget.
+fn customers_spec() -> Value {
+    json!({
+        "team": {"models": ["gpt-4o", "gpt-4o-mini"]},
+        "budget": {"maxBudget": "50", "duration": "30d"},
+        "keys": [{"name": "app"}],
+        "customers": [
+            {"name": "acme", "alias": "ACME", "models": ["gpt-4o-mini"],
+             "allowedModelRegion": "eu", "budget": true},
+            {"name": "globex", "allowedModelRegion": "us", "defaultModel": "gpt-4o",
+             "budget": false},
+            {"name": "initech"}
+        ]
+    })
+}
+
+#[test]
+fn customers_render_as_the_providers_kind_under_the_providers_ids() {
+    let outcome = compose_people(json!({}), customers_spec());
+    let Outcome::Composed(c) = &outcome else {
+        panic!("fatal: {outcome:?}")
+    };
+    let names: Vec<&str> = c
+        .resources
+        .iter()
+        .filter(|(_, d)| d.resource["kind"] == "LiteLLMCustomer")
+        .map(|(name, d)| {
+            assert_eq!(d.resource["apiVersion"], "litellm.m.crossplane.io/v1alpha1");
+            assert_eq!(d.resource["metadata"]["namespace"], "team-ml");
+            assert_eq!(
+                d.resource["spec"]["instanceRef"],
+                json!({"name": "shared", "namespace": "litellm"})
+            );
+            // The provider chooses the id: no external name is set.
+            assert!(d.resource["metadata"].get("annotations").is_none());
+            name.as_str()
+        })
+        .collect();
+    assert_eq!(
+        names,
+        ["customer-acme", "customer-globex", "customer-initech"]
+    );
+    assert_eq!(
+        c.resources["customer-acme"].resource["metadata"]["name"],
+        "ml.customer-acme"
+    );
+    assert_eq!(
+        for_provider(&outcome, "customer-acme"),
+        json!({"alias": "ACME", "models": ["gpt-4o-mini"], "allowedModelRegion": "eu",
+               "budgetRef": {"name": "ml.budget"}})
+    );
+    assert_eq!(
+        for_provider(&outcome, "customer-globex"),
+        json!({"allowedModelRegion": "us", "defaultModel": "gpt-4o"})
+    );
+    // Without models a customer narrows nothing, and nothing is defaulted.
+    assert_eq!(for_provider(&outcome, "customer-initech"), json!({}));
+    assert!(defaults(&outcome).is_empty(), "{:?}", defaults(&outcome));
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    // The policy's ceiling renders the budget a customer may name.
+    let spec = without(customers_spec(), "/budget");
+    let outcome = compose_people(json!({}), spec);
+    assert_eq!(
+        for_provider(&outcome, "customer-acme")["budgetRef"],
+        json!({"name": "ml.budget"})
+    );
+    assert_eq!(for_provider(&outcome, "budget")["maxBudget"], "100");
+}
+
+#[test]
+fn each_bad_customer_is_fatal_and_names_its_field() {
+    let spec = customers_spec;
+    let no_models = json!({"allowedModels": null});
+    let cases: Vec<(&str, Value, Value, &str)> = vec![
+        (
+            "customers the policy does not allow",
+            json!({"allowCustomers": false}),
+            spec(),
+            "spec.customers",
+        ),
+        (
+            "more customers than the policy allows",
+            json!({"maxCustomers": 2}),
+            spec(),
+            "spec.customers",
+        ),
+        (
+            "a region other than eu and us",
+            json!({}),
+            with(spec(), "/customers/1/allowedModelRegion", json!("apac")),
+            "spec.customers[1].allowedModelRegion",
+        ),
+        (
+            "an empty name",
+            json!({}),
+            with(spec(), "/customers/2/name", json!("")),
+            "spec.customers[2].name",
+        ),
+        (
+            "a name longer than a DNS label",
+            json!({}),
+            with(spec(), "/customers/2/name", json!("c".repeat(64))),
+            "spec.customers[2].name",
+        ),
+        (
+            "a customer without a name",
+            json!({}),
+            with(spec(), "/customers/2", json!({"alias": "nameless"})),
+            "spec.customers[2]",
+        ),
+        (
+            "two customers of one name",
+            json!({}),
+            with(spec(), "/customers/3", json!({"name": "acme"})),
+            "spec.customers[3].name",
+        ),
+        (
+            "an alias longer than a LiteLLMCustomer takes",
+            json!({}),
+            with(spec(), "/customers/0/alias", json!("a".repeat(1025))),
+            "spec.customers[0].alias",
+        ),
+        (
+            "a model the policy does not allow",
+            json!({}),
+            with(spec(), "/customers/0/models/0", json!("claude-3")),
+            "spec.customers[0].models[0]",
+        ),
+        (
+            "a model of another namespace",
+            no_models.clone(),
+            with(spec(), "/customers/0/models/0", json!("team-x/m")),
+            "spec.customers[0].models[0]",
+        ),
+        (
+            "every model of the proxy",
+            no_models.clone(),
+            with(spec(), "/customers/0/models/0", json!("all-proxy-models")),
+            "spec.customers[0].models[0]",
+        ),
+        (
+            "a default model the policy does not allow",
+            json!({}),
+            with(spec(), "/customers/1/defaultModel", json!("claude-3")),
+            "spec.customers[1].defaultModel",
+        ),
+        (
+            "a wildcard default model",
+            no_models.clone(),
+            with(spec(), "/customers/1/defaultModel", json!("gpt-*")),
+            "spec.customers[1].defaultModel",
+        ),
+        (
+            "an empty default model",
+            json!({}),
+            with(spec(), "/customers/1/defaultModel", json!("")),
+            "spec.customers[1].defaultModel",
+        ),
+        (
+            "the XR's budget when it renders none",
+            json!({"maxBudget": null}),
+            without(spec(), "/budget"),
+            "spec.customers[0].budget",
+        ),
+        (
+            "a budget that is not a yes or no",
+            json!({}),
+            with(spec(), "/customers/0/budget", json!("gold")),
+            "spec.customers[0].budget",
+        ),
+        (
+            "models that are not a list",
+            json!({}),
+            with(spec(), "/customers/0/models", json!("gpt-4o")),
+            "spec.customers[0].models",
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (what, policy, spec, field) in cases {
+        match compose_people(policy, spec) {
+            Outcome::Fatal(problems) if problems.len() == 1 && problems[0].field == field => {}
+            Outcome::Fatal(problems) => wrong.push(format!("{what}: {problems:?}")),
+            Outcome::Composed(_) => wrong.push(format!("{what}: composed")),
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+#[test]
+fn customer_messages_say_what_to_do() {
+    let message = |policy: Value, spec: Value| match compose_people(policy, spec) {
+        Outcome::Fatal(problems) => problems[0].to_string(),
+        Outcome::Composed(_) => panic!("composed"),
+    };
+    let denied = message(json!({"allowCustomers": false}), customers_spec());
+    assert!(denied.contains("input.policy.allowCustomers"), "{denied}");
+    let many = message(json!({"maxCustomers": 1}), customers_spec());
+    assert!(
+        many.contains("3 customers requested, policy allows at most 1"),
+        "{many}"
+    );
+    let region = message(
+        json!({}),
+        with(
+            customers_spec(),
+            "/customers/0/allowedModelRegion",
+            json!("EU"),
+        ),
+    );
+    assert!(
+        region.contains("`eu`") && region.contains("`us`"),
+        "{region}"
+    );
+    let foreign = message(
+        json!({"allowedModels": null}),
+        with(customers_spec(), "/customers/0/models/0", json!("team-x/m")),
+    );
+    assert!(
+        foreign.contains("outside the LiteLLMInstance's namespace")
+            && foreign.contains("team-ml/<name>"),
+        "{foreign}"
+    );
+    let budget = message(
+        json!({"maxBudget": null}),
+        without(customers_spec(), "/budget"),
+    );
+    assert!(budget.contains("set spec.budget"), "{budget}");
+}
+
+#[test]
+fn unknown_fields_of_a_customer_are_warned_about_not_fatal() {
+    let spec = with(customers_spec(), "/customers/0/blocked", json!(true));
+    let spec = with(spec, "/customers/2/customerId", json!("app-user-42"));
+    let Outcome::Composed(c) = compose_people(json!({}), spec) else {
+        panic!("fatal")
+    };
+    let warned: Vec<&str> = c.warnings.iter().map(|p| p.field.as_str()).collect();
+    assert_eq!(
+        warned,
+        ["spec.customers[0].blocked", "spec.customers[2].customerId"]
+    );
+    assert!(c.warnings[0].message.contains("left alone"));
+    // Neither is rendered: the provider chooses the id.
+    assert!(c.resources["customer-acme"].resource["spec"]["forProvider"]
+        .get("blocked")
+        .is_none());
+    assert_eq!(
+        c.resources["customer-initech"].resource["spec"]["forProvider"],
+        json!({})
+    );
+}
+
+/// The provider's tenant rules hold only where it applies them: with the
+/// instance in the XR's own namespace (attached) a customer may name any
+/// model the policy allows.
+#[test]
+fn customers_on_the_xrs_own_instance_follow_only_the_policy() {
+    let mut input = input();
+    input["policy"] = json!({});
+    input["instance"] = json!({"attach": {"endpoint": "http://litellm.litellm.svc:4000",
+                                          "masterKeySecretRef": {"name": "m", "key": "k"}}});
+    let spec = with(customers_spec(), "/customers/0/models/0", json!("team-x/m"));
+    let spec = with(spec, "/customers/1/defaultModel", json!("all-proxy-models"));
+    let Outcome::Composed(c) = compose(&xr(spec.clone()), Some(&input), &Fixed::default()) else {
+        panic!("fatal")
+    };
+    let p = &c.resources["customer-acme"].resource["spec"]["forProvider"];
+    assert_eq!(p["models"], json!(["team-x/m"]));
+    input["policy"] = json!({"allowedModels": ["gpt-4o", "gpt-4o-mini"]});
+    assert_eq!(
+        fatal_fields(compose(&xr(spec), Some(&input), &Fixed::default())),
+        [
+            "spec.customers[0].models[0]",
+            "spec.customers[1].defaultModel"
+        ]
+    );
+}
+
+#[test]
+fn customers_report_their_ids_and_readiness() {
+    let ready = |status: &str, at: Value| json!({"atProvider": at, "conditions": [{"type": "Ready", "status": status}]});
+    let id = "prod/team-ml/ml.customer-acme/0123456789abcdef01234567";
+    let everything_else = ["team", "budget", "key-app", "customer-initech"]
+        .map(|name| (name.to_string(), ready("True", json!({}))));
+    let observed = |globex: &str| {
+        let mut statuses = BTreeMap::from(everything_else.clone());
+        statuses.insert(
+            "customer-acme".to_string(),
+            ready("True", json!({"customerId": id, "spend": "1.5"})),
+        );
+        statuses.insert("customer-globex".to_string(), ready(globex, json!({})));
+        Fixed(statuses, Some(json!({"ready": true})), None)
+    };
+    let mut input = input();
+    input["policy"] = json!({});
+    let Outcome::Composed(c) = compose(&xr(customers_spec()), Some(&input), &observed("False"))
+    else {
+        panic!("fatal")
+    };
+    assert_eq!(c.resources["customer-acme"].ready, Some(true));
+    assert_eq!(c.resources["customer-globex"].ready, Some(false));
+    assert_eq!(
+        c.xr_status["customers"],
+        json!([{"name": "acme", "customerId": id, "ready": true},
+               {"name": "globex", "ready": false},
+               {"name": "initech", "ready": true}])
+    );
+    // A customer not ready keeps the XR from being ready, as a user does.
+    assert_eq!(c.xr_status["ready"], false);
+    let Outcome::Composed(c) = compose(&xr(customers_spec()), Some(&input), &observed("True"))
+    else {
+        panic!("fatal")
+    };
+    assert_eq!(c.xr_status["ready"], true);
+    // An XR without customers reports none (its XRD may not declare the
+    // field), and the field goes where the input says, or nowhere.
+    let Outcome::Composed(c) = compose(&xr(good_spec()), Some(&input), &observed("True")) else {
+        panic!("fatal")
+    };
+    assert!(c.xr_status.get("customers").is_none());
+    input["status"] = json!({"customers": "status.litellm.endUsers"});
+    let Outcome::Composed(c) = compose(&xr(customers_spec()), Some(&input), &observed("True"))
+    else {
+        panic!("fatal")
+    };
+    assert_eq!(c.xr_status["litellm"]["endUsers"][0]["customerId"], id);
+    assert!(c.xr_status.get("customers").is_none());
+    input["status"] = json!({"customers": ""});
+    let Outcome::Composed(c) = compose(&xr(customers_spec()), Some(&input), &observed("True"))
+    else {
+        panic!("fatal")
+    };
+    assert!(c.xr_status.get("customers").is_none());
+}
+
+#[test]
+fn customers_are_read_from_where_the_input_says() {
+    let mut input = input();
+    input["fields"] = json!({"customers": "spec.parameters.endUsers"});
+    let spec = json!({"team": {"models": ["gpt-4o"]},
+                      "parameters": {"endUsers": [{"name": "acme", "models": ["o1"]}]}});
+    let Outcome::Fatal(problems) = compose(&xr(spec.clone()), Some(&input), &Fixed::default())
+    else {
+        panic!("composed")
+    };
+    assert_eq!(problems[0].field, "spec.parameters.endUsers[0].models[0]");
+    let spec = with(spec, "/parameters/endUsers/0/models/0", json!("gpt-4o"));
+    let Outcome::Composed(c) = compose(&xr(spec), Some(&input), &Fixed::default()) else {
+        panic!("fatal")
+    };
+    assert_eq!(
+        c.resources["customer-acme"].resource["spec"]["forProvider"]["models"],
+        json!(["gpt-4o"])
+    );
+}
+
+#[test]
+fn a_customers_budget_follows_the_budgets_observed_name() {
+    let observed = Named(
+        Fixed::default(),
+        BTreeMap::from([
+            ("budget".to_string(), "ml-budget".to_string()),
+            ("customer-acme".to_string(), "ml-acme".to_string()),
+        ]),
+    );
+    let mut input = input();
+    input["policy"] = json!({});
+    let Outcome::Composed(c) = compose(&xr(customers_spec()), Some(&input), &observed) else {
+        panic!("fatal")
+    };
+    let acme = &c.resources["customer-acme"].resource;
+    assert_eq!(acme["metadata"]["name"], "ml-acme");
+    assert_eq!(
+        acme["spec"]["forProvider"]["budgetRef"],
+        json!({"name": "ml-budget"})
+    );
+    assert_eq!(
+        c.resources["customer-globex"].resource["metadata"]["name"],
+        "ml.customer-globex"
+    );
+}
+
+#[test]
+fn customers_take_the_inputs_metadata_and_usages() {
+    let mut input = input();
+    input["policy"] = json!({});
+    input["instance"] = json!({"attach": {"endpoint": "http://litellm.litellm.svc:4000",
+                                          "masterKeySecretRef": {"name": "m", "key": "k"}}});
+    input["usages"] = json!(true);
+    input["composed"] = json!({
+        "customers": {"labels": {"kind": "customer"},
+                      "managementPolicies": ["Observe", "Create", "Update", "LateInitialize"]},
+        "byName": {"customer-globex": {"annotations": {"crossplane.io/paused": "true"}}}
+    });
+    let Outcome::Composed(c) = compose(&xr(customers_spec()), Some(&input), &Fixed::default())
+    else {
+        panic!("fatal")
+    };
+    let r = |name: &str| &c.resources[name].resource;
+    for customer in ["customer-acme", "customer-globex", "customer-initech"] {
+        assert_eq!(r(customer)["metadata"]["labels"]["kind"], "customer");
+        assert_eq!(
+            r(customer)["spec"]["managementPolicies"],
+            json!(["Observe", "Create", "Update", "LateInitialize"])
+        );
+        // The attached instance is deleted after the customers.
+        let usage = &r(&format!("usage-{customer}"))["spec"];
+        assert_eq!(usage["by"]["kind"], "LiteLLMCustomer");
+        assert_eq!(
+            usage["by"]["resourceRef"]["name"],
+            r(customer)["metadata"]["name"]
+        );
+        assert_eq!(usage["of"]["kind"], "LiteLLMInstance");
+    }
+    assert_eq!(
+        r("customer-globex")["metadata"]["annotations"]["crossplane.io/paused"],
+        "true"
+    );
+    assert!(r("team")["metadata"].get("labels").is_none());
+    assert!(c
+        .warnings
+        .iter()
+        .all(|w| w.field != "input.composed.byName.customer-globex"));
+    // Management policies on a customer are checked like any other's.
+    input["composed"] = json!({"customers": {"managementPolicies": ["Create"]}});
+    assert_eq!(
+        fatal_fields(compose(
+            &xr(customers_spec()),
+            Some(&input),
+            &Fixed::default()
+        )),
+        ["input.composed.customers.managementPolicies"]
+    );
+}

@@ -672,3 +672,107 @@ async fn users_members_and_mcp_servers_compose_over_grpc() {
         fatal.message
     );
 }
+
+/// The customers example over gRPC: each customer with the readiness the
+/// provider reported, the XR's status naming the id the provider chose for
+/// the one observed (decoded from the observed status, nothing else of
+/// it), and a policy bound on customers a Fatal result naming the XR's
+/// field.
+#[tokio::test]
+async fn customers_compose_over_grpc() {
+    use function_sdk_rust::proto::v1::Ready;
+    use function_sdk_rust::resource::struct_to_json;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/customers-v2");
+    let req = request(&RenderFiles {
+        xr: dir.join("xr.yaml"),
+        composition: dir.join("composition.yaml"),
+        observed: Some(dir.join("observed.yaml")),
+        required: Some(dir.join("required.yaml")),
+    })
+    .expect("the example loads");
+    let (port, _stop) = start(args(true, None)).await;
+    let mut client = FunctionRunnerServiceClient::connect(format!("http://127.0.0.1:{port}"))
+        .await
+        .unwrap();
+    let rsp = client
+        .run_function(req.clone())
+        .await
+        .expect("answered")
+        .into_inner();
+    assert!(
+        rsp.results
+            .iter()
+            .all(|r| r.severity != Severity::Fatal as i32),
+        "{:?}",
+        rsp.results
+    );
+    let desired = rsp.desired.as_ref().unwrap();
+    let ready: Vec<(&str, i32)> = desired
+        .resources
+        .iter()
+        .map(|(name, r)| (name.as_str(), r.ready))
+        .collect::<std::collections::BTreeMap<_, _>>()
+        .into_iter()
+        .collect();
+    let (t, f, u) = (
+        Ready::True as i32,
+        Ready::False as i32,
+        Ready::Unspecified as i32,
+    );
+    assert_eq!(
+        ready,
+        [
+            ("budget", t),
+            ("customer-acme", t),
+            ("customer-globex", f),
+            ("customer-internal", u),
+            ("key-app", t),
+            ("team", t),
+        ]
+    );
+    let resources = desired_resources(&rsp);
+    assert_eq!(resources["customer-acme"]["kind"], "LiteLLMCustomer");
+    assert_eq!(
+        resources["customer-acme"]["spec"]["forProvider"]["budgetRef"]["name"],
+        "helpdesk.budget"
+    );
+    let xr = struct_to_json(
+        desired
+            .composite
+            .as_ref()
+            .unwrap()
+            .resource
+            .as_ref()
+            .unwrap(),
+    );
+    assert_eq!(
+        xr["status"]["customers"],
+        serde_json::json!([
+            {"name": "acme",
+             "customerId": "prod/team-support/helpdesk.customer-acme/3f9a1c7e5b2d8046a1e9c3b7",
+             "ready": true},
+            {"name": "globex", "ready": false},
+            {"name": "internal", "ready": false}
+        ])
+    );
+
+    // More customers than the policy allows.
+    let mut bad = req;
+    let mut input = struct_to_json(bad.input.as_ref().unwrap());
+    input["policy"]["maxCustomers"] = serde_json::json!(2);
+    bad.input = Some(json_to_struct(input.as_object().unwrap()));
+    let rsp = client
+        .run_function(bad)
+        .await
+        .expect("answered")
+        .into_inner();
+    let fatal = rsp
+        .results
+        .iter()
+        .find(|r| r.severity == Severity::Fatal as i32)
+        .expect("a fatal result");
+    assert_eq!(
+        fatal.message,
+        "spec.customers: 3 customers requested, policy allows at most 2"
+    );
+}
