@@ -172,13 +172,13 @@ async fn contract_of_every_access_group_route() {
     assert_ne!(id, "chosen-by-the-caller");
     assert_eq!(id.len(), 36, "a UUID: {id}");
     // The team carries the group.
-    assert_eq!(team_groups(&world, &team_a).await, [id.clone()]);
+    assert_eq!(team_groups(&world, &team_a).await, [id.as_str()]);
 
     // GET by id and by name.
     let got = client.access_group_get(&id).await.unwrap().expect("found");
     assert_eq!(got.access_group_name, name);
     assert_eq!(got.access_model_names, ["m-1"]);
-    assert_eq!(got.assigned_team_ids, [team_a.clone()]);
+    assert_eq!(got.assigned_team_ids, [team_a.as_str()]);
     assert_eq!(
         client
             .access_group_by_name(&name)
@@ -216,10 +216,10 @@ async fn contract_of_every_access_group_route() {
     client.access_group_update(&put).await.unwrap();
     let got = client.access_group_get(&id).await.unwrap().unwrap();
     assert_eq!(got.access_model_names, ["m-2"]);
-    assert_eq!(got.assigned_team_ids, [team_b.clone()]);
+    assert_eq!(got.assigned_team_ids, [team_b.as_str()]);
     assert_eq!(got.description, None);
     assert!(team_groups(&world, &team_a).await.is_empty());
-    assert_eq!(team_groups(&world, &team_b).await, [id.clone()]);
+    assert_eq!(team_groups(&world, &team_b).await, [id.as_str()]);
     // PUT merges: a field left out is kept.
     let partial = reqwest::Client::new()
         .put(format!("{}/v1/access_group/{id}", world.url))
@@ -232,7 +232,7 @@ async fn contract_of_every_access_group_route() {
     let got = client.access_group_get(&id).await.unwrap().unwrap();
     assert_eq!(got.description.as_deref(), Some("only this"));
     assert_eq!(got.access_model_names, ["m-2"]);
-    assert_eq!(got.assigned_team_ids, [team_b.clone()]);
+    assert_eq!(got.assigned_team_ids, [team_b.as_str()]);
     // A /team/update that leaves access_group_ids out keeps the group.
     reqwest::Client::new()
         .post(format!("{}/team/update", world.url))
@@ -243,7 +243,7 @@ async fn contract_of_every_access_group_route() {
         .unwrap()
         .error_for_status()
         .unwrap();
-    assert_eq!(team_groups(&world, &team_b).await, [id.clone()]);
+    assert_eq!(team_groups(&world, &team_b).await, [id.as_str()]);
     // PUT of a name another group has: 409.
     let other = client
         .access_group_new(&made_in_ui(&format!("{name}-other"), &[]))
@@ -394,9 +394,9 @@ async fn a_tenants_group_gives_its_team_its_models_and_is_corrected_and_deleted(
     assert_eq!(at_provider(&created)["assignedTeamIds"], json!([team_id]));
     let stored = live(&world, &id).await.expect("created in LiteLLM");
     assert_eq!(stored.access_group_name, name);
-    assert_eq!(stored.access_model_names, [model_name.clone()]);
+    assert_eq!(stored.access_model_names, [model_name.as_str()]);
     assert_eq!(stored.description.as_deref(), Some("research models"));
-    assert_eq!(team_groups(&world, &team_id).await, [id.clone()]);
+    assert_eq!(team_groups(&world, &team_id).await, [id.as_str()]);
 
     // At request time the team's key may use the group's model.
     eventually("the group's model served to the team's key", || async {
@@ -415,7 +415,7 @@ async fn a_tenants_group_gives_its_team_its_models_and_is_corrected_and_deleted(
         (info.team_alias.as_deref() == Some("web-2")).then_some(())
     })
     .await;
-    assert_eq!(team_groups(&world, &team_id).await, [id.clone()]);
+    assert_eq!(team_groups(&world, &team_id).await, [id.as_str()]);
     assert_eq!(chat(&world, &key, &model_name).await, 200);
 
     // A spec change is written.
@@ -442,13 +442,13 @@ async fn a_tenants_group_gives_its_team_its_models_and_is_corrected_and_deleted(
     assert!(team_groups(&world, &team_id).await.is_empty());
     eventually("the drift corrected", || async {
         let g = live(&world, &id).await?;
-        let fixed = g.access_model_names == [model_name.clone()]
-            && g.assigned_team_ids == [team_id.clone()]
+        let fixed = g.access_model_names == [model_name.as_str()]
+            && g.assigned_team_ids == [team_id.as_str()]
             && g.description.as_deref() == Some("changed");
         fixed.then_some(())
     })
     .await;
-    assert_eq!(team_groups(&world, &team_id).await, [id.clone()]);
+    assert_eq!(team_groups(&world, &team_id).await, [id.as_str()]);
 
     // Renamed in LiteLLM: the name is the owner's mark, so the group no
     // longer shows as this resource's, and nothing is written to it until
@@ -721,7 +721,7 @@ async fn an_mcp_server_a_group_names_waits_for_it() {
     let id = ready(&groups, "tools").await.annotations()[EXTERNAL_NAME].clone();
     assert_eq!(
         live(&world, &id).await.unwrap().access_mcp_server_ids,
-        [server_id.clone()]
+        [server_id.as_str()]
     );
 
     servers
@@ -740,7 +740,7 @@ async fn an_mcp_server_a_group_names_waits_for_it() {
     assert!(servers.get_opt("docs").await.unwrap().is_some());
     assert_eq!(
         live(&world, &id).await.unwrap().access_mcp_server_ids,
-        [server_id.clone()],
+        [server_id.as_str()],
         "the group still names the server"
     );
 
