@@ -5,6 +5,7 @@
 //! checked-in files are stale.
 
 pub mod access;
+pub mod access_group;
 pub mod budget;
 pub mod common;
 pub mod conditions;
@@ -25,6 +26,7 @@ pub mod team;
 pub mod user;
 
 pub use access::{KeyAccess, KeyType, Usage};
+pub use access_group::{AccessGroupParameters, LiteLLMAccessGroup, LiteLLMAccessGroupSpec};
 pub use budget::{BudgetParameters, LiteLLMBudget, LiteLLMBudgetSpec};
 pub use common::*;
 pub use credential::{CredentialParameters, LiteLLMCredential, LiteLLMCredentialSpec};
@@ -75,6 +77,7 @@ macro_rules! managed_kinds {
             LiteLLMCustomer => customers,
             LiteLLMTag => tags,
             LiteLLMGuardrail => guardrails,
+            LiteLLMAccessGroup => access_groups,
         }
     };
 }

@@ -5,6 +5,7 @@
 //! `tests/integration/litellm_client.rs` against a real proxy.
 
 mod access;
+pub mod access_groups;
 mod budgets;
 mod client;
 mod credentials;

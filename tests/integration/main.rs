@@ -43,6 +43,7 @@ mod litellm_standin;
 mod monitoring;
 mod packages;
 mod provider_access;
+mod provider_access_groups;
 mod provider_bounds;
 mod provider_chain;
 mod provider_customers;

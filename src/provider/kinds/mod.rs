@@ -8,6 +8,7 @@
 //! the shared pieces here; never another kind's module.
 
 pub mod access;
+pub mod access_group;
 pub mod budget;
 pub mod credential;
 pub mod customer;

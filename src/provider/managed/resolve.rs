@@ -62,6 +62,12 @@ pub enum Reference {
         field: &'static str,
         names: Vec<String>,
     },
+    /// `LiteLLMTeam`s in the same namespace; resolves to their team ids,
+    /// in order (an access group's teams).
+    Teams {
+        field: &'static str,
+        names: Vec<String>,
+    },
 }
 
 /// Resolved references, by field name.
@@ -438,6 +444,13 @@ pub async fn references(
                 let mut ids = Vec::with_capacity(names.len());
                 for name in names {
                     ids.push(entity::<LiteLLMUser>(kube, namespace, field, name).await?);
+                }
+                resolved.with_ids(field, ids)
+            }
+            Reference::Teams { field, names } => {
+                let mut ids = Vec::with_capacity(names.len());
+                for name in names {
+                    ids.push(entity::<LiteLLMTeam>(kube, namespace, field, name).await?);
                 }
                 resolved.with_ids(field, ids)
             }
