@@ -23,6 +23,7 @@ pub mod organization;
 pub mod tag;
 pub mod team;
 pub mod user;
+pub mod vector_store;
 
 pub use access::{KeyAccess, KeyType, Usage};
 pub use budget::{BudgetParameters, LiteLLMBudget, LiteLLMBudgetSpec};
@@ -42,6 +43,7 @@ pub use organization::{LiteLLMOrganization, LiteLLMOrganizationSpec, Organizatio
 pub use tag::{LiteLLMTag, LiteLLMTagSpec, TagParameters};
 pub use team::{LiteLLMTeam, LiteLLMTeamSpec, TeamParameters};
 pub use user::{LiteLLMUser, LiteLLMUserSpec, UserParameters, UserRole};
+pub use vector_store::{LiteLLMVectorStore, LiteLLMVectorStoreSpec, VectorStoreParameters};
 
 /// API group of the managed kinds.
 pub const GROUP: &str = "litellm.m.crossplane.io";
@@ -75,6 +77,7 @@ macro_rules! managed_kinds {
             LiteLLMCustomer => customers,
             LiteLLMTag => tags,
             LiteLLMGuardrail => guardrails,
+            LiteLLMVectorStore => vector_stores,
         }
     };
 }
