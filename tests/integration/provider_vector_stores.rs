@@ -484,3 +484,68 @@ async fn imports_and_a_hostile_tenant() {
     world.litellm.vector_store_delete(&ui_id).await.unwrap();
     assert_nowhere(&world, &tns, &[&key, &tenant_key]).await;
 }
+
+/// A tenant's team names its own vector store by `vectorStoreRefs` and
+/// gets its id in LiteLLM; the vector store's deletion waits for the team
+/// (a careless operator deleting it first), and goes once the team is
+/// gone.
+#[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
+async fn a_team_names_a_vector_store_by_reference_and_its_deletion_waits() {
+    let Some((world, _crds)) = world_guarded("pvs-refs").await else {
+        return;
+    };
+    let tenant = world.tenant("pvs-refs-tenant").await;
+    let tns = tenant.namespace.clone();
+    let key = format!("sk-vs-{}-refs", k8s::unique_suffix());
+    write_secret(&world.kube, &tns, "vs-key", json!({"key": key})).await;
+    world
+        .create_for_tenant::<LiteLLMVectorStore>(
+            &tenant,
+            KIND,
+            "handbook",
+            json!({"forProvider": {"customLlmProvider": "openai",
+                "litellmParams": {"apiKeySecretRef": {"name": "vs-key", "key": "key"}}}}),
+        )
+        .await;
+    let stores: Api<LiteLLMVectorStore> = tenant.api(&world);
+    ready(&stores, "handbook").await;
+    let id = format!("{tns}.handbook");
+    world
+        .create_for_tenant::<litellm_crossplane::api::LiteLLMTeam>(
+            &tenant,
+            "LiteLLMTeam",
+            "web",
+            json!({"forProvider": {"models": ["gpt-4o"], "objectPermission": {
+                "vectorStoreRefs": [{"name": "handbook"}],
+            }}}),
+        )
+        .await;
+    let teams: Api<litellm_crossplane::api::LiteLLMTeam> = tenant.api(&world);
+    let team = ready(&teams, "web").await;
+    let team_id = team.annotations()[EXTERNAL_NAME].clone();
+    let permission = world
+        .team_info(&team_id)
+        .await
+        .unwrap()
+        .object_permission
+        .expect("an object permission");
+    assert_eq!(permission.vector_stores, [id.clone()]);
+
+    // Deleted first: waits for the team that names it.
+    stores
+        .delete("handbook", &Default::default())
+        .await
+        .unwrap();
+    let waiting = wait_for(&stores, "handbook", "waiting for the team", |s| {
+        condition(s, "Ready")
+            .and_then(|c| c.message)
+            .is_some_and(|m| m.contains("waiting for") && m.contains("LiteLLMTeam web"))
+    })
+    .await;
+    assert!(waiting.metadata.deletion_timestamp.is_some());
+    assert!(live(&world, &id).await.is_some(), "still in LiteLLM");
+    delete_and_wait(&teams, "web").await;
+    support::provider::wait_gone(&stores, "handbook").await;
+    assert!(live(&world, &id).await.is_none(), "deleted from LiteLLM");
+}

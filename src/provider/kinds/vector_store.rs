@@ -306,6 +306,9 @@ impl ManagedKind for LiteLLMVectorStore {
     type External = Mapped<VectorStoreMapping>;
     const NOUN: &'static str = "vector store";
     const JOINS: &'static [Joins] = &[Joins::Credential];
+    /// Teams and keys whose `objectPermission` names it: its deletion
+    /// waits for them.
+    const JOINED_AS: Option<Joins> = Some(Joins::VectorStore);
 
     fn managed(&self) -> &ManagedFields {
         &self.spec.managed
