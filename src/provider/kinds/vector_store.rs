@@ -24,6 +24,10 @@
 //! (`REDACTED_BY_LITELM`); the fingerprints of the values last written are
 //! kept in `status.atProvider.secretFingerprints`.
 //!
+//! Teams and keys name a vector store in `objectPermission`
+//! (`vectorStoreRefs`, resolved to its id, or its raw id): its deletion
+//! waits for them ([`Joins::VectorStore`]).
+//!
 //! Refused from every namespace, before anything is sent: a Secret whose
 //! value is `os.environ/...`, a secret-looking name in `additionalParams`.
 //! Outside the LiteLLMInstance's namespace, a vector store follows the
