@@ -530,7 +530,7 @@ async fn a_team_names_a_vector_store_by_reference_and_its_deletion_waits() {
         .unwrap()
         .object_permission
         .expect("an object permission");
-    assert_eq!(permission.vector_stores, [id.clone()]);
+    assert_eq!(permission.vector_stores, vec![id.clone()]);
 
     // Deleted first: waits for the team that names it.
     stores

@@ -538,7 +538,13 @@ mod tests {
     #[test]
     fn diff_table_and_which_drift_needs_a_recreate() {
         assert!(diff(&params(), &refs(), &live(), &me()).is_empty());
-        let cases: [(&str, fn(&mut VectorStore), &[&str], bool); 7] = [
+        type Case = (
+            &'static str,
+            fn(&mut VectorStore),
+            &'static [&'static str],
+            bool,
+        );
+        let cases: [Case; 7] = [
             (
                 "renamed in the UI",
                 |l| l.vector_store_name = Some("x".into()),
