@@ -283,7 +283,14 @@ pub struct ObjectPermission {
         inner(length(min = 1, max = bounds::MAX_ACCESS_GROUP_LENGTH))
     )]
     pub mcp_access_groups: Option<Vec<String>>,
-    /// Vector store ids: only in the LiteLLMInstance's namespace.
+    /// LiteLLMVectorStores of this namespace, by name; each resolves to its
+    /// vector store id once Ready. A vector store's deletion waits for the
+    /// teams and keys that name it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = bounds::MAX_OBJECT_PERMISSIONS))]
+    pub vector_store_refs: Option<Vec<LocalRef>>,
+    /// Raw vector store ids, for vector stores not managed here: only in
+    /// the LiteLLMInstance's namespace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(
         length(max = bounds::MAX_OBJECT_PERMISSIONS),

@@ -24,6 +24,7 @@ pub mod organization;
 pub mod tag;
 pub mod team;
 pub mod user;
+pub mod vector_store;
 
 pub use access::{KeyAccess, KeyType, Usage};
 pub use access_group::{AccessGroupParameters, LiteLLMAccessGroup, LiteLLMAccessGroupSpec};
@@ -44,6 +45,7 @@ pub use organization::{LiteLLMOrganization, LiteLLMOrganizationSpec, Organizatio
 pub use tag::{LiteLLMTag, LiteLLMTagSpec, TagParameters};
 pub use team::{LiteLLMTeam, LiteLLMTeamSpec, TeamParameters};
 pub use user::{LiteLLMUser, LiteLLMUserSpec, UserParameters, UserRole};
+pub use vector_store::{LiteLLMVectorStore, LiteLLMVectorStoreSpec, VectorStoreParameters};
 
 /// API group of the managed kinds.
 pub const GROUP: &str = "litellm.m.crossplane.io";
@@ -78,6 +80,7 @@ macro_rules! managed_kinds {
             LiteLLMTag => tags,
             LiteLLMGuardrail => guardrails,
             LiteLLMAccessGroup => access_groups,
+            LiteLLMVectorStore => vector_stores,
         }
     };
 }

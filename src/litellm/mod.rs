@@ -23,6 +23,7 @@ mod secret;
 pub mod tags;
 mod teams;
 mod users;
+pub mod vector_stores;
 
 use serde::{Deserialize, Deserializer};
 

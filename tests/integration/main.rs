@@ -65,5 +65,6 @@ mod provider_tenancy;
 mod provider_updates;
 mod provider_upstream_credentials;
 mod provider_users;
+mod provider_vector_stores;
 mod test_kubelet;
 mod workflows;

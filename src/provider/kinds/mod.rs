@@ -24,3 +24,4 @@ pub mod tag;
 pub mod team;
 pub mod upstream;
 pub mod user;
+pub mod vector_store;

@@ -1,7 +1,9 @@
 //! The `objectPermission` of teams and keys, written once for both: the
-//! `LiteLLMMCPServer`s it names (references, joins), what is sent, what is
+//! `LiteLLMMCPServer`s and `LiteLLMVectorStore`s it names (references,
+//! joins), what is sent, what is
 //! drift and what a tenant may not ask for.
 
+use crate::api::common::LocalRef;
 use crate::api::mcp_server::ObjectPermission;
 use crate::litellm;
 use crate::provider::managed::diff::{same_set, Diff};
@@ -16,25 +18,34 @@ pub fn group_prefix(namespace: &str) -> String {
 /// `objectPermission.mcpServerRefs` of a team or key: the field of its
 /// reference.
 pub const MCP_SERVER_REFS: &str = "objectPermission.mcpServerRefs";
+/// `objectPermission.vectorStoreRefs` of a team or key: the field of its
+/// reference.
+pub const VECTOR_STORE_REFS: &str = "objectPermission.vectorStoreRefs";
 /// The field of the drift of a team's or key's `objectPermission`.
 pub const OBJECT_PERMISSION: &str = "objectPermission";
 
-/// The `LiteLLMMCPServer`s a team's or key's `objectPermission` names, to
-/// resolve before anything is written.
+/// The `LiteLLMMCPServer`s and `LiteLLMVectorStore`s a team's or key's
+/// `objectPermission` names, to resolve before anything is written.
 pub fn permission_references(permission: Option<&ObjectPermission>) -> Vec<Reference> {
-    let names: Vec<String> = permission
-        .and_then(|p| p.mcp_server_refs.as_ref())
-        .into_iter()
-        .flatten()
-        .map(|r| r.name.clone())
-        .collect();
-    if names.is_empty() {
-        return Vec::new();
+    let names = |refs: Option<&Vec<LocalRef>>| -> Vec<String> {
+        refs.into_iter().flatten().map(|r| r.name.clone()).collect()
+    };
+    let mut references = Vec::new();
+    let servers = names(permission.and_then(|p| p.mcp_server_refs.as_ref()));
+    if !servers.is_empty() {
+        references.push(Reference::McpServers {
+            field: MCP_SERVER_REFS,
+            names: servers,
+        });
     }
-    vec![Reference::McpServers {
-        field: MCP_SERVER_REFS,
-        names,
-    }]
+    let stores = names(permission.and_then(|p| p.vector_store_refs.as_ref()));
+    if !stores.is_empty() {
+        references.push(Reference::VectorStores {
+            field: VECTOR_STORE_REFS,
+            names: stores,
+        });
+    }
+    references
 }
 
 /// The MCP servers a team or key joins (by reference and by raw id): their
@@ -53,7 +64,21 @@ pub fn permission_joins(permission: Option<&ObjectPermission>) -> Vec<Join> {
         .iter()
         .flatten()
         .filter_map(|id| join(Joins::McpServer, None, Some(id)));
-    by_ref.chain(by_id).collect()
+    let stores_by_ref = permission
+        .vector_store_refs
+        .iter()
+        .flatten()
+        .filter_map(|r| join(Joins::VectorStore, Some(r), None));
+    let stores_by_id = permission
+        .vector_stores
+        .iter()
+        .flatten()
+        .filter_map(|id| join(Joins::VectorStore, None, Some(id)));
+    by_ref
+        .chain(by_id)
+        .chain(stores_by_ref)
+        .chain(stores_by_id)
+        .collect()
 }
 
 /// What a team or key sends as `object_permission`: the servers of the
@@ -67,10 +92,12 @@ pub fn permission_request(
     let permission = permission?;
     let mut mcp_servers: Vec<String> = refs.ids(MCP_SERVER_REFS).unwrap_or_default().to_vec();
     mcp_servers.extend(permission.mcp_servers.iter().flatten().cloned());
+    let mut vector_stores: Vec<String> = refs.ids(VECTOR_STORE_REFS).unwrap_or_default().to_vec();
+    vector_stores.extend(permission.vector_stores.iter().flatten().cloned());
     Some(litellm::ObjectPermission {
         mcp_servers,
         mcp_access_groups: permission.mcp_access_groups.clone().unwrap_or_default(),
-        vector_stores: permission.vector_stores.clone().unwrap_or_default(),
+        vector_stores,
     })
 }
 
@@ -130,7 +157,8 @@ pub fn permission_refusal(
     {
         return Some(format!(
             "forProvider.objectPermission.vectorStores: vector store ids are refused {WHERE}: \
-             LiteLLM records no owner of a vector store, so nothing tells whose one is"
+             a raw id could name another namespace's vector store; name this namespace's \
+             LiteLLMVectorStores in vectorStoreRefs"
         ));
     }
     let own = group_prefix(namespace);
@@ -157,8 +185,54 @@ mod tests {
             }]),
             mcp_servers: None,
             mcp_access_groups: Some(vec!["ns/dev".into()]),
+            vector_store_refs: None,
             vector_stores: None,
         }
+    }
+
+    #[test]
+    fn vector_stores_by_reference_are_resolved_joined_and_sent_with_raw_ids() {
+        let by_ref = ObjectPermission {
+            vector_store_refs: Some(vec![LocalRef {
+                name: "handbook".into(),
+            }]),
+            vector_stores: Some(vec!["vs-raw".into()]),
+            ..permission()
+        };
+        let references = permission_references(Some(&by_ref));
+        let Some(Reference::VectorStores { field, names }) = references.last() else {
+            panic!("{references:?}")
+        };
+        assert_eq!(
+            (*field, names.as_slice()),
+            (VECTOR_STORE_REFS, &["handbook".to_owned()][..])
+        );
+        let refs = Resolved::default()
+            .with_ids(MCP_SERVER_REFS, vec!["ns.github".into()])
+            .with_ids(VECTOR_STORE_REFS, vec!["ns.handbook".into()]);
+        let sent = permission_request(Some(&by_ref), &refs).unwrap();
+        assert_eq!(sent.vector_stores, ["ns.handbook", "vs-raw"]);
+        let joins = permission_joins(Some(&by_ref));
+        assert!(joins
+            .iter()
+            .any(|j| j.names(Joins::VectorStore, "handbook", "ns.handbook")));
+        assert!(joins
+            .iter()
+            .any(|j| j.names(Joins::VectorStore, "anything", "vs-raw")));
+        assert!(!joins
+            .iter()
+            .any(|j| j.names(Joins::McpServer, "handbook", "ns.handbook")));
+        // A tenant names its own by reference; raw ids stay the platform's.
+        let tenant_refs = ObjectPermission {
+            vector_stores: None,
+            ..by_ref.clone()
+        };
+        assert_eq!(
+            permission_refusal(Some(&tenant_refs), "ns", "platform"),
+            None
+        );
+        let why = permission_refusal(Some(&by_ref), "ns", "platform").unwrap();
+        assert!(why.contains("objectPermission.vectorStores") && why.contains("vectorStoreRefs"));
     }
 
     #[test]

@@ -16,6 +16,7 @@ use crate::api::mcp_server::LiteLLMMCPServer;
 use crate::api::organization::LiteLLMOrganization;
 use crate::api::team::LiteLLMTeam;
 use crate::api::user::LiteLLMUser;
+use crate::api::vector_store::LiteLLMVectorStore;
 use crate::litellm::{self, ClientConfig, Observer, Pacing, Secret};
 
 use crate::provider::managed::contract::ManagedKind;
@@ -50,6 +51,12 @@ pub enum Reference {
     /// `LiteLLMMCPServer`s in the same namespace; resolves to their server
     /// ids, in order.
     McpServers {
+        field: &'static str,
+        names: Vec<String>,
+    },
+    /// `LiteLLMVectorStore`s in the same namespace; resolves to their
+    /// vector store ids, in order.
+    VectorStores {
         field: &'static str,
         names: Vec<String>,
     },
@@ -437,6 +444,13 @@ pub async fn references(
                 let mut ids = Vec::with_capacity(names.len());
                 for name in names {
                     ids.push(entity::<LiteLLMMCPServer>(kube, namespace, field, name).await?);
+                }
+                resolved.with_ids(field, ids)
+            }
+            Reference::VectorStores { field, names } => {
+                let mut ids = Vec::with_capacity(names.len());
+                for name in names {
+                    ids.push(entity::<LiteLLMVectorStore>(kube, namespace, field, name).await?);
                 }
                 resolved.with_ids(field, ids)
             }

@@ -17,6 +17,9 @@ pub enum Joins {
     /// A `LiteLLMMCPServer`, which a team or key names in its
     /// `objectPermission`.
     McpServer,
+    /// A `LiteLLMVectorStore`, which a team or key names in its
+    /// `objectPermission`.
+    VectorStore,
     /// A `LiteLLMOrganization`, which a team belongs to
     /// (`organizationRef`/`organizationId`).
     Organization,

@@ -849,7 +849,13 @@ impl ManagedKind for LiteLLMVirtualKey {
     type AtProvider = KeyObservation;
     type External = KeyExternal;
     const NOUN: &'static str = "key";
-    const JOINS: &'static [Joins] = &[Joins::Team, Joins::Budget, Joins::User, Joins::McpServer];
+    const JOINS: &'static [Joins] = &[
+        Joins::Team,
+        Joins::Budget,
+        Joins::User,
+        Joins::McpServer,
+        Joins::VectorStore,
+    ];
 
     fn managed(&self) -> &ManagedFields {
         &self.spec.managed
@@ -1259,6 +1265,7 @@ mod tests {
             Joins::Credential,
             Joins::User,
             Joins::McpServer,
+            Joins::VectorStore,
             Joins::Organization,
         ] {
             let Some(fields) = LiteLLMVirtualKey::join_fields(what) else {

@@ -268,7 +268,12 @@ impl ManagedKind for LiteLLMTeam {
     type AtProvider = TeamObservation;
     type External = TeamExternal;
     const NOUN: &'static str = "team";
-    const JOINS: &'static [Joins] = &[Joins::User, Joins::McpServer, Joins::Organization];
+    const JOINS: &'static [Joins] = &[
+        Joins::User,
+        Joins::McpServer,
+        Joins::VectorStore,
+        Joins::Organization,
+    ];
     /// Keys of its namespace that join it: LiteLLM would delete them with
     /// the team, under resources that still hold them.
     const JOINED_AS: Option<Joins> = Some(Joins::Team);
