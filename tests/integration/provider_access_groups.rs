@@ -17,11 +17,10 @@ use crate::support;
 
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Secret as KubeSecret;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kube::ResourceExt;
 use litellm_crossplane::api::common::EXTERNAL_NAME;
-use litellm_crossplane::api::{LiteLLMAccessGroup, LiteLLMMCPServer, LiteLLMModel, LiteLLMTeam};
+use litellm_crossplane::api::{LiteLLMAccessGroup, LiteLLMMCPServer, LiteLLMTeam};
 use litellm_crossplane::litellm::access_groups::{AccessGroup, AccessGroupRequest};
 use litellm_crossplane::litellm::Error;
 use litellm_crossplane::provider::managed::contract::ManagedKind;
@@ -279,33 +278,6 @@ async fn contract_of_every_access_group_route() {
     delete_raw_team(&world, &team_b).await;
 }
 
-/// A platform model `model_name` served by `upstream`.
-async fn platform_model(world: &World, upstream: &Upstream, model_name: &str) {
-    let secrets: Api<KubeSecret> = Api::namespaced(world.kube.clone(), &world.namespace);
-    let secret = serde_json::from_value(json!({
-        "metadata": {"name": "ag-upstream"},
-        "stringData": {"apiKey": "sk-upstream-for-access-groups"},
-    }))
-    .unwrap();
-    secrets
-        .create(&PostParams::default(), &secret)
-        .await
-        .expect("key Secret");
-    let models = world
-        .create(&manifest::<LiteLLMModel>(
-            "LiteLLMModel",
-            "ag-chat",
-            json!({}),
-            json!({"forProvider": {
-                "modelName": model_name,
-                "litellmParams": {"model": "openai/gpt-4o", "apiBase": upstream.url(),
-                                  "apiKeySecretRef": {"name": "ag-upstream", "key": "apiKey"}},
-            }}),
-        ))
-        .await;
-    ready(&models, "ag-chat").await;
-}
-
 /// A key of the team `team_id`, made with the master key (an
 /// application's): it may use what the team may.
 async fn team_key(world: &World, team_id: &str) -> String {
@@ -347,7 +319,7 @@ async fn a_tenants_group_gives_its_team_its_models_and_is_corrected_and_deleted(
     let _crds = CrdGuard::start(&world.kube);
     let upstream = Upstream::start().await;
     let model_name = format!("ag-chat-{}", k8s::unique_suffix());
-    platform_model(&world, &upstream, &model_name).await;
+    support::provider::platform_model(&world, &upstream, "ag-chat", &model_name).await;
     let (tenant, registry) = world.tenant_counted("pag-life-t").await;
     let tenant_count = |operation: &str| {
         requests_by_operation(&registry)

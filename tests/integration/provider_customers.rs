@@ -11,11 +11,10 @@
 
 use crate::support;
 
-use k8s_openapi::api::core::v1::Secret as KubeSecret;
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::ResourceExt;
 use litellm_crossplane::api::common::EXTERNAL_NAME;
-use litellm_crossplane::api::{LiteLLMBudget, LiteLLMCustomer, LiteLLMModel};
+use litellm_crossplane::api::{LiteLLMBudget, LiteLLMCustomer};
 use litellm_crossplane::litellm::{CustomerInfo, CustomerRequest};
 use serde_json::{json, Value};
 use support::k8s;
@@ -64,33 +63,6 @@ async fn application_key(world: &World, model_name: &str) -> String {
     key
 }
 
-/// A platform model `model_name` served by `upstream`.
-async fn platform_model(world: &World, upstream: &Upstream, model_name: &str) {
-    let secrets: Api<KubeSecret> = Api::namespaced(world.kube.clone(), &world.namespace);
-    let secret = serde_json::from_value(json!({
-        "metadata": {"name": "cust-upstream"},
-        "stringData": {"apiKey": "sk-upstream-for-customers"},
-    }))
-    .unwrap();
-    secrets
-        .create(&PostParams::default(), &secret)
-        .await
-        .expect("key Secret");
-    let models = world
-        .create(&manifest::<LiteLLMModel>(
-            "LiteLLMModel",
-            "cust-chat",
-            json!({}),
-            json!({"forProvider": {
-                "modelName": model_name,
-                "litellmParams": {"model": "openai/gpt-4o", "apiBase": upstream.url(),
-                                  "apiKeySecretRef": {"name": "cust-upstream", "key": "apiKey"}},
-            }}),
-        ))
-        .await;
-    ready(&models, "cust-chat").await;
-}
-
 #[tokio::test]
 #[ignore = "needs the test harnesses: tests/run.sh"]
 async fn a_tenants_customer_lives_by_its_private_id_and_its_budget() {
@@ -99,7 +71,7 @@ async fn a_tenants_customer_lives_by_its_private_id_and_its_budget() {
     };
     let upstream = Upstream::start().await;
     let model_name = format!("cust-chat-{}", k8s::unique_suffix());
-    platform_model(&world, &upstream, &model_name).await;
+    support::provider::platform_model(&world, &upstream, "cust-chat", &model_name).await;
     let tenant = world.tenant("pcu-life-t").await;
     let tns = tenant.namespace.clone();
     world

@@ -14,7 +14,7 @@
 
 use crate::support;
 
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::ResourceExt;
 use litellm_crossplane::api::common::EXTERNAL_NAME;
 use litellm_crossplane::api::LiteLLMGuardrail;
@@ -95,26 +95,6 @@ fn creates(world: &World) -> u64 {
         .get("POST /guardrails")
         .copied()
         .unwrap_or(0)
-}
-
-/// No value of `secrets` is in a status of `namespace`'s guardrails or in
-/// its events.
-async fn assert_nowhere(world: &World, namespace: &str, secrets: &[&str]) {
-    let guardrails: Api<LiteLLMGuardrail> = Api::namespaced(world.kube.clone(), namespace);
-    let statuses: Vec<Value> = guardrails
-        .list(&Default::default())
-        .await
-        .unwrap()
-        .iter()
-        .map(|s| serde_json::to_value(&s.status).unwrap())
-        .collect();
-    let statuses = serde_json::to_string(&statuses).unwrap();
-    let events =
-        serde_json::to_string(&support::provider::events(&world.kube, namespace).await).unwrap();
-    for secret in secrets {
-        assert!(!statuses.contains(secret), "a secret in status: {statuses}");
-        assert!(!events.contains(secret), "a secret in an event: {events}");
-    }
 }
 
 /// Every route of the client against the real proxy, with what 1.108.7
@@ -485,7 +465,8 @@ async fn a_guardrail_from_a_secret_is_created_rotated_corrected_and_deleted() {
         wait_gone(&guardrails, gone).await;
     }
     assert!(live(&world, &id).await.is_none(), "deleted from LiteLLM");
-    assert_nowhere(&world, &ns, &[&first, &second]).await;
+    support::provider::assert_secrets_nowhere::<LiteLLMGuardrail>(&world, &ns, &[&first, &second])
+        .await;
 }
 
 /// An unmarked guardrail (made in the UI) is imported with `Observe` from
@@ -625,6 +606,11 @@ async fn imports_and_tenants() {
     wait_gone(&platform, "imported").await;
     assert!(live(&world, &ui_id).await.is_some());
     assert!(world.litellm.guardrail_delete(&ui_id).await.unwrap());
-    assert_nowhere(&world, &tns, &["sk-tenant-key-1"]).await;
-    assert_nowhere(&world, &ns, &[&ui_key]).await;
+    support::provider::assert_secrets_nowhere::<LiteLLMGuardrail>(
+        &world,
+        &tns,
+        &["sk-tenant-key-1"],
+    )
+    .await;
+    support::provider::assert_secrets_nowhere::<LiteLLMGuardrail>(&world, &ns, &[&ui_key]).await;
 }

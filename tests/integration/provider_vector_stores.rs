@@ -62,26 +62,6 @@ fn fingerprint(store: &LiteLLMVectorStore) -> Value {
     at_provider(store)["secretFingerprints"]["litellmParams.apiKeySecretRef"].clone()
 }
 
-/// No value of `secrets` in a status of `namespace`'s vector stores or in
-/// its events.
-async fn assert_nowhere(world: &World, namespace: &str, secrets: &[&str]) {
-    let api: Api<LiteLLMVectorStore> = Api::namespaced(world.kube.clone(), namespace);
-    let statuses: Vec<Value> = api
-        .list(&Default::default())
-        .await
-        .unwrap()
-        .iter()
-        .map(|s| serde_json::to_value(&s.status).unwrap())
-        .collect();
-    let statuses = serde_json::to_string(&statuses).unwrap();
-    let events =
-        serde_json::to_string(&support::provider::events(&world.kube, namespace).await).unwrap();
-    for secret in secrets {
-        assert!(!statuses.contains(secret), "a secret in status: {statuses}");
-        assert!(!events.contains(secret), "a secret in an event: {events}");
-    }
-}
-
 /// Every route of the client against the real proxy, with what 1.108.7
 /// does that the kind relies on.
 #[tokio::test]
@@ -296,7 +276,12 @@ async fn a_vector_store_is_created_corrected_updated_recreated_and_deleted() {
     delete_and_wait(&named, "named").await;
     assert!(live(&world, &chosen).await.is_none());
     ui.vector_store_id = chosen;
-    assert_nowhere(&world, &ns, &[&first, &second]).await;
+    support::provider::assert_secrets_nowhere::<LiteLLMVectorStore>(
+        &world,
+        &ns,
+        &[&first, &second],
+    )
+    .await;
 }
 
 /// An unmarked vector store (made in the UI) imported with `Observe` from
@@ -482,7 +467,12 @@ async fn imports_and_a_hostile_tenant() {
     assert!(live(&world, &ui_id).await.is_some());
     delete_and_wait(&platform, "platform").await;
     world.litellm.vector_store_delete(&ui_id).await.unwrap();
-    assert_nowhere(&world, &tns, &[&key, &tenant_key]).await;
+    support::provider::assert_secrets_nowhere::<LiteLLMVectorStore>(
+        &world,
+        &tns,
+        &[&key, &tenant_key],
+    )
+    .await;
 }
 
 /// A tenant's team names its own vector store by `vectorStoreRefs` and

@@ -702,6 +702,65 @@ pub fn at_provider<K: ManagedKind>(object: &K) -> serde_json::Value {
         .unwrap_or_default()
 }
 
+/// Asserts that none of `secrets` is in the status of any `K` of
+/// `namespace`, nor in any Event there.
+pub async fn assert_secrets_nowhere<K: ManagedKind>(
+    world: &World,
+    namespace: &str,
+    secrets: &[&str],
+) {
+    let api: Api<K> = Api::namespaced(world.kube.clone(), namespace);
+    let statuses: Vec<serde_json::Value> = api
+        .list(&Default::default())
+        .await
+        .expect("listed")
+        .iter()
+        .map(|o| serde_json::to_value(o.managed_status()).expect("status serializes"))
+        .collect();
+    let statuses = serde_json::to_string(&statuses).expect("statuses serialize");
+    let events =
+        serde_json::to_string(&events(&world.kube, namespace).await).expect("events serialize");
+    for secret in secrets {
+        assert!(!statuses.contains(secret), "a secret in status: {statuses}");
+        assert!(!events.contains(secret), "a secret in an event: {events}");
+    }
+}
+
+/// A platform `LiteLLMModel` `name` (in the world's namespace) publishing
+/// `model_name`, served by `upstream` with a key from a Secret of its own;
+/// Ready when this returns.
+pub async fn platform_model(
+    world: &World,
+    upstream: &super::upstream::Upstream,
+    name: &str,
+    model_name: &str,
+) {
+    let secrets: Api<KubeSecret> = Api::namespaced(world.kube.clone(), &world.namespace);
+    let secret_name = format!("{name}-upstream");
+    let secret = serde_json::from_value(json!({
+        "metadata": {"name": secret_name},
+        "stringData": {"apiKey": format!("sk-upstream-for-{name}")},
+    }))
+    .expect("a Secret");
+    secrets
+        .create(&PostParams::default(), &secret)
+        .await
+        .expect("key Secret");
+    let models = world
+        .create(&manifest::<litellm_crossplane::api::LiteLLMModel>(
+            "LiteLLMModel",
+            name,
+            json!({}),
+            json!({"forProvider": {
+                "modelName": model_name,
+                "litellmParams": {"model": "openai/gpt-4o", "apiBase": upstream.url(),
+                                  "apiKeySecretRef": {"name": secret_name, "key": "apiKey"}},
+            }}),
+        ))
+        .await;
+    ready(&models, name).await;
+}
+
 /// A world for one test module, with its new CRD fields kept installed
 /// ([`super::crd_guard::CrdGuard`]) against other working copies' tests.
 pub async fn world_guarded(prefix: &str) -> Option<(World, super::crd_guard::CrdGuard)> {
