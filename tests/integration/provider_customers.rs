@@ -424,3 +424,107 @@ async fn a_hostile_tenant_chooses_no_customer_id_and_takes_nothing() {
     delete(&victim.api::<LiteLLMBudget>(&world), "paid").await;
     world.litellm.customer_delete(&app_user).await.unwrap();
 }
+
+/// Every `/customer/*` route of the client against the real proxy, with
+/// what 1.108.7 does that the kind relies on (src/litellm/customers.rs).
+#[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
+async fn contract_of_every_customer_route() {
+    let Some((world, _crds)) = start("pcu-contract").await else {
+        return;
+    };
+    let client = &world.litellm;
+    let id = format!("pcu-contract/{}", k8s::unique_suffix());
+    assert!(live(&world, &id).await.is_none(), "missing: None (404)");
+    assert!(
+        matches!(
+            client
+                .customer_update(&CustomerRequest {
+                    user_id: id.clone(),
+                    alias: Some("x".into()),
+                    ..CustomerRequest::default()
+                })
+                .await,
+            Err(litellm_crossplane::litellm::Error::NotFound { .. })
+        ),
+        "an update of a missing customer creates nothing"
+    );
+    assert!(live(&world, &id).await.is_none());
+    assert!(!client.customer_delete(&id).await.unwrap(), "missing: gone");
+
+    // Created under the chosen id; a second create is a conflict.
+    let budget = format!("pcu-contract-budget-{}", k8s::unique_suffix());
+    client
+        .budget_new(&litellm_crossplane::litellm::BudgetRequest {
+            budget_id: budget.clone(),
+            limits: litellm_crossplane::litellm::LimitsRequest {
+                max_budget: Some(2.0),
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let created = client
+        .customer_new(&CustomerRequest {
+            user_id: id.clone(),
+            alias: Some("First".into()),
+            blocked: Some(true),
+            budget_id: Some(budget.clone()),
+            models: Some(vec!["m1".into()]),
+            allowed_model_region: Some("eu".into()),
+            ..CustomerRequest::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(created.user_id, id);
+    assert!(matches!(
+        client
+            .customer_new(&CustomerRequest {
+                user_id: id.clone(),
+                ..CustomerRequest::default()
+            })
+            .await,
+        Err(litellm_crossplane::litellm::Error::Conflict { .. })
+    ));
+    let got = live(&world, &id).await.expect("created");
+    assert!(got.blocked);
+    assert_eq!(got.budget_id.as_deref(), Some(budget.as_str()));
+    assert_eq!(got.litellm_budget_table.unwrap().max_budget, Some(2.0));
+
+    // An update writes only what it is sent: `null` leaves a field, `[]`
+    // clears the models, `blocked` is written when sent.
+    client
+        .customer_update(&CustomerRequest {
+            user_id: id.clone(),
+            models: Some(vec![]),
+            blocked: Some(false),
+            ..CustomerRequest::default()
+        })
+        .await
+        .unwrap();
+    let got = live(&world, &id).await.unwrap();
+    assert_eq!(got.alias.as_deref(), Some("First"), "left as it was");
+    assert_eq!(got.allowed_model_region.as_deref(), Some("eu"));
+    assert!(got.models.is_empty(), "[] clears the list");
+    assert!(!got.blocked);
+
+    // A default model the proxy does not serve is refused on create.
+    let other = format!("{id}-2");
+    assert!(client
+        .customer_new(&CustomerRequest {
+            user_id: other.clone(),
+            default_model: Some(format!("no-such-model-{}", k8s::unique_suffix())),
+            ..CustomerRequest::default()
+        })
+        .await
+        .is_err());
+    assert!(live(&world, &other).await.is_none());
+
+    // Deleting the budget unlinks the customer: why a LiteLLMBudget waits.
+    assert!(client.budget_delete(&budget).await.unwrap());
+    assert_eq!(live(&world, &id).await.unwrap().budget_id, None);
+
+    assert!(client.customer_delete(&id).await.unwrap());
+    assert!(live(&world, &id).await.is_none());
+}
