@@ -57,6 +57,99 @@ async fn start(args: function_sdk_rust::Args) -> (u16, tokio::sync::oneshot::Sen
     (port, stop)
 }
 
+/// An example folder (`examples/<folder>`) sent over gRPC to a server of
+/// its own, insecure, whose answer holds no Fatal result.
+struct ExampleRun {
+    req: RunFunctionRequest,
+    rsp: RunFunctionResponse,
+    client: FunctionRunnerServiceClient<Channel>,
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+impl ExampleRun {
+    async fn start(folder: &str) -> Self {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples")
+            .join(folder);
+        let req = request(&RenderFiles {
+            xr: dir.join("xr.yaml"),
+            composition: dir.join("composition.yaml"),
+            observed: Some(dir.join("observed.yaml")),
+            required: Some(dir.join("required.yaml")),
+        })
+        .expect("the example loads");
+        let (port, _stop) = start(args(true, None)).await;
+        let mut client = FunctionRunnerServiceClient::connect(format!("http://127.0.0.1:{port}"))
+            .await
+            .unwrap();
+        let rsp = client
+            .run_function(req.clone())
+            .await
+            .expect("answered")
+            .into_inner();
+        assert!(
+            rsp.results
+                .iter()
+                .all(|r| r.severity != Severity::Fatal as i32),
+            "{:?}",
+            rsp.results
+        );
+        Self {
+            req,
+            rsp,
+            client,
+            _stop,
+        }
+    }
+
+    /// The readiness of each desired resource, by name.
+    fn readiness(&self) -> Vec<(&str, i32)> {
+        let desired = self.rsp.desired.as_ref().unwrap();
+        desired
+            .resources
+            .iter()
+            .map(|(name, r)| (name.as_str(), r.ready))
+            .collect::<std::collections::BTreeMap<_, _>>()
+            .into_iter()
+            .collect()
+    }
+
+    /// The desired composite resource, as JSON.
+    fn composite(&self) -> serde_json::Value {
+        let desired = self.rsp.desired.as_ref().unwrap();
+        function_sdk_rust::resource::struct_to_json(
+            desired
+                .composite
+                .as_ref()
+                .unwrap()
+                .resource
+                .as_ref()
+                .unwrap(),
+        )
+    }
+
+    /// The message of the Fatal result for the example's request with
+    /// `policy.<field>` set to `value`.
+    async fn fatal_under_policy(&mut self, field: &str, value: serde_json::Value) -> String {
+        let mut bad = self.req.clone();
+        let mut input = function_sdk_rust::resource::struct_to_json(bad.input.as_ref().unwrap());
+        input["policy"][field] = value;
+        bad.input = Some(json_to_struct(input.as_object().unwrap()));
+        let rsp = self
+            .client
+            .run_function(bad)
+            .await
+            .expect("answered")
+            .into_inner();
+        rsp.results
+            .iter()
+            .find(|r| r.severity == Severity::Fatal as i32)
+            .expect("a fatal result")
+            .message
+            .clone()
+    }
+}
+
 async fn call_v1beta1(
     channel: Channel,
     req: RunFunctionRequest,
@@ -577,42 +670,10 @@ async fn the_instance_is_required_in_the_one_field_this_crossplane_reads() {
 #[tokio::test]
 async fn users_members_and_mcp_servers_compose_over_grpc() {
     use function_sdk_rust::proto::v1::Ready;
-    use function_sdk_rust::resource::struct_to_json;
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/members-mcp-v2");
-    let req = request(&RenderFiles {
-        xr: dir.join("xr.yaml"),
-        composition: dir.join("composition.yaml"),
-        observed: Some(dir.join("observed.yaml")),
-        required: Some(dir.join("required.yaml")),
-    })
-    .expect("the example loads");
-    let (port, _stop) = start(args(true, None)).await;
-    let mut client = FunctionRunnerServiceClient::connect(format!("http://127.0.0.1:{port}"))
-        .await
-        .unwrap();
-    let rsp = client
-        .run_function(req.clone())
-        .await
-        .expect("answered")
-        .into_inner();
-    assert!(
-        rsp.results
-            .iter()
-            .all(|r| r.severity != Severity::Fatal as i32),
-        "{:?}",
-        rsp.results
-    );
-    let desired = rsp.desired.as_ref().unwrap();
-    let ready: Vec<(&str, i32)> = desired
-        .resources
-        .iter()
-        .map(|(name, r)| (name.as_str(), r.ready))
-        .collect::<std::collections::BTreeMap<_, _>>()
-        .into_iter()
-        .collect();
+    let mut run = ExampleRun::start("members-mcp-v2").await;
     let (t, f) = (Ready::True as i32, Ready::False as i32);
     assert_eq!(
-        ready,
+        run.readiness(),
         [
             ("budget", t),
             ("key-alice-cli", t),
@@ -623,22 +684,14 @@ async fn users_members_and_mcp_servers_compose_over_grpc() {
             ("user-bob", t),
         ]
     );
-    let resources = desired_resources(&rsp);
+    let resources = desired_resources(&run.rsp);
     assert_eq!(resources["user-alice"]["kind"], "LiteLLMUser");
     assert_eq!(resources["mcp-github"]["kind"], "LiteLLMMCPServer");
     assert_eq!(
         resources["key-alice-cli"]["spec"]["forProvider"]["userRef"]["name"],
         "data-eng.user-alice"
     );
-    let xr = struct_to_json(
-        desired
-            .composite
-            .as_ref()
-            .unwrap()
-            .resource
-            .as_ref()
-            .unwrap(),
-    );
+    let xr = run.composite();
     assert_eq!(
         xr["status"]["users"][1],
         serde_json::json!({"name": "bob", "userId": "team-data.data-eng.user-bob", "ready": true})
@@ -650,26 +703,14 @@ async fn users_members_and_mcp_servers_compose_over_grpc() {
     );
 
     // A host outside the policy's list.
-    let mut bad = req;
-    let mut input = struct_to_json(bad.input.as_ref().unwrap());
-    input["policy"]["allowedMcpHosts"] = serde_json::json!(["*.mcp.example.org"]);
-    bad.input = Some(json_to_struct(input.as_object().unwrap()));
-    let rsp = client
-        .run_function(bad)
-        .await
-        .expect("answered")
-        .into_inner();
-    let fatal = rsp
-        .results
-        .iter()
-        .find(|r| r.severity == Severity::Fatal as i32)
-        .expect("a fatal result");
+    let fatal = run
+        .fatal_under_policy("allowedMcpHosts", serde_json::json!(["*.mcp.example.org"]))
+        .await;
     assert!(
-        fatal.message.starts_with(
+        fatal.starts_with(
             "spec.mcpServers[0].url: host \"api.githubcopilot.com\" is not allowed by policy"
         ),
-        "{}",
-        fatal.message
+        "{fatal}"
     );
 }
 
@@ -681,46 +722,14 @@ async fn users_members_and_mcp_servers_compose_over_grpc() {
 #[tokio::test]
 async fn customers_compose_over_grpc() {
     use function_sdk_rust::proto::v1::Ready;
-    use function_sdk_rust::resource::struct_to_json;
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/customers-v2");
-    let req = request(&RenderFiles {
-        xr: dir.join("xr.yaml"),
-        composition: dir.join("composition.yaml"),
-        observed: Some(dir.join("observed.yaml")),
-        required: Some(dir.join("required.yaml")),
-    })
-    .expect("the example loads");
-    let (port, _stop) = start(args(true, None)).await;
-    let mut client = FunctionRunnerServiceClient::connect(format!("http://127.0.0.1:{port}"))
-        .await
-        .unwrap();
-    let rsp = client
-        .run_function(req.clone())
-        .await
-        .expect("answered")
-        .into_inner();
-    assert!(
-        rsp.results
-            .iter()
-            .all(|r| r.severity != Severity::Fatal as i32),
-        "{:?}",
-        rsp.results
-    );
-    let desired = rsp.desired.as_ref().unwrap();
-    let ready: Vec<(&str, i32)> = desired
-        .resources
-        .iter()
-        .map(|(name, r)| (name.as_str(), r.ready))
-        .collect::<std::collections::BTreeMap<_, _>>()
-        .into_iter()
-        .collect();
+    let mut run = ExampleRun::start("customers-v2").await;
     let (t, f, u) = (
         Ready::True as i32,
         Ready::False as i32,
         Ready::Unspecified as i32,
     );
     assert_eq!(
-        ready,
+        run.readiness(),
         [
             ("budget", t),
             ("customer-acme", t),
@@ -730,23 +739,14 @@ async fn customers_compose_over_grpc() {
             ("team", t),
         ]
     );
-    let resources = desired_resources(&rsp);
+    let resources = desired_resources(&run.rsp);
     assert_eq!(resources["customer-acme"]["kind"], "LiteLLMCustomer");
     assert_eq!(
         resources["customer-acme"]["spec"]["forProvider"]["budgetRef"]["name"],
         "helpdesk.budget"
     );
-    let xr = struct_to_json(
-        desired
-            .composite
-            .as_ref()
-            .unwrap()
-            .resource
-            .as_ref()
-            .unwrap(),
-    );
     assert_eq!(
-        xr["status"]["customers"],
+        run.composite()["status"]["customers"],
         serde_json::json!([
             {"name": "acme",
              "customerId": "prod/team-support/helpdesk.customer-acme/3f9a1c7e5b2d8046a1e9c3b7",
@@ -757,22 +757,9 @@ async fn customers_compose_over_grpc() {
     );
 
     // More customers than the policy allows.
-    let mut bad = req;
-    let mut input = struct_to_json(bad.input.as_ref().unwrap());
-    input["policy"]["maxCustomers"] = serde_json::json!(2);
-    bad.input = Some(json_to_struct(input.as_object().unwrap()));
-    let rsp = client
-        .run_function(bad)
-        .await
-        .expect("answered")
-        .into_inner();
-    let fatal = rsp
-        .results
-        .iter()
-        .find(|r| r.severity == Severity::Fatal as i32)
-        .expect("a fatal result");
     assert_eq!(
-        fatal.message,
+        run.fatal_under_policy("maxCustomers", serde_json::json!(2))
+            .await,
         "spec.customers: 3 customers requested, policy allows at most 2"
     );
 }

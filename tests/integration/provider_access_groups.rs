@@ -17,19 +17,19 @@ use crate::support;
 
 use std::time::Duration;
 
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use kube::ResourceExt;
 use litellm_crossplane::api::common::EXTERNAL_NAME;
 use litellm_crossplane::api::{LiteLLMAccessGroup, LiteLLMMCPServer, LiteLLMTeam};
 use litellm_crossplane::litellm::access_groups::{AccessGroup, AccessGroupRequest};
 use litellm_crossplane::litellm::Error;
-use litellm_crossplane::provider::managed::contract::ManagedKind;
 use serde_json::{json, Value};
 use support::crd_guard::CrdGuard;
 use support::k8s;
 use support::provider::{
-    condition, eventually, is, manifest, more_reconciliations, reconciles, requests_by_operation,
-    wait_for, wait_gone, world, World, CLUSTER,
+    at_provider, condition, delete_and_wait as delete, eventually, is, manifest,
+    more_reconciliations, ready, reconciles, refused, requests_by_operation, wait_for, wait_gone,
+    world, World, CLUSTER,
 };
 use support::upstream::Upstream;
 
@@ -50,28 +50,6 @@ async fn by_name(world: &World, name: &str) -> Vec<AccessGroup> {
         .into_iter()
         .filter(|g| g.access_group_name == name)
         .collect()
-}
-
-fn at_provider(group: &LiteLLMAccessGroup) -> Value {
-    serde_json::to_value(&group.status).unwrap()["atProvider"].clone()
-}
-
-async fn ready<K: ManagedKind>(api: &Api<K>, name: &str) -> K {
-    wait_for(api, name, "Ready and Synced", |o| {
-        is(o, "Ready", "True") && is(o, "Synced", "True")
-    })
-    .await
-}
-
-async fn refused<K: ManagedKind>(api: &Api<K>, name: &str) -> (K, String) {
-    let object = wait_for(api, name, "Synced=False", |o| is(o, "Synced", "False")).await;
-    let message = condition(&object, "Synced").unwrap().message.unwrap();
-    (object, message)
-}
-
-async fn delete<K: ManagedKind>(api: &Api<K>, name: &str) {
-    api.delete(name, &DeleteParams::default()).await.unwrap();
-    wait_gone(api, name).await;
 }
 
 fn count(world: &World, operation: &str) -> u64 {
