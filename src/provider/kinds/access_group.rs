@@ -4,7 +4,7 @@
 //! body, so the id is the external name once created: until then the
 //! external name is the one chosen before the create (`<namespace>.<name>`,
 //! never a UUID, so no group has it as id), and the create hands LiteLLM's
-//! id over ([`Creation::id`]).
+//! id over ([`Mapping::send_create`]).
 //!
 //! LiteLLM keeps no metadata of a group: the owner lives in its name,
 //! [`ownership::owned_id`] of the resource (`<cluster>/<namespace>/<name>`),
@@ -33,9 +33,7 @@ use crate::api::access_group::{AccessGroupObservation, AccessGroupParameters, Li
 use crate::api::common::{ManagedFields, ManagedStatus};
 use crate::litellm;
 use crate::litellm::access_groups::{AccessGroup, AccessGroupRequest};
-use crate::provider::managed::contract::{
-    Connection, Created, Creation, External, ExternalError, ManagedKind, Observation,
-};
+use crate::provider::managed::contract::{Connection, ExternalError, ManagedKind};
 use crate::provider::managed::diff::{same_set, Diff};
 use crate::provider::managed::mapped::{Fingerprints, Mapped, Mapping};
 use crate::provider::managed::ownership::{may_list_models, owned_id, owner_of_id, Owner};
@@ -187,67 +185,10 @@ impl AccessGroupMapping {
     }
 }
 
-/// [`Mapped`], with a create that takes LiteLLM's id, or finds the group a
-/// lost create left, by name.
-pub struct AccessGroupExternal(Mapped<AccessGroupMapping>);
-
-impl External<LiteLLMAccessGroup> for AccessGroupExternal {
-    async fn observe(
-        &self,
-        mr: &LiteLLMAccessGroup,
-        id: &str,
-    ) -> Result<Observation<LiteLLMAccessGroup>, ExternalError> {
-        self.0.observe(mr, id).await
-    }
-
-    async fn create(
-        &self,
-        mr: &LiteLLMAccessGroup,
-        _: &str,
-    ) -> Result<Created<LiteLLMAccessGroup>, ExternalError> {
-        let mapping = &self.0 .0;
-        let mut request = mapping.body(None, &mr.spec.for_provider)?;
-        let Some(found) = mapping
-            .client
-            .access_group_by_name(&request.access_group_name)
-            .await?
-        else {
-            let id = mapping.client.access_group_new(&request).await?;
-            return Ok(Creation {
-                id: Some(id),
-                ..Creation::default()
-            }
-            .into());
-        };
-        // The name is this resource's (`owned_id`): a create whose answer
-        // was lost, or the group of an earlier resource of the same name.
-        request.access_group_id = Some(found.access_group_id.clone());
-        mapping.client.access_group_update(&request).await?;
-        Ok(Creation {
-            id: Some(found.access_group_id),
-            ..Creation::default()
-        }
-        .into())
-    }
-
-    async fn update(
-        &self,
-        mr: &LiteLLMAccessGroup,
-        id: &str,
-        drift: &Diff,
-    ) -> Result<(), ExternalError> {
-        self.0.update(mr, id, drift).await
-    }
-
-    async fn delete(&self, id: &str) -> Result<(), ExternalError> {
-        External::<LiteLLMAccessGroup>::delete(&self.0, id).await
-    }
-}
-
 impl ManagedKind for LiteLLMAccessGroup {
     type Parameters = AccessGroupParameters;
     type AtProvider = AccessGroupObservation;
-    type External = AccessGroupExternal;
+    type External = Mapped<AccessGroupMapping>;
     const NOUN: &'static str = "access group";
     /// The MCP servers it names wait for it: LiteLLM would keep their ids
     /// in the group, under resources that still name them.
@@ -287,13 +228,13 @@ impl ManagedKind for LiteLLMAccessGroup {
     fn joins(&self) -> Vec<Join> {
         joins(&self.spec.for_provider)
     }
-    fn connect(connection: Connection) -> AccessGroupExternal {
-        AccessGroupExternal(Mapped(AccessGroupMapping {
+    fn connect(connection: Connection) -> Mapped<AccessGroupMapping> {
+        Mapped(AccessGroupMapping {
             client: connection.litellm,
             owner: connection.owner,
             instance_namespace: connection.instance_namespace,
             refs: connection.refs,
-        }))
+        })
     }
 }
 
@@ -342,10 +283,24 @@ impl Mapping<LiteLLMAccessGroup> for AccessGroupMapping {
     ) -> Result<AccessGroupRequest, ExternalError> {
         self.body(Some(id), &mr.spec.for_provider)
     }
-    async fn send_create(&self, request: &AccessGroupRequest) -> Result<(), ExternalError> {
-        // Creates go through AccessGroupExternal::create, which keeps the id.
-        self.client.access_group_new(request).await?;
-        Ok(())
+    async fn send_create(
+        &self,
+        request: &AccessGroupRequest,
+    ) -> Result<Option<String>, ExternalError> {
+        Ok(Some(self.client.access_group_new(request).await?))
+    }
+    /// The name is this resource's ([`owned_id`]): a create whose answer
+    /// was lost, or the group of an earlier resource of the same name.
+    async fn found_by_name(
+        &self,
+        _: &LiteLLMAccessGroup,
+        request: &AccessGroupRequest,
+    ) -> Result<Option<String>, ExternalError> {
+        let found = self
+            .client
+            .access_group_by_name(&request.access_group_name)
+            .await?;
+        Ok(found.map(|group| group.access_group_id))
     }
     async fn send_update(&self, request: &AccessGroupRequest) -> Result<(), ExternalError> {
         self.client.access_group_update(request).await?;

@@ -133,9 +133,9 @@ impl Mapping<LiteLLMBudget> for BudgetMapping {
             },
         })
     }
-    async fn send_create(&self, request: &BudgetRequest) -> Result<(), ExternalError> {
+    async fn send_create(&self, request: &BudgetRequest) -> Result<Option<String>, ExternalError> {
         self.client.budget_new(request).await?;
-        Ok(())
+        Ok(None)
     }
     async fn send_update(&self, request: &BudgetRequest) -> Result<(), ExternalError> {
         self.client.budget_update(request).await?;

@@ -391,9 +391,12 @@ impl Mapping<LiteLLMCredential> for CredentialMapping {
         }
         Ok(request)
     }
-    async fn send_create(&self, request: &CredentialRequest) -> Result<(), ExternalError> {
+    async fn send_create(
+        &self,
+        request: &CredentialRequest,
+    ) -> Result<Option<String>, ExternalError> {
         self.client.credential_new(request).await?;
-        Ok(())
+        Ok(None)
     }
     async fn send_update(&self, request: &CredentialRequest) -> Result<(), ExternalError> {
         self.client.credential_update(request).await?;

@@ -305,9 +305,12 @@ impl Mapping<LiteLLMCustomer> for CustomerMapping {
         }
         Ok(request(id, params, &self.refs))
     }
-    async fn send_create(&self, request: &CustomerRequest) -> Result<(), ExternalError> {
+    async fn send_create(
+        &self,
+        request: &CustomerRequest,
+    ) -> Result<Option<String>, ExternalError> {
         self.client.customer_new(request).await?;
-        Ok(())
+        Ok(None)
     }
     async fn send_update(&self, request: &CustomerRequest) -> Result<(), ExternalError> {
         self.client.customer_update(request).await?;

@@ -43,7 +43,7 @@ use crate::provider::kinds::upstream::params::{
     is_secret_name, json_names_environment, names_environment, same_json,
 };
 use crate::provider::managed::contract::{
-    Connection, Created, Creation, External, ExternalError, ManagedKind, Observation,
+    Connection, Created, External, ExternalError, ManagedKind, Observation,
 };
 use crate::provider::managed::diff::Diff;
 use crate::provider::managed::mapped::{
@@ -368,9 +368,8 @@ impl GuardrailMapping {
     }
 }
 
-/// [`Mapped`], with a create that takes LiteLLM's id (or finds the
-/// guardrail a lost create left, by name), the names of `params` last
-/// written recorded, and tenants refused before any request.
+/// [`Mapped`], with the names of `params` last written recorded, and
+/// tenants refused before any request.
 pub struct GuardrailExternal(Mapped<GuardrailMapping>);
 
 impl External<LiteLLMGuardrail> for GuardrailExternal {
@@ -410,45 +409,9 @@ impl External<LiteLLMGuardrail> for GuardrailExternal {
     async fn create(
         &self,
         mr: &LiteLLMGuardrail,
-        _: &str,
+        id: &str,
     ) -> Result<Created<LiteLLMGuardrail>, ExternalError> {
-        let mapping = &self.0 .0;
-        let mut request = mapping.body(None, &mr.spec.for_provider)?;
-        let name = request.guardrail_name.clone();
-        let Some(found) = mapping.client.guardrail_by_name(&name).await? else {
-            let id = mapping.client.guardrail_new(&request).await?;
-            return Ok(Creation {
-                id: Some(id),
-                ..Creation::default()
-            }
-            .into());
-        };
-        if !found.in_database() {
-            return Err(ExternalError::Invalid(
-                "forProvider.guardrailName: the proxy's config file defines a guardrail of this \
-                 name, which the admin API cannot change; choose another name"
-                    .to_owned(),
-            ));
-        }
-        let marker = Owner::from_metadata(found.guardrail_info.as_ref());
-        if let Err(refusal) =
-            may_manage(marker.as_ref(), &mapping.owner, &mapping.instance_namespace)
-        {
-            return Err(ExternalError::Invalid(format!(
-                "forProvider.guardrailName: LiteLLM has a guardrail of this name, and {}; choose \
-                 another name",
-                refusal.explain()
-            )));
-        }
-        // This resource's (a create whose answer was lost) or unmarked in
-        // the platform's namespace: written whole, marker included.
-        request.guardrail_id = Some(found.guardrail_id.clone());
-        mapping.client.guardrail_update(&request).await?;
-        Ok(Creation {
-            id: Some(found.guardrail_id),
-            ..Creation::default()
-        }
-        .into())
+        self.0.create(mr, id).await
     }
 
     async fn update(
@@ -569,10 +532,44 @@ impl Mapping<LiteLLMGuardrail> for GuardrailMapping {
     ) -> Result<GuardrailRequest, ExternalError> {
         self.body(Some(id), &mr.spec.for_provider)
     }
-    async fn send_create(&self, request: &GuardrailRequest) -> Result<(), ExternalError> {
-        // Creates go through GuardrailExternal::create, which keeps the id.
-        self.client.guardrail_new(request).await?;
-        Ok(())
+    async fn send_create(
+        &self,
+        request: &GuardrailRequest,
+    ) -> Result<Option<String>, ExternalError> {
+        Ok(Some(self.client.guardrail_new(request).await?))
+    }
+    /// A guardrail of this name in the database is taken when it is this
+    /// resource's (a create whose answer was lost) or unmarked in the
+    /// platform's namespace; one of the config file, or another owner's,
+    /// is refused.
+    async fn found_by_name(
+        &self,
+        _: &LiteLLMGuardrail,
+        request: &GuardrailRequest,
+    ) -> Result<Option<String>, ExternalError> {
+        let Some(found) = self
+            .client
+            .guardrail_by_name(&request.guardrail_name)
+            .await?
+        else {
+            return Ok(None);
+        };
+        if !found.in_database() {
+            return Err(ExternalError::Invalid(
+                "forProvider.guardrailName: the proxy's config file defines a guardrail of this \
+                 name, which the admin API cannot change; choose another name"
+                    .to_owned(),
+            ));
+        }
+        let marker = Owner::from_metadata(found.guardrail_info.as_ref());
+        if let Err(refusal) = may_manage(marker.as_ref(), &self.owner, &self.instance_namespace) {
+            return Err(ExternalError::Invalid(format!(
+                "forProvider.guardrailName: LiteLLM has a guardrail of this name, and {}; choose \
+                 another name",
+                refusal.explain()
+            )));
+        }
+        Ok(Some(found.guardrail_id))
     }
     async fn send_update(&self, request: &GuardrailRequest) -> Result<(), ExternalError> {
         self.client.guardrail_update(request).await?;

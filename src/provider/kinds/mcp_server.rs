@@ -377,9 +377,12 @@ impl Mapping<LiteLLMMCPServer> for McpServerMapping {
     ) -> Result<McpServerRequest, ExternalError> {
         self.body(id, &mr.spec.for_provider)
     }
-    async fn send_create(&self, request: &McpServerRequest) -> Result<(), ExternalError> {
+    async fn send_create(
+        &self,
+        request: &McpServerRequest,
+    ) -> Result<Option<String>, ExternalError> {
         self.client.mcp_server_new(request).await?;
-        Ok(())
+        Ok(None)
     }
     async fn send_update(&self, request: &McpServerRequest) -> Result<(), ExternalError> {
         self.client.mcp_server_update(request).await?;

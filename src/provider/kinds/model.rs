@@ -588,9 +588,9 @@ impl Mapping<LiteLLMModel> for ModelMapping {
     ) -> Result<ModelRequest, ExternalError> {
         self.body(id, &mr.spec.for_provider).await
     }
-    async fn send_create(&self, request: &ModelRequest) -> Result<(), ExternalError> {
+    async fn send_create(&self, request: &ModelRequest) -> Result<Option<String>, ExternalError> {
         self.client.model_new(request).await?;
-        Ok(())
+        Ok(None)
     }
     async fn send_update(&self, request: &ModelRequest) -> Result<(), ExternalError> {
         self.client.model_update(request).await?;

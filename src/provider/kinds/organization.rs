@@ -279,12 +279,15 @@ impl Mapping<LiteLLMOrganization> for OrganizationMapping {
             Some(drift) => update_request(id, params, &self.owner, drift),
         })
     }
-    async fn send_create(&self, request: &OrganizationRequest) -> Result<(), ExternalError> {
+    async fn send_create(
+        &self,
+        request: &OrganizationRequest,
+    ) -> Result<Option<String>, ExternalError> {
         self.client
             .organization_new(request)
             .await
             .map_err(enterprise)?;
-        Ok(())
+        Ok(None)
     }
     async fn send_update(&self, request: &OrganizationRequest) -> Result<(), ExternalError> {
         self.client

@@ -520,7 +520,7 @@ impl Mapping<LiteLLMTag> for TagMapping {
             }
         })
     }
-    async fn send_create(&self, write: &TagWrite) -> Result<(), ExternalError> {
+    async fn send_create(&self, write: &TagWrite) -> Result<Option<String>, ExternalError> {
         if let Some(budget) = &write.budget {
             self.write_marker(budget).await?;
         }
@@ -528,7 +528,7 @@ impl Mapping<LiteLLMTag> for TagMapping {
         if let Some(models) = &write.models {
             self.client.tag_update(models).await?;
         }
-        Ok(())
+        Ok(None)
     }
     async fn send_update(&self, write: &TagWrite) -> Result<(), ExternalError> {
         if let Some(budget) = &write.budget {

@@ -225,9 +225,9 @@ impl Mapping<LiteLLMUser> for UserMapping {
             },
         })
     }
-    async fn send_create(&self, request: &UserRequest) -> Result<(), ExternalError> {
+    async fn send_create(&self, request: &UserRequest) -> Result<Option<String>, ExternalError> {
         self.client.user_new(request).await?;
-        Ok(())
+        Ok(None)
     }
     async fn send_update(&self, request: &UserRequest) -> Result<(), ExternalError> {
         self.client.user_update(request).await?;

@@ -415,9 +415,12 @@ impl Mapping<LiteLLMVectorStore> for VectorStoreMapping {
         let recreate = drift.is_some_and(needs_recreate);
         self.body(id, &mr.spec.for_provider, recreate).await
     }
-    async fn send_create(&self, request: &VectorStoreRequest) -> Result<(), ExternalError> {
+    async fn send_create(
+        &self,
+        request: &VectorStoreRequest,
+    ) -> Result<Option<String>, ExternalError> {
         self.client.vector_store_new(request).await?;
-        Ok(())
+        Ok(None)
     }
     /// A recreate deletes (a vector store already gone is fine) and
     /// creates under the same id.

@@ -5,6 +5,13 @@
 //! [`Observation`] holds and the bookkeeping of the Secret values it sends
 //! ([`SecretValues`]) are written here once.
 //!
+//! Where LiteLLM chooses an object's id and the object has a unique name
+//! chosen before the create (guardrails, access groups), the external name
+//! is that name until the create answers the id ([`Mapping::send_create`]);
+//! a create whose answer was lost left an object of that name, which the
+//! next create finds ([`Mapping::found_by_name`]) and writes whole instead
+//! of making a second one.
+//!
 //! A kind whose object is more than one request (a team's members, a key's
 //! Secret and rotation) implements [`External`] itself.
 
@@ -68,16 +75,33 @@ pub trait Mapping<K: ManagedKind>: Send + Sync {
         drift: Option<&Diff>,
     ) -> impl Future<Output = Result<Self::Request, ExternalError>> + Send;
 
+    /// Creates the object: `Some` with the id LiteLLM chose for it, to
+    /// record as external name; `None` where the external name is the id.
     fn send_create(
         &self,
         request: &Self::Request,
-    ) -> impl Future<Output = Result<(), ExternalError>> + Send;
+    ) -> impl Future<Output = Result<Option<String>, ExternalError>> + Send;
     fn send_update(
         &self,
         request: &Self::Request,
     ) -> impl Future<Output = Result<(), ExternalError>> + Send;
     /// Deletes the object; one already gone is success.
     fn send_delete(&self, id: &str) -> impl Future<Output = Result<(), ExternalError>> + Send;
+
+    /// Kinds whose id LiteLLM chooses, before a create: the id of the
+    /// object that already has the create's name (names unique in the
+    /// proxy, chosen before the create), which the create writes whole
+    /// instead of making a second one. That is a create whose answer was
+    /// lost, or an object this resource may take; any other is refused
+    /// here, naming the field. `None`: there is none, or the id is the
+    /// external name (the default), where a lost create is found by it.
+    fn found_by_name(
+        &self,
+        _mr: &K,
+        _request: &Self::Request,
+    ) -> impl Future<Output = Result<Option<String>, ExternalError>> + Send {
+        async { Ok(None) }
+    }
 
     /// The Secret values the object is written with, which LiteLLM never
     /// reports back: `None` for kinds that send none.
@@ -135,9 +159,21 @@ impl<K: ManagedKind, M: Mapping<K>> External<K> for Mapped<M> {
     }
 
     async fn create(&self, mr: &K, id: &str) -> Result<Created<K>, ExternalError> {
-        let request = self.0.request(mr, id, None).await?;
-        self.0.send_create(&request).await?;
-        Ok(Creation::default().into())
+        let mapping = &self.0;
+        let request = mapping.request(mr, id, None).await?;
+        let id = match mapping.found_by_name(mr, &request).await? {
+            Some(found) => {
+                let whole = mapping.request(mr, &found, None).await?;
+                mapping.send_update(&whole).await?;
+                Some(found)
+            }
+            None => mapping.send_create(&request).await?,
+        };
+        Ok(Creation {
+            id,
+            ..Creation::default()
+        }
+        .into())
     }
 
     /// Only after an observation found the object: several of LiteLLM's
@@ -355,6 +391,111 @@ mod tests {
             assert_eq!(values.to_record(writes), want, "{case}");
             assert_eq!(values.changed().collect::<Vec<_>>(), changed, "{case}");
             assert_eq!(values.differ(), differ, "{case}");
+        }
+    }
+
+    /// A mapping that records its sends, with a chosen id and an object
+    /// already of the create's name (or not).
+    struct Recording {
+        chosen: Option<&'static str>,
+        found: Option<&'static str>,
+        sent: std::sync::Mutex<Vec<String>>,
+    }
+
+    impl Mapping<crate::api::budget::LiteLLMBudget> for Recording {
+        type Live = ();
+        type Request = String;
+
+        async fn read(
+            &self,
+            _: &crate::api::budget::LiteLLMBudget,
+            _: &str,
+        ) -> Result<Option<()>, ExternalError> {
+            Ok(None)
+        }
+        fn owner(&self, _: &str, _: &()) -> Option<Owner> {
+            None
+        }
+        fn drift(&self, _: &crate::api::budget::LiteLLMBudget, _: &str, _: &()) -> Diff {
+            Diff::new()
+        }
+        fn at_provider(
+            &self,
+            _: &(),
+            _: Option<Fingerprints>,
+        ) -> crate::api::budget::BudgetObservation {
+            Default::default()
+        }
+        async fn request(
+            &self,
+            _: &crate::api::budget::LiteLLMBudget,
+            id: &str,
+            _: Option<&Diff>,
+        ) -> Result<String, ExternalError> {
+            Ok(id.to_owned())
+        }
+        async fn send_create(&self, request: &String) -> Result<Option<String>, ExternalError> {
+            self.sent.lock().unwrap().push(format!("create {request}"));
+            Ok(self.chosen.map(str::to_owned))
+        }
+        async fn send_update(&self, request: &String) -> Result<(), ExternalError> {
+            self.sent.lock().unwrap().push(format!("update {request}"));
+            Ok(())
+        }
+        async fn send_delete(&self, _: &str) -> Result<(), ExternalError> {
+            Ok(())
+        }
+        async fn found_by_name(
+            &self,
+            _: &crate::api::budget::LiteLLMBudget,
+            _: &String,
+        ) -> Result<Option<String>, ExternalError> {
+            Ok(self.found.map(str::to_owned))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_create_records_the_id_litellm_chose_or_writes_the_object_its_lost_answer_left() {
+        let mr: crate::api::budget::LiteLLMBudget = serde_json::from_value(serde_json::json!({
+            "apiVersion": "litellm.m.crossplane.io/v1alpha1",
+            "kind": "LiteLLMBudget",
+            "metadata": {"name": "b", "namespace": "ns"},
+            "spec": {"instanceRef": {"name": "proxy"}, "forProvider": {}},
+        }))
+        .unwrap();
+        // (case, id LiteLLM chooses, object found by name, sends, external name to record)
+        let cases = [
+            (
+                "the id is the external name",
+                None,
+                None,
+                vec!["create name"],
+                None,
+            ),
+            (
+                "LiteLLM chooses the id",
+                Some("uuid-1"),
+                None,
+                vec!["create name"],
+                Some("uuid-1"),
+            ),
+            (
+                "a lost create's object, written whole under its id",
+                Some("uuid-2"),
+                Some("uuid-1"),
+                vec!["update uuid-1"],
+                Some("uuid-1"),
+            ),
+        ];
+        for (case, chosen, found, sends, id) in cases {
+            let mapped = Mapped(Recording {
+                chosen,
+                found,
+                sent: Default::default(),
+            });
+            let created = mapped.create(&mr, "name").await.expect(case);
+            assert_eq!(*mapped.0.sent.lock().unwrap(), sends, "{case}");
+            assert_eq!(created.creation.id.as_deref(), id, "{case}");
         }
     }
 
