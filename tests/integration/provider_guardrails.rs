@@ -333,6 +333,38 @@ async fn a_guardrail_from_a_secret_is_created_rotated_corrected_and_deleted() {
     let masked = masked.as_str().unwrap();
     assert!(masked.ends_with(&second[second.len() - 2..]), "{masked}");
 
+    // The Secret deleted by a careless operator: the resource says which
+    // Secret it waits for, and nothing is written or deleted in LiteLLM;
+    // the Secret back with the same key, nothing is written either.
+    let secrets =
+        kube::Api::<k8s_openapi::api::core::v1::Secret>::namespaced(world.kube.clone(), &ns);
+    secrets
+        .delete("guard-key", &DeleteParams::default())
+        .await
+        .unwrap();
+    wait_for(&guardrails, "pii", "the missing Secret named", |g| {
+        condition(g, "Synced").is_some_and(|c| {
+            c.status == "False"
+                && c.message
+                    .as_deref()
+                    .unwrap_or_default()
+                    .contains(&format!("Secret {ns}/guard-key not found"))
+        })
+    })
+    .await;
+    let before = (puts(&world), creates(&world));
+    world.reconciled_again("guardrail", 2).await;
+    assert_eq!((puts(&world), creates(&world)), before, "nothing written");
+    let kept = live(&world, &id).await.expect("the guardrail kept");
+    assert_ne!(kept.litellm_params["api_key"], Value::Null, "its key kept");
+    write_secret(&world.kube, &ns, "guard-key", json!({"key": second})).await;
+    wait_for(&guardrails, "pii", "synced again", |g| {
+        is(g, "Synced", "True") && is(g, "Ready", "True")
+    })
+    .await;
+    world.reconciled_again("guardrail", 2).await;
+    assert_eq!(puts(&world), before.0, "the same key is not written again");
+
     // A spec change: another mode, a parameter removed (back to LiteLLM's
     // default), switched on for every request.
     let change = json!({"spec": {"forProvider": {

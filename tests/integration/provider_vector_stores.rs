@@ -256,6 +256,45 @@ async fn a_vector_store_is_created_corrected_updated_recreated_and_deleted() {
     assert!(Owner::from_metadata(again.vector_store_metadata.as_ref()).is_some());
     assert!(fingerprint(&rotated).as_str().is_some());
 
+    // The Secret deleted by a careless operator: the resource names the
+    // Secret it waits for, and the vector store is neither deleted nor
+    // created again; the Secret back with the same key, nothing is
+    // re-created either.
+    let recreated_at = again.created_at.clone();
+    let secrets =
+        kube::Api::<k8s_openapi::api::core::v1::Secret>::namespaced(world.kube.clone(), &ns);
+    secrets
+        .delete("vs-key", &kube::api::DeleteParams::default())
+        .await
+        .unwrap();
+    wait_for(&stores, "docs", "the missing Secret named", |s| {
+        support::provider::condition(s, "Synced").is_some_and(|c| {
+            c.status == "False"
+                && c.message
+                    .as_deref()
+                    .unwrap_or_default()
+                    .contains(&format!("Secret {ns}/vs-key not found"))
+        })
+    })
+    .await;
+    world.reconciled_again("vector store", 2).await;
+    let kept = live(&world, &id).await.expect("the vector store kept");
+    assert_eq!(
+        kept.created_at, recreated_at,
+        "neither deleted nor re-created"
+    );
+    write_secret(&world.kube, &ns, "vs-key", json!({"key": second})).await;
+    wait_for(&stores, "docs", "synced again", |s| {
+        is(s, "Synced", "True") && is(s, "Ready", "True")
+    })
+    .await;
+    world.reconciled_again("vector store", 2).await;
+    let kept = live(&world, &id).await.expect("the vector store kept");
+    assert_eq!(
+        kept.created_at, recreated_at,
+        "the same key: not re-created"
+    );
+
     // Deleted, confirmed in LiteLLM.
     delete_and_wait(&stores, "docs").await;
     assert!(live(&world, &id).await.is_none(), "deleted in LiteLLM");

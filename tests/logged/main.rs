@@ -13,3 +13,4 @@ mod support;
 mod provider_cloud_models;
 mod provider_credentials;
 mod provider_mcp;
+mod provider_secret_objects;
