@@ -578,3 +578,126 @@ async fn the_hostile_tenants_models_are_refused_and_create_nothing() {
         .unwrap();
     wait_gone(&credentials, "aws-only").await;
 }
+
+/// Searches the vector store `id` through the proxy once, whatever comes
+/// back (the upstream answers in a chat completion's shape).
+async fn search(world: &World, id: &str) {
+    let _ = reqwest::Client::new()
+        .post(format!("{}/v1/vector_stores/{id}/search", world.endpoint))
+        .bearer_auth(&world.master_key)
+        .timeout(Duration::from_secs(30))
+        .json(&json!({"query": "hello"}))
+        .send()
+        .await
+        .map(|r| r.status());
+}
+
+/// Searches `id` until the upstream has received the search, and returns
+/// the searches it received for it.
+async fn searches_reaching(
+    world: &World,
+    upstream: &Upstream,
+    id: &str,
+) -> Vec<support::upstream::Received> {
+    let path = format!("/vector_stores/{id}/search");
+    eventually(
+        &format!("a search of {id} reaching the upstream"),
+        || async {
+            search(world, id).await;
+            let received: Vec<_> = upstream
+                .received()
+                .into_iter()
+                .filter(|r| r.target.contains(&path))
+                .collect();
+            (!received.is_empty()).then_some(received)
+        },
+    )
+    .await
+}
+
+/// A vector store without a key of its own is searched with the platform's
+/// OpenAI key (the fallback is real for vector stores too, so a platform
+/// store may rely on it); a tenant's store, which must name a key of its
+/// own (docs/vector-stores.md), is searched with that key and never with a
+/// value of the platform's.
+#[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
+async fn a_tenants_vector_store_is_searched_with_its_own_key_only() {
+    use litellm_crossplane::api::LiteLLMVectorStore;
+    let Some((world, _proxy, platform)) = start("pupc-vs").await else {
+        return;
+    };
+    let _crds = CrdGuard::start(&world.kube);
+    let upstream = Upstream::start().await;
+    let base = format!("{}/v1", upstream.url());
+    let params = |key: Option<Value>| {
+        let mut litellm = json!({"apiBase": base});
+        if let Some(key) = key {
+            litellm["apiKeySecretRef"] = key;
+        }
+        json!({"forProvider": {
+            "customLlmProvider": "openai",
+            "vectorStoreName": "docs",
+            "litellmParams": litellm,
+        }})
+    };
+
+    // The platform's store without a key: the proxy's own OpenAI key.
+    let stores = world.api::<LiteLLMVectorStore>();
+    stores
+        .create(
+            &PostParams::default(),
+            &manifest::<LiteLLMVectorStore>(
+                "LiteLLMVectorStore",
+                "fallback",
+                json!({}),
+                params(None),
+            ),
+        )
+        .await
+        .unwrap();
+    let platform_store = wait_for(&stores, "fallback", "Ready", |s| is(s, "Ready", "True")).await;
+    let platform_id = platform_store.annotations()[EXTERNAL_NAME].clone();
+    let received = searches_reaching(&world, &upstream, &platform_id).await;
+    let sent = received[0].text();
+    assert!(
+        platform.iter().any(|value| sent.contains(value.as_str())),
+        "the platform's key sent for a store without one:\n{sent}"
+    );
+
+    // The tenant's store, with its own key.
+    let tenant = world.tenant("pupc-vs-tenant").await;
+    let own = format!("tenant-vs-key-{}", k8s::unique_suffix());
+    write_secret(
+        &world.kube,
+        &tenant.namespace,
+        "own",
+        json!({"apiKey": own}),
+    )
+    .await;
+    world
+        .create_for_tenant::<LiteLLMVectorStore>(
+            &tenant,
+            "LiteLLMVectorStore",
+            "docs",
+            params(Some(secret_ref("own", "apiKey"))),
+        )
+        .await;
+    let tenant_stores = tenant.api::<LiteLLMVectorStore>(&world);
+    let tenant_store = wait_for(&tenant_stores, "docs", "Ready", |s| is(s, "Ready", "True")).await;
+    let tenant_id = tenant_store.annotations()[EXTERNAL_NAME].clone();
+    let received = searches_reaching(&world, &upstream, &tenant_id).await;
+    for request in &received {
+        assert_eq!(
+            request.header("authorization"),
+            Some(format!("Bearer {own}").as_str()),
+            "the tenant's key"
+        );
+    }
+    assert_none_of(&platform, &received, "a tenant's vector store");
+
+    for (api, name) in [(&tenant_stores, "docs"), (&stores, "fallback")] {
+        api.delete(name, &DeleteParams::default()).await.unwrap();
+        wait_gone(api, name).await;
+    }
+}
