@@ -18,11 +18,10 @@ use litellm_crossplane::litellm::{Credential, CredentialRequest, Secret};
 use litellm_crossplane::provider::managed::resolve::{self, Reference, Unresolved};
 use litellm_crossplane::provider::watch::cache::Kube;
 use serde_json::{json, Value};
-use support::crd_guard::CrdGuard;
 use support::k8s;
-use support::logs::Logs;
+use support::logs::{logged_world, Logs};
 use support::provider::{
-    condition, eventually, is, manifest, wait_for, wait_gone, world, write_secret, World, CLUSTER,
+    condition, eventually, is, manifest, wait_for, wait_gone, write_secret, World, CLUSTER,
 };
 
 /// The Secret `name` of `namespace` holding `apiKey: value`.
@@ -32,13 +31,6 @@ async fn secret(world: &World, namespace: &str, name: &str, value: &str) {
 
 /// A world for one test, with the logs of the process and its CRD
 /// fields kept.
-async fn start(prefix: &str) -> Option<(World, Logs, CrdGuard)> {
-    let logs = support::logs::capture().expect("no other log subscriber (TEST_LOG unset)");
-    let world = world(prefix).await?;
-    let guard = CrdGuard::start(&world.kube);
-    Some((world, logs, guard))
-}
-
 /// `forProvider` with `api_key` from the Secret `secret` and a plain
 /// `api_base`.
 fn openai(secret: &str) -> Value {
@@ -127,7 +119,7 @@ async fn assert_nowhere(world: &World, logs: &Logs, namespace: &str, secrets: &[
 #[tokio::test]
 #[ignore = "needs the test harnesses: tests/run.sh"]
 async fn a_credential_from_a_secret_is_created_rotated_corrected_and_deleted() {
-    let Some((world, logs, _crds)) = start("pc-life").await else {
+    let Some((world, logs, _crds)) = logged_world("pc-life").await else {
         return;
     };
     let ns = world.namespace.clone();
@@ -249,7 +241,7 @@ async fn made_in_litellm(world: &World, name: &str, owner: Option<Value>) {
 #[tokio::test]
 #[ignore = "needs the test harnesses: tests/run.sh"]
 async fn imports_follow_the_ownership_rules() {
-    let Some((world, logs, _crds)) = start("pc-import").await else {
+    let Some((world, logs, _crds)) = logged_world("pc-import").await else {
         return;
     };
     let tenant = world.tenant("pc-import-tenant").await;
@@ -353,7 +345,7 @@ async fn imports_follow_the_ownership_rules() {
 #[tokio::test]
 #[ignore = "needs the test harnesses: tests/run.sh"]
 async fn values_that_read_the_proxy_or_are_missing_write_nothing() {
-    let Some((world, logs, _crds)) = start("pc-refuse").await else {
+    let Some((world, logs, _crds)) = logged_world("pc-refuse").await else {
         return;
     };
     let ns = world.namespace.clone();
@@ -472,7 +464,7 @@ fn model_spec(name: &str, params: Value) -> Value {
 #[tokio::test]
 #[ignore = "needs the test harnesses: tests/run.sh"]
 async fn models_use_credentials_by_reference_and_keep_them_until_detached() {
-    let Some((world, logs, _crds)) = start("pc-ref").await else {
+    let Some((world, logs, _crds)) = logged_world("pc-ref").await else {
         return;
     };
     let ns = world.namespace.clone();
@@ -601,7 +593,7 @@ async fn models_use_credentials_by_reference_and_keep_them_until_detached() {
 #[tokio::test]
 #[ignore = "needs the test harnesses: tests/run.sh"]
 async fn a_tenants_model_uses_only_a_credential_of_its_own() {
-    let Some((world, logs, _crds)) = start("pc-tenref").await else {
+    let Some((world, logs, _crds)) = logged_world("pc-tenref").await else {
         return;
     };
     let tenant = world.tenant("pc-tenref-tenant").await;

@@ -18,17 +18,10 @@ use litellm_crossplane::litellm::{McpServer, McpServerRequest};
 use serde_json::{json, Map, Value};
 use support::crd_guard::CrdGuard;
 use support::k8s;
-use support::logs::Logs;
+use support::logs::{logged_world, Logs};
 use support::provider::{
     condition, eventually, is, manifest, wait_for, wait_gone, world, write_secret, World, CLUSTER,
 };
-
-async fn start(prefix: &str) -> Option<(World, Logs, CrdGuard)> {
-    let logs = support::logs::capture().expect("no other log subscriber (TEST_LOG unset)");
-    let world = world(prefix).await?;
-    let guard = CrdGuard::start(&world.kube);
-    Some((world, logs, guard))
-}
 
 /// `forProvider` of a streamable-HTTP server with a bearer token from the
 /// Secret `secret`.
@@ -101,7 +94,7 @@ async fn assert_nowhere(world: &World, logs: &Logs, namespace: &str, secrets: &[
 #[tokio::test]
 #[ignore = "needs the test harnesses: tests/run.sh"]
 async fn a_server_from_a_secret_is_created_rotated_corrected_used_by_a_team_and_deleted_after_it() {
-    let Some((world, logs, _crds)) = start("pmcp-life").await else {
+    let Some((world, logs, _crds)) = logged_world("pmcp-life").await else {
         return;
     };
     let ns = world.namespace.clone();
@@ -228,7 +221,7 @@ async fn a_server_from_a_secret_is_created_rotated_corrected_used_by_a_team_and_
 #[tokio::test]
 #[ignore = "needs the test harnesses: tests/run.sh"]
 async fn imports_follow_ownership_and_tenants_stay_in_their_namespace() {
-    let Some((world, logs, _crds)) = start("pmcp-tenancy").await else {
+    let Some((world, logs, _crds)) = logged_world("pmcp-tenancy").await else {
         return;
     };
     let ns = world.namespace.clone();

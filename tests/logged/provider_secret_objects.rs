@@ -13,20 +13,11 @@ use kube::ResourceExt;
 use litellm_crossplane::api::common::EXTERNAL_NAME;
 use litellm_crossplane::api::{LiteLLMGuardrail, LiteLLMVectorStore};
 use serde_json::{json, Value};
-use support::crd_guard::CrdGuard;
 use support::k8s;
-use support::logs::Logs;
+use support::logs::{logged_world, Logs};
 use support::provider::{
-    assert_secrets_nowhere, delete_and_wait, is, manifest, ready, wait_for, world, write_secret,
-    World,
+    assert_secrets_nowhere, delete_and_wait, is, manifest, ready, wait_for, write_secret, World,
 };
-
-async fn start(prefix: &str) -> Option<(World, Logs, CrdGuard)> {
-    let logs = support::logs::capture().expect("no other log subscriber (TEST_LOG unset)");
-    let world = world(prefix).await?;
-    let guard = CrdGuard::start(&world.kube);
-    Some((world, logs, guard))
-}
 
 /// Status, events and the captured logs hold none of `secrets`.
 async fn assert_nowhere<K: litellm_crossplane::provider::managed::contract::ManagedKind>(
@@ -55,7 +46,7 @@ fn fingerprints<K: litellm_crossplane::provider::managed::contract::ManagedKind>
 #[tokio::test]
 #[ignore = "needs the test harnesses: tests/run.sh"]
 async fn a_guardrails_key_is_in_no_status_event_or_log() {
-    let Some((world, logs, _crds)) = start("lgr-log").await else {
+    let Some((world, logs, _crds)) = logged_world("lgr-log").await else {
         return;
     };
     let ns = world.namespace.clone();
@@ -128,7 +119,7 @@ async fn a_guardrails_key_is_in_no_status_event_or_log() {
 #[tokio::test]
 #[ignore = "needs the test harnesses: tests/run.sh"]
 async fn a_vector_stores_key_is_in_no_status_event_or_log() {
-    let Some((world, logs, _crds)) = start("lvs-log").await else {
+    let Some((world, logs, _crds)) = logged_world("lvs-log").await else {
         return;
     };
     let ns = world.namespace.clone();

@@ -49,3 +49,14 @@ pub fn capture() -> Option<Logs> {
     })
     .clone()
 }
+
+/// A provider world (see [`super::provider::world`]) with the logs
+/// captured from before it starts, and its CRDs guarded.
+pub async fn logged_world(
+    prefix: &str,
+) -> Option<(super::provider::World, Logs, super::crd_guard::CrdGuard)> {
+    let logs = capture().expect("no other log subscriber (TEST_LOG unset)");
+    let world = super::provider::world(prefix).await?;
+    let guard = super::crd_guard::CrdGuard::start(&world.kube);
+    Some((world, logs, guard))
+}
