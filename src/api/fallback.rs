@@ -89,6 +89,7 @@ pub enum FallbackKind {
 pub struct FallbackObservation {
     /// The model whose requests fall back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = bounds::MAX_MODEL_REF_LENGTH))]
     pub model: Option<String>,
     /// LiteLLM's name of the type (`general`, `context_window`,
     /// `content_policy`).
