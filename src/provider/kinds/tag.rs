@@ -304,7 +304,7 @@ impl TagMapping {
     /// The older resource of the namespace that adopts the tag `name` too
     /// and may write it (see [`ownership::first_adopter`]), if there is one.
     async fn rival(&self, mr: &LiteLLMTag, name: &str) -> Result<Option<String>, ExternalError> {
-        Ok(ownership::older_contender(&self.kube, mr, name, |t| adopts(t)).await?)
+        Ok(ownership::older_contender(&self.kube, mr, name, adopts).await?)
     }
 
     /// Deletes the marker row of the tag `name`; one already gone is
