@@ -11,6 +11,7 @@ pub mod common;
 pub mod conditions;
 pub mod credential;
 pub mod customer;
+pub mod fallback;
 pub mod generate;
 pub mod guardrail;
 pub mod input;
@@ -32,6 +33,7 @@ pub use budget::{BudgetParameters, LiteLLMBudget, LiteLLMBudgetSpec};
 pub use common::*;
 pub use credential::{CredentialParameters, LiteLLMCredential, LiteLLMCredentialSpec};
 pub use customer::{CustomerParameters, LiteLLMCustomer, LiteLLMCustomerSpec};
+pub use fallback::{FallbackParameters, LiteLLMFallback, LiteLLMFallbackSpec};
 pub use guardrail::{GuardrailParameters, LiteLLMGuardrail, LiteLLMGuardrailSpec};
 pub use input::Input;
 pub use instance::{LiteLLMInstance, LiteLLMInstanceSpec};
@@ -81,6 +83,7 @@ macro_rules! managed_kinds {
             LiteLLMGuardrail => guardrails,
             LiteLLMAccessGroup => access_groups,
             LiteLLMVectorStore => vector_stores,
+            LiteLLMFallback => fallbacks,
         }
     };
 }

@@ -11,6 +11,7 @@ mod client;
 mod credentials;
 mod customers;
 mod error;
+pub mod fallbacks;
 mod guardrails;
 mod health;
 mod keys;

@@ -98,7 +98,9 @@ async fn every_managed_example_is_taken_and_reconciled() {
         let text = serde_json::to_string(&doc)
             .unwrap()
             .replace("team-ml/", &format!("{}/", tenant.namespace))
-            .replace("@example.com", &format!("@{}.example", tenant.namespace));
+            .replace("@example.com", &format!("@{}.example", tenant.namespace))
+            // The platform's model names (fallback.yaml) are the proxy's.
+            .replace("chat-", &format!("chat-{}-", tenant.namespace));
         doc = serde_json::from_str(&text).unwrap();
         doc["metadata"]["namespace"] = json!(namespace);
         let api: Api<DynamicObject> =

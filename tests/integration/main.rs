@@ -49,6 +49,7 @@ mod provider_chain;
 mod provider_customers;
 mod provider_deletion;
 mod provider_entities;
+mod provider_fallbacks;
 mod provider_faults;
 mod provider_guardrails;
 mod provider_instance;

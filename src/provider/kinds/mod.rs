@@ -12,6 +12,7 @@ pub mod access_group;
 pub mod budget;
 pub mod credential;
 pub mod customer;
+pub mod fallback;
 pub mod guardrail;
 pub mod hosts;
 pub mod key;

@@ -479,6 +479,7 @@ impl ManagedKind for LiteLLMModel {
     type External = Mapped<ModelMapping>;
     const NOUN: &'static str = "model";
     const JOINS: &'static [Joins] = &[Joins::Credential];
+    const JOINED_AS: Option<Joins> = Some(Joins::Model);
 
     fn managed(&self) -> &ManagedFields {
         &self.spec.managed

@@ -43,7 +43,7 @@
 //! could take it from keys or teams that share it. So the annotation stays
 //! what lets the resource manage it, and of two resources of the namespace
 //! that adopt the same tag and may write it, only the older one does
-//! ([`first_adopter`]; the other is `Synced=False` naming it, both being
+//! ([`ownership::first_adopter`]; the other is `Synced=False` naming it, both being
 //! the platform's).
 //!
 //! **Drift** (description, models, limits, soft budget) is corrected each
@@ -65,14 +65,12 @@
 //! limited by it), so the deletion does not wait for them.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use kube::{Resource, ResourceExt};
 use sha2::{Digest, Sha256};
 
-use crate::api::common::{
-    policy_allows, ManagedFields, ManagedStatus, ManagementPolicy, EXTERNAL_NAME,
-};
+use crate::api::common::{ManagedFields, ManagedStatus};
 use crate::api::tag::{LiteLLMTag, TagObservation, TagParameters};
 use crate::litellm::tags::{TagInfo, TagRequest};
 use crate::litellm::{self, BudgetRequest, Limited, LiveLimits};
@@ -81,12 +79,12 @@ use crate::provider::kinds::limits;
 use crate::provider::managed::contract::{Connection, ExternalError, ManagedKind};
 use crate::provider::managed::diff::{self, money_f64, money_string, Diff};
 use crate::provider::managed::mapped::{Fingerprints, Mapped, Mapping};
-use crate::provider::managed::ownership::{self, Owner};
+use crate::provider::managed::ownership::{self, adopts, writes, Owner};
 use crate::provider::watch::cache::Kube;
 
 /// The annotation that lets a LiteLLMTag adopt a tag the provider did not
 /// make (value `"true"`).
-pub const ADOPT: &str = "litellm.crossplane.io/adopt-existing";
+pub use crate::provider::managed::ownership::ADOPT;
 
 /// The refusal of a LiteLLMTag outside the instance's namespace.
 pub const TENANT_REFUSAL: &str = "metadata.namespace: a LiteLLMTag (its forProvider, budget \
@@ -287,42 +285,6 @@ pub fn update(
     }
 }
 
-/// A resource that adopts a tag, as [`first_adopter`] compares them:
-/// its name and `metadata.creationTimestamp` (seconds since the epoch).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Adopter {
-    pub name: String,
-    pub created: Option<i64>,
-}
-
-/// Of the resources of one namespace that adopt the same unmarked tag and
-/// may write it, the one that does: the oldest (by creation time, then
-/// name; no time sorts last). `None` when it is `me`; else the other's
-/// name.
-pub fn first_adopter(me: &Adopter, others: &[Adopter]) -> Option<String> {
-    let key = |a: &Adopter| (a.created.unwrap_or(i64::MAX), a.name.clone());
-    let first = others
-        .iter()
-        .filter(|o| o.name != me.name)
-        .min_by_key(|o| key(o))?;
-    (key(first) < key(me)).then(|| first.name.clone())
-}
-
-/// Whether the policies let the provider write or delete the tag.
-fn writes(policies: &[ManagementPolicy]) -> bool {
-    [
-        ManagementPolicy::Create,
-        ManagementPolicy::Update,
-        ManagementPolicy::Delete,
-    ]
-    .into_iter()
-    .any(|p| policy_allows(policies, p))
-}
-
-fn adopts(mr: &LiteLLMTag) -> bool {
-    mr.annotations().get(ADOPT).map(String::as_str) == Some("true")
-}
-
 /// `/tag/*` for one reconciliation.
 pub struct TagMapping {
     client: litellm::Client,
@@ -340,38 +302,9 @@ impl TagMapping {
     }
 
     /// The older resource of the namespace that adopts the tag `name` too
-    /// and may write it (see [`first_adopter`]), if there is one.
+    /// and may write it (see [`ownership::first_adopter`]), if there is one.
     async fn rival(&self, mr: &LiteLLMTag, name: &str) -> Result<Option<String>, ExternalError> {
-        let namespace = &self.owner.namespace;
-        let tags: Vec<Arc<LiteLLMTag>> = match self.kube.cached_in::<LiteLLMTag>(namespace) {
-            Some(cached) => cached.iter().filter_map(|t| t.read().ok()).collect(),
-            None => self
-                .kube
-                .list_live::<LiteLLMTag>(namespace)
-                .await?
-                .iter()
-                .filter_map(|t| t.read().ok())
-                .collect(),
-        };
-        let adopter = |t: &LiteLLMTag| Adopter {
-            name: t.name_any(),
-            created: t
-                .meta()
-                .creation_timestamp
-                .as_ref()
-                .map(|c| c.0.as_second()),
-        };
-        let others: Vec<Adopter> = tags
-            .iter()
-            .filter(|t| {
-                t.meta().deletion_timestamp.is_none()
-                    && adopts(t)
-                    && writes(&t.managed().management_policies)
-                    && t.annotations().get(EXTERNAL_NAME).map(String::as_str) == Some(name)
-            })
-            .map(|t| adopter(t))
-            .collect();
-        Ok(first_adopter(&adopter(mr), &others))
+        Ok(ownership::older_contender(&self.kube, mr, name, adopts).await?)
     }
 
     /// Deletes the marker row of the tag `name`; one already gone is
@@ -733,42 +666,6 @@ mod tests {
     }
 
     #[test]
-    fn the_oldest_adopter_writes() {
-        let at = |name: &str, t: Option<i64>| Adopter {
-            name: name.into(),
-            created: t,
-        };
-        let me = at("b", Some(100));
-        assert_eq!(first_adopter(&me, &[]), None);
-        assert_eq!(
-            first_adopter(&me, std::slice::from_ref(&me)),
-            None,
-            "itself"
-        );
-        assert_eq!(first_adopter(&me, &[at("c", Some(101))]), None, "younger");
-        assert_eq!(
-            first_adopter(&me, &[at("z", Some(99))]),
-            Some("z".into()),
-            "older"
-        );
-        assert_eq!(
-            first_adopter(&me, &[at("a", Some(100))]),
-            Some("a".into()),
-            "the same second: by name"
-        );
-        assert_eq!(
-            first_adopter(&me, &[at("a", None)]),
-            None,
-            "no time sorts last"
-        );
-        assert_eq!(
-            first_adopter(&at("b", None), &[at("c", None)]),
-            None,
-            "neither: by name"
-        );
-    }
-
-    #[test]
     fn late_init_and_observation() {
         let marker = marker_budget_id(&me(), "gold");
         let filled = late_init(&TagParameters::default(), &live(&marker)).unwrap();
@@ -784,21 +681,6 @@ mod tests {
         fn with_budget(mut self, budget: &str) -> Self {
             self.limits.max_budget = Some(budget.into());
             self
-        }
-    }
-
-    #[test]
-    fn only_read_only_policies_import_without_the_annotation() {
-        use ManagementPolicy::*;
-        assert!(!writes(&[Observe]));
-        assert!(!writes(&[Observe, LateInitialize]));
-        for policies in [
-            &[All][..],
-            &[Observe, Update],
-            &[Observe, Delete],
-            &[Observe, Create],
-        ] {
-            assert!(writes(policies), "{policies:?}");
         }
     }
 

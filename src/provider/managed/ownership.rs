@@ -245,6 +245,107 @@ pub fn owner_of_id(id: &str) -> Option<Owner> {
     })
 }
 
+/// The annotation that lets a resource take over an object the provider
+/// did not make, where nothing in LiteLLM can say who made it (a tag's
+/// name, a fallback rule): value `"true"`. Without it such an object is
+/// only imported read-only (see [`writes`]), never taken over silently.
+pub const ADOPT: &str = "litellm.crossplane.io/adopt-existing";
+
+/// Whether `mr` carries [`ADOPT`] as `"true"`.
+pub fn adopts<K: kube::Resource>(mr: &K) -> bool {
+    mr.meta()
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(ADOPT))
+        .map(String::as_str)
+        == Some("true")
+}
+
+/// Whether the policies let the provider write or delete the object: an
+/// import (`Observe`, `LateInitialize`) changes nothing.
+pub fn writes(policies: &[crate::api::common::ManagementPolicy]) -> bool {
+    use crate::api::common::{policy_allows, ManagementPolicy};
+    [
+        ManagementPolicy::Create,
+        ManagementPolicy::Update,
+        ManagementPolicy::Delete,
+    ]
+    .into_iter()
+    .any(|p| policy_allows(policies, p))
+}
+
+/// A resource that contends for an object no marker can name, as
+/// [`first_adopter`] compares them: its name and
+/// `metadata.creationTimestamp` (seconds since the epoch).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Adopter {
+    pub name: String,
+    pub created: Option<i64>,
+}
+
+impl Adopter {
+    pub fn of<K: kube::Resource>(mr: &K) -> Adopter {
+        Adopter {
+            name: mr.meta().name.clone().unwrap_or_default(),
+            created: mr
+                .meta()
+                .creation_timestamp
+                .as_ref()
+                .map(|c| c.0.as_second()),
+        }
+    }
+}
+
+/// Of the resources of one namespace that contend for the same object
+/// (adopt it, or hold it) and may write it, the one that does: the oldest
+/// (by creation time, then name; no time sorts last). `None` when it is
+/// `me`; else the other's name.
+pub fn first_adopter(me: &Adopter, others: &[Adopter]) -> Option<String> {
+    let key = |a: &Adopter| (a.created.unwrap_or(i64::MAX), a.name.clone());
+    let first = others
+        .iter()
+        .filter(|o| o.name != me.name)
+        .min_by_key(|o| key(o))?;
+    (key(first) < key(me)).then(|| first.name.clone())
+}
+
+/// The older resource of `mr`'s kind and namespace, not being deleted,
+/// whose external name is `external_name` and that `contends` for it
+/// (see [`first_adopter`]), if there is one: from the watch cache, else
+/// a list of the namespace.
+pub async fn older_contender<K: crate::provider::managed::contract::ManagedKind>(
+    kube: &crate::provider::watch::cache::Kube,
+    mr: &K,
+    external_name: &str,
+    contends: impl Fn(&K) -> bool,
+) -> Result<Option<String>, kube::Error> {
+    use kube::ResourceExt;
+    let namespace = mr.namespace().unwrap_or_default();
+    let all: Vec<std::sync::Arc<K>> = match kube.cached_in::<K>(&namespace) {
+        Some(cached) => cached.iter().filter_map(|o| o.read().ok()).collect(),
+        None => kube
+            .list_live::<K>(&namespace)
+            .await?
+            .iter()
+            .filter_map(|o| o.read().ok())
+            .collect(),
+    };
+    let others: Vec<Adopter> = all
+        .iter()
+        .filter(|o| {
+            o.meta().deletion_timestamp.is_none()
+                && writes(&o.managed().management_policies)
+                && o.annotations()
+                    .get(crate::api::common::EXTERNAL_NAME)
+                    .map(String::as_str)
+                    == Some(external_name)
+                && contends(o)
+        })
+        .map(|o| Adopter::of(&**o))
+        .collect();
+    Ok(first_adopter(&Adopter::of(mr), &others))
+}
+
 /// The length of a [`private_id`]'s suffix, in hex digits (96 bits).
 const PRIVATE_SUFFIX_LENGTH: usize = 24;
 
@@ -361,6 +462,57 @@ impl Verified {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_oldest_adopter_writes() {
+        let at = |name: &str, t: Option<i64>| Adopter {
+            name: name.into(),
+            created: t,
+        };
+        let me = at("b", Some(100));
+        assert_eq!(first_adopter(&me, &[]), None);
+        assert_eq!(
+            first_adopter(&me, std::slice::from_ref(&me)),
+            None,
+            "itself"
+        );
+        assert_eq!(first_adopter(&me, &[at("c", Some(101))]), None, "younger");
+        assert_eq!(
+            first_adopter(&me, &[at("z", Some(99))]),
+            Some("z".into()),
+            "older"
+        );
+        assert_eq!(
+            first_adopter(&me, &[at("a", Some(100))]),
+            Some("a".into()),
+            "the same second: by name"
+        );
+        assert_eq!(
+            first_adopter(&me, &[at("a", None)]),
+            None,
+            "no time sorts last"
+        );
+        assert_eq!(
+            first_adopter(&at("b", None), &[at("c", None)]),
+            None,
+            "neither: by name"
+        );
+    }
+
+    #[test]
+    fn only_read_only_policies_import_without_writing() {
+        use crate::api::common::ManagementPolicy::*;
+        assert!(!writes(&[Observe]));
+        assert!(!writes(&[Observe, LateInitialize]));
+        for policies in [
+            &[All][..],
+            &[Observe, Update],
+            &[Observe, Delete],
+            &[Observe, Create],
+        ] {
+            assert!(writes(policies), "{policies:?}");
+        }
+    }
 
     #[test]
     fn outside_the_platform_namespace_models_are_public_names_or_the_namespaces_own() {

@@ -23,6 +23,9 @@ pub enum Joins {
     /// A `LiteLLMOrganization`, which a team belongs to
     /// (`organizationRef`/`organizationId`).
     Organization,
+    /// A `LiteLLMModel`, whose public model name a fallback rule is for
+    /// (`modelRef`).
+    Model,
 }
 
 /// The fields of a kind's CRD by which the API server selects the
