@@ -10,8 +10,7 @@
 
 use crate::support;
 
-use k8s_openapi::api::core::v1::Secret as KubeSecret;
-use kube::api::{Api, Patch, PatchParams};
+use kube::api::{Patch, PatchParams};
 use kube::ResourceExt;
 use litellm_crossplane::api::common::EXTERNAL_NAME;
 use litellm_crossplane::api::LiteLLMTeam;
@@ -21,7 +20,7 @@ use serde_json::{json, Value};
 use support::k8s;
 use support::provider::{
     assert_secrets_nowhere, at_provider, delete_and_wait, eventually, manifest, ready, refused,
-    wait_for, world_guarded as start, World,
+    wait_for, world_guarded as start, write_secret, World,
 };
 use support::upstream::Upstream;
 
@@ -174,23 +173,6 @@ async fn contract_of_the_team_callback_routes() {
     litellm.team_delete(&id).await.unwrap();
 }
 
-async fn write_secret(world: &World, namespace: &str, name: &str, value: &str) {
-    let secrets: Api<KubeSecret> = Api::namespaced(world.kube.clone(), namespace);
-    let secret: KubeSecret = serde_json::from_value(json!({
-        "metadata": {"name": name},
-        "stringData": {"apiKey": value},
-    }))
-    .unwrap();
-    secrets
-        .patch(
-            name,
-            &PatchParams::apply("ptc-test").force(),
-            &Patch::Apply(&secret),
-        )
-        .await
-        .expect("Secret written");
-}
-
 /// A key of the team for `model_name` (made with the master key).
 async fn team_key(world: &World, team_id: &str, model_name: &str) -> String {
     let key = format!("sk-ptc-team-key-{}", k8s::unique_suffix());
@@ -250,7 +232,7 @@ async fn a_teams_logging_reaches_its_destination_and_follows_the_resource() {
     support::provider::platform_model(&world, &upstream, "ptc-chat", &model_name).await;
     let first = format!("ls-key-one-{}", k8s::unique_suffix());
     let second = format!("ls-key-two-{}", k8s::unique_suffix());
-    write_secret(&world, &ns, "langsmith", &first).await;
+    write_secret(&world.kube, &ns, "langsmith", json!({"apiKey": &first})).await;
     let logging = json!([{
         "callbackName": "langsmith",
         "callbackType": "success",
@@ -312,7 +294,7 @@ async fn a_teams_logging_reaches_its_destination_and_follows_the_resource() {
     .await;
 
     // The Secret rotates: written again, logged with the new key.
-    write_secret(&world, &ns, "langsmith", &second).await;
+    write_secret(&world.kube, &ns, "langsmith", json!({"apiKey": &second})).await;
     let rotated = wait_for(&teams, "web", "the new fingerprint", |t| {
         let now = at_provider(t)["secretFingerprints"]["langsmith/success"].clone();
         now.is_string() && now != print
@@ -426,7 +408,13 @@ async fn a_tenants_logging_may_not_reach_the_proxys_environment_or_network() {
     };
     let tenant = world.tenant("ptc-tenant-t").await;
     let tns = tenant.namespace.clone();
-    write_secret(&world, &tns, "lf", "os.environ/LITELLM_MASTER_KEY").await;
+    write_secret(
+        &world.kube,
+        &tns,
+        "lf",
+        json!({"apiKey": "os.environ/LITELLM_MASTER_KEY"}),
+    )
+    .await;
     let lf = |vars: Value| json!([{"callbackName": "langfuse", "callbackType": "success", "callbackVars": vars}]);
     let cases: Vec<(&str, Value, &str)> = vec![
         (

@@ -506,7 +506,13 @@ mod tests {
             .as_object_mut()
             .unwrap()
             .remove("langfuse_host");
-        let cases: Vec<(&str, TeamParameters, Option<Map<String, Value>>, bool)> = vec![
+        type Case = (
+            &'static str,
+            TeamParameters,
+            Option<Map<String, Value>>,
+            bool,
+        );
+        let cases: Vec<Case> = vec![
             (
                 "as written",
                 p.clone(),
