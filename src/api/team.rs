@@ -109,6 +109,118 @@ pub struct TeamParameters {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = super::common::bounds::MAX_ID_LENGTH))]
     pub organization_id: Option<String>,
+    /// Where LiteLLM logs the team's requests (its team callbacks, kept in
+    /// the team's `metadata.logging`; see docs/team-logging.md). Unset:
+    /// left to LiteLLM (and its UI), kept as they are by every write. Set:
+    /// the team's callbacks are exactly these, in order; `[]` turns the
+    /// team's own logging off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_TEAM_CALLBACKS))]
+    pub logging: Option<Vec<TeamCallbackSpec>>,
+}
+
+/// At most this many callbacks per team.
+pub const MAX_TEAM_CALLBACKS: u32 = 8;
+/// At most this many variables per callback (plain and from Secrets each).
+pub const MAX_CALLBACK_VARIABLES: u32 = 16;
+
+/// Message of the rule that a callback variable is plain or from a Secret.
+pub const CALLBACK_VARIABLE_ONCE: &str =
+    "a callback variable is in callbackVars or in secretCallbackVars, not both";
+
+/// One logging destination of a team (`AddTeamCallback` of LiteLLM).
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[x_kube(validation = Rule::new("!has(self.callbackVars) || !has(self.secretCallbackVars) || self.callbackVars.all(k, !(k in self.secretCallbackVars))").message(CALLBACK_VARIABLE_ONCE))]
+#[serde(rename_all = "camelCase")]
+pub struct TeamCallbackSpec {
+    /// The integration (`callback_name`): one of LiteLLM 1.108.7's that
+    /// take a team's own credentials (`langfuse`, `langfuse_otel`,
+    /// `langsmith`, `gcs_bucket`, `humanloop`, `arize`, `arize_phoenix`,
+    /// `posthog`, `weave_otel`, `datadog`, `newrelic`, `signoz`).
+    #[schemars(length(min = 1, max = super::common::bounds::MAX_WORD_LENGTH))]
+    pub callback_name: String,
+    /// Which requests it logs (`callback_type`; default
+    /// `success_and_failure`, as LiteLLM's).
+    #[serde(default)]
+    pub callback_type: CallbackType,
+    /// Variables in plain text (`callback_vars`: `langfuse_host`,
+    /// `langsmith_project`, ...). Never a credential: those go in
+    /// `secretCallbackVars`. A value `os.environ/...` is refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "callback_vars_schema")]
+    pub callback_vars: Option<std::collections::BTreeMap<String, String>>,
+    /// Variables read from Secrets of the team's namespace
+    /// (`langfuse_secret_key`, `langsmith_api_key`, ...), by variable name.
+    /// Never shown in status; a changed Secret is written again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "secret_callback_vars_schema")]
+    pub secret_callback_vars:
+        Option<std::collections::BTreeMap<String, super::common::SecretKeySelector>>,
+}
+
+/// Schema of `callbackVars`: at most [`MAX_CALLBACK_VARIABLES`] strings of
+/// at most `MAX_PLAIN_VALUE_LENGTH`.
+fn callback_vars_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "maxProperties": MAX_CALLBACK_VARIABLES,
+        "additionalProperties": {
+            "type": "string",
+            "maxLength": super::common::bounds::MAX_PLAIN_VALUE_LENGTH
+        }
+    })
+}
+
+/// Schema of `secretCallbackVars`: at most [`MAX_CALLBACK_VARIABLES`]
+/// Secret keys.
+fn secret_callback_vars_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let bound = super::common::bounds::MAX_NAME_LENGTH;
+    schemars::json_schema!({
+        "type": "object",
+        "maxProperties": MAX_CALLBACK_VARIABLES,
+        "additionalProperties": {
+            "type": "object",
+            "required": ["name", "key"],
+            "properties": {
+                "name": {"type": "string", "maxLength": bound, "description": "Name of the Secret."},
+                "key": {"type": "string", "maxLength": bound, "description": "Key within the Secret."}
+            }
+        }
+    })
+}
+
+/// Which requests a callback logs.
+#[derive(Serialize, Deserialize, Clone, Copy, Debug, Default, PartialEq, Eq, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CallbackType {
+    Success,
+    Failure,
+    #[default]
+    SuccessAndFailure,
+}
+
+impl CallbackType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallbackType::Success => "success",
+            CallbackType::Failure => "failure",
+            CallbackType::SuccessAndFailure => "success_and_failure",
+        }
+    }
+}
+
+/// A team callback as LiteLLM holds it: never a value.
+#[derive(Serialize, Deserialize, Clone, Debug, Default, PartialEq, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TeamCallbackObservation {
+    #[schemars(length(max = super::common::bounds::MAX_ID_LENGTH))]
+    pub callback_name: String,
+    #[schemars(length(max = super::common::bounds::MAX_WORD_LENGTH))]
+    pub callback_type: String,
+    /// The names of its variables.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 64), inner(length(max = super::common::bounds::MAX_ID_LENGTH)))]
+    pub variables: Vec<String>,
 }
 
 /// The limits LiteLLM gives each member of a team (one budget row the
@@ -237,4 +349,17 @@ pub struct TeamObservation {
     /// The organization LiteLLM has the team in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub organization_id: Option<String>,
+    /// The team's callbacks (`metadata.logging`): names, types and the
+    /// names of their variables, never a value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 64))]
+    pub logging: Option<Vec<TeamCallbackObservation>>,
+    /// Fingerprint of the variables of each callback last written, by
+    /// `<callbackName>/<callbackType>` (`sha256:` and 16 hex digits of a
+    /// domain-separated SHA-256 over all its values; never a value).
+    /// LiteLLM encrypts credentials at rest and never returns them, so this
+    /// is how a changed Secret (or value) is noticed and written again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::fingerprints_schema")]
+    pub secret_fingerprints: Option<std::collections::BTreeMap<String, String>>,
 }

@@ -22,6 +22,7 @@ mod organizations;
 mod pacing;
 mod secret;
 pub mod tags;
+pub mod team_callbacks;
 mod teams;
 mod users;
 pub mod vector_stores;

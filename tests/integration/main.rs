@@ -62,6 +62,7 @@ mod provider_rbac;
 mod provider_repoint;
 mod provider_rotation;
 mod provider_tags;
+mod provider_team_callbacks;
 mod provider_tenancy;
 mod provider_updates;
 mod provider_upstream_credentials;

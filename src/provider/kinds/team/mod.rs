@@ -1,5 +1,6 @@
 //! `LiteLLMTeam` against `/team/*`.
 
+pub mod logging;
 pub mod member_defaults;
 pub mod members;
 
@@ -9,6 +10,7 @@ use crate::api::common::{ManagedFields, ManagedStatus};
 use crate::api::team::{LiteLLMTeam, TeamObservation, TeamParameters};
 use crate::litellm::{self, Limited, LiveLimits, LiveUsage, TeamInfo, TeamRequest};
 
+use crate::api::common::{policy_allows, ManagementPolicy};
 use crate::provider::kinds::access;
 use crate::provider::kinds::limits;
 use crate::provider::kinds::permissions::{
@@ -19,6 +21,7 @@ use crate::provider::managed::contract::{
     Connection, Created, Creation, External, ExternalError, ManagedKind, Observation,
 };
 use crate::provider::managed::diff::{self, money_f64, money_string, user_metadata, Diff};
+use crate::provider::managed::mapped::{Fingerprints, SecretValues};
 use crate::provider::managed::ownership::{may_list_models, metadata_with_marker, Owner};
 use crate::provider::managed::resolve::{Reference, Resolved};
 use crate::provider::watch::joins::{Join, Joins};
@@ -106,6 +109,7 @@ pub fn diff(params: &TeamParameters, refs: &Resolved, live: &TeamInfo, owner: &O
         live.object_permission.as_ref(),
     );
     members::diff(&mut diff, params, refs, live);
+    logging::diff(&mut diff, params, refs, live.metadata.as_ref());
     let field = match params.organization_ref {
         Some(_) => ORGANIZATION_REF,
         None => "organizationId",
@@ -141,7 +145,11 @@ pub fn late_init(params: &TeamParameters, live: &TeamInfo) -> Option<TeamParamet
         ),
         member_defaults::late_init(&mut filled.member_defaults, live),
         diff::late_init(&mut filled.blocked, live.blocked),
-        diff::late_init(&mut filled.metadata, user_metadata(live.metadata.as_ref())),
+        diff::late_init(&mut filled.metadata, {
+            let mut metadata = user_metadata(live.metadata.as_ref());
+            logging::strip(&mut metadata);
+            metadata
+        }),
     ];
     changed.contains(&true).then_some(filled)
 }
@@ -153,7 +161,9 @@ fn reserved(settings: &TeamRequest) -> Vec<(&'static str, &'static str)> {
     reserved
 }
 
-pub fn at_provider(live: &TeamInfo) -> TeamObservation {
+/// `status.atProvider` of the live team, with the fingerprints of its
+/// callbacks' values to record (see [`logging`]).
+pub fn at_provider(live: &TeamInfo, fingerprints: Option<Fingerprints>) -> TeamObservation {
     TeamObservation {
         team_id: Some(live.team_id.clone()),
         team_alias: live.team_alias.clone(),
@@ -169,6 +179,8 @@ pub fn at_provider(live: &TeamInfo) -> TeamObservation {
         created_at: live.created_at.clone(),
         members: Some(members::observed(live)),
         organization_id: live.organization_id.clone(),
+        logging: logging::observed(live.metadata.as_ref()),
+        secret_fingerprints: fingerprints,
     }
 }
 
@@ -178,6 +190,9 @@ pub struct TeamExternal {
     owner: Owner,
     instance_namespace: String,
     refs: Resolved,
+    /// The internal hosts the instance lets tenants name
+    /// (`spec.tenantMcpServerHosts`), for callback destinations.
+    allowed_hosts: Vec<String>,
 }
 
 impl TeamExternal {
@@ -187,7 +202,10 @@ impl TeamExternal {
     /// write.
     fn check_models(&self, params: &TeamParameters) -> Result<(), ExternalError> {
         let tenant = self.owner.namespace != self.instance_namespace;
-        if let Some(why) = access::metadata_refusal(params.metadata.as_ref(), tenant) {
+        if let Some(why) = access::metadata_refusal(params.metadata.as_ref(), tenant)
+            .or_else(|| logging::metadata_refusal(params))
+            .or_else(|| logging::refusal(params, &self.refs, tenant, &self.allowed_hosts))
+        {
             return Err(ExternalError::Invalid(why));
         }
         let system = params.metadata.iter().flat_map(|m| m.keys());
@@ -236,17 +254,51 @@ impl TeamExternal {
 
 impl TeamExternal {
     /// What [`External::observe`] reports of a live team.
-    fn observation(&self, mr: &LiteLLMTeam, live: TeamInfo) -> Observation<LiteLLMTeam> {
+    /// `written`: the team was just created with these very values.
+    fn observation(
+        &self,
+        mr: &LiteLLMTeam,
+        live: TeamInfo,
+        written: bool,
+    ) -> Observation<LiteLLMTeam> {
         let params = &mr.spec.for_provider;
+        let mut drift = diff(params, &self.refs, &live, &self.owner);
+        // The callbacks' values LiteLLM encrypts are compared by the
+        // fingerprints of those last written (see `logging`).
+        let current = logging::fingerprints(params, &self.refs);
+        let values = SecretValues::recorded_in(mr, current, |at| at.secret_fingerprints.as_ref());
+        if values.changed().next().is_some() {
+            drift.mark(logging::FIELD);
+        }
+        let policies = &mr.spec.managed.management_policies;
+        let writes =
+            written || (!drift.is_empty() && policy_allows(policies, ManagementPolicy::Update));
         Observation {
             probe: None,
             exists: true,
             owner: Owner::from_metadata(live.metadata.as_ref()),
-            drift: diff(params, &self.refs, &live, &self.owner),
+            drift,
             late_init: late_init(params, &live),
-            at_provider: Some(at_provider(&live)),
+            at_provider: Some(at_provider(&live, values.to_record(writes))),
             connection_details: BTreeMap::from([("teamId".to_owned(), live.team_id)]),
         }
+    }
+
+    /// The metadata a write sends: the user's, the marker and the team's
+    /// callbacks (those LiteLLM has now, read again, when `logging` is
+    /// unset).
+    async fn metadata(
+        &self,
+        params: &TeamParameters,
+        id: &str,
+        sent: Option<serde_json::Map<String, serde_json::Value>>,
+        create: bool,
+    ) -> Result<Option<serde_json::Map<String, serde_json::Value>>, ExternalError> {
+        let live = match !create && logging::keeps_live(params) {
+            true => self.client.team_info(id).await?.and_then(|t| t.metadata),
+            false => None,
+        };
+        Ok(sent.map(|m| logging::with_logging(m, params, &self.refs, live.as_ref())))
     }
 
     /// Makes the team's members those of `params` (nothing when `members`
@@ -297,6 +349,7 @@ impl ManagedKind for LiteLLMTeam {
                 name: organization.name.clone(),
             });
         }
+        refs.extend(logging::references(params));
         refs
     }
     /// The MCP servers its `objectPermission` names, its members and its
@@ -318,6 +371,7 @@ impl ManagedKind for LiteLLMTeam {
             owner: connection.owner,
             instance_namespace: connection.instance_namespace,
             refs: connection.refs,
+            allowed_hosts: connection.tenant_mcp_server_hosts,
         }
     }
 }
@@ -330,7 +384,7 @@ impl External<LiteLLMTeam> for TeamExternal {
     ) -> Result<Observation<LiteLLMTeam>, ExternalError> {
         let (live, probe) = self.client.team_info_probed(id).await?;
         let mut observation = match live {
-            Some(live) => self.observation(mr, live),
+            Some(live) => self.observation(mr, live, false),
             None => Observation::absent(),
         };
         observation.probe = Some(probe);
@@ -343,7 +397,9 @@ impl External<LiteLLMTeam> for TeamExternal {
         id: &str,
     ) -> Result<Created<LiteLLMTeam>, ExternalError> {
         self.check_models(&mr.spec.for_provider)?;
-        let settings = request(id, &mr.spec.for_provider, &self.refs, &self.owner);
+        let params = &mr.spec.for_provider;
+        let mut settings = request(id, params, &self.refs, &self.owner);
+        settings.metadata = self.metadata(params, id, settings.metadata, true).await?;
         let created = self
             .client
             .team_new(&settings)
@@ -355,18 +411,19 @@ impl External<LiteLLMTeam> for TeamExternal {
         // that asks for either differs from it and is read again.
         Ok(Created {
             creation: Creation::default(),
-            answer: Some(self.observation(mr, created)),
+            answer: Some(self.observation(mr, created, true)),
         })
     }
 
     async fn update(&self, mr: &LiteLLMTeam, id: &str, drift: &Diff) -> Result<(), ExternalError> {
         self.check_models(&mr.spec.for_provider)?;
         let params = &mr.spec.for_provider;
-        let settings = TeamRequest {
+        let mut settings = TeamRequest {
             limits: limits::update_request(&params.limits, drift),
             member_defaults: member_defaults::update_request(&params.member_defaults, drift),
             ..request(id, params, &self.refs, &self.owner)
         };
+        settings.metadata = self.metadata(params, id, settings.metadata, false).await?;
         self.client
             .team_update(&settings)
             .await
@@ -591,10 +648,13 @@ mod tests {
             None,
             "references are the way"
         );
-        let observed = at_provider(&TeamInfo {
-            organization_id: Some("ns.acme".into()),
-            ..live()
-        });
+        let observed = at_provider(
+            &TeamInfo {
+                organization_id: Some("ns.acme".into()),
+                ..live()
+            },
+            None,
+        );
         assert_eq!(observed.organization_id.as_deref(), Some("ns.acme"));
     }
 
@@ -622,7 +682,7 @@ mod tests {
 
     #[test]
     fn at_provider_reports_money_as_decimal_strings() {
-        let observed = at_provider(&live());
+        let observed = at_provider(&live(), None);
         assert_eq!(observed.spend.as_deref(), Some("0.25"));
         assert_eq!(observed.max_budget.as_deref(), Some("25.5"));
         assert_eq!(observed.team_id.as_deref(), Some("ns.web"));
