@@ -582,15 +582,27 @@ async fn scenario(url: &str, master_key: &str, s: &str, key1: &Secret) -> Steps 
         ..Default::default()
     };
     let user_fields = |u: &litellm_crossplane::litellm::UserInfo| {
-        json!([u.user_id, u.user_alias, u.user_role, u.user_email, u.models, u.max_budget,
-               u.metadata, u.spend, u.created_at.is_some()])
+        json!([
+            u.user_id,
+            u.user_alias,
+            u.user_role,
+            u.user_email,
+            u.models,
+            u.max_budget,
+            u.metadata,
+            u.spend,
+            u.created_at.is_some()
+        ])
     };
     let r = litellm.user_new(&user).await;
     steps.record("user_new", outcome(r, |u| user_fields(&u)));
     let r = litellm.user_new(&user).await;
     steps.record("user_new duplicate", outcome(r, |u| user_fields(&u)));
     let r = litellm.user_info(&user.user_id).await;
-    steps.record("user_info", outcome(r, |u| json!(u.as_ref().map(user_fields))));
+    steps.record(
+        "user_info",
+        outcome(r, |u| json!(u.as_ref().map(user_fields))),
+    );
     let bare = litellm_crossplane::litellm::UserRequest {
         user_id: format!("sti-user-bare-{s}"),
         ..Default::default()
@@ -684,8 +696,14 @@ fn check_pinned(steps: &Steps, s: &str, key1: &Secret) {
         ("organization_update", "PATCH /organization/update"),
         ("organization_delete", "DELETE /organization/delete"),
         ("organization_member_add", "POST /organization/member_add"),
-        ("organization_member_update", "PATCH /organization/member_update"),
-        ("organization_member_delete", "DELETE /organization/member_delete"),
+        (
+            "organization_member_update",
+            "PATCH /organization/member_update",
+        ),
+        (
+            "organization_member_delete",
+            "DELETE /organization/member_delete",
+        ),
     ] {
         assert_eq!(err(step), format!("{op}: Forbidden"), "{step}");
     }

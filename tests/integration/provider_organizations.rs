@@ -104,7 +104,10 @@ async fn an_unlicensed_proxy_gives_synced_false_without_a_retry_storm_and_teams_
     users
         .create(
             &PostParams::default(),
-            &user("alice", json!({"forProvider": {"userRole": "internal_user"}})),
+            &user(
+                "alice",
+                json!({"forProvider": {"userRole": "internal_user"}}),
+            ),
         )
         .await
         .unwrap();
@@ -680,7 +683,9 @@ async fn members_on_a_licensed_proxy_are_added_changed_corrected_and_removed() {
                 .patch(
                     "acme",
                     &kube::api::PatchParams::default(),
-                    &kube::api::Patch::Merge(json!({"spec": {"forProvider": {"members": members}}})),
+                    &kube::api::Patch::Merge(
+                        json!({"spec": {"forProvider": {"members": members}}}),
+                    ),
                 )
                 .await
                 .unwrap();
@@ -900,10 +905,7 @@ async fn a_tenants_members_are_its_own_users_by_reference_and_never_org_admins()
     let id = mine.annotations()[EXTERNAL_NAME].clone();
     assert_eq!(
         members_of(&client, &id).await,
-        pairs(&[(
-            &format!("{}.dev", tenant.namespace),
-            "internal_user_viewer"
-        )])
+        pairs(&[(&format!("{}.dev", tenant.namespace), "internal_user_viewer")])
     );
     assert!(
         client.user_info(&victim).await.unwrap().is_some(),

@@ -665,7 +665,11 @@ impl State {
         }
     }
 
-    fn organization_member_add(&self, body: &Map<String, Value>, now: i64) -> Result<Value, Answer> {
+    fn organization_member_add(
+        &self,
+        body: &Map<String, Value>,
+        now: i64,
+    ) -> Result<Value, Answer> {
         let organization_id = Self::member_organization(body)?;
         let members: Vec<Map<String, Value>> = match body.get("member") {
             Some(Value::Object(m)) => vec![m.clone()],
@@ -677,7 +681,8 @@ impl State {
         };
         let mut wanted = Vec::new();
         for member in &members {
-            let Some(role) = Self::member_role(member.get("role"), json!(["body", "member", "role"]))?
+            let Some(role) =
+                Self::member_role(member.get("role"), json!(["body", "member", "role"]))?
             else {
                 return Err(missing_field("role", member));
             };
@@ -696,7 +701,9 @@ impl State {
         if !db.organizations.contains_key(&organization_id) {
             return Err(error(
                 StatusCode::NOT_FOUND,
-                &format!("{{'error': 'Organization not found for organization_id={organization_id}'}}"),
+                &format!(
+                    "{{'error': 'Organization not found for organization_id={organization_id}'}}"
+                ),
                 "auth_error",
                 Value::from("None"),
             ));
@@ -729,14 +736,18 @@ impl State {
                 ));
             }
             let organization = db.organizations.get_mut(&organization_id).expect("checked");
-            organization.members.insert(user_id.clone(), Some(role.clone()));
+            organization
+                .members
+                .insert(user_id.clone(), Some(role.clone()));
             organization.updated = ms(now);
             let organization = &db.organizations[&organization_id];
             users.push(Value::Object(db.users[&user_id].object()));
             memberships.push(Self::membership(&db, organization, &user_id, Some(&role)));
         }
-        Ok(json!({"organization_id": organization_id, "updated_users": users,
-                  "updated_organization_memberships": memberships}))
+        Ok(
+            json!({"organization_id": organization_id, "updated_users": users,
+                  "updated_organization_memberships": memberships}),
+        )
     }
 
     fn organization_member_update(
@@ -746,7 +757,10 @@ impl State {
     ) -> Result<Value, Answer> {
         let organization_id = Self::member_organization(body)?;
         let role = Self::member_role(body.get("role"), json!(["body", "role"]))?;
-        let user_id = body.get("user_id").and_then(Value::as_str).unwrap_or_default();
+        let user_id = body
+            .get("user_id")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let mut db = self.write();
         let Some(organization) = db.organizations.get_mut(&organization_id) else {
             return Err(detail(
@@ -771,7 +785,10 @@ impl State {
 
     fn organization_member_delete(&self, body: &Map<String, Value>) -> Result<Value, Answer> {
         let organization_id = Self::member_organization(body)?;
-        let user_id = body.get("user_id").and_then(Value::as_str).unwrap_or_default();
+        let user_id = body
+            .get("user_id")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let mut db = self.write();
         let removed = db
             .organizations

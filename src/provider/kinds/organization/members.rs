@@ -137,7 +137,12 @@ pub fn plan(want: Option<&[Wanted]>, policy: MembersPolicy, live: &OrganizationI
 }
 
 /// Marks `members` when the organization's members differ from the spec.
-pub fn diff(diff: &mut Diff, params: &OrganizationParameters, refs: &Resolved, live: &OrganizationInfo) {
+pub fn diff(
+    diff: &mut Diff,
+    params: &OrganizationParameters,
+    refs: &Resolved,
+    live: &OrganizationInfo,
+) {
     let want = wanted(params, refs);
     let policy = params.members_policy.unwrap_or_default();
     if !plan(want.as_deref(), policy, live).is_empty() {
@@ -174,12 +179,15 @@ pub fn refusal(params: &OrganizationParameters, refs: &Resolved, tenant: bool) -
     }
     let want = wanted(params, refs)?;
     want.iter().enumerate().find_map(|(n, m)| {
-        want[..n].iter().find(|o| o.user_id == m.user_id).map(|first| {
-            format!(
-                "forProvider.members[{}]: names the user of members[{}] again",
-                m.index, first.index
-            )
-        })
+        want[..n]
+            .iter()
+            .find(|o| o.user_id == m.user_id)
+            .map(|first| {
+                format!(
+                    "forProvider.members[{}]: names the user of members[{}] again",
+                    m.index, first.index
+                )
+            })
     })
 }
 
@@ -283,7 +291,12 @@ mod tests {
         };
         let none = (vec![], vec![], vec![]);
         let cases: Vec<Case> = vec![
-            ("in step", all.clone(), MembersPolicy::Exclusive, none.clone()),
+            (
+                "in step",
+                all.clone(),
+                MembersPolicy::Exclusive,
+                none.clone(),
+            ),
             (
                 "an empty organization: every member added",
                 vec![],

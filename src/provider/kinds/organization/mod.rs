@@ -255,7 +255,12 @@ impl OrganizationMapping {
             return Ok(());
         };
         let id = &write.organization_id;
-        let Some(live) = self.client.organization_info(id).await.map_err(enterprise)? else {
+        let Some(live) = self
+            .client
+            .organization_info(id)
+            .await
+            .map_err(enterprise)?
+        else {
             return Ok(());
         };
         let plan = members::plan(Some(want), *policy, &live);
