@@ -51,7 +51,7 @@ pub use models::{
     SecretParams, SECRET_PARAMS,
 };
 pub use organizations::{
-    OrganizationBudget, OrganizationInfo, OrganizationRequest, OrganizationTeam,
+    OrganizationBudget, OrganizationInfo, OrganizationMember, OrganizationRequest, OrganizationTeam,
 };
 pub use pacing::{Limits, Pacing};
 pub use secret::{generate_key, token_of, token_of_sha256, Secret};

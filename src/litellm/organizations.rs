@@ -28,6 +28,29 @@
 //!   (`{"organization_ids": [..]}`); it deletes the organization's teams,
 //!   memberships and keys with it, and answers 404 for a missing one.
 //!
+//! Members: `/organization/member_add` (POST), `/organization/member_update`
+//! (PATCH: a POST is answered 405) and `/organization/member_delete`
+//! (DELETE with a body), Enterprise-only like the rest (403 before the body
+//! is read on 1.108.7 without a licence, measured). From the source
+//! (`organization_endpoints.py` of 1.108.7):
+//!
+//! * `member_add` takes `{"organization_id", "member": {"user_id" |
+//!   "user_email", "role"}}`, `role` one of `org_admin`, `internal_user`,
+//!   `internal_user_viewer` (`OrgMember`, 422 for another); a user that
+//!   does not exist is *created* (`add_member_to_organization`), so the
+//!   provider only adds users it knows; a missing organization is 404; a
+//!   user already a member fails on the membership's primary key (500);
+//!   `max_budget_in_organization` is accepted and ignored.
+//! * `member_update` takes `{"organization_id", "user_id", "role"}`; a
+//!   missing organization is 400, a user who is not a member 404.
+//! * `member_delete` takes `{"organization_id", "user_id"}`; a user who is
+//!   not a member is a Prisma "record not found" (500): the provider only
+//!   removes members `/organization/info` listed.
+//! * `/organization/info` lists the memberships under `members`
+//!   (`LiteLLM_OrganizationMembershipTable`: `user_id`, `user_role`,
+//!   `user_email` from the joined user). `/user/delete` deletes the user's
+//!   organization memberships with it (`bulk_user_deletion.py`).
+//!
 //! `/team/new` and `/team/update` take `organization_id` on the open-source
 //! proxy too: an id with no organization is answered 400 ("Organization not
 //! found for organization_id=...") by `/team/new`, 404 by `/team/update`;
@@ -44,6 +67,9 @@ const ORGANIZATION_NEW: Endpoint = endpoint!(POST "/organization/new");
 const ORGANIZATION_INFO: Endpoint = endpoint!(GET "/organization/info");
 const ORGANIZATION_UPDATE: Endpoint = endpoint!(PATCH "/organization/update");
 const ORGANIZATION_DELETE: Endpoint = endpoint!(DELETE "/organization/delete");
+const MEMBER_ADD: Endpoint = endpoint!(POST "/organization/member_add");
+const MEMBER_UPDATE: Endpoint = endpoint!(PATCH "/organization/member_update");
+const MEMBER_DELETE: Endpoint = endpoint!(DELETE "/organization/member_delete");
 
 /// Body of `/organization/new` and `/organization/update`. Unset fields are
 /// not sent.
@@ -84,6 +110,42 @@ pub struct OrganizationTeam {
     pub team_id: String,
 }
 
+/// A member of an organization, as `/organization/info` lists it.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct OrganizationMember {
+    pub user_id: String,
+    /// `org_admin`, `internal_user` or `internal_user_viewer` (`None` for
+    /// a membership written without one).
+    pub user_role: Option<String>,
+    pub user_email: Option<String>,
+}
+
+#[derive(Serialize)]
+struct MemberAddBody<'a> {
+    organization_id: &'a str,
+    member: MemberBody<'a>,
+}
+
+#[derive(Serialize)]
+struct MemberBody<'a> {
+    user_id: &'a str,
+    role: &'a str,
+}
+
+#[derive(Serialize)]
+struct MemberUpdateBody<'a> {
+    organization_id: &'a str,
+    user_id: &'a str,
+    role: &'a str,
+}
+
+#[derive(Serialize)]
+struct MemberDeleteBody<'a> {
+    organization_id: &'a str,
+    user_id: &'a str,
+}
+
 /// An organization as LiteLLM reports it (the fields a provider compares or
 /// reports).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
@@ -100,6 +162,8 @@ pub struct OrganizationInfo {
     pub litellm_budget_table: Option<OrganizationBudget>,
     #[serde(deserialize_with = "null_as_default")]
     pub teams: Vec<OrganizationTeam>,
+    #[serde(deserialize_with = "null_as_default")]
+    pub members: Vec<OrganizationMember>,
     pub created_at: Option<String>,
     pub updated_at: Option<String>,
 }
@@ -179,6 +243,63 @@ impl Client {
     }
 }
 
+impl Client {
+    /// Adds the user `user_id` (which must exist: LiteLLM would create a
+    /// missing one) to the organization with `role`.
+    pub async fn organization_member_add(
+        &self,
+        organization_id: &str,
+        user_id: &str,
+        role: &str,
+    ) -> Result<(), Error> {
+        let body = MemberAddBody {
+            organization_id,
+            member: MemberBody { user_id, role },
+        };
+        self.post(&MEMBER_ADD, &body)
+            .await?
+            .json::<serde::de::IgnoredAny>()
+            .map(drop)
+    }
+
+    /// Changes a member's role in the organization.
+    pub async fn organization_member_update(
+        &self,
+        organization_id: &str,
+        user_id: &str,
+        role: &str,
+    ) -> Result<(), Error> {
+        let body = MemberUpdateBody {
+            organization_id,
+            user_id,
+            role,
+        };
+        let url = self.url(MEMBER_UPDATE.path.split('/'), &[]);
+        self.send(&MEMBER_UPDATE, url, Some(&body))
+            .await?
+            .json::<serde::de::IgnoredAny>()
+            .map(drop)
+    }
+
+    /// Removes a member from the organization (the user stays). Only for a
+    /// member `/organization/info` listed: LiteLLM answers 500 for another.
+    pub async fn organization_member_delete(
+        &self,
+        organization_id: &str,
+        user_id: &str,
+    ) -> Result<(), Error> {
+        let body = MemberDeleteBody {
+            organization_id,
+            user_id,
+        };
+        let url = self.url(MEMBER_DELETE.path.split('/'), &[]);
+        self.send(&MEMBER_DELETE, url, Some(&body))
+            .await?
+            .json::<serde::de::IgnoredAny>()
+            .map(drop)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,6 +325,42 @@ mod tests {
     }
 
     #[test]
+    fn member_bodies_are_litellms_shapes() {
+        let add = MemberAddBody {
+            organization_id: "ns.acme",
+            member: MemberBody {
+                user_id: "ns.alice",
+                role: "org_admin",
+            },
+        };
+        assert_eq!(
+            serde_json::to_value(&add).unwrap(),
+            serde_json::json!({"organization_id": "ns.acme",
+                               "member": {"user_id": "ns.alice", "role": "org_admin"}})
+        );
+        let update = MemberUpdateBody {
+            organization_id: "ns.acme",
+            user_id: "ns.alice",
+            role: "internal_user",
+        };
+        assert_eq!(
+            serde_json::to_value(&update).unwrap(),
+            serde_json::json!({"organization_id": "ns.acme", "user_id": "ns.alice",
+                               "role": "internal_user"})
+        );
+        let delete = MemberDeleteBody {
+            organization_id: "ns.acme",
+            user_id: "ns.alice",
+        };
+        assert_eq!(
+            serde_json::to_value(&delete).unwrap(),
+            serde_json::json!({"organization_id": "ns.acme", "user_id": "ns.alice"})
+        );
+        assert_eq!(MEMBER_UPDATE.method, reqwest::Method::PATCH);
+        assert_eq!(MEMBER_DELETE.method, reqwest::Method::DELETE);
+    }
+
+    #[test]
     fn reads_the_limits_from_the_budget_row_tolerantly() {
         let info: OrganizationInfo = serde_json::from_value(serde_json::json!({
             "organization_id": "ns.acme",
@@ -215,7 +372,10 @@ mod tests {
             "litellm_budget_table": {"budget_id": "b-1", "max_budget": 100.0,
                                      "tpm_limit": 5000, "budget_duration": "30d",
                                      "model_max_budget": null},
-            "members": [],
+            "members": [{"user_id": "ns.alice", "organization_id": "ns.acme",
+                         "user_role": "org_admin", "spend": 0.0, "budget_id": null,
+                         "user": {"user_id": "ns.alice", "user_email": "a@example.com"},
+                         "user_email": "a@example.com"}],
             "teams": [{"team_id": "ns.web", "team_alias": null}],
             "created_at": "2026-12-02T00:00:00Z",
             "updated_at": "2026-12-02T00:00:00Z",
@@ -227,10 +387,19 @@ mod tests {
         assert_eq!(info.limits().budget_duration, Some("30d"));
         assert_eq!(info.limits().rpm_limit, None);
         assert_eq!(info.teams[0].team_id, "ns.web");
+        assert_eq!(
+            info.members,
+            [OrganizationMember {
+                user_id: "ns.alice".into(),
+                user_role: Some("org_admin".into()),
+                user_email: Some("a@example.com".into()),
+            }]
+        );
         let bare: OrganizationInfo =
             serde_json::from_value(serde_json::json!({"organization_id": "x",
                                                       "litellm_budget_table": null}))
             .unwrap();
         assert_eq!(bare.limits(), crate::litellm::LiveLimits::default());
+        assert!(bare.members.is_empty());
     }
 }

@@ -132,6 +132,7 @@ fn bad_instances_are_rejected_with_the_rules_message_and_every_rule_is_exercised
     exercised.extend(credential_rules_reject_no_values_and_values_twice());
     exercised.extend(mcp_server_rules_reject_mixed_transports_and_lone_auth());
     exercised.extend(guardrail_rules_reject_the_api_key_as_a_secret_param());
+    exercised.extend(organization_rules_reject_a_member_named_twice_or_not_at_all());
     assert_eq!(
         exercised,
         all_rules(),
@@ -195,6 +196,40 @@ fn key_rules_reject_a_soft_budget_beside_a_linked_budget() -> BTreeSet<String> {
         let result = kube_cel::validate(&schema, &key(one.clone()), None);
         assert!(result.is_ok(), "{one}: {result:?}");
     }
+    rules
+}
+
+/// An organization's member names its user by `userRef` or `userId`,
+/// exactly one. Returns the rule that rejected them.
+fn organization_rules_reject_a_member_named_twice_or_not_at_all() -> BTreeSet<String> {
+    let schema = schema_of("LiteLLMOrganization");
+    let organization = |members: Value| {
+        json!({
+            "apiVersion": "litellm.m.crossplane.io/v1alpha1",
+            "kind": "LiteLLMOrganization",
+            "metadata": {"name": "acme", "namespace": "default"},
+            "spec": {"instanceRef": {"name": "litellm"}, "forProvider": {"members": members}},
+        })
+    };
+    let message = litellm_crossplane::api::organization::ORGANIZATION_MEMBER_USER;
+    let mut rules = BTreeSet::new();
+    for member in [
+        json!({"userRef": {"name": "a"}, "userId": "b"}),
+        json!({"role": "org_admin"}),
+    ] {
+        let errors = kube_cel::validate(&schema, &organization(json!([member])), None)
+            .err()
+            .expect("a member naming its user twice or not at all is refused");
+        let matching: Vec<_> = errors.iter().filter(|e| e.message == message).collect();
+        assert_eq!(matching.len(), 1, "{errors:?}");
+        rules.insert(matching[0].rule.clone());
+    }
+    let fine = json!([
+        {"userRef": {"name": "a"}, "role": "internal_user_viewer"},
+        {"userId": "b", "role": "org_admin"},
+    ]);
+    let result = kube_cel::validate(&schema, &organization(fine), None);
+    assert!(result.is_ok(), "{result:?}");
     rules
 }
 

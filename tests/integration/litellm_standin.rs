@@ -555,6 +555,68 @@ async fn scenario(url: &str, master_key: &str, s: &str, key1: &Secret) -> Steps 
         .organization_delete(&organization.organization_id)
         .await;
     steps.record("organization_delete", outcome(r, |d| json!(d)));
+    let org_id = &organization.organization_id;
+    let r = litellm
+        .organization_member_add(org_id, "sti-nobody", "internal_user")
+        .await;
+    steps.record("organization_member_add", outcome(r, |()| json!(null)));
+    let r = litellm
+        .organization_member_update(org_id, "sti-nobody", "org_admin")
+        .await;
+    steps.record("organization_member_update", outcome(r, |()| json!(null)));
+    let r = litellm
+        .organization_member_delete(org_id, "sti-nobody")
+        .await;
+    steps.record("organization_member_delete", outcome(r, |()| json!(null)));
+    // ---- users, as organization members need them.
+    let user = litellm_crossplane::litellm::UserRequest {
+        user_id: format!("sti-user-{s}"),
+        user_alias: Some("Stand-in user".into()),
+        user_role: Some("internal_user_viewer".into()),
+        models: Some(vec!["m1".into()]),
+        limits: LimitsRequest {
+            max_budget: Some(2.5),
+            ..LimitsRequest::default()
+        },
+        metadata: Some(map(json!({"owner": "test"}))),
+        ..Default::default()
+    };
+    let user_fields = |u: &litellm_crossplane::litellm::UserInfo| {
+        json!([
+            u.user_id,
+            u.user_alias,
+            u.user_role,
+            u.user_email,
+            u.models,
+            u.max_budget,
+            u.metadata,
+            u.spend,
+            u.created_at.is_some()
+        ])
+    };
+    let r = litellm.user_new(&user).await;
+    steps.record("user_new", outcome(r, |u| user_fields(&u)));
+    let r = litellm.user_new(&user).await;
+    steps.record("user_new duplicate", outcome(r, |u| user_fields(&u)));
+    let r = litellm.user_info(&user.user_id).await;
+    steps.record(
+        "user_info",
+        outcome(r, |u| json!(u.as_ref().map(user_fields))),
+    );
+    let bare = litellm_crossplane::litellm::UserRequest {
+        user_id: format!("sti-user-bare-{s}"),
+        ..Default::default()
+    };
+    let r = litellm.user_new(&bare).await;
+    steps.record("user_new bare", outcome(r, |u| user_fields(&u)));
+    for id in [&user.user_id, &bare.user_id] {
+        let r = litellm.user_delete(id).await;
+        steps.record(&format!("user_delete {id}"), outcome(r, |d| json!(d)));
+    }
+    let r = litellm.user_info(&user.user_id).await;
+    steps.record("user_info deleted", outcome(r, |u| json!(u.is_some())));
+    let r = litellm.user_delete(&user.user_id).await;
+    steps.record("user_delete again", outcome(r, |d| json!(d)));
     let r = litellm
         .team_new(&TeamRequest {
             team_id: format!("sti-org-team-{s}"),
@@ -633,6 +695,15 @@ fn check_pinned(steps: &Steps, s: &str, key1: &Secret) {
         ("organization_info", "GET /organization/info"),
         ("organization_update", "PATCH /organization/update"),
         ("organization_delete", "DELETE /organization/delete"),
+        ("organization_member_add", "POST /organization/member_add"),
+        (
+            "organization_member_update",
+            "PATCH /organization/member_update",
+        ),
+        (
+            "organization_member_delete",
+            "DELETE /organization/member_delete",
+        ),
     ] {
         assert_eq!(err(step), format!("{op}: Forbidden"), "{step}");
     }
@@ -640,6 +711,11 @@ fn check_pinned(steps: &Steps, s: &str, key1: &Secret) {
         err("team_new in a missing organization"),
         "POST /team/new: Permanent 400"
     );
+    assert_eq!(err("user_new duplicate"), "POST /user/new: Conflict");
+    assert_eq!(ok("user_info")[2], json!("internal_user_viewer"));
+    assert_eq!(ok("user_new bare")[2], Value::Null, "no role unless sent");
+    assert_eq!(ok("user_info deleted"), json!(false));
+    assert_eq!(ok("user_delete again"), json!(false));
     assert_eq!(ok("team_info missing"), Value::Null);
     assert_eq!(err("team_update missing"), "POST /team/update: NotFound");
     assert_eq!(

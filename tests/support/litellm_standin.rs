@@ -22,7 +22,15 @@
 //!   (`{"organization_ids": [..]}`; deletes the organizations' teams and
 //!   their keys too), and `organization_id` on `/team/new` and
 //!   `/team/update` (the organization must exist; the team's models and
-//!   limits must lie within the organization's).
+//!   limits must lie within the organization's); their members,
+//!   `POST /organization/member_add`, `PATCH /organization/member_update`,
+//!   `DELETE /organization/member_delete`, listed by `/organization/info`;
+//! * `POST /user/new`, `GET /user/info?user_id=`, `POST /user/delete`
+//!   (`{"user_ids": [..]}`), only as far as organization members need
+//!   users: the fields sent are kept and echoed (`user_role` `null` unless
+//!   sent), a taken id is 409, a missing user 404 on info and delete, and
+//!   a deletion drops the user's organization memberships
+//!   (`bulk_user_deletion.py`, `_org_membership_tx_db(tx).delete_many`).
 //!
 //! Authentication is `Authorization: Bearer <master key>`; a live virtual key
 //! is accepted where LiteLLM accepts one (reading keys and its own team).
@@ -36,9 +44,20 @@
 //! (`team_endpoints.py`): an organization keeps its limits in a budget
 //! row of its own, `/organization/update` merges `metadata`, raises (500)
 //! for a missing organization, a taken id fails (500) on the primary key.
+//! The member routes follow `organization_member_add`,
+//! `add_member_to_organization`, `organization_member_update` and
+//! `organization_member_delete` of `organization_endpoints.py` (1.108.7):
+//! a role outside `ROLES_WITHIN_ORG` is 422 (`OrgMember`); `member_add`
+//! answers 404 for a missing organization, creates a user it does not know
+//! (`get_new_internal_user_defaults`: `internal_user`), and fails with 500
+//! for a user already a member (the membership's primary key, re-raised as
+//! a `ValueError`); `member_update` answers 400 for a missing organization
+//! and 404 for a user who is not a member; `member_delete` of a user who is
+//! not a member is Prisma's "record not found", a 500.
 //!
 //! Not modelled: budgets (a key's `budget_id` is stored as given, with no
-//! check that the budget exists), organization members, users, spend (always 0),
+//! check that the budget exists), members and users by `user_email`, users'
+//! keys and teams, spend (always 0),
 //! the many fields LiteLLM returns that the provider never reads.
 //!
 //! Self-contained (only crates of `Cargo.toml`), so a bench can include it
@@ -61,7 +80,7 @@ use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
 /// The operations counted by [`StandIn::requests`], in the client's names.
-pub const OPERATIONS: [&str; 16] = [
+pub const OPERATIONS: [&str; 22] = [
     "POST /team/new",
     "GET /team/info",
     "POST /team/update",
@@ -77,6 +96,12 @@ pub const OPERATIONS: [&str; 16] = [
     "GET /organization/info",
     "PATCH /organization/update",
     "DELETE /organization/delete",
+    "POST /organization/member_add",
+    "PATCH /organization/member_update",
+    "DELETE /organization/member_delete",
+    "POST /user/new",
+    "GET /user/info",
+    "POST /user/delete",
     "other",
 ];
 
@@ -208,6 +233,7 @@ struct Db {
     /// does not check it on `/key/generate`).
     team_keys: HashMap<String, BTreeSet<String>>,
     organizations: HashMap<String, Organization>,
+    users: HashMap<String, User>,
 }
 
 struct Organization {
@@ -215,8 +241,35 @@ struct Organization {
     fields: Map<String, Value>,
     /// `litellm_budget_table`: the limits.
     budget: Map<String, Value>,
+    /// `LiteLLM_OrganizationMembership` rows, by user id: the role.
+    members: BTreeMap<String, Option<String>>,
     created: i64,
     updated: i64,
+}
+
+struct User {
+    /// The fields sent (and `user_id`).
+    fields: Map<String, Value>,
+    created: i64,
+    updated: i64,
+}
+
+impl User {
+    /// `LiteLLM_UserTable` as `/user/info` answers it.
+    fn object(&self) -> Map<String, Value> {
+        let Value::Object(mut object) = json!({
+            "user_alias": null, "user_role": null, "user_email": null, "max_budget": null,
+            "spend": 0.0, "models": [], "metadata": {}, "max_parallel_requests": null,
+            "tpm_limit": null, "rpm_limit": null, "budget_duration": null,
+            "budget_reset_at": null, "teams": [], "organization_memberships": [],
+        }) else {
+            unreachable!()
+        };
+        object.extend(self.fields.clone());
+        object.insert("created_at".into(), time(self.created, Zulu));
+        object.insert("updated_at".into(), time(self.updated, Zulu));
+        object
+    }
 }
 
 struct Team {
@@ -476,6 +529,9 @@ impl State {
             | Op::OrganizationInfo
             | Op::OrganizationUpdate
             | Op::OrganizationDelete
+            | Op::OrganizationMemberAdd
+            | Op::OrganizationMemberUpdate
+            | Op::OrganizationMemberDelete
                 if !self.licensed =>
             {
                 Err(detail(
@@ -487,8 +543,268 @@ impl State {
             Op::OrganizationInfo => self.organization_info(param(query, "organization_id")),
             Op::OrganizationUpdate => self.organization_update(body, now),
             Op::OrganizationDelete => self.organization_delete(&body, now),
+            Op::OrganizationMemberAdd => self.organization_member_add(&body, now),
+            Op::OrganizationMemberUpdate => self.organization_member_update(&body, now),
+            Op::OrganizationMemberDelete => self.organization_member_delete(&body),
+            Op::UserNew => self.user_new(body, now),
+            Op::UserInfo => self.user_info(param(query, "user_id")),
+            Op::UserDelete => self.user_delete(&body),
             Op::Liveliness | Op::Readiness => unreachable!("answered before authentication"),
         }
+    }
+
+    // ---- users (as far as organization members need them) --------------------
+
+    fn user_new(&self, body: Map<String, Value>, now: i64) -> Result<Value, Answer> {
+        for (name, kind) in USER_FIELDS {
+            check_type(&body, name, *kind)?;
+        }
+        let user_id = body
+            .get("user_id")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .unwrap_or_else(|| format!("{:032x}", now));
+        let mut db = self.write();
+        if db.users.contains_key(&user_id) {
+            return Err(detail(
+                StatusCode::CONFLICT,
+                json!({"error": format!("User with id={user_id} already exists")}),
+            ));
+        }
+        let mut fields = Map::new();
+        fields.insert("user_id".into(), user_id.clone().into());
+        set_fields(&mut fields, &body, USER_FIELDS);
+        let user = User {
+            fields,
+            created: ms(now),
+            updated: ms(now),
+        };
+        // `NewUserResponse`: no times, an empty `key` (`auto_create_key`).
+        let mut answer = user.object();
+        answer.insert("key".into(), "".into());
+        answer.insert("created_at".into(), Value::Null);
+        answer.insert("updated_at".into(), Value::Null);
+        db.users.insert(user_id, user);
+        Ok(Value::Object(answer))
+    }
+
+    fn user_info(&self, user_id: Option<&str>) -> Result<Value, Answer> {
+        let Some(user_id) = user_id else {
+            return Err(missing_query("user_id"));
+        };
+        let db = self.read();
+        let Some(user) = db.users.get(user_id) else {
+            return Err(detail(
+                StatusCode::NOT_FOUND,
+                json!({"error": format!("User {user_id} not found")}),
+            ));
+        };
+        Ok(json!({"user_id": user_id, "user_info": user.object(), "keys": [], "teams": []}))
+    }
+
+    fn user_delete(&self, body: &Map<String, Value>) -> Result<Value, Answer> {
+        let user_ids = string_list(body, "user_ids")?;
+        let mut db = self.write();
+        for user_id in &user_ids {
+            if !db.users.contains_key(user_id) {
+                return Err(detail(
+                    StatusCode::NOT_FOUND,
+                    json!({"error": format!("User not found, passed user_id={user_id}")}),
+                ));
+            }
+        }
+        for user_id in &user_ids {
+            for organization in db.organizations.values_mut() {
+                organization.members.remove(user_id);
+            }
+            db.users.remove(user_id);
+        }
+        Ok(json!(user_ids.len()))
+    }
+
+    // ---- organization members ---------------------------------------------
+
+    /// The membership row `LiteLLM_OrganizationMembershipTable`.
+    fn membership(
+        db: &Db,
+        organization: &Organization,
+        user_id: &str,
+        role: Option<&String>,
+    ) -> Value {
+        let id = organization.fields.get("organization_id").cloned();
+        let user = db.users.get(user_id).map(|u| Value::Object(u.object()));
+        let email = user.as_ref().and_then(|u| u.get("user_email")).cloned();
+        json!({
+            "user_id": user_id, "organization_id": id, "user_role": role, "spend": 0.0,
+            "budget_id": null, "created_at": time(organization.updated, Zulu),
+            "updated_at": time(organization.updated, Zulu), "user": user,
+            "litellm_budget_table": null, "user_email": email,
+        })
+    }
+
+    /// `organization_id` of a member route, or 422 as pydantic says it.
+    fn member_organization(body: &Map<String, Value>) -> Result<String, Answer> {
+        check_type(body, "organization_id", Kind::Str)?;
+        body.get("organization_id")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| missing_field("organization_id", body))
+    }
+
+    /// A role of `ROLES_WITHIN_ORG`, or 422.
+    fn member_role(role: Option<&Value>, loc: Value) -> Result<Option<String>, Answer> {
+        match role {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(r)) if ROLES_WITHIN_ORG.contains(&r.as_str()) => Ok(Some(r.clone())),
+            Some(other) => Err(detail(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                json!([{"type": "literal_error", "loc": loc,
+                        "msg": "Input should be 'org_admin', 'internal_user' or 'internal_user_viewer'",
+                        "input": other}]),
+            )),
+        }
+    }
+
+    fn organization_member_add(
+        &self,
+        body: &Map<String, Value>,
+        now: i64,
+    ) -> Result<Value, Answer> {
+        let organization_id = Self::member_organization(body)?;
+        let members: Vec<Map<String, Value>> = match body.get("member") {
+            Some(Value::Object(m)) => vec![m.clone()],
+            Some(Value::Array(items)) => items
+                .iter()
+                .filter_map(|i| i.as_object().cloned())
+                .collect(),
+            _ => return Err(missing_field("member", body)),
+        };
+        let mut wanted = Vec::new();
+        for member in &members {
+            let Some(role) =
+                Self::member_role(member.get("role"), json!(["body", "member", "role"]))?
+            else {
+                return Err(missing_field("role", member));
+            };
+            let Some(user_id) = member.get("user_id").and_then(Value::as_str) else {
+                // By `user_email`: not modelled.
+                return Err(detail(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    json!([{"type": "value_error", "loc": ["body", "member"],
+                            "msg": "Value error, Either user id or user email must be provided",
+                            "input": member}]),
+                ));
+            };
+            wanted.push((user_id.to_owned(), role));
+        }
+        let mut db = self.write();
+        if !db.organizations.contains_key(&organization_id) {
+            return Err(error(
+                StatusCode::NOT_FOUND,
+                &format!(
+                    "{{'error': 'Organization not found for organization_id={organization_id}'}}"
+                ),
+                "auth_error",
+                Value::from("None"),
+            ));
+        }
+        let mut users = Vec::new();
+        let mut memberships = Vec::new();
+        for (user_id, role) in wanted {
+            if !db.users.contains_key(&user_id) {
+                // `get_new_internal_user_defaults`.
+                let mut fields = Map::new();
+                fields.insert("user_id".into(), user_id.clone().into());
+                fields.insert("user_role".into(), "internal_user".into());
+                let user = User {
+                    fields,
+                    created: ms(now),
+                    updated: ms(now),
+                };
+                db.users.insert(user_id.clone(), user);
+            }
+            let organization = &db.organizations[&organization_id];
+            if organization.members.contains_key(&user_id) {
+                return Err(error(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    &format!(
+                        "Authentication Error, Error adding member to organization={organization_id}: \
+                         Unique constraint failed on the fields: (`user_id`,`organization_id`)"
+                    ),
+                    "auth_error",
+                    Value::from("None"),
+                ));
+            }
+            let organization = db.organizations.get_mut(&organization_id).expect("checked");
+            organization
+                .members
+                .insert(user_id.clone(), Some(role.clone()));
+            organization.updated = ms(now);
+            let organization = &db.organizations[&organization_id];
+            users.push(Value::Object(db.users[&user_id].object()));
+            memberships.push(Self::membership(&db, organization, &user_id, Some(&role)));
+        }
+        Ok(
+            json!({"organization_id": organization_id, "updated_users": users,
+                  "updated_organization_memberships": memberships}),
+        )
+    }
+
+    fn organization_member_update(
+        &self,
+        body: &Map<String, Value>,
+        now: i64,
+    ) -> Result<Value, Answer> {
+        let organization_id = Self::member_organization(body)?;
+        let role = Self::member_role(body.get("role"), json!(["body", "role"]))?;
+        let user_id = body
+            .get("user_id")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let mut db = self.write();
+        let Some(organization) = db.organizations.get_mut(&organization_id) else {
+            return Err(detail(
+                StatusCode::BAD_REQUEST,
+                json!({"error": format!("Organization not found for organization_id={organization_id}")}),
+            ));
+        };
+        let Some(held) = organization.members.get_mut(user_id) else {
+            return Err(detail(
+                StatusCode::NOT_FOUND,
+                json!({"error": format!("Member not found in organization for user_id={user_id}")}),
+            ));
+        };
+        if role.is_some() {
+            *held = role;
+        }
+        let role = held.clone();
+        organization.updated = ms(now);
+        let organization = &db.organizations[&organization_id];
+        Ok(Self::membership(&db, organization, user_id, role.as_ref()))
+    }
+
+    fn organization_member_delete(&self, body: &Map<String, Value>) -> Result<Value, Answer> {
+        let organization_id = Self::member_organization(body)?;
+        let user_id = body
+            .get("user_id")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let mut db = self.write();
+        let removed = db
+            .organizations
+            .get_mut(&organization_id)
+            .and_then(|o| o.members.remove(user_id));
+        let Some(role) = removed else {
+            // Prisma's `RecordNotFoundError`, unhandled.
+            return Err((
+                StatusCode::INTERNAL_SERVER_ERROR,
+                json!({"error": {"message": "An operation failed because it depends on one or \
+                       more records that were required but not found. Record to delete does not \
+                       exist.", "type": "None", "param": "None", "code": "500"}}),
+            ));
+        };
+        let organization = &db.organizations[&organization_id];
+        Ok(Self::membership(&db, organization, user_id, role.as_ref()))
     }
 
     // ---- organizations ------------------------------------------------------
@@ -546,6 +862,7 @@ impl State {
         let organization = Organization {
             fields,
             budget,
+            members: BTreeMap::new(),
             created,
             updated: created,
         };
@@ -1222,6 +1539,12 @@ enum Op {
     OrganizationInfo,
     OrganizationUpdate,
     OrganizationDelete,
+    OrganizationMemberAdd,
+    OrganizationMemberUpdate,
+    OrganizationMemberDelete,
+    UserNew,
+    UserInfo,
+    UserDelete,
 }
 
 struct Route {
@@ -1231,7 +1554,7 @@ struct Route {
     op: Op,
 }
 
-static ROUTES: std::sync::LazyLock<[Route; 15]> = std::sync::LazyLock::new(|| {
+static ROUTES: std::sync::LazyLock<[Route; 21]> = std::sync::LazyLock::new(|| {
     let route = |method: Method, path, name, op| Route {
         method,
         path,
@@ -1289,6 +1612,27 @@ static ROUTES: std::sync::LazyLock<[Route; 15]> = std::sync::LazyLock::new(|| {
             OPERATIONS[14],
             Op::OrganizationDelete,
         ),
+        route(
+            Method::POST,
+            "/organization/member_add",
+            OPERATIONS[15],
+            Op::OrganizationMemberAdd,
+        ),
+        route(
+            Method::PATCH,
+            "/organization/member_update",
+            OPERATIONS[16],
+            Op::OrganizationMemberUpdate,
+        ),
+        route(
+            Method::DELETE,
+            "/organization/member_delete",
+            OPERATIONS[17],
+            Op::OrganizationMemberDelete,
+        ),
+        route(Method::POST, "/user/new", OPERATIONS[18], Op::UserNew),
+        route(Method::GET, "/user/info", OPERATIONS[19], Op::UserInfo),
+        route(Method::POST, "/user/delete", OPERATIONS[20], Op::UserDelete),
     ]
 });
 
@@ -1328,6 +1672,23 @@ pub const UNLICENSED_ORGANIZATIONS: &str = "Organizations are only available for
      license please set `LITELLM_LICENSE` in your env. Get a 7 day trial key here: \
      https://www.litellm.ai/enterprise#trial. \nPricing: https://www.litellm.ai/#pricing";
 
+/// `ROLES_WITHIN_ORG` of `proxy/_types.py`.
+const ROLES_WITHIN_ORG: [&str; 3] = ["org_admin", "internal_user", "internal_user_viewer"];
+
+/// The fields of `/user/new` that are kept.
+const USER_FIELDS: &[(&str, Kind)] = &[
+    ("user_email", Kind::Str),
+    ("user_alias", Kind::Str),
+    ("user_role", Kind::Str),
+    ("models", Kind::Strs),
+    ("max_budget", Kind::Float),
+    ("budget_duration", Kind::Str),
+    ("tpm_limit", Kind::Int),
+    ("rpm_limit", Kind::Int),
+    ("max_parallel_requests", Kind::Int),
+    ("metadata", Kind::Object),
+];
+
 /// The organization's own columns of `/organization/new|update`.
 const ORGANIZATION_FIELDS: &[(&str, Kind)] = &[
     ("organization_alias", Kind::Str),
@@ -1348,7 +1709,7 @@ const BUDGET_FIELDS: &[(&str, Kind)] = &[
 
 impl Organization {
     /// `LiteLLM_OrganizationTableWithMembers`: the columns, the budget row,
-    /// members (none here) and the teams in it.
+    /// the members (with their users) and the teams in it.
     fn object(&self, db: &Db) -> Map<String, Value> {
         let mut object = self.fields.clone();
         let id = object
@@ -1366,7 +1727,12 @@ impl Organization {
             "litellm_budget_table".into(),
             Value::Object(self.budget.clone()),
         );
-        object.insert("members".into(), json!([]));
+        let members = self
+            .members
+            .iter()
+            .map(|(user_id, role)| State::membership(db, self, user_id, role.as_ref()))
+            .collect();
+        object.insert("members".into(), Value::Array(members));
         object.insert(
             "teams".into(),
             Value::Array(

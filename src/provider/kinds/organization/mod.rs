@@ -29,14 +29,23 @@
 //! (`status.atProvider.organizationId` unset) is let go on that 403: a proxy
 //! that refuses every organization call never created it.
 //!
+//! Members (`forProvider.members`, [`members`]) are a field of the
+//! organization, as a team's are of the team: one writer per
+//! organization. Their drift (a member added, removed or given another role
+//! in the UI) is corrected with the rest; the member calls are sent only
+//! when the members differ, after the organization's own update.
+//!
 //! Tenancy: a tenant (a namespace other than the instance's) may have
 //! organizations of its own: an organization grants nothing by itself
-//! (members and org admins are not managed here, and LiteLLM gives an
-//! organization's teams nothing beyond what the teams themselves are
-//! given); it bounds its teams' models and limits. Its `models` follow the
-//! teams' rule ([`may_list_models`]), so a tenant's organization cannot
-//! name another namespace's models; its teams join it only by
-//! `organizationRef` (same namespace), never by raw id.
+//! (LiteLLM gives an organization's teams nothing beyond what the teams
+//! themselves are given); it bounds its teams' models and limits. Its
+//! `models` follow the teams' rule ([`may_list_models`]), so a tenant's
+//! organization cannot name another namespace's models; its teams join it
+//! only by `organizationRef` (same namespace), never by raw id; its members
+//! are `LiteLLMUser`s of its namespace by `userRef`, never raw ids, and
+//! never `org_admin` ([`members::refusal`] says why).
+
+pub mod members;
 
 use std::collections::BTreeMap;
 
@@ -54,7 +63,8 @@ use crate::provider::managed::contract::{Connection, ExternalError, ManagedKind}
 use crate::provider::managed::diff::{self, money_string, user_metadata, Diff};
 use crate::provider::managed::mapped::{Fingerprints, Mapped, Mapping};
 use crate::provider::managed::ownership::{may_list_models, metadata_with_marker, Owner};
-use crate::provider::watch::joins::Joins;
+use crate::provider::managed::resolve::{Reference, Resolved};
+use crate::provider::watch::joins::{Join, Joins};
 
 /// The refusal of a proxy without an Enterprise licence, in the resource's
 /// terms.
@@ -124,8 +134,14 @@ pub fn update_request(
     }
 }
 
-/// The fields of `params` the live organization does not match.
-pub fn diff(params: &OrganizationParameters, live: &OrganizationInfo, owner: &Owner) -> Diff {
+/// The fields of `params` the live organization does not match, its
+/// members included.
+pub fn diff(
+    params: &OrganizationParameters,
+    refs: &Resolved,
+    live: &OrganizationInfo,
+    owner: &Owner,
+) -> Diff {
     let mut diff = Diff::new();
     diff.field(
         "organizationAlias",
@@ -139,6 +155,7 @@ pub fn diff(params: &OrganizationParameters, live: &OrganizationInfo, owner: &Ow
         &metadata_with_marker(params.metadata.as_ref(), owner),
         live.metadata.as_ref(),
     );
+    members::diff(&mut diff, params, refs, live);
     diff
 }
 
@@ -172,6 +189,7 @@ pub fn at_provider(live: &OrganizationInfo) -> OrganizationObservation {
         max_budget: money_string(live.limits().max_budget),
         teams: Some(live.teams.len() as i64),
         created_at: live.created_at.clone(),
+        members: Some(members::observed(live)),
     }
 }
 
@@ -188,6 +206,66 @@ pub struct OrganizationMapping {
     client: litellm::Client,
     owner: Owner,
     instance_namespace: String,
+    refs: Resolved,
+}
+
+/// One write of an organization: its own request (`None` on an update
+/// where only the members differ), then its members.
+#[derive(Debug, PartialEq)]
+pub struct OrganizationWrite {
+    pub organization_id: String,
+    pub organization: Option<OrganizationRequest>,
+    /// The members to make it have (`None`: left as they are).
+    pub members: Option<(Vec<members::Wanted>, crate::api::team::MembersPolicy)>,
+}
+
+/// The create (`drift` is `None`) or the update of what observe found
+/// different: the organization's request unless only the members differ,
+/// and the members when they are set and (on an update) differ.
+pub fn write(
+    id: &str,
+    params: &OrganizationParameters,
+    refs: &Resolved,
+    owner: &Owner,
+    drift: Option<&Diff>,
+) -> OrganizationWrite {
+    let organization = match drift {
+        None => Some(request(id, params, owner)),
+        // Only the members differ: the organization is left as it is.
+        Some(drift) if drift.fields() == [members::MEMBERS] => None,
+        Some(drift) => Some(update_request(id, params, owner, drift)),
+    };
+    let members = drift
+        .is_none_or(|d| d.has(members::MEMBERS))
+        .then(|| members::wanted(params, refs))
+        .flatten()
+        .map(|want| (want, params.members_policy.unwrap_or_default()));
+    OrganizationWrite {
+        organization_id: id.to_owned(),
+        organization,
+        members,
+    }
+}
+
+impl OrganizationMapping {
+    /// Makes the organization's members the wanted ones, from the members
+    /// LiteLLM lists now.
+    async fn sync_members(&self, write: &OrganizationWrite) -> Result<(), ExternalError> {
+        let Some((want, policy)) = &write.members else {
+            return Ok(());
+        };
+        let id = &write.organization_id;
+        let Some(live) = self
+            .client
+            .organization_info(id)
+            .await
+            .map_err(enterprise)?
+        else {
+            return Ok(());
+        };
+        let plan = members::plan(Some(want), *policy, &live);
+        members::apply(&self.client, id, &plan, enterprise).await
+    }
 }
 
 impl ManagedKind for LiteLLMOrganization {
@@ -199,6 +277,8 @@ impl ManagedKind for LiteLLMOrganization {
     /// (and their keys) with the organization, under resources that still
     /// hold them.
     const JOINED_AS: Option<Joins> = Some(Joins::Organization);
+    /// Its members' users: see [`members`].
+    const JOINS: &'static [Joins] = &[Joins::User];
 
     fn managed(&self) -> &ManagedFields {
         &self.spec.managed
@@ -209,11 +289,18 @@ impl ManagedKind for LiteLLMOrganization {
     fn managed_status(&self) -> Option<&ManagedStatus<OrganizationObservation>> {
         self.status.as_ref()
     }
+    fn references(&self) -> Vec<Reference> {
+        members::references(&self.spec.for_provider)
+    }
+    fn joins(&self) -> Vec<Join> {
+        members::joins(&self.spec.for_provider)
+    }
     fn connect(connection: Connection) -> Mapped<OrganizationMapping> {
         Mapped(OrganizationMapping {
             client: connection.litellm,
             owner: connection.owner,
             instance_namespace: connection.instance_namespace,
+            refs: connection.refs,
         })
     }
 }
@@ -222,7 +309,7 @@ impl ManagedKind for LiteLLMOrganization {
 /// a missing organization) is only sent after an observation found it.
 impl Mapping<LiteLLMOrganization> for OrganizationMapping {
     type Live = OrganizationInfo;
-    type Request = OrganizationRequest;
+    type Request = OrganizationWrite;
 
     async fn read(
         &self,
@@ -244,7 +331,7 @@ impl Mapping<LiteLLMOrganization> for OrganizationMapping {
         Owner::from_metadata(live.metadata.as_ref())
     }
     fn drift(&self, mr: &LiteLLMOrganization, _: &str, live: &OrganizationInfo) -> Diff {
-        diff(&mr.spec.for_provider, live, &self.owner)
+        diff(&mr.spec.for_provider, &self.refs, live, &self.owner)
     }
     fn late_init(
         &self,
@@ -269,32 +356,38 @@ impl Mapping<LiteLLMOrganization> for OrganizationMapping {
         mr: &LiteLLMOrganization,
         id: &str,
         drift: Option<&Diff>,
-    ) -> Result<OrganizationRequest, ExternalError> {
+    ) -> Result<OrganizationWrite, ExternalError> {
         let params = &mr.spec.for_provider;
         if let Some(why) = tenant_refusal(params, &self.owner.namespace, &self.instance_namespace) {
             return Err(ExternalError::Invalid(why));
         }
-        Ok(match drift {
-            None => request(id, params, &self.owner),
-            Some(drift) => update_request(id, params, &self.owner, drift),
-        })
+        let tenant = self.owner.namespace != self.instance_namespace;
+        if let Some(why) = members::refusal(params, &self.refs, tenant) {
+            return Err(ExternalError::Invalid(why));
+        }
+        Ok(write(id, params, &self.refs, &self.owner, drift))
     }
     async fn send_create(
         &self,
-        request: &OrganizationRequest,
+        write: &OrganizationWrite,
     ) -> Result<Option<String>, ExternalError> {
-        self.client
-            .organization_new(request)
-            .await
-            .map_err(enterprise)?;
+        if let Some(request) = &write.organization {
+            self.client
+                .organization_new(request)
+                .await
+                .map_err(enterprise)?;
+        }
+        self.sync_members(write).await?;
         Ok(None)
     }
-    async fn send_update(&self, request: &OrganizationRequest) -> Result<(), ExternalError> {
-        self.client
-            .organization_update(request)
-            .await
-            .map_err(enterprise)?;
-        Ok(())
+    async fn send_update(&self, write: &OrganizationWrite) -> Result<(), ExternalError> {
+        if let Some(request) = &write.organization {
+            self.client
+                .organization_update(request)
+                .await
+                .map_err(enterprise)?;
+        }
+        self.sync_members(write).await
     }
     async fn send_delete(&self, id: &str) -> Result<(), ExternalError> {
         self.client
@@ -359,6 +452,7 @@ mod tests {
                 max_parallel_requests: Some(8),
             },
             metadata: Some([("dept".to_owned(), Value::from("ml"))].into()),
+            ..OrganizationParameters::default()
         }
     }
 
@@ -385,8 +479,16 @@ mod tests {
                         max_parallel_requests: Some(3),
                     },
                     metadata: Some([("dept".to_owned(), Value::from("ops"))].into()),
+                    members: Some(vec![]),
+                    members_policy: None,
                 },
-                live(),
+                OrganizationInfo {
+                    members: vec![crate::litellm::OrganizationMember {
+                        user_id: "ui-added".into(),
+                        ..Default::default()
+                    }],
+                    ..live()
+                },
                 vec![
                     "organizationAlias",
                     "models",
@@ -396,6 +498,7 @@ mod tests {
                     "rpmLimit",
                     "maxParallelRequests",
                     "metadata",
+                    "members",
                 ],
             ),
             (
@@ -443,7 +546,7 @@ mod tests {
         ];
         for (name, params, live, want) in cases {
             assert_eq!(
-                diff(&params, &live, &me()).fields(),
+                diff(&params, &Resolved::default(), &live, &me()).fields(),
                 want.as_slice(),
                 "{name}"
             );
@@ -579,5 +682,36 @@ mod tests {
             op: "DELETE /organization/delete",
         });
         assert!(matches!(missing, ExternalError::LiteLLM(_)), "{missing:?}");
+    }
+
+    #[test]
+    fn a_write_sends_the_organization_unless_only_its_members_differ() {
+        let params = OrganizationParameters {
+            members: Some(
+                serde_json::from_value(serde_json::json!([{"userRef": {"name": "alice"}}]))
+                    .unwrap(),
+            ),
+            ..all_set()
+        };
+        let refs = Resolved::default().with_ids(members::MEMBERS, vec!["ns.alice".into()]);
+        let created = write("ns.acme", &params, &refs, &me(), None);
+        assert!(created.organization.is_some());
+        let (want, _) = created.members.expect("the members of a create");
+        assert_eq!(want[0].user_id, "ns.alice");
+
+        let mut only_members = Diff::new();
+        only_members.mark(members::MEMBERS);
+        let update = write("ns.acme", &params, &refs, &me(), Some(&only_members));
+        assert_eq!(update.organization, None, "nothing but the members sent");
+        assert!(update.members.is_some());
+
+        let mut alias = Diff::new();
+        alias.mark("organizationAlias");
+        let update = write("ns.acme", &params, &refs, &me(), Some(&alias));
+        assert!(update.organization.is_some());
+        assert_eq!(update.members, None, "members not drifted: no member call");
+
+        let unset = write("ns.acme", &all_set(), &refs, &me(), None);
+        assert_eq!(unset.members, None, "members unset: left to LiteLLM");
     }
 }
