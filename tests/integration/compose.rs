@@ -2581,7 +2581,7 @@ fn customer_messages_say_what_to_do() {
         json!({"maxBudget": null}),
         without(customers_spec(), "/budget"),
     );
-    assert!(budget.contains("set spec.budget"), "{budget}");
+    assert!(budget.contains("or spec.budget"), "{budget}");
 }
 
 #[test]
