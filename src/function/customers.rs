@@ -440,6 +440,35 @@ mod tests {
     }
 
     #[test]
+    fn a_customers_budget_stands_in_for_the_xrs_and_one_nobody_links_warns() {
+        let customers_budget = |budget| XrRequest {
+            customer_budget: Some(BudgetRequest::default()),
+            customers: vec![CustomerRequest {
+                budget,
+                ..customer("a")
+            }],
+            ..Default::default()
+        };
+        // Held to the customers' budget, without the XR's.
+        let findings = run(&Policy::default(), &customers_budget(Some(true)));
+        assert_eq!(findings, Findings::default());
+        let findings = run(&Policy::default(), &customers_budget(Some(false)));
+        assert!(findings.fatal.is_empty(), "{:?}", findings.fatal);
+        let warned: Vec<(&str, &str)> = findings
+            .warnings
+            .iter()
+            .map(|p| (p.field.as_str(), p.message.as_str()))
+            .collect();
+        assert_eq!(
+            warned,
+            [(
+                "spec.customerBudget",
+                "no customer links it (budget: true): it limits nobody"
+            )]
+        );
+    }
+
+    #[test]
     fn the_tenancy_rule_holds_only_on_a_shared_instance() {
         let request = with_customers(vec![CustomerRequest {
             models: Some(vec!["team-x/m".into(), "*".into()]),

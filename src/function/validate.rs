@@ -1020,6 +1020,63 @@ mod tests {
     }
 
     #[test]
+    fn a_customers_budget_gets_the_ceiling_per_customer_and_is_held_to_it() {
+        use crate::function::request::CustomerRequest;
+        let policy = Policy {
+            max_customer_budget: Some("5".into()),
+            ..Default::default()
+        };
+        let held = |budget| XrRequest {
+            customers: vec![CustomerRequest {
+                name: "acme".into(),
+                budget,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        // Customers held to a budget get one of the ceiling.
+        let (rendered, findings) = review(held(Some(true)), &FieldPaths::default(), &policy);
+        assert!(findings.fatal.is_empty(), "{:?}", findings.fatal);
+        assert_eq!(rendered.customer_budget.unwrap().max_budget, amount("5"));
+        assert_eq!(defaulted(&findings), vec!["spec.customerBudget.maxBudget"]);
+        assert!(findings.defaults[0]
+            .message
+            .contains("ceiling 5 per customer"));
+        // No customer held to one: none is rendered.
+        let (rendered, findings) = review(held(None), &FieldPaths::default(), &policy);
+        assert_eq!(rendered.customer_budget, None);
+        assert!(findings.defaults.is_empty());
+        // One of the XR's keeps its limits, and is held to the ceiling.
+        let own = |max: &str| XrRequest {
+            customer_budget: Some(BudgetRequest {
+                max_budget: amount(max),
+                duration: Some("1d".into()),
+                ..Default::default()
+            }),
+            ..held(Some(true))
+        };
+        let (rendered, findings) = review(own("2"), &FieldPaths::default(), &policy);
+        assert_eq!(findings, Findings::default());
+        assert_eq!(rendered.customer_budget.unwrap().max_budget, amount("2"));
+        let (_, findings) = review(own("9"), &FieldPaths::default(), &policy);
+        assert_eq!(fields(&findings), vec!["spec.customerBudget.maxBudget"]);
+        assert_eq!(
+            findings.fatal[0].message,
+            "9 exceeds the policy ceiling 5 per customer"
+        );
+        // Its duration follows the rule of the team budget's.
+        let mut bad = own("2");
+        bad.customer_budget.as_mut().unwrap().duration = Some("daily".into());
+        let (_, findings) = review(bad, &FieldPaths::default(), &Policy::default());
+        assert_eq!(fields(&findings), vec!["spec.customerBudget.duration"]);
+        let mut never = own("2");
+        never.customer_budget.as_mut().unwrap().duration = None;
+        let (_, findings) = review(never, &FieldPaths::default(), &Policy::default());
+        let warned: Vec<&str> = findings.warnings.iter().map(|p| p.field.as_str()).collect();
+        assert_eq!(warned, vec!["spec.customerBudget.duration"]);
+    }
+
+    #[test]
     fn a_broken_policy_is_fatal_and_names_the_input_field() {
         let policy = Policy {
             max_budget: Some("lots".into()),
