@@ -145,9 +145,13 @@ pub struct ComposedMeta {
     /// Every LiteLLMCustomer.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub customers: Option<ResourceMeta>,
+    /// Every LiteLLMAccessGroup.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_groups: Option<ResourceMeta>,
     /// One composed resource, by composition-resource name (`team`,
-    /// `budget`, `instance`, `key-<name>`, `model-<name as mapped>`,
-    /// `user-<name>`, `mcp-<name>`, `customer-<name>`): the place for
+    /// `budget`, `customer-budget`, `instance`, `key-<name>`,
+    /// `model-<name as mapped>`, `user-<name>`, `mcp-<name>`,
+    /// `customer-<name>`, `access-group-<name>`): the place for
     /// `crossplane.io/external-name`, which names one LiteLLM object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub by_name: Option<std::collections::BTreeMap<String, ResourceMeta>>,
@@ -165,7 +169,7 @@ pub struct ResourceMeta {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<std::collections::BTreeMap<String, String>>,
     /// `spec.managementPolicies` of a team, budget, key, model, user, MCP
-    /// server or customer, such as `["Observe"]` to import an existing
+    /// server, customer or access group, such as `["Observe"]` to import an existing
     /// LiteLLM object untouched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub management_policies: Option<Vec<super::common::ManagementPolicy>>,
@@ -207,12 +211,16 @@ pub struct StatusFields {
     /// an XR that asks for customers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub customers: Option<String>,
+    /// `[{name, accessGroupId, ready}]`, one per access group; only
+    /// reported for an XR that asks for access groups.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_groups: Option<String>,
 }
 
 impl StatusFields {
     /// Each reported field: its name (as in the input and the default
     /// path) and where it goes, `None` when left out.
-    pub fn paths(&self) -> [(&'static str, Option<String>); 9] {
+    pub fn paths(&self) -> [(&'static str, Option<String>); 10] {
         let path = |name: &str, set: &Option<String>| match set.as_deref() {
             None => Some(format!("status.{name}")),
             Some("") => None,
@@ -231,6 +239,7 @@ impl StatusFields {
             ("users", path("users", &self.users)),
             ("mcpServers", path("mcpServers", &self.mcp_servers)),
             ("customers", path("customers", &self.customers)),
+            ("accessGroups", path("accessGroups", &self.access_groups)),
         ]
     }
 }
@@ -269,6 +278,19 @@ pub struct FieldPaths {
     /// allowedModelRegion, defaultModel, budget}]`. `spec.customers`.
     #[serde(default = "FieldPaths::default_customers")]
     pub customers: String,
+    /// The budget of customers (end users) held to one: `{maxBudget,
+    /// softBudget, duration, tpmLimit, rpmLimit, maxParallelRequests}`, the
+    /// limits each such customer has on its own. `spec.customerBudget`.
+    #[serde(default = "FieldPaths::default_customer_budget")]
+    pub customer_budget: String,
+    /// The guardrails of the team: `[name]`, names of the platform's
+    /// `LiteLLMGuardrail`s. `spec.guardrails`.
+    #[serde(default = "FieldPaths::default_guardrails")]
+    pub guardrails: String,
+    /// The team's access groups: `[{name, description, models}]`.
+    /// `spec.accessGroups`.
+    #[serde(default = "FieldPaths::default_access_groups")]
+    pub access_groups: String,
 }
 
 impl FieldPaths {
@@ -293,6 +315,15 @@ impl FieldPaths {
     fn default_customers() -> String {
         "spec.customers".into()
     }
+    fn default_customer_budget() -> String {
+        "spec.customerBudget".into()
+    }
+    fn default_guardrails() -> String {
+        "spec.guardrails".into()
+    }
+    fn default_access_groups() -> String {
+        "spec.accessGroups".into()
+    }
 }
 
 impl Default for FieldPaths {
@@ -305,6 +336,9 @@ impl Default for FieldPaths {
             users: Self::default_users(),
             mcp_servers: Self::default_mcp_servers(),
             customers: Self::default_customers(),
+            customer_budget: Self::default_customer_budget(),
+            guardrails: Self::default_guardrails(),
+            access_groups: Self::default_access_groups(),
         }
     }
 }
@@ -432,4 +466,33 @@ pub struct Policy {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0))]
     pub max_customers: Option<u32>,
+    /// Ceiling in USD of the customers' budget (`customerBudget`), which
+    /// each customer held to it has on its own; a customer budget without
+    /// `maxBudget` gets the ceiling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::money_schema")]
+    pub max_customer_budget: Option<String>,
+    /// Guardrails (the platform's `LiteLLMGuardrail`s, by `guardrailName`)
+    /// an XR's team may name in `guardrails` (an entry ending in `*` admits
+    /// every name with that prefix). Unset or empty: none. A guardrail sees
+    /// every request and answer of the teams that name it, and guardrails
+    /// are the platform's alone, so only those listed here may be named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 64), inner(length(max = 253)))]
+    pub allowed_guardrails: Option<Vec<String>>,
+    /// Guardrails every XR's team has, whatever the XR asks for: added
+    /// before the XR's own, and no XR can drop them. LiteLLM runs a team's
+    /// guardrails on every request of its keys. Needs an Enterprise licence
+    /// on the proxy (LiteLLM reserves team guardrails for it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 64), inner(length(min = 1, max = 253)))]
+    pub required_guardrails: Option<Vec<String>>,
+    /// Whether the XR may render `LiteLLMAccessGroup`s for its team; true
+    /// by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_access_groups: Option<bool>,
+    /// Most access groups (`LiteLLMAccessGroup`) one XR may request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub max_access_groups: Option<u32>,
 }

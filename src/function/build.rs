@@ -12,7 +12,7 @@ use crate::api::Limits;
 use crate::api::API_VERSION;
 
 use super::names;
-use super::request::{Amount, Member, PermissionRequest, XrRequest};
+use super::request::{Amount, BudgetRequest, Member, PermissionRequest, XrRequest};
 
 /// Where the composed resources go and what they point at.
 #[derive(Clone, Debug, PartialEq)]
@@ -238,15 +238,17 @@ fn limits(
 type Builder = fn(&Target, &XrRequest, &mut BTreeMap<String, Value>);
 
 /// The builders of the composed resources, one a kind.
-const BUILDERS: [Builder; 8] = [
+const BUILDERS: [Builder; 10] = [
     instance,
     budget,
+    customer_budget,
     team,
     keys,
     models,
     users,
     mcp_servers,
     customers,
+    access_groups,
 ];
 
 /// The desired composed resources, by composition-resource name.
@@ -271,9 +273,27 @@ fn instance(target: &Target, _: &XrRequest, out: &mut BTreeMap<String, Value>) {
 
 /// The budget: its limits, which [`team`] repeats on the team.
 fn budget(target: &Target, request: &XrRequest, out: &mut BTreeMap<String, Value>) {
-    let Some(budget) = &request.budget else {
-        return;
-    };
+    if let Some(budget) = &request.budget {
+        add_budget(target, budget, names::BUDGET, out);
+    }
+}
+
+/// The customers' budget ([`names::CUSTOMER_BUDGET`]), which the customers
+/// held to a budget link ([`customers`]): LiteLLM holds each customer's own
+/// spend to the limits of the budget it links.
+fn customer_budget(target: &Target, request: &XrRequest, out: &mut BTreeMap<String, Value>) {
+    if let Some(budget) = &request.customer_budget {
+        add_budget(target, budget, names::CUSTOMER_BUDGET, out);
+    }
+}
+
+/// A `LiteLLMBudget` of `budget`'s limits, composed as `resource`.
+fn add_budget(
+    target: &Target,
+    budget: &BudgetRequest,
+    resource: &str,
+    out: &mut BTreeMap<String, Value>,
+) {
     let mut limits = limits(
         &budget.max_budget,
         &budget.duration,
@@ -282,7 +302,7 @@ fn budget(target: &Target, request: &XrRequest, out: &mut BTreeMap<String, Value
         budget.max_parallel_requests,
     );
     put_amount(&mut limits, "softBudget", &budget.soft_budget);
-    target.add(out, "LiteLLMBudget", names::BUDGET.to_string(), limits);
+    target.add(out, "LiteLLMBudget", resource.to_string(), limits);
 }
 
 /// The team, with the budget's limits: LiteLLM enforces a team's own
@@ -304,6 +324,9 @@ fn team(target: &Target, request: &XrRequest, out: &mut BTreeMap<String, Value>)
         team.insert("members".into(), team_members(target, request, members));
     }
     put(&mut team, "membersPolicy", &request.team.members_policy);
+    // The XR's guardrails with the policy's required ones: LiteLLM runs a
+    // team's guardrails on every request of its keys.
+    put(&mut team, "guardrails", &request.guardrails);
     if let Some(permission) = &request.team.object_permission {
         team.insert(
             "objectPermission".into(),
@@ -461,22 +484,45 @@ fn mcp_servers(target: &Target, request: &XrRequest, out: &mut BTreeMap<String, 
 
 /// Each customer, under the id the provider chooses (no external name is
 /// set: outside the instance's namespace the provider takes no other). A
-/// customer held to the XR's budget links it by `budgetRef`, under the
-/// name its object has.
+/// customer held to a budget links by `budgetRef`, under the name its
+/// object has, the customers' budget, or without one the XR's budget.
 fn customers(target: &Target, request: &XrRequest, out: &mut BTreeMap<String, Value>) {
+    let budget = match (&request.customer_budget, &request.budget) {
+        (Some(_), _) => Some(names::CUSTOMER_BUDGET),
+        (None, Some(_)) => Some(names::BUDGET),
+        (None, None) => None,
+    };
     for customer in &request.customers {
         let mut p = Map::new();
         put(&mut p, "alias", &customer.alias);
         put(&mut p, "models", &customer.models);
         put(&mut p, "allowedModelRegion", &customer.allowed_model_region);
         put(&mut p, "defaultModel", &customer.default_model);
-        if customer.budget == Some(true) && request.budget.is_some() {
+        if let (Some(true), Some(budget)) = (customer.budget, budget) {
             p.insert(
                 "budgetRef".into(),
-                json!({ "name": target.object_name(names::BUDGET) }),
+                json!({ "name": target.object_name(budget) }),
             );
         }
         target.add(out, "LiteLLMCustomer", names::customer(&customer.name), p);
+    }
+}
+
+/// Each access group, assigned to the XR's team by `teamRefs` (the name
+/// its object has). Its name in LiteLLM is the provider's
+/// (`<cluster>/<namespace>/<object name>`, the ownership marker), so none
+/// is rendered.
+fn access_groups(target: &Target, request: &XrRequest, out: &mut BTreeMap<String, Value>) {
+    for group in &request.access_groups {
+        let mut p = Map::new();
+        put(&mut p, "description", &group.description);
+        put(&mut p, "models", &group.models);
+        p.insert(
+            "teamRefs".into(),
+            json!([{ "name": target.object_name(names::TEAM) }]),
+        );
+        let resource = names::access_group(&group.name);
+        target.add(out, "LiteLLMAccessGroup", resource, p);
     }
 }
 

@@ -9,10 +9,12 @@ use serde_json::{json, Map, Value};
 
 use crate::api::input::{Input, InstanceSource, INPUT_API_VERSION, INPUT_KIND};
 
+use super::access_groups;
 use super::build::{self, InstanceTarget, Target};
 use super::conditions::{self, InstanceState, XrCondition};
 use super::customers;
 use super::error::Problem;
+use super::guardrails;
 use super::keep::Keep;
 use super::mcp;
 use super::members;
@@ -361,6 +363,9 @@ fn parse_request(xr: &Value, input: &Input) -> Result<XrRequest, Vec<Problem>> {
         users: collect(read(xr, &paths.users), &mut problems).unwrap_or_default(),
         mcp_servers: collect(read(xr, &paths.mcp_servers), &mut problems).unwrap_or_default(),
         customers: collect(read(xr, &paths.customers), &mut problems).unwrap_or_default(),
+        customer_budget: collect(read(xr, &paths.customer_budget), &mut problems),
+        guardrails: collect(read(xr, &paths.guardrails), &mut problems),
+        access_groups: collect(read(xr, &paths.access_groups), &mut problems).unwrap_or_default(),
     };
     if problems.is_empty() {
         Ok(request)
@@ -372,8 +377,8 @@ fn parse_request(xr: &Value, input: &Input) -> Result<XrRequest, Vec<Problem>> {
 /// Fields of the request's parts the function does not read: warnings.
 fn unknown(xr: &Value, input: &Input) -> Vec<Problem> {
     use super::request::{
-        unknown_fields, BUDGET_FIELDS, CUSTOMER_FIELDS, KEY_FIELDS, MCP_SERVER_FIELDS,
-        MODEL_FIELDS, TEAM_FIELDS, USER_FIELDS,
+        unknown_fields, ACCESS_GROUP_FIELDS, BUDGET_FIELDS, CUSTOMER_FIELDS, KEY_FIELDS,
+        MCP_SERVER_FIELDS, MODEL_FIELDS, TEAM_FIELDS, USER_FIELDS,
     };
     let paths = &input.fields;
     [
@@ -384,6 +389,8 @@ fn unknown(xr: &Value, input: &Input) -> Vec<Problem> {
         unknown_fields(xr, &paths.users, USER_FIELDS, true),
         unknown_fields(xr, &paths.mcp_servers, MCP_SERVER_FIELDS, true),
         unknown_fields(xr, &paths.customers, CUSTOMER_FIELDS, true),
+        unknown_fields(xr, &paths.customer_budget, BUDGET_FIELDS, false),
+        unknown_fields(xr, &paths.access_groups, ACCESS_GROUP_FIELDS, true),
     ]
     .concat()
 }
@@ -400,7 +407,8 @@ fn collect<T>(result: Result<Option<T>, Problem>, problems: &mut Vec<Problem>) -
 /// of the referenced instance's): the `type` and `status` of each condition
 /// ([`readiness`]), the team's `atProvider.teamId`, a user's
 /// `atProvider.userId`, an MCP server's `atProvider.serverId` and
-/// `serverName`, a customer's `atProvider.customerId`, the instance's `ready`, `endpoint` and `gatewayEndpoint`
+/// `serverName`, a customer's `atProvider.customerId`, an access group's
+/// `atProvider.accessGroupId`, the instance's `ready`, `endpoint` and `gatewayEndpoint`
 /// ([`report`]). The gRPC layer decodes nothing else of an observed status.
 pub static OBSERVED_STATUS: Keep = Keep::Keys(&[
     (
@@ -415,6 +423,7 @@ pub static OBSERVED_STATUS: Keep = Keep::Keys(&[
             ("serverId", &Keep::All),
             ("serverName", &Keep::All),
             ("customerId", &Keep::All),
+            ("accessGroupId", &Keep::All),
         ]),
     ),
     ("ready", &Keep::All),
@@ -569,7 +578,8 @@ fn review(xr: &Value, input: &Input) -> Result<Reviewed, Vec<Problem>> {
 /// Checks the reviewed request against the provider's tenancy rules where
 /// its resources go and the policy's lists: the Secrets and credentials its
 /// models name, its users and members (the users' models filled in), its
-/// MCP servers and object permissions, its customers. Every problem, or
+/// MCP servers and object permissions, its customers, its guardrails (the
+/// policy's required ones added) and its access groups. Every problem, or
 /// their warnings and defaults added to the request's.
 fn check_tenancy(
     reviewed: &mut Reviewed,
@@ -597,16 +607,23 @@ fn check_tenancy(
     let mut people = members::review(request, &input.fields, &input.policy, &tenancy);
     let mut servers = mcp::check(request, &input.fields, &input.policy, &tenancy);
     let mut customers = customers::check(request, &input.fields, &input.policy, &tenancy);
+    let mut groups = access_groups::check(request, &input.fields, &input.policy, &tenancy);
+    let mut guarded = guardrails::review(request, &input.fields, &input.policy);
     secrets.append(&mut people.fatal);
     secrets.append(&mut servers.fatal);
     secrets.append(&mut customers.fatal);
+    secrets.append(&mut guarded.fatal);
+    secrets.append(&mut groups.fatal);
     if !secrets.is_empty() {
         return Err(secrets);
     }
     findings.warnings.append(&mut people.warnings);
     findings.warnings.append(&mut servers.warnings);
     findings.warnings.append(&mut customers.warnings);
+    findings.warnings.append(&mut guarded.warnings);
+    findings.warnings.append(&mut groups.warnings);
     findings.defaults.append(&mut people.defaults);
+    findings.defaults.append(&mut guarded.defaults);
     Ok(())
 }
 
@@ -761,8 +778,8 @@ fn report(
     status.insert("keys".into(), Value::Array(keys));
 
     // Reported only for an XR that asks for them: an XRD written before
-    // users, MCP servers and customers declares no such status field, and
-    // Crossplane would refuse the whole status.
+    // users, MCP servers, customers and access groups declares no such
+    // status field, and Crossplane would refuse the whole status.
     if !request.users.is_empty() {
         let users = request.users.iter().map(|user| {
             let name = names::user(&user.name);
@@ -784,6 +801,13 @@ fn report(
             entity_status(&customer.name, &name, &["customerId"], resources, observed)
         });
         status.insert("customers".into(), customers.collect());
+    }
+    if !request.access_groups.is_empty() {
+        let groups = request.access_groups.iter().map(|group| {
+            let name = names::access_group(&group.name);
+            entity_status(&group.name, &name, &["accessGroupId"], resources, observed)
+        });
+        status.insert("accessGroups".into(), groups.collect());
     }
 
     let instance_ready = instance
@@ -817,7 +841,7 @@ fn report(
     (status, details)
 }
 
-/// The status entry of a user, MCP server or customer of the XR (`name`, composed as
+/// The status entry of a user, MCP server, customer or access group of the XR (`name`, composed as
 /// `resource`): its name, the `atProvider` `fields` observed of it, and
 /// whether it is ready.
 fn entity_status(

@@ -2,12 +2,16 @@
 //! whose id the provider chooses, checked against the value rules, the
 //! provider's tenancy rules and the platform's policy. A customer's models
 //! follow the rule of a user's ([`tenancy::model_refusal`]), and its
-//! `budget` links the XR's budget, the one `LiteLLMBudget` an XR renders.
-//! Pure.
+//! `budget` links the customers' budget (`customerBudget`, a
+//! `LiteLLMBudget` of its own) or, without one, the XR's budget. LiteLLM
+//! (1.108.7) tracks each customer's spend on its own, against the limits
+//! of the budget it links (`check_end_user_budget` counts
+//! `spend:end_user:<id>`): customers linking one budget share its tier,
+//! not its spend. Pure.
 
 use std::collections::BTreeSet;
 
-use crate::api::common::bounds::{MAX_ALIAS_LENGTH, MAX_MODELS, MAX_MODEL_REF_LENGTH};
+use crate::api::common::bounds::{MAX_ALIAS_LENGTH, MAX_MODELS};
 use crate::api::input::{FieldPaths, Policy};
 
 use super::error::Problem;
@@ -32,7 +36,12 @@ type Rule = for<'a> fn(&mut Check<'a>);
 type CustomerRule = for<'a> fn(&mut Check<'a>, &At, &'a CustomerRequest);
 
 /// The rules of customers, in the order they report.
-const RULES: [Rule; 3] = [customers_allowed, customer_count, customers];
+const RULES: [Rule; 4] = [
+    customers_allowed,
+    customer_count,
+    customers,
+    customer_budget_linked,
+];
 
 /// The rules of one customer, in the order they report.
 const CUSTOMER_RULES: [CustomerRule; 5] = [
@@ -138,7 +147,7 @@ fn customer_models<'a>(check: &mut Check<'a>, at: &At, customer: &'a CustomerReq
     }
     for (j, model) in models.iter().enumerate() {
         let at = format!("{}[{j}]", at.field("models"));
-        let problem = model_named(&at, model)
+        let problem = tenancy::model_named(&at, model)
             .or_else(|| tenancy::model_refusal(at, model, check.policy, &check.tenancy));
         check.findings.fatal.extend(problem);
     }
@@ -152,33 +161,41 @@ fn customer_default_model<'a>(check: &mut Check<'a>, at: &At, customer: &'a Cust
         return;
     };
     let at = at.field("defaultModel");
-    let problem = model_named(&at, model)
+    let problem = tenancy::model_named(&at, model)
         .or_else(|| tenancy::model_refusal(at, model, check.policy, &check.tenancy));
     check.findings.fatal.extend(problem);
 }
 
-/// The problem of a model name a `LiteLLMCustomer` would not take: empty,
-/// or longer than [`MAX_MODEL_REF_LENGTH`].
-fn model_named(at: &str, model: &str) -> Option<Problem> {
-    (model.is_empty() || model.chars().count() > MAX_MODEL_REF_LENGTH as usize).then(|| {
-        Problem::new(
-            at,
-            format!("must have 1 to {MAX_MODEL_REF_LENGTH} characters"),
-        )
-    })
-}
-
-/// A customer held to the XR's budget needs one: the XR's `budget` part,
-/// or the policy's ceiling standing in for it.
+/// A customer held to a budget needs one: the customers' budget
+/// (`customerBudget`), else the XR's `budget`; the policy's ceilings stand
+/// in for either.
 fn customer_budget<'a>(check: &mut Check<'a>, at: &At, customer: &'a CustomerRequest) {
-    if customer.budget == Some(true) && check.request.budget.is_none() {
+    let request = check.request;
+    if customer.budget == Some(true)
+        && request.customer_budget.is_none()
+        && request.budget.is_none()
+    {
         check.findings.fatal.push(Problem::new(
             at.field("budget"),
             format!(
-                "the XR renders no budget to hold the customer to: set {} (a customer takes \
-                 a budget only by reference, so it has no limits of its own)",
-                check.paths.budget
+                "the XR renders no budget to hold the customer to: set {} (or {}; a customer \
+                 takes a budget only by reference, so it has no limits of its own)",
+                check.paths.customer_budget, check.paths.budget
             ),
+        ));
+    }
+}
+
+/// The customers' budget is linked by a customer (a warning): else it is
+/// rendered for nothing.
+fn customer_budget_linked(check: &mut Check<'_>) {
+    let request = check.request;
+    if request.customer_budget.is_some()
+        && !request.customers.iter().any(|c| c.budget == Some(true))
+    {
+        check.findings.warnings.push(Problem::new(
+            check.paths.customer_budget.clone(),
+            "no customer links it (budget: true): it limits nobody",
         ));
     }
 }
@@ -402,7 +419,7 @@ mod tests {
                     ..Default::default()
                 },
                 "spec.customers[0].budget",
-                "set spec.budget",
+                "or spec.budget",
             ),
         ];
         let mut wrong = Vec::new();
@@ -420,6 +437,35 @@ mod tests {
             assert!(findings.warnings.is_empty() && findings.defaults.is_empty());
         }
         assert!(wrong.is_empty(), "{wrong:#?}");
+    }
+
+    #[test]
+    fn a_customers_budget_stands_in_for_the_xrs_and_one_nobody_links_warns() {
+        let customers_budget = |budget| XrRequest {
+            customer_budget: Some(BudgetRequest::default()),
+            customers: vec![CustomerRequest {
+                budget,
+                ..customer("a")
+            }],
+            ..Default::default()
+        };
+        // Held to the customers' budget, without the XR's.
+        let findings = run(&Policy::default(), &customers_budget(Some(true)));
+        assert_eq!(findings, Findings::default());
+        let findings = run(&Policy::default(), &customers_budget(Some(false)));
+        assert!(findings.fatal.is_empty(), "{:?}", findings.fatal);
+        let warned: Vec<(&str, &str)> = findings
+            .warnings
+            .iter()
+            .map(|p| (p.field.as_str(), p.message.as_str()))
+            .collect();
+        assert_eq!(
+            warned,
+            [(
+                "spec.customerBudget",
+                "no customer links it (budget: true): it limits nobody"
+            )]
+        );
     }
 
     #[test]
@@ -480,6 +526,6 @@ mod tests {
         );
         assert!(findings.fatal[1]
             .message
-            .contains("set spec.parameters.spend"));
+            .contains("or spec.parameters.spend"));
     }
 }

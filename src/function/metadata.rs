@@ -53,6 +53,7 @@ fn sections(meta: &ComposedMeta) -> Vec<(String, &ResourceMeta, Scope)> {
         ("users", &meta.users, Scope::Many),
         ("mcpServers", &meta.mcp_servers, Scope::Many),
         ("customers", &meta.customers, Scope::Many),
+        ("accessGroups", &meta.access_groups, Scope::Many),
     ];
     let by_name = meta.by_name.iter().flatten().map(|(name, section)| {
         let scope = if name == names::INSTANCE || name.starts_with(super::usage::PREFIX) {
@@ -113,7 +114,7 @@ pub fn check(meta: &ComposedMeta) -> Vec<Problem> {
             if scope == Scope::Unmanaged {
                 problems.push(Problem::new(
                     field,
-                    "only teams, budgets, keys, models, users, MCP servers and customers are managed resources with management policies",
+                    "only teams, budgets, keys, models, users, MCP servers, customers and access groups are managed resources with management policies",
                 ));
             } else if !supported_management_policies(policies) {
                 problems.push(Problem::new(
@@ -188,12 +189,15 @@ pub fn apply(
         let kind_section = match object["kind"].as_str() {
             Some("LiteLLMInstance") => &meta.instance,
             Some("LiteLLMTeam") => &meta.team,
-            Some("LiteLLMBudget") => &meta.budget,
+            // The team's budget: the customers' one is another object
+            // (`byName.budget-customers` reaches it).
+            Some("LiteLLMBudget") if name == names::BUDGET => &meta.budget,
             Some("LiteLLMVirtualKey") => &meta.keys,
             Some("LiteLLMModel") => &meta.models,
             Some("LiteLLMUser") => &meta.users,
             Some("LiteLLMMCPServer") => &meta.mcp_servers,
             Some("LiteLLMCustomer") => &meta.customers,
+            Some("LiteLLMAccessGroup") => &meta.access_groups,
             _ => &None,
         };
         let own = meta.by_name.as_ref().and_then(|by| by.get(name));
@@ -225,6 +229,7 @@ pub fn apply(
                     | "LiteLLMUser"
                     | "LiteLLMMCPServer"
                     | "LiteLLMCustomer"
+                    | "LiteLLMAccessGroup"
             )
         );
         if let (Some(policies), true) = (policies, is_managed) {

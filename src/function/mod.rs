@@ -1,6 +1,7 @@
 //! The composition function: a pure `compose`, with the gRPC service and
 //! the offline `render` as thin layers on top.
 
+pub mod access_groups;
 pub mod build;
 pub mod compose;
 pub mod conditions;
@@ -8,6 +9,7 @@ pub mod customers;
 pub mod error;
 pub mod grpc;
 pub mod grpc_metrics;
+pub mod guardrails;
 pub mod keep;
 pub mod mcp;
 pub mod members;

@@ -4,6 +4,9 @@
 pub const INSTANCE: &str = "instance";
 pub const BUDGET: &str = "budget";
 pub const TEAM: &str = "team";
+/// The budget of the customers held to one (`spec.customerBudget`). No
+/// item's name maps onto it: `customer-<name>` has a `-` after `customer`.
+pub const CUSTOMER_BUDGET: &str = "budget-customers";
 
 pub fn key(name: &str) -> String {
     format!("key-{name}")
@@ -19,6 +22,10 @@ pub fn mcp_server(name: &str) -> String {
 
 pub fn customer(name: &str) -> String {
     format!("customer-{name}")
+}
+
+pub fn access_group(name: &str) -> String {
+    format!("access-group-{name}")
 }
 
 /// `model-<name>` with the model name mapped onto a DNS label: ASCII

@@ -108,6 +108,7 @@ pub const CUSTOMER_FIELDS: &[&str] = &[
     "defaultModel",
     "budget",
 ];
+pub const ACCESS_GROUP_FIELDS: &[&str] = &["name", "description", "models"];
 pub const MODEL_FIELDS: &[&str] = &[
     "name",
     "model",
@@ -269,6 +270,19 @@ pub struct CustomerRequest {
     pub budget: Option<bool>,
 }
 
+/// One requested access group (`LiteLLMAccessGroup`) of the XR's team: the
+/// models it grants the team on top of the team's own.
+#[derive(Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct AccessGroupRequest {
+    /// Unique within the XR; part of the resource name (and through it of
+    /// the group's name in LiteLLM).
+    pub name: String,
+    pub description: Option<String>,
+    /// The models the group grants (`access_model_names`); required.
+    pub models: Option<Vec<String>>,
+}
+
 /// The budget part.
 #[derive(Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -410,6 +424,14 @@ pub struct XrRequest {
     pub users: Vec<UserRequest>,
     pub mcp_servers: Vec<McpServerRequest>,
     pub customers: Vec<CustomerRequest>,
+    /// The customers' budget: the limits each customer held to a budget
+    /// has on its own.
+    pub customer_budget: Option<BudgetRequest>,
+    /// Guardrails of the team, by name, as the XR asks for them; the
+    /// policy's required ones are added once checked
+    /// ([`super::guardrails::review`]). `None`: left to LiteLLM.
+    pub guardrails: Option<Vec<String>>,
+    pub access_groups: Vec<AccessGroupRequest>,
 }
 
 impl XrRequest {
@@ -540,6 +562,7 @@ mod tests {
             (USER_FIELDS, true),
             (MCP_SERVER_FIELDS, true),
             (CUSTOMER_FIELDS, true),
+            (ACCESS_GROUP_FIELDS, true),
         ] {
             let value = if list {
                 json!([every(fields)])
@@ -565,6 +588,9 @@ mod tests {
         let mut customer = every(CUSTOMER_FIELDS);
         customer["name"] = json!("a");
         assert!(serde_json::from_value::<CustomerRequest>(customer).is_ok());
+        let mut group = every(ACCESS_GROUP_FIELDS);
+        group["name"] = json!("a");
+        assert!(serde_json::from_value::<AccessGroupRequest>(group).is_ok());
         assert!(serde_json::from_value::<TeamRequest>(every(TEAM_FIELDS)).is_ok());
         assert!(serde_json::from_value::<BudgetRequest>(every(BUDGET_FIELDS)).is_ok());
     }

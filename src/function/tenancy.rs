@@ -2,6 +2,7 @@
 //! and the platform's allow-lists: the shared checks of users, members,
 //! customers, MCP servers and object permissions. Pure.
 
+use crate::api::common::bounds::MAX_MODEL_REF_LENGTH;
 use crate::api::input::Policy;
 
 use super::error::Problem;
@@ -100,6 +101,17 @@ pub fn model_refusal(
                 "{model:?} may reach other namespaces' models, refused {SHARED}: list public \
                  model names (without '/' or '*') and this namespace's own ({own}<name>)"
             ),
+        )
+    })
+}
+
+/// The problem of a model name a `LiteLLMCustomer` or `LiteLLMAccessGroup`
+/// would not take: empty, or longer than [`MAX_MODEL_REF_LENGTH`].
+pub fn model_named(at: &str, model: &str) -> Option<Problem> {
+    (model.is_empty() || model.chars().count() > MAX_MODEL_REF_LENGTH as usize).then(|| {
+        Problem::new(
+            at,
+            format!("must have 1 to {MAX_MODEL_REF_LENGTH} characters"),
         )
     })
 }

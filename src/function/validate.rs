@@ -9,7 +9,7 @@ use crate::api::money::Money;
 
 use super::error::Problem;
 use super::names;
-use super::request::{Amount, KeyRequest, ModelRequest, XrRequest};
+use super::request::{Amount, BudgetRequest, KeyRequest, ModelRequest, XrRequest};
 use super::rules::{
     each, is_dns_label, not_a_duration, over_policy_limit, unique_label, At, Findings,
 };
@@ -65,7 +65,8 @@ type PolicyDefault = fn(&mut Filling<'_>);
 
 /// The policy's defaults, in the order they apply: a key's default reads
 /// the team budget the one before it may have filled in.
-const POLICY_DEFAULTS: [PolicyDefault; 3] = [team_models, team_budget, key_budgets];
+const POLICY_DEFAULTS: [PolicyDefault; 4] =
+    [team_models, team_budget, key_budgets, customer_budget];
 
 /// Fills in what the XR leaves out where the policy limits it, so that
 /// absence never means "every model" or "unlimited": LiteLLM gives a team
@@ -215,6 +216,33 @@ fn key_budgets(fill: &mut Filling<'_>) {
     }
 }
 
+/// Default: the customers' budget without `maxBudget` gets the policy's
+/// ceiling, and customers held to a budget get one of the ceiling when the
+/// XR renders none (they would otherwise link the team's budget, which
+/// the ceiling would not bound).
+fn customer_budget(fill: &mut Filling<'_>) {
+    let Some(ceiling) = ceiling(&fill.policy.max_customer_budget) else {
+        return;
+    };
+    let held = fill
+        .request
+        .customers
+        .iter()
+        .any(|c| c.budget == Some(true));
+    let budget = match &mut fill.request.customer_budget {
+        Some(budget) => budget,
+        None if held => fill.request.customer_budget.insert(Default::default()),
+        None => return,
+    };
+    if budget.max_budget.is_none() {
+        budget.max_budget = Some(Amount(ceiling));
+        fill.findings.defaults.push(Problem::new(
+            format!("{}.maxBudget", fill.paths.customer_budget),
+            format!("not set: the policy ceiling {ceiling} per customer applies"),
+        ));
+    }
+}
+
 /// What the rules of [`check`] read, and what they have found so far.
 struct Check<'a> {
     request: &'a XrRequest,
@@ -224,6 +252,8 @@ struct Check<'a> {
     max_budget: Option<Money>,
     /// `policy.maxKeyBudget`, where it parses.
     max_key_budget: Option<Money>,
+    /// `policy.maxCustomerBudget`, where it parses.
+    max_customer_budget: Option<Money>,
     /// The team budget's `maxBudget` (the policy's ceiling by now, where
     /// the XR sets none).
     team_budget: Option<Money>,
@@ -244,11 +274,13 @@ type KeyRule = for<'a> fn(&mut Check<'a>, &At, &'a KeyRequest);
 type ModelRule = for<'a> fn(&mut Check<'a>, &At, &'a ModelRequest);
 
 /// The rules of [`check`], in the order they report.
-const RULES: [Rule; 8] = [
+const RULES: [Rule; 10] = [
     team_models_allowed,
     budget_duration,
     soft_budget_under_max,
     team_budget_under_ceiling,
+    customer_budget_duration,
+    customer_budget_under_ceiling,
     key_count,
     keys,
     models_allowed_at_all,
@@ -285,12 +317,18 @@ fn check(request: &XrRequest, paths: &FieldPaths, policy: &Policy) -> Findings {
         "input.policy.maxKeyBudget",
         &mut findings,
     );
+    let max_customer_budget = policy_amount(
+        &policy.max_customer_budget,
+        "input.policy.maxCustomerBudget",
+        &mut findings,
+    );
     let mut check = Check {
         request,
         paths,
         policy,
         max_budget,
         max_key_budget,
+        max_customer_budget,
         team_budget: request.team_budget(),
         key_names: BTreeSet::new(),
         key_aliases: BTreeSet::new(),
@@ -340,19 +378,51 @@ fn team_models_allowed(check: &mut Check<'_>) {
 /// The budget's duration is a duration; a budget without one never resets
 /// (a warning).
 fn budget_duration(check: &mut Check<'_>) {
-    let Some(budget) = &check.request.budget else {
+    let (budget, path) = (&check.request.budget, &check.paths.budget);
+    duration_of(budget.as_ref(), path, &mut check.findings);
+}
+
+/// The customers' budget's duration, by the rule of [`budget_duration`].
+fn customer_budget_duration(check: &mut Check<'_>) {
+    let (budget, path) = (&check.request.customer_budget, &check.paths.customer_budget);
+    duration_of(budget.as_ref(), path, &mut check.findings);
+}
+
+/// The duration of `budget` (at `path`) is a duration; one without it never
+/// resets (a warning).
+fn duration_of(budget: Option<&BudgetRequest>, path: &str, findings: &mut Findings) {
+    let Some(budget) = budget else {
         return;
     };
-    let field = format!("{}.duration", check.paths.budget);
+    let field = format!("{path}.duration");
     if let Some(d) = &budget.duration {
         if let Some(message) = not_a_duration(d) {
-            check.findings.fatal.push(Problem::new(field, message));
+            findings.fatal.push(Problem::new(field, message));
         }
     } else if budget.max_budget.is_some() {
-        check
-            .findings
+        findings
             .warnings
             .push(Problem::new(field, "not set: the budget never resets"));
+    }
+}
+
+/// The customers' budget is within the policy's ceiling per customer.
+fn customer_budget_under_ceiling(check: &mut Check<'_>) {
+    let max = check
+        .request
+        .customer_budget
+        .as_ref()
+        .and_then(|b| b.max_budget.as_ref());
+    if let (Some(ceiling), Some(max)) = (check.max_customer_budget, max) {
+        if max.0 > ceiling {
+            check.findings.fatal.push(Problem::new(
+                format!("{}.maxBudget", check.paths.customer_budget),
+                format!(
+                    "{} exceeds the policy ceiling {ceiling} per customer",
+                    max.0
+                ),
+            ));
+        }
     }
 }
 
@@ -947,6 +1017,63 @@ mod tests {
             fields(&findings),
             vec!["input.policy.maxBudget", "input.policy.maxKeyBudget"]
         );
+    }
+
+    #[test]
+    fn a_customers_budget_gets_the_ceiling_per_customer_and_is_held_to_it() {
+        use crate::function::request::CustomerRequest;
+        let policy = Policy {
+            max_customer_budget: Some("5".into()),
+            ..Default::default()
+        };
+        let held = |budget| XrRequest {
+            customers: vec![CustomerRequest {
+                name: "acme".into(),
+                budget,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        // Customers held to a budget get one of the ceiling.
+        let (rendered, findings) = review(held(Some(true)), &FieldPaths::default(), &policy);
+        assert!(findings.fatal.is_empty(), "{:?}", findings.fatal);
+        assert_eq!(rendered.customer_budget.unwrap().max_budget, amount("5"));
+        assert_eq!(defaulted(&findings), vec!["spec.customerBudget.maxBudget"]);
+        assert!(findings.defaults[0]
+            .message
+            .contains("ceiling 5 per customer"));
+        // No customer held to one: none is rendered.
+        let (rendered, findings) = review(held(None), &FieldPaths::default(), &policy);
+        assert_eq!(rendered.customer_budget, None);
+        assert!(findings.defaults.is_empty());
+        // One of the XR's keeps its limits, and is held to the ceiling.
+        let own = |max: &str| XrRequest {
+            customer_budget: Some(BudgetRequest {
+                max_budget: amount(max),
+                duration: Some("1d".into()),
+                ..Default::default()
+            }),
+            ..held(Some(true))
+        };
+        let (rendered, findings) = review(own("2"), &FieldPaths::default(), &policy);
+        assert_eq!(findings, Findings::default());
+        assert_eq!(rendered.customer_budget.unwrap().max_budget, amount("2"));
+        let (_, findings) = review(own("9"), &FieldPaths::default(), &policy);
+        assert_eq!(fields(&findings), vec!["spec.customerBudget.maxBudget"]);
+        assert_eq!(
+            findings.fatal[0].message,
+            "9 exceeds the policy ceiling 5 per customer"
+        );
+        // Its duration follows the rule of the team budget's.
+        let mut bad = own("2");
+        bad.customer_budget.as_mut().unwrap().duration = Some("daily".into());
+        let (_, findings) = review(bad, &FieldPaths::default(), &Policy::default());
+        assert_eq!(fields(&findings), vec!["spec.customerBudget.duration"]);
+        let mut never = own("2");
+        never.customer_budget.as_mut().unwrap().duration = None;
+        let (_, findings) = review(never, &FieldPaths::default(), &Policy::default());
+        let warned: Vec<&str> = findings.warnings.iter().map(|p| p.field.as_str()).collect();
+        assert_eq!(warned, vec!["spec.customerBudget.duration"]);
     }
 
     #[test]

@@ -2581,7 +2581,7 @@ fn customer_messages_say_what_to_do() {
         json!({"maxBudget": null}),
         without(customers_spec(), "/budget"),
     );
-    assert!(budget.contains("set spec.budget"), "{budget}");
+    assert!(budget.contains("or spec.budget"), "{budget}");
 }
 
 #[test]
@@ -2788,4 +2788,331 @@ fn customers_take_the_inputs_metadata_and_usages() {
         )),
         ["input.composed.customers.managementPolicies"]
     );
+}
+
+// ------------------------------------ guardrails, access groups, customer budget
+
+/// A tenant's XR (team-ml) on the shared instance (litellm) asking for the
+/// platform's guardrails, two access groups, and customers held to a
+/// customers' budget of their own.
+fn team_objects_spec() -> Value {
+    json!({
+        "team": {"models": ["gpt-4o"]},
+        "budget": {"maxBudget": "50", "duration": "30d"},
+        "keys": [{"name": "app"}],
+        "guardrails": ["pii-mask", "toxicity"],
+        "accessGroups": [
+            {"name": "frontier", "description": "bigger models", "models": ["gpt-4o-mini"]},
+            {"name": "mine", "models": ["team-ml/tuned"]}
+        ],
+        "customerBudget": {"maxBudget": "5", "duration": "1d"},
+        "customers": [{"name": "acme", "budget": true}, {"name": "globex"}]
+    })
+}
+
+/// The policy of [`team_objects_spec`]: its guardrails listed, one required.
+fn team_objects_policy() -> Value {
+    json!({"allowedModels": ["gpt-4o", "gpt-4o-mini", "team-ml/*"],
+           "allowedGuardrails": ["pii-*", "toxicity"],
+           "requiredGuardrails": ["audit"]})
+}
+
+/// [`team_objects_policy`] with the fields of `extra` replaced.
+fn objects_policy(extra: Value) -> Value {
+    let mut p = team_objects_policy();
+    for (k, v) in extra.as_object().unwrap() {
+        p[k] = v.clone();
+    }
+    p
+}
+
+#[test]
+fn guardrails_access_groups_and_the_customers_budget_render_as_the_providers_kinds() {
+    let outcome = compose_people(team_objects_policy(), team_objects_spec());
+    let Outcome::Composed(c) = &outcome else {
+        panic!("fatal: {outcome:?}")
+    };
+    // The team's guardrails: the policy's required one first.
+    assert_eq!(
+        for_provider(&outcome, "team")["guardrails"],
+        json!(["audit", "pii-mask", "toxicity"])
+    );
+    assert!(for_provider(&outcome, "key-app")
+        .get("guardrails")
+        .is_none());
+    assert_eq!(
+        defaults(&outcome),
+        ["spec.guardrails: the policy's required guardrails apply: audit"]
+    );
+    // Each access group: the XR's namespace, the shared instance, the team
+    // by reference, no name of its own (the provider's carries the owner).
+    for (name, p) in [
+        (
+            "access-group-frontier",
+            json!({"description": "bigger models", "models": ["gpt-4o-mini"],
+                   "teamRefs": [{"name": "ml.team"}]}),
+        ),
+        (
+            "access-group-mine",
+            json!({"models": ["team-ml/tuned"], "teamRefs": [{"name": "ml.team"}]}),
+        ),
+    ] {
+        let r = &c.resources[name].resource;
+        assert_eq!(r["kind"], "LiteLLMAccessGroup");
+        assert_eq!(r["apiVersion"], "litellm.m.crossplane.io/v1alpha1");
+        assert_eq!(r["metadata"]["namespace"], "team-ml");
+        assert_eq!(r["metadata"]["name"], format!("ml.{name}"));
+        assert!(r["metadata"].get("annotations").is_none());
+        assert_eq!(
+            r["spec"]["instanceRef"],
+            json!({"name": "shared", "namespace": "litellm"})
+        );
+        assert_eq!(r["spec"]["forProvider"], p, "{name}");
+    }
+    // The customers' budget, linked by the customer held to a budget.
+    assert_eq!(
+        c.resources["budget-customers"].resource["kind"],
+        "LiteLLMBudget"
+    );
+    assert_eq!(
+        for_provider(&outcome, "budget-customers"),
+        json!({"maxBudget": "5", "budgetDuration": "1d"})
+    );
+    assert_eq!(
+        for_provider(&outcome, "customer-acme")["budgetRef"],
+        json!({"name": "ml.budget-customers"})
+    );
+    assert!(for_provider(&outcome, "customer-globex")
+        .get("budgetRef")
+        .is_none());
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+
+    // Without guardrails of its own or required ones the team's are left
+    // to LiteLLM; an empty list clears them.
+    let spec = without(team_objects_spec(), "/guardrails");
+    let unrequired = objects_policy(json!({"requiredGuardrails": null}));
+    let outcome = compose_people(unrequired.clone(), spec.clone());
+    assert!(for_provider(&outcome, "team").get("guardrails").is_none());
+    let outcome = compose_people(unrequired, with(spec, "/guardrails", json!([])));
+    assert_eq!(for_provider(&outcome, "team")["guardrails"], json!([]));
+}
+
+#[test]
+fn a_customers_budget_defaults_to_the_policys_ceiling_and_otherwise_the_xrs_budget_stands() {
+    // The ceiling renders a customers' budget for the customers held to one.
+    let spec = without(team_objects_spec(), "/customerBudget");
+    let outcome = compose_people(
+        objects_policy(json!({"maxCustomerBudget": "2"})),
+        spec.clone(),
+    );
+    assert_eq!(
+        for_provider(&outcome, "budget-customers"),
+        json!({"maxBudget": "2"})
+    );
+    assert_eq!(
+        for_provider(&outcome, "customer-acme")["budgetRef"],
+        json!({"name": "ml.budget-customers"})
+    );
+    assert!(defaults(&outcome).contains(
+        &"spec.customerBudget.maxBudget: not set: the policy ceiling 2 per customer applies"
+            .to_string()
+    ));
+    // Without either, the XR's budget stands in, as before.
+    let outcome = compose_people(team_objects_policy(), spec);
+    assert!(
+        matches!(&outcome, Outcome::Composed(c) if !c.resources.contains_key("budget-customers"))
+    );
+    assert_eq!(
+        for_provider(&outcome, "customer-acme")["budgetRef"],
+        json!({"name": "ml.budget"})
+    );
+    // A customers' budget nobody links is a warning.
+    let spec = with(team_objects_spec(), "/customers/0/budget", json!(false));
+    let Outcome::Composed(c) = compose_people(team_objects_policy(), spec) else {
+        panic!("fatal")
+    };
+    let warned: Vec<&str> = c.warnings.iter().map(|p| p.field.as_str()).collect();
+    assert_eq!(warned, ["spec.customerBudget"]);
+}
+
+#[test]
+fn each_bad_guardrail_access_group_or_customers_budget_is_fatal_and_names_its_field() {
+    let spec = team_objects_spec;
+    let policy = team_objects_policy;
+    let merged = objects_policy;
+    let cases: Vec<(&str, Value, Value, &str)> = vec![
+        (
+            "a guardrail the policy does not list",
+            policy(),
+            with(spec(), "/guardrails/1", json!("jailbreak")),
+            "spec.guardrails[1]",
+        ),
+        (
+            "guardrails without a policy list",
+            merged(json!({"allowedGuardrails": null})),
+            with(spec(), "/guardrails", json!(["pii-mask"])),
+            "spec.guardrails[0]",
+        ),
+        (
+            "a guardrail listed twice",
+            policy(),
+            with(spec(), "/guardrails/1", json!("pii-mask")),
+            "spec.guardrails[1]",
+        ),
+        (
+            "guardrails that are not a list",
+            policy(),
+            with(spec(), "/guardrails", json!("pii-mask")),
+            "spec.guardrails",
+        ),
+        (
+            "guardrails through the team's metadata",
+            policy(),
+            with(
+                spec(),
+                "/team/metadata",
+                json!({"guardrails": ["jailbreak"]}),
+            ),
+            "spec.team.metadata.guardrails",
+        ),
+        (
+            "access groups the policy does not allow",
+            merged(json!({"allowAccessGroups": false})),
+            spec(),
+            "spec.accessGroups",
+        ),
+        (
+            "more access groups than the policy allows",
+            merged(json!({"maxAccessGroups": 1})),
+            spec(),
+            "spec.accessGroups",
+        ),
+        (
+            "an access group's model the policy does not allow",
+            policy(),
+            with(spec(), "/accessGroups/0/models/0", json!("claude-3")),
+            "spec.accessGroups[0].models[0]",
+        ),
+        (
+            "an access group's model of another namespace",
+            merged(json!({"allowedModels": null})),
+            with(spec(), "/accessGroups/1/models/0", json!("team-x/m")),
+            "spec.accessGroups[1].models[0]",
+        ),
+        (
+            "an access group without models",
+            policy(),
+            without(spec(), "/accessGroups/1/models"),
+            "spec.accessGroups[1].models",
+        ),
+        (
+            "two access groups of one name",
+            policy(),
+            with(spec(), "/accessGroups/1/name", json!("frontier")),
+            "spec.accessGroups[1].name",
+        ),
+        (
+            "an access group without a name",
+            policy(),
+            with(spec(), "/accessGroups/1", json!({"models": ["gpt-4o"]})),
+            "spec.accessGroups[1]",
+        ),
+        (
+            "a customers' budget above the policy's ceiling",
+            merged(json!({"maxCustomerBudget": "4"})),
+            spec(),
+            "spec.customerBudget.maxBudget",
+        ),
+        (
+            "a customers' budget that never resets properly",
+            policy(),
+            with(spec(), "/customerBudget/duration", json!("daily")),
+            "spec.customerBudget.duration",
+        ),
+        (
+            "a broken ceiling per customer",
+            merged(json!({"maxCustomerBudget": "lots"})),
+            spec(),
+            "input.policy.maxCustomerBudget",
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (what, policy, spec, field) in cases {
+        match compose_people(policy, spec) {
+            Outcome::Fatal(problems) if problems.len() == 1 && problems[0].field == field => {}
+            Outcome::Fatal(problems) => wrong.push(format!("{what}: {problems:?}")),
+            Outcome::Composed(_) => wrong.push(format!("{what}: composed")),
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}
+
+#[test]
+fn access_groups_report_their_ids_and_readiness_and_take_the_inputs_metadata() {
+    let ready = |status: &str, at: Value| json!({"atProvider": at, "conditions": [{"type": "Ready", "status": status}]});
+    let mut statuses: BTreeMap<String, Value> = [
+        "team",
+        "budget",
+        "budget-customers",
+        "key-app",
+        "customer-acme",
+        "customer-globex",
+    ]
+    .map(|name| (name.to_string(), ready("True", json!({}))))
+    .into();
+    statuses.insert(
+        "access-group-frontier".into(),
+        ready(
+            "True",
+            json!({"accessGroupId": "f4b5", "assignedTeamIds": ["t"]}),
+        ),
+    );
+    statuses.insert("access-group-mine".into(), ready("False", json!({})));
+    let observed = Fixed(statuses, Some(json!({"ready": true})), None);
+    let mut input = input();
+    input["policy"] = team_objects_policy();
+    let Outcome::Composed(c) = compose(&xr(team_objects_spec()), Some(&input), &observed) else {
+        panic!("fatal")
+    };
+    assert_eq!(
+        c.xr_status["accessGroups"],
+        json!([{"name": "frontier", "accessGroupId": "f4b5", "ready": true},
+               {"name": "mine", "ready": false}])
+    );
+    assert_eq!(c.xr_status["ready"], false);
+    // An XR without access groups reports none (its XRD may not declare
+    // the field).
+    let Outcome::Composed(c) = compose(&xr(good_spec()), Some(&input), &observed) else {
+        panic!("fatal")
+    };
+    assert!(c.xr_status.get("accessGroups").is_none());
+
+    // The input's metadata and usages reach the groups; the budget's
+    // section stays the team budget's.
+    input["instance"] = json!({"attach": {"endpoint": "http://litellm.litellm.svc:4000",
+                                          "masterKeySecretRef": {"name": "m", "key": "k"}}});
+    input["usages"] = json!(true);
+    input["composed"] = json!({
+        "accessGroups": {"labels": {"kind": "group"}, "managementPolicies": ["Observe"]},
+        "budget": {"annotations": {"crossplane.io/external-name": "team-budget"}}
+    });
+    let Outcome::Composed(c) = compose(&xr(team_objects_spec()), Some(&input), &Fixed::default())
+    else {
+        panic!("fatal")
+    };
+    let r = |name: &str| &c.resources[name].resource;
+    for group in ["access-group-frontier", "access-group-mine"] {
+        assert_eq!(r(group)["metadata"]["labels"]["kind"], "group");
+        assert_eq!(r(group)["spec"]["managementPolicies"], json!(["Observe"]));
+        let usage = &r(&format!("usage-{group}"))["spec"];
+        assert_eq!(usage["by"]["kind"], "LiteLLMAccessGroup");
+        assert_eq!(usage["of"]["kind"], "LiteLLMInstance");
+    }
+    assert_eq!(
+        r("budget")["metadata"]["annotations"]["crossplane.io/external-name"],
+        "team-budget"
+    );
+    assert!(r("budget-customers")["metadata"]
+        .get("annotations")
+        .is_none());
 }

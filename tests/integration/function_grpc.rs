@@ -732,6 +732,7 @@ async fn customers_compose_over_grpc() {
         run.readiness(),
         [
             ("budget", t),
+            ("budget-customers", t),
             ("customer-acme", t),
             ("customer-globex", f),
             ("customer-internal", u),
@@ -741,9 +742,15 @@ async fn customers_compose_over_grpc() {
     );
     let resources = desired_resources(&run.rsp);
     assert_eq!(resources["customer-acme"]["kind"], "LiteLLMCustomer");
+    // Held to the customers' budget, a LiteLLMBudget of its own.
     assert_eq!(
         resources["customer-acme"]["spec"]["forProvider"]["budgetRef"]["name"],
-        "helpdesk.budget"
+        "helpdesk.budget-customers"
+    );
+    assert_eq!(resources["budget-customers"]["kind"], "LiteLLMBudget");
+    assert_eq!(
+        resources["budget-customers"]["spec"]["forProvider"]["maxBudget"],
+        "20"
     );
     assert_eq!(
         run.composite()["status"]["customers"],
@@ -761,5 +768,104 @@ async fn customers_compose_over_grpc() {
         run.fatal_under_policy("maxCustomers", serde_json::json!(2))
             .await,
         "spec.customers: 3 customers requested, policy allows at most 2"
+    );
+    // A customers' budget above the policy's ceiling per customer.
+    assert_eq!(
+        run.fatal_under_policy("maxCustomerBudget", serde_json::json!("10"))
+            .await,
+        "spec.customerBudget.maxBudget: 20 exceeds the policy ceiling 10 per customer"
+    );
+}
+
+/// The guardrails and access groups example over gRPC: the team's
+/// guardrails with the policy's required one first, each access group a
+/// LiteLLMAccessGroup assigned to the team, the XR's status naming the id
+/// LiteLLM chose for the group observed, and a guardrail or a group's model
+/// outside the policy a Fatal result naming the XR's field.
+#[tokio::test]
+async fn guardrails_and_access_groups_compose_over_grpc() {
+    use function_sdk_rust::proto::v1::Ready;
+    let mut run = ExampleRun::start("guardrails-access-groups-v2").await;
+    let (t, u) = (Ready::True as i32, Ready::Unspecified as i32);
+    assert_eq!(
+        run.readiness(),
+        [
+            ("access-group-batch", u),
+            ("access-group-frontier", t),
+            ("budget", t),
+            ("key-notebook", t),
+            ("team", t),
+        ]
+    );
+    let resources = desired_resources(&run.rsp);
+    assert_eq!(
+        resources["team"]["spec"]["forProvider"]["guardrails"],
+        serde_json::json!(["prompt-injection", "pii-mask", "toxicity-strict"])
+    );
+    // The keys carry none: LiteLLM runs the team's on their requests.
+    assert!(resources["key-notebook"]["spec"]["forProvider"]
+        .get("guardrails")
+        .is_none());
+    let frontier = &resources["access-group-frontier"];
+    assert_eq!(frontier["kind"], "LiteLLMAccessGroup");
+    assert_eq!(frontier["metadata"]["namespace"], "team-ml");
+    assert_eq!(
+        frontier["spec"]["forProvider"],
+        serde_json::json!({"description": "the larger models, for experiments",
+                           "models": ["gpt-4o", "o3-mini"],
+                           "teamRefs": [{"name": "research.team"}]})
+    );
+    assert_eq!(
+        run.composite()["status"]["accessGroups"],
+        serde_json::json!([
+            {"name": "frontier", "accessGroupId": "9b2f61d4-3c8e-4f0a-a5d7-1e6c2b9f8a30",
+             "ready": true},
+            {"name": "batch", "ready": false}
+        ])
+    );
+    // The policy's required guardrail is reported as a default applied.
+    assert!(
+        run.rsp
+            .results
+            .iter()
+            .any(|r| r.severity == Severity::Warning as i32
+                && r.message
+                    == "spec.guardrails: the policy's required guardrails apply: prompt-injection"),
+        "{:?}",
+        run.rsp.results
+    );
+
+    // A guardrail the policy does not list.
+    assert_eq!(
+        run.fatal_under_policy("allowedGuardrails", serde_json::json!(["pii-mask"]))
+            .await,
+        "spec.guardrails[1]: guardrail \"toxicity-strict\" is not allowed by policy (allowed: \
+         pii-mask)"
+    );
+    // No list: an XR may name none of the platform's guardrails.
+    let none = run
+        .fatal_under_policy("allowedGuardrails", serde_json::Value::Null)
+        .await;
+    assert!(
+        none.starts_with(
+            "spec.guardrails[0]: guardrail \"pii-mask\": the policy allows no guardrails"
+        ),
+        "{none}"
+    );
+    // A group's model outside the models the team may have.
+    assert_eq!(
+        run.fatal_under_policy(
+            "allowedModels",
+            serde_json::json!(["gpt-4o-mini", "gpt-4o"])
+        )
+        .await,
+        "spec.accessGroups[0].models[1]: model \"o3-mini\" is not allowed by policy (allowed: \
+         gpt-4o-mini, gpt-4o)"
+    );
+    // More groups than the policy allows.
+    assert_eq!(
+        run.fatal_under_policy("maxAccessGroups", serde_json::json!(1))
+            .await,
+        "spec.accessGroups: 2 access groups requested, policy allows at most 1"
     );
 }
