@@ -292,6 +292,24 @@ fn team_rules_reject_a_parallel_request_limit() -> BTreeSet<String> {
         let result = kube_cel::validate(&schema, &team(one), None);
         assert!(result.is_ok(), "{result:?}");
     }
+    // A logging variable is plain or from a Secret, not both.
+    let message = litellm_crossplane::api::team::CALLBACK_VARIABLE_ONCE;
+    let logging = |secret_var: &str| {
+        json!({"logging": [{
+            "callbackName": "langfuse",
+            "callbackVars": {"langfuse_host": "https://cloud.langfuse.com",
+                             "langfuse_public_key": "pk-lf-1"},
+            "secretCallbackVars": {secret_var: {"name": "s", "key": "k"}},
+        }]})
+    };
+    let errors = kube_cel::validate(&schema, &team(logging("langfuse_public_key")), None)
+        .err()
+        .expect("a variable both plain and from a Secret is refused");
+    let matching: Vec<_> = errors.iter().filter(|e| e.message == message).collect();
+    assert_eq!(matching.len(), 1, "{errors:?}");
+    rules.insert(matching[0].rule.clone());
+    let result = kube_cel::validate(&schema, &team(logging("langfuse_secret_key")), None);
+    assert!(result.is_ok(), "{result:?}");
     rules
 }
 
