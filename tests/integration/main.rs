@@ -52,6 +52,7 @@ mod provider_entities;
 mod provider_faults;
 mod provider_guardrails;
 mod provider_instance;
+mod provider_instance_pods;
 mod provider_leader;
 mod provider_loss;
 mod provider_models;
