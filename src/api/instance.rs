@@ -423,13 +423,37 @@ pub struct ObjectRef {
 
 /// The schema of a Kubernetes type without its descriptions (Kubernetes
 /// documents them; with them, the workload and its three roles would take
-/// the CRD past what `kubectl apply` can annotate).
+/// the CRD past what `kubectl apply` can annotate), and with bounds on
+/// every string ([`MAX_ENV_VALUE_LENGTH`]), list ([`MAX_POD_LIST_ITEMS`])
+/// and integer (0 to what its format holds) that has none.
 fn terse<T: schemars::JsonSchema>(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
     fn strip(value: &mut serde_json::Value) {
+        use serde_json::json;
         match value {
             serde_json::Value::Object(map) => {
                 if map.get("description").is_some_and(|d| d.is_string()) {
                     map.remove("description");
+                }
+                // Bounds where Kubernetes' schema has none (see
+                // `common::bounds`): no string, list or integer the Rust
+                // type could not hold or that could grow without end.
+                match map.get("type").and_then(|t| t.as_str()) {
+                    Some("string") if !map.contains_key("enum") => {
+                        map.entry("maxLength")
+                            .or_insert(json!(MAX_ENV_VALUE_LENGTH));
+                    }
+                    Some("array") => {
+                        map.entry("maxItems").or_insert(json!(MAX_POD_LIST_ITEMS));
+                    }
+                    Some("integer") => {
+                        let max = match map.get("format").and_then(|f| f.as_str()) {
+                            Some("int32") => i64::from(i32::MAX),
+                            _ => (1 << 53) - 1,
+                        };
+                        map.entry("minimum").or_insert(json!(0));
+                        map.entry("maximum").or_insert(json!(max));
+                    }
+                    _ => {}
                 }
                 map.values_mut().for_each(strip);
             }
