@@ -2,7 +2,12 @@
 //! (`spec.workload.managed` unset or true) or an existing proxy the provider
 //! only attaches to (`managed: false`) and never touches.
 
-use k8s_openapi::api::core::v1::ResourceRequirements;
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{
+    Affinity, PodSecurityContext, ResourceRequirements, SecurityContext, Toleration,
+    TopologySpreadConstraint,
+};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use kube::{CustomResource, KubeSchema};
 use serde::{Deserialize, Serialize};
@@ -240,6 +245,267 @@ pub struct Workload {
     /// The UI role (`topology: split`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ui: Option<Role>,
+    /// The proxy pods' ServiceAccount `<name>` (always the instance's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_account: Option<ServiceAccountSettings>,
+    /// Secrets (in the instance's namespace) to pull the image with, for
+    /// the proxy's pods and the migration Job (the chart's
+    /// `imagePullSecrets`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_POD_LIST_ITEMS))]
+    pub image_pull_secrets: Option<Vec<LocalObjectName>>,
+    /// Environment, pod metadata, scheduling and security of the proxy's
+    /// pods (with `topology: split`, the default of every role: a role's
+    /// field, when set, replaces this one whole).
+    #[serde(flatten)]
+    pub pod: PodSettings,
+}
+
+/// Most entries of `env`.
+pub const MAX_ENV: u32 = 128;
+/// Most entries of the other lists of [`PodSettings`] and of
+/// `imagePullSecrets`.
+pub const MAX_POD_LIST_ITEMS: u32 = 32;
+/// Most entries of a label or annotation map of [`PodSettings`].
+pub const MAX_POD_MAP_ENTRIES: u32 = 64;
+/// Longest plain `env` value and annotation value.
+pub const MAX_ENV_VALUE_LENGTH: u32 = 4096;
+
+/// A name of an object in the instance's namespace.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct LocalObjectName {
+    #[schemars(length(min = 1, max = super::common::bounds::MAX_NAME_LENGTH))]
+    pub name: String,
+}
+
+/// The ServiceAccount of the proxy's pods.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceAccountSettings {
+    /// Annotations of the ServiceAccount (the chart's
+    /// `serviceAccount.annotations`): cloud identity such as
+    /// `eks.amazonaws.com/role-arn` (IRSA), `iam.gke.io/gcp-service-account`
+    /// (GKE Workload Identity) or `azure.workload.identity/client-id`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "annotations_schema")]
+    pub annotations: Option<BTreeMap<String, String>>,
+}
+
+/// Settings of the proxy's pods: environment, metadata, scheduling and
+/// security. Each is given to the workload (every role's default) or to a
+/// role of the split topology.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct PodSettings {
+    /// Environment variables of the proxy container (the chart's
+    /// `extraEnv`): a plain `value`, or `valueFrom` a key of a Secret or
+    /// ConfigMap of the instance's namespace, read by the pods (never copied
+    /// into the Deployment or the status). A change to a referenced Secret
+    /// or ConfigMap rolls the pods. Names the provider sets (the master and
+    /// salt keys, `DATABASE_URL`, Redis, the license, the config path) are
+    /// refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_ENV))]
+    pub env: Option<Vec<EnvVar>>,
+    /// Every key of a Secret or ConfigMap of the instance's namespace as
+    /// environment variables (the chart's `envSecrets`). A variable the
+    /// provider sets (or `env` names) wins over the same name here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_POD_LIST_ITEMS))]
+    pub env_from: Option<Vec<EnvFromSource>>,
+    /// Annotations of the pods (the chart's `podAnnotations`); the
+    /// provider's own (`litellm.crossplane.io/...`) are refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "annotations_schema")]
+    pub pod_annotations: Option<BTreeMap<String, String>>,
+    /// Labels of the pods (the chart's `podLabels`); the provider's own
+    /// (`app.kubernetes.io/name`, `instance`, `component`, `managed-by`)
+    /// are refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "labels_schema")]
+    pub pod_labels: Option<BTreeMap<String, String>>,
+    /// The pods' `nodeSelector`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "labels_schema")]
+    pub node_selector: Option<BTreeMap<String, String>>,
+    /// The pods' `tolerations`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "bounded_list::<Toleration>")]
+    pub tolerations: Option<Vec<Toleration>>,
+    /// The pods' `affinity`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "terse::<Affinity>")]
+    pub affinity: Option<Affinity>,
+    /// The pods' `topologySpreadConstraints`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "bounded_list::<TopologySpreadConstraint>")]
+    pub topology_spread_constraints: Option<Vec<TopologySpreadConstraint>>,
+    /// The pods' `priorityClassName`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = super::common::bounds::MAX_NAME_LENGTH))]
+    pub priority_class_name: Option<String>,
+    /// The proxy container's `securityContext`, replacing the default
+    /// whole (`allowPrivilegeEscalation: false`, `capabilities: {drop:
+    /// [ALL]}`, `seccompProfile: {type: RuntimeDefault}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "terse::<SecurityContext>")]
+    pub security_context: Option<SecurityContext>,
+    /// The pods' `securityContext` (the chart's `podSecurityContext`),
+    /// replacing the default whole (`seccompProfile: {type:
+    /// RuntimeDefault}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "terse::<PodSecurityContext>")]
+    pub pod_security_context: Option<PodSecurityContext>,
+}
+
+/// One environment variable: `value` or `valueFrom`.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct EnvVar {
+    #[schemars(length(min = 1, max = super::common::bounds::MAX_NAME_LENGTH))]
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = MAX_ENV_VALUE_LENGTH))]
+    pub value: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value_from: Option<EnvVarSource>,
+}
+
+/// Where an environment variable's value comes from: one key of a Secret
+/// or a ConfigMap of the instance's namespace.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct EnvVarSource {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_key_ref: Option<KeyRef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_map_key_ref: Option<KeyRef>,
+}
+
+/// A key of a Secret or ConfigMap of the instance's namespace.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct KeyRef {
+    #[schemars(length(min = 1, max = super::common::bounds::MAX_NAME_LENGTH))]
+    pub name: String,
+    #[schemars(length(min = 1, max = super::common::bounds::MAX_NAME_LENGTH))]
+    pub key: String,
+    /// Start the pods although the object or key is missing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub optional: Option<bool>,
+}
+
+/// Every key of a Secret or ConfigMap of the instance's namespace.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct EnvFromSource {
+    /// Prepended to every key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = super::common::bounds::MAX_LABEL_LENGTH))]
+    pub prefix: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_ref: Option<ObjectRef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_map_ref: Option<ObjectRef>,
+}
+
+/// A Secret or ConfigMap of the instance's namespace.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ObjectRef {
+    #[schemars(length(min = 1, max = super::common::bounds::MAX_NAME_LENGTH))]
+    pub name: String,
+    /// Start the pods although the object is missing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub optional: Option<bool>,
+}
+
+/// The schema of a Kubernetes type without its descriptions (Kubernetes
+/// documents them; with them, the workload and its three roles would take
+/// the CRD past what `kubectl apply` can annotate), and with bounds on
+/// every string ([`MAX_ENV_VALUE_LENGTH`]), list ([`MAX_POD_LIST_ITEMS`])
+/// and integer (0 to what its format holds) that has none.
+fn terse<T: schemars::JsonSchema>(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    fn strip(value: &mut serde_json::Value) {
+        use serde_json::json;
+        match value {
+            serde_json::Value::Object(map) => {
+                if map.get("description").is_some_and(|d| d.is_string()) {
+                    map.remove("description");
+                }
+                // Bounds where Kubernetes' schema has none (see
+                // `common::bounds`): no string, list or integer the Rust
+                // type could not hold or that could grow without end.
+                match map.get("type").and_then(|t| t.as_str()) {
+                    Some("string") if !map.contains_key("enum") => {
+                        map.entry("maxLength")
+                            .or_insert(json!(MAX_ENV_VALUE_LENGTH));
+                    }
+                    Some("array") => {
+                        map.entry("maxItems").or_insert(json!(MAX_POD_LIST_ITEMS));
+                    }
+                    Some("integer") => {
+                        let max = match map.get("format").and_then(|f| f.as_str()) {
+                            Some("int32") => i64::from(i32::MAX),
+                            _ => (1 << 53) - 1,
+                        };
+                        map.entry("minimum").or_insert(json!(0));
+                        map.entry("maximum").or_insert(json!(max));
+                    }
+                    _ => {}
+                }
+                map.values_mut().for_each(strip);
+            }
+            serde_json::Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    let mut value = T::json_schema(generator).to_value();
+    strip(&mut value);
+    if let Some(map) = value.as_object_mut() {
+        map.insert("nullable".to_string(), serde_json::Value::Bool(true));
+    }
+    schemars::Schema::try_from(value).expect("a schema object")
+}
+
+/// A list of at most [`MAX_POD_LIST_ITEMS`] Kubernetes objects of type `T`
+/// (see [`terse`]).
+fn bounded_list<T: schemars::JsonSchema>(
+    generator: &mut schemars::SchemaGenerator,
+) -> schemars::Schema {
+    let mut items = terse::<T>(generator).to_value();
+    if let Some(map) = items.as_object_mut() {
+        map.remove("nullable");
+    }
+    schemars::json_schema!({
+        "type": "array",
+        "nullable": true,
+        "maxItems": MAX_POD_LIST_ITEMS,
+        "items": items
+    })
+}
+
+/// Schema of an annotation map: qualified names (a prefix up to 253, `/`,
+/// a name up to 63) and values up to [`MAX_ENV_VALUE_LENGTH`].
+fn annotations_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "nullable": true,
+        "maxProperties": MAX_POD_MAP_ENTRIES,
+        "additionalProperties": {"type": "string", "maxLength": MAX_ENV_VALUE_LENGTH}
+    })
+}
+
+/// Schema of a label map (and `nodeSelector`): label values are at most 63
+/// characters.
+fn labels_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "nullable": true,
+        "maxProperties": MAX_POD_MAP_ENTRIES,
+        "additionalProperties": {"type": "string", "maxLength": super::common::bounds::MAX_LABEL_LENGTH}
+    })
 }
 
 /// The layout of a provisioned proxy.
@@ -270,6 +536,10 @@ pub struct Role {
     /// the replica count.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub autoscaling: Option<Autoscaling>,
+    /// This role's pod settings; each field set here replaces the
+    /// workload's whole.
+    #[serde(flatten)]
+    pub pod: PodSettings,
 }
 
 /// An `autoscaling/v2` HorizontalPodAutoscaler on CPU and/or memory.

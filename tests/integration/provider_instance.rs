@@ -833,13 +833,16 @@ async fn a_private_ca_from_the_ca_secret_is_trusted() {
 /// Characters a URL builder must percent-encode (the harness's PostgreSQL
 /// trusts loopback, so it checks the user and database the URL names, not
 /// the password).
-const DB_PASSWORD: &str = "p@ss/w%rd:x";
+pub(crate) const DB_PASSWORD: &str = "p@ss/w%rd:x";
 
 /// Generous: a LiteLLM proxy start is CPU bound (~30 s alone), and CI runs
 /// the suites in parallel on 2 cores.
-const BOOT: Duration = Duration::from_secs(420);
+pub(crate) const BOOT: Duration = Duration::from_secs(420);
 
-async fn ready_instance(run: &support::instance::Running, name: &str) -> LiteLLMInstance {
+pub(crate) async fn ready_instance(
+    run: &support::instance::Running,
+    name: &str,
+) -> LiteLLMInstance {
     within("the instance Ready", BOOT, || async {
         let instance = run.instances().get(name).await.ok()?;
         let status = instance.status.as_ref()?;
@@ -868,7 +871,7 @@ fn deployment_image(deployment: &Deployment) -> String {
 
 /// The migration Job `name` runs to completion while no Deployment of
 /// `deployments` has `image`: the pods wait for their image's migration.
-async fn migration_before_pods(
+pub(crate) async fn migration_before_pods(
     run: &support::instance::Running,
     job: &str,
     deployments: &[&str],
@@ -897,7 +900,7 @@ async fn migration_before_pods(
 }
 
 /// `(status, body)` of a request to the proxy with `bearer`.
-async fn call(
+pub(crate) async fn call(
     method: reqwest::Method,
     url: &str,
     bearer: &str,
@@ -961,7 +964,10 @@ async fn key_authenticates(url: &str, key: &str, team: &str) {
     assert_eq!(status, 401);
 }
 
-async fn generated_master_key(run: &support::instance::Running, instance: &str) -> String {
+pub(crate) async fn generated_master_key(
+    run: &support::instance::Running,
+    instance: &str,
+) -> String {
     let secret = run
         .api::<Secret>()
         .get(&format!("{instance}-master-key"))
@@ -972,7 +978,7 @@ async fn generated_master_key(run: &support::instance::Running, instance: &str) 
 
 /// The pods the kubelet runs for `component`, and whether all are ready
 /// and of one pod template.
-fn settled_pods(kubelet: &Kubelet, component: &str) -> Option<Vec<String>> {
+pub(crate) fn settled_pods(kubelet: &Kubelet, component: &str) -> Option<Vec<String>> {
     let pods: Vec<_> = kubelet
         .pods()
         .into_iter()

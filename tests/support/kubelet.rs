@@ -19,6 +19,11 @@
 //!   `$(VAR)` expansion; a missing non-optional Secret or key holds the
 //!   container in `CreateContainerConfigError`, as on a real node. Nothing of
 //!   the test process's own environment is passed on (`PATH` aside).
+//! - **Security**: `runAsNonRoot` is checked as the kubelet checks it
+//!   (`runAsUser` 0, or none with LiteLLM's image, which runs as root, is
+//!   `CreateContainerConfigError`); the process still runs as the test's
+//!   own user, and capabilities, seccomp, privilege escalation and a
+//!   read-only root file system are not enforced.
 //! - **Volumes** from ConfigMaps and Secrets (and `emptyDir`) are written to
 //!   a temporary directory at their `mountPath`; every absolute mount path
 //!   named in `command`, `args` or an environment value is rewritten into
@@ -1194,6 +1199,9 @@ impl Shared {
         ports: &BTreeMap<i32, u16>,
     ) -> Result<Program, (String, String)> {
         let config_error = |message: String| ("CreateContainerConfigError".to_string(), message);
+        if let Some(message) = non_root_refusal(pod, container) {
+            return Err(config_error(message));
+        }
         let root = pod_dir.join("fs");
         // Volumes of this container's mounts.
         let mut mounts: Vec<(String, PathBuf)> = Vec::new();
@@ -1817,6 +1825,34 @@ rm -f "$script"
 n=$(printf '%s\n' "$out" | grep -c '^applied ' || true)
 echo "prisma_migration (test kubelet): applied $n migrations"
 "#;
+
+/// The kubelet's `runAsNonRoot` check: a container that must run as non-root
+/// but would run as root (its `runAsUser`, else the pod's, else the
+/// image's user: root for LiteLLM's image, which sets no other user) is
+/// refused with the kubelet's message. What runs is still this process's
+/// user: the test kubelet checks the settings, it does not switch users.
+fn non_root_refusal(pod: &PodSpec, container: &Container) -> Option<String> {
+    let sc = container.security_context.as_ref();
+    let pod_sc = pod.security_context.as_ref();
+    let non_root = sc
+        .and_then(|s| s.run_as_non_root)
+        .or_else(|| pod_sc.and_then(|s| s.run_as_non_root))
+        .unwrap_or(false);
+    let user = sc
+        .and_then(|s| s.run_as_user)
+        .or_else(|| pod_sc.and_then(|s| s.run_as_user));
+    let image_runs_as_root = container.image.as_deref().is_some_and(Images::is_litellm);
+    match user {
+        Some(0) if non_root => Some(
+            "container's runAsUser breaks non-root policy (runAsNonRoot: true, runAsUser: 0)"
+                .to_string(),
+        ),
+        None if non_root && image_runs_as_root => {
+            Some("container has runAsNonRoot and image will run as root".to_string())
+        }
+        _ => None,
+    }
+}
 
 fn select_items(
     data: BTreeMap<String, Vec<u8>>,

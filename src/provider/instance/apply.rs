@@ -378,7 +378,7 @@ pub async fn provision(
     let hold = holds_deployment(&keys) || held_for_migration.is_some();
     let secrets_hash = match hold {
         true => String::new(),
-        false => secrets_hash(&secrets, instance).await?,
+        false => secrets_hash(&secrets, namespace, instance).await?,
     };
     let (totals, not_ready) =
         deployments(&mut applier, instance, &components, hold, &secrets_hash).await?;
@@ -494,9 +494,13 @@ async fn migration(
     Ok((database, held_for_migration))
 }
 
-/// The hash of the versions of every Secret the pods read, which rolls
-/// them when one changes.
-async fn secrets_hash(secrets: &Api<Secret>, instance: &LiteLLMInstance) -> Result<String, Error> {
+/// The hash of the versions of every Secret and ConfigMap the pods'
+/// environment reads, which rolls them when one changes.
+async fn secrets_hash(
+    secrets: &Api<Secret>,
+    namespace: &str,
+    instance: &LiteLLMInstance,
+) -> Result<String, Error> {
     let mut versions = Vec::new();
     for name in build::referenced_secrets(instance) {
         let version = secrets
@@ -509,6 +513,21 @@ async fn secrets_hash(secrets: &Api<Secret>, instance: &LiteLLMInstance) -> Resu
             })?
             .and_then(|meta| meta.metadata.resource_version);
         versions.push((name, version));
+    }
+    // The ConfigMaps of `env` and `envFrom`, under a name no Secret has
+    // (so an instance that reads none keeps the hash it had).
+    let config_maps: Api<ConfigMap> = Api::namespaced(secrets.clone().into_client(), namespace);
+    for name in build::referenced_config_maps(instance) {
+        let version = config_maps
+            .get_metadata_opt(&name)
+            .await
+            .map_err(|source| Error::Workload {
+                kind: "ConfigMap".to_string(),
+                name: name.clone(),
+                source,
+            })?
+            .and_then(|meta| meta.metadata.resource_version);
+        versions.push((format!("configmap/{name}"), version));
     }
     Ok(build::secrets_hash(&versions))
 }

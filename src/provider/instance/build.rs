@@ -20,10 +20,12 @@ use k8s_openapi::api::autoscaling::v2::{
 };
 use k8s_openapi::api::batch::v1::{Job, JobSpec};
 use k8s_openapi::api::core::v1::{
-    ConfigMap, ConfigMapVolumeSource, Container, ContainerPort, EnvVar, EnvVarSource,
-    HTTPGetAction, KeyToPath, PodSpec, PodTemplateSpec, Probe, ResourceRequirements, Secret,
-    SecretKeySelector as KubeKeySelector, SecretVolumeSource, Service, ServiceAccount, ServicePort,
-    ServiceSpec, Volume, VolumeMount,
+    Capabilities, ConfigMap, ConfigMapEnvSource, ConfigMapKeySelector, ConfigMapVolumeSource,
+    Container, ContainerPort, EnvFromSource, EnvVar, EnvVarSource, HTTPGetAction, KeyToPath,
+    LocalObjectReference, PodSecurityContext, PodSpec, PodTemplateSpec, Probe,
+    ResourceRequirements, SeccompProfile, Secret, SecretEnvSource,
+    SecretKeySelector as KubeKeySelector, SecretVolumeSource, SecurityContext, Service,
+    ServiceAccount, ServicePort, ServiceSpec, Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
@@ -33,7 +35,9 @@ use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::api::common::SecretKeySelector;
-use crate::api::instance::{Autoscaling, LiteLLMInstance, Role, Topology, DEFAULT_PORT};
+use crate::api::instance::{
+    Autoscaling, LiteLLMInstance, PodSettings, Role, Topology, DEFAULT_PORT,
+};
 
 use super::database::{valid_database_name, valid_host, valid_schema};
 
@@ -188,6 +192,261 @@ pub fn autoscaling(instance: &LiteLLMInstance, component: Component) -> Option<&
     }
 }
 
+/// Environment variables the provider sets (or that would move what it
+/// sets: the config LiteLLM reads): refused in `env`. In `envFrom` they
+/// cannot override, since a container's `env` wins over its `envFrom`.
+pub const RESERVED_ENV: [&str; 12] = [
+    "LITELLM_MASTER_KEY",
+    "LITELLM_SALT_KEY",
+    "DATABASE_URL",
+    "DATABASE_SCHEMA",
+    "DISABLE_SCHEMA_UPDATE",
+    "REDIS_HOST",
+    "REDIS_PORT",
+    "REDIS_PASSWORD",
+    "LITELLM_LICENSE",
+    "CONFIG_FILE_PATH",
+    "LITELLM_CONFIG_BUCKET_NAME",
+    "LITELLM_CONFIG_BUCKET_OBJECT_KEY",
+];
+
+/// The pod settings of `component`: each field of its role when set, else
+/// the workload's (the single proxy and the migration Job: the
+/// workload's).
+pub fn pod_settings(instance: &LiteLLMInstance, component: Component) -> PodSettings {
+    let workload = instance
+        .spec
+        .workload
+        .as_ref()
+        .map(|w| w.pod.clone())
+        .unwrap_or_default();
+    let Some(role) = component.role(instance).map(|r| &r.pod) else {
+        return workload;
+    };
+    fn pick<T: Clone>(role: &Option<T>, workload: Option<T>) -> Option<T> {
+        role.clone().or(workload)
+    }
+    PodSettings {
+        env: pick(&role.env, workload.env),
+        env_from: pick(&role.env_from, workload.env_from),
+        pod_annotations: pick(&role.pod_annotations, workload.pod_annotations),
+        pod_labels: pick(&role.pod_labels, workload.pod_labels),
+        node_selector: pick(&role.node_selector, workload.node_selector),
+        tolerations: pick(&role.tolerations, workload.tolerations),
+        affinity: pick(&role.affinity, workload.affinity),
+        topology_spread_constraints: pick(
+            &role.topology_spread_constraints,
+            workload.topology_spread_constraints,
+        ),
+        priority_class_name: pick(&role.priority_class_name, workload.priority_class_name),
+        security_context: pick(&role.security_context, workload.security_context),
+        pod_security_context: pick(&role.pod_security_context, workload.pod_security_context),
+    }
+}
+
+/// Why the pod settings at `path` (`spec.workload`, `spec.workload.
+/// gateway`, ...) cannot be used, each naming its field.
+fn pod_settings_problems(path: &str, pod: &PodSettings) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (i, var) in pod.env.iter().flatten().enumerate() {
+        let field = format!("{path}.env[{i}]");
+        if RESERVED_ENV.contains(&var.name.as_str()) {
+            problems.push(format!(
+                "{field}.name {:?} is set by the provider (from spec.masterKey, spec.saltKey, \
+                 spec.database, spec.redis, spec.licenseSecretRef or the rendered config); \
+                 set it there instead",
+                var.name
+            ));
+        }
+        if !valid_env_name(&var.name) {
+            problems.push(format!(
+                "{field}.name {:?} is not an environment variable name (letters, digits, _, \
+                 -, .; not starting with a digit)",
+                var.name
+            ));
+        }
+        match (&var.value, &var.value_from) {
+            (Some(_), Some(_)) => problems.push(format!("{field} has both value and valueFrom")),
+            (_, Some(from)) => match (&from.secret_key_ref, &from.config_map_key_ref) {
+                (Some(_), None) | (None, Some(_)) => {}
+                _ => problems.push(format!(
+                    "{field}.valueFrom needs exactly one of secretKeyRef and configMapKeyRef"
+                )),
+            },
+            _ => {}
+        }
+    }
+    let mut names: Vec<&str> = pod.env.iter().flatten().map(|v| v.name.as_str()).collect();
+    names.sort_unstable();
+    for pair in names.windows(2).filter(|p| p[0] == p[1]) {
+        problems.push(format!("{path}.env names {:?} twice", pair[0]));
+    }
+    for (i, from) in pod.env_from.iter().flatten().enumerate() {
+        if from.secret_ref.is_some() == from.config_map_ref.is_some() {
+            problems.push(format!(
+                "{path}.envFrom[{i}] needs exactly one of secretRef and configMapRef"
+            ));
+        }
+        if let Some(prefix) = from.prefix.as_deref().filter(|p| !valid_env_name(p)) {
+            problems.push(format!(
+                "{path}.envFrom[{i}].prefix {prefix:?} cannot start an environment variable name"
+            ));
+        }
+    }
+    for key in pod.pod_labels.iter().flat_map(|l| l.keys()) {
+        if key.starts_with("app.kubernetes.io/") {
+            problems.push(format!(
+                "{path}.podLabels {key:?}: app.kubernetes.io/ labels are the provider's (its \
+                 Deployments select the pods by them)"
+            ));
+        }
+    }
+    for key in pod.pod_annotations.iter().flat_map(|a| a.keys()) {
+        if key.starts_with("litellm.crossplane.io/") {
+            problems.push(format!(
+                "{path}.podAnnotations {key:?}: litellm.crossplane.io/ annotations are the \
+                 provider's (they roll the pods on config and Secret changes)"
+            ));
+        }
+    }
+    problems
+}
+
+/// An environment variable name Kubernetes takes (a C identifier, with `-`
+/// and `.` besides).
+fn valid_env_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+/// The default container `securityContext`: no privilege escalation, no
+/// capabilities, the runtime's seccomp profile. Not `runAsNonRoot`:
+/// LiteLLM's image (`ghcr.io/berriai/litellm`) runs as root and keeps its
+/// Prisma engines under root's home, so a non-root user needs LiteLLM's
+/// `litellm-non_root` image and a `securityContext` naming the user. Not
+/// `readOnlyRootFilesystem`: LiteLLM writes its Prisma schema and
+/// migrations into its installation at start.
+pub fn default_security_context() -> SecurityContext {
+    SecurityContext {
+        allow_privilege_escalation: Some(false),
+        capabilities: Some(Capabilities {
+            drop: Some(vec!["ALL".to_string()]),
+            ..Capabilities::default()
+        }),
+        seccomp_profile: Some(runtime_default_seccomp()),
+        ..SecurityContext::default()
+    }
+}
+
+/// The default pod `securityContext`: the runtime's seccomp profile.
+pub fn default_pod_security_context() -> PodSecurityContext {
+    PodSecurityContext {
+        seccomp_profile: Some(runtime_default_seccomp()),
+        ..PodSecurityContext::default()
+    }
+}
+
+fn runtime_default_seccomp() -> SeccompProfile {
+    SeccompProfile {
+        type_: "RuntimeDefault".to_string(),
+        ..SeccompProfile::default()
+    }
+}
+
+/// `env` of the pod settings as the container's (Secrets and ConfigMaps by
+/// reference only).
+fn user_env(pod: &PodSettings) -> Vec<EnvVar> {
+    pod.env
+        .iter()
+        .flatten()
+        .map(|var| EnvVar {
+            name: var.name.clone(),
+            value: var.value.clone(),
+            value_from: var.value_from.as_ref().map(|from| EnvVarSource {
+                secret_key_ref: from.secret_key_ref.as_ref().map(|r| KubeKeySelector {
+                    name: r.name.clone(),
+                    key: r.key.clone(),
+                    optional: r.optional,
+                }),
+                config_map_key_ref: from.config_map_key_ref.as_ref().map(|r| {
+                    ConfigMapKeySelector {
+                        name: r.name.clone(),
+                        key: r.key.clone(),
+                        optional: r.optional,
+                    }
+                }),
+                ..EnvVarSource::default()
+            }),
+        })
+        .collect()
+}
+
+/// `envFrom` of the pod settings as the container's.
+fn user_env_from(pod: &PodSettings) -> Option<Vec<EnvFromSource>> {
+    let from = pod.env_from.as_ref()?;
+    Some(
+        from.iter()
+            .map(|f| EnvFromSource {
+                prefix: f.prefix.clone(),
+                secret_ref: f.secret_ref.as_ref().map(|r| SecretEnvSource {
+                    name: r.name.clone(),
+                    optional: r.optional,
+                }),
+                config_map_ref: f.config_map_ref.as_ref().map(|r| ConfigMapEnvSource {
+                    name: r.name.clone(),
+                    optional: r.optional,
+                }),
+            })
+            .collect(),
+    )
+}
+
+/// The Secrets (`secret == true`) or ConfigMaps the pod settings of
+/// `component` read, through `env` and `envFrom`.
+fn pod_settings_refs(
+    instance: &LiteLLMInstance,
+    component: Component,
+    secret: bool,
+) -> Vec<String> {
+    let pod = pod_settings(instance, component);
+    let mut names = Vec::new();
+    for var in pod.env.iter().flatten() {
+        if let Some(from) = &var.value_from {
+            let r = if secret {
+                &from.secret_key_ref
+            } else {
+                &from.config_map_key_ref
+            };
+            names.extend(r.as_ref().map(|r| r.name.clone()));
+        }
+    }
+    for from in pod.env_from.iter().flatten() {
+        let r = if secret {
+            &from.secret_ref
+        } else {
+            &from.config_map_ref
+        };
+        names.extend(r.as_ref().map(|r| r.name.clone()));
+    }
+    names
+}
+
+/// Every ConfigMap the pods' environment reads (`env`, `envFrom` of every
+/// component), sorted and deduplicated: their versions feed
+/// [`SECRETS_HASH_ANNOTATION`] as `configmap/<name>`.
+pub fn referenced_config_maps(instance: &LiteLLMInstance) -> Vec<String> {
+    let mut names: Vec<String> = components(instance)
+        .into_iter()
+        .flat_map(|c| pod_settings_refs(instance, c, false))
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
 /// The Service port of `component`: `spec.service.port` (4000) for the
 /// single proxy, the chart's port for a role.
 pub fn service_port(instance: &LiteLLMInstance, component: Component) -> i32 {
@@ -302,6 +561,36 @@ pub fn validate(instance: &LiteLLMInstance) -> Vec<String> {
                  (spec.workload.gateway.autoscaling, ...)"
                     .to_string(),
             );
+        }
+        problems.extend(pod_settings_problems("spec.workload", &workload.pod));
+        for (field, role) in [
+            ("gateway", &workload.gateway),
+            ("backend", &workload.backend),
+            ("ui", &workload.ui),
+        ] {
+            if let Some(role) = role {
+                problems.extend(pod_settings_problems(
+                    &format!("spec.workload.{field}"),
+                    &role.pod,
+                ));
+            }
+        }
+        for (i, secret) in workload.image_pull_secrets.iter().flatten().enumerate() {
+            if secret.name.is_empty() {
+                problems.push(format!("spec.workload.imagePullSecrets[{i}].name is empty"));
+            }
+        }
+        for key in workload
+            .service_account
+            .iter()
+            .flat_map(|sa| sa.annotations.iter().flatten())
+            .map(|(k, _)| k)
+            .filter(|k| k.starts_with("litellm.crossplane.io/"))
+        {
+            problems.push(format!(
+                "spec.workload.serviceAccount.annotations {key:?}: litellm.crossplane.io/ \
+                 annotations are the provider's"
+            ));
         }
         for component in components(instance) {
             if let Some(a) = autoscaling(instance, component) {
@@ -528,8 +817,10 @@ pub fn database_url_ref(instance: &LiteLLMInstance) -> Option<SecretKeySelector>
     }
 }
 
-/// Every Secret the proxy's environment reads, sorted and deduplicated:
-/// their versions feed [`SECRETS_HASH_ANNOTATION`].
+/// Every Secret the proxy's environment reads (the provider's variables,
+/// the database CA, `env` and `envFrom` of every component), sorted and
+/// deduplicated: their versions feed [`SECRETS_HASH_ANNOTATION`] (one hash
+/// for every component: a change rolls them all).
 pub fn referenced_secrets(instance: &LiteLLMInstance) -> Vec<String> {
     let mut secrets: Vec<String> = proxy_env(instance)
         .iter()
@@ -537,6 +828,9 @@ pub fn referenced_secrets(instance: &LiteLLMInstance) -> Vec<String> {
         .map(|selector| selector.name.clone())
         .collect();
     secrets.extend(database_ca(instance).map(|ca| ca.name.clone()));
+    for component in components(instance) {
+        secrets.extend(pod_settings_refs(instance, component, true));
+    }
     secrets.sort();
     secrets.dedup();
     secrets
@@ -1003,9 +1297,87 @@ pub fn config_map(instance: &LiteLLMInstance) -> ConfigMap {
 
 /// The proxy pods' ServiceAccount, so they do not run as `default`.
 pub fn service_account(instance: &LiteLLMInstance) -> ServiceAccount {
+    let mut metadata = metadata(instance, names::workload(instance), None);
+    metadata.annotations = instance
+        .spec
+        .workload
+        .as_ref()
+        .and_then(|w| w.service_account.as_ref())
+        .and_then(|sa| sa.annotations.clone())
+        .filter(|a| !a.is_empty());
     ServiceAccount {
-        metadata: metadata(instance, names::workload(instance), None),
+        metadata,
         ..ServiceAccount::default()
+    }
+}
+
+/// `spec.workload.imagePullSecrets` as the pods take them.
+fn image_pull_secrets(instance: &LiteLLMInstance) -> Option<Vec<LocalObjectReference>> {
+    let secrets = instance
+        .spec
+        .workload
+        .as_ref()?
+        .image_pull_secrets
+        .as_ref()?;
+    Some(
+        secrets
+            .iter()
+            .map(|s| LocalObjectReference {
+                name: s.name.clone(),
+            })
+            .collect(),
+    )
+}
+
+/// The pod template of `component` (or of the migration Job, with the
+/// workload's settings), given the provider's labels, annotations and spec:
+/// the pod settings added where the provider sets nothing (the provider's
+/// labels and annotations win; validation refuses the user's of the same
+/// names), the security contexts defaulted.
+fn with_pod_settings(
+    instance: &LiteLLMInstance,
+    pod: &PodSettings,
+    mut labels: BTreeMap<String, String>,
+    mut annotations: BTreeMap<String, String>,
+    spec: PodSpec,
+) -> PodTemplateSpec {
+    for (key, value) in pod.pod_labels.iter().flatten() {
+        labels.entry(key.clone()).or_insert_with(|| value.clone());
+    }
+    for (key, value) in pod.pod_annotations.iter().flatten() {
+        annotations
+            .entry(key.clone())
+            .or_insert_with(|| value.clone());
+    }
+    let mut containers = spec.containers;
+    for container in &mut containers {
+        container.security_context = Some(
+            pod.security_context
+                .clone()
+                .unwrap_or_else(default_security_context),
+        );
+    }
+    PodTemplateSpec {
+        metadata: Some(ObjectMeta {
+            labels: Some(labels),
+            annotations: (!annotations.is_empty()).then_some(annotations),
+            ..ObjectMeta::default()
+        }),
+        spec: Some(PodSpec {
+            containers,
+            image_pull_secrets: image_pull_secrets(instance),
+            node_selector: pod.node_selector.clone(),
+            tolerations: pod.tolerations.clone(),
+            affinity: pod.affinity.clone(),
+            topology_spread_constraints: pod.topology_spread_constraints.clone(),
+            priority_class_name: pod.priority_class_name.clone(),
+            security_context: Some(
+                pod.pod_security_context
+                    .clone()
+                    .unwrap_or_else(default_pod_security_context),
+            ),
+            ..spec
+        }),
     }
 }
 
@@ -1132,6 +1504,9 @@ pub fn component_deployment(
         .data
         .and_then(|mut d| d.remove(CONFIG_KEY))
         .unwrap_or_default();
+    let pod = pod_settings(instance, component);
+    let mut env = proxy_env(instance);
+    env.extend(user_env(&pod));
     let mut pod_labels = labels(instance);
     pod_labels.extend(selector(instance, component));
     let annotations = BTreeMap::from([
@@ -1186,7 +1561,8 @@ pub fn component_deployment(
         readiness_probe: Some(http_probe("/health/readiness", 10)),
         resources: resources(instance, component),
         volume_mounts: Some(mounts),
-        ..container(instance, "litellm", proxy_env(instance))
+        env_from: user_env_from(&pod),
+        ..container(instance, "litellm", env)
     };
     let mut metadata = metadata(
         instance,
@@ -1202,19 +1578,18 @@ pub fn component_deployment(
                 match_labels: Some(selector(instance, component)),
                 ..LabelSelector::default()
             },
-            template: PodTemplateSpec {
-                metadata: Some(ObjectMeta {
-                    labels: Some(pod_labels),
-                    annotations: Some(annotations),
-                    ..ObjectMeta::default()
-                }),
-                spec: Some(PodSpec {
+            template: with_pod_settings(
+                instance,
+                &pod,
+                pod_labels,
+                annotations,
+                PodSpec {
                     service_account_name: Some(names::workload(instance)),
                     containers: vec![proxy],
                     volumes: Some(volumes),
                     ..PodSpec::default()
-                }),
-            },
+                },
+            ),
             ..DeploymentSpec::default()
         },
         ..Deployment::default()
@@ -1344,19 +1719,21 @@ pub fn migration_job(instance: &LiteLLMInstance) -> Job {
         ),
         spec: Some(JobSpec {
             backoff_limit: Some(4),
-            template: PodTemplateSpec {
-                metadata: Some(ObjectMeta {
-                    labels: Some(pod_labels),
-                    ..ObjectMeta::default()
-                }),
-                spec: Some(PodSpec {
+            // The workload's pod settings but its environment: the Job
+            // runs where and as the proxy does, and reads only the database.
+            template: with_pod_settings(
+                instance,
+                &pod_settings(instance, Component::Proxy),
+                pod_labels,
+                BTreeMap::new(),
+                PodSpec {
                     service_account_name: Some(names::workload(instance)),
                     restart_policy: Some("OnFailure".to_string()),
                     containers: vec![migrate],
                     volumes: ca.map(|(volume, _)| vec![volume]),
                     ..PodSpec::default()
-                }),
-            },
+                },
+            ),
             ..JobSpec::default()
         }),
         ..Job::default()
@@ -2300,5 +2677,248 @@ mod tests {
         let patch = marker_migration(&instance, &legacy);
         assert_eq!(patch["metadata"]["ownerReferences"], json!([other]));
         assert!(patch.get("data").is_none() && patch.get("stringData").is_none());
+    }
+    fn pod_spec(deployment: &Deployment) -> Value {
+        serde_json::to_value(deployment.spec.template.spec.as_ref().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn pod_settings_land_on_the_pods_and_a_role_replaces_a_field_whole() {
+        let instance = instance(json!({
+            "masterKey": {"autoGenerate": true},
+            "database": {"host": "pg", "credentialsSecretRef": {"name": "db"}, "migration": {"enabled": true}},
+            "workload": {
+                "topology": "split",
+                "env": [
+                    {"name": "OPENAI_API_KEY", "valueFrom": {"secretKeyRef": {"name": "provider-keys", "key": "openai"}}},
+                    {"name": "LANGFUSE_HOST", "valueFrom": {"configMapKeyRef": {"name": "callbacks", "key": "host", "optional": true}}},
+                    {"name": "PLAIN", "value": "p"},
+                ],
+                "envFrom": [{"secretRef": {"name": "more-keys"}}, {"configMapRef": {"name": "settings"}, "prefix": "X_"}],
+                "serviceAccount": {"annotations": {"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/r"}},
+                "imagePullSecrets": [{"name": "mirror"}],
+                "podAnnotations": {"a.example/x": "1"},
+                "podLabels": {"tier": "llm"},
+                "nodeSelector": {"pool": "cpu"},
+                "tolerations": [{"key": "dedicated", "operator": "Exists"}],
+                "priorityClassName": "high",
+                "gateway": {
+                    "env": [{"name": "GATEWAY_ONLY", "value": "g"}],
+                    "nodeSelector": {"pool": "gpu"},
+                    "securityContext": {"runAsNonRoot": true, "runAsUser": 1000},
+                },
+            },
+        }));
+        assert!(validate(&instance).is_empty(), "{:?}", validate(&instance));
+        let sa = service_account(&instance);
+        assert_eq!(
+            sa.metadata.annotations.unwrap()["eks.amazonaws.com/role-arn"],
+            "arn:aws:iam::1:role/r"
+        );
+        // (component, env names of the user's, nodeSelector pool, runAsNonRoot)
+        let cases = [
+            (
+                Component::Backend,
+                vec!["OPENAI_API_KEY", "LANGFUSE_HOST", "PLAIN"],
+                "cpu",
+                Value::Null,
+            ),
+            (
+                Component::Ui,
+                vec!["OPENAI_API_KEY", "LANGFUSE_HOST", "PLAIN"],
+                "cpu",
+                Value::Null,
+            ),
+            (Component::Gateway, vec!["GATEWAY_ONLY"], "gpu", json!(true)),
+        ];
+        for (component, user_env, pool, non_root) in cases {
+            let deployment = component_deployment(&instance, component, "h");
+            let pod = pod_spec(&deployment);
+            let container = &pod["containers"][0];
+            let names: Vec<&str> = container["env"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| e["name"].as_str().unwrap())
+                .collect();
+            // The provider's variables first, then the user's.
+            assert_eq!(names[0], "LITELLM_MASTER_KEY");
+            assert_eq!(
+                &names[names.len() - user_env.len()..],
+                user_env.as_slice(),
+                "{component:?}"
+            );
+            assert_eq!(pod["nodeSelector"]["pool"], pool, "{component:?}");
+            assert_eq!(
+                container["securityContext"]["runAsNonRoot"], non_root,
+                "{component:?}"
+            );
+            assert_eq!(
+                container["securityContext"]["allowPrivilegeEscalation"],
+                json!(non_root.is_null().then_some(false)),
+                "{component:?}"
+            );
+            assert_eq!(pod["imagePullSecrets"], json!([{"name": "mirror"}]));
+            assert_eq!(pod["tolerations"][0]["key"], "dedicated");
+            assert_eq!(pod["priorityClassName"], "high");
+            assert_eq!(
+                pod["securityContext"]["seccompProfile"]["type"],
+                "RuntimeDefault"
+            );
+            let meta = deployment.spec.template.metadata.as_ref().unwrap();
+            assert_eq!(meta.labels.as_ref().unwrap()["tier"], "llm");
+            assert_eq!(
+                meta.labels.as_ref().unwrap()["app.kubernetes.io/component"],
+                component.label()
+            );
+            assert_eq!(meta.annotations.as_ref().unwrap()["a.example/x"], "1");
+            assert!(meta
+                .annotations
+                .as_ref()
+                .unwrap()
+                .contains_key(SECRETS_HASH_ANNOTATION));
+        }
+        let backend = pod_spec(&component_deployment(&instance, Component::Backend, "h"));
+        assert_eq!(
+            backend["containers"][0]["envFrom"],
+            json!([{"secretRef": {"name": "more-keys"}}, {"configMapRef": {"name": "settings"}, "prefix": "X_"}])
+        );
+        assert_eq!(
+            backend["containers"][0]["env"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|e| e["name"] == "LANGFUSE_HOST")
+                .unwrap()["valueFrom"],
+            json!({"configMapKeyRef": {"name": "callbacks", "key": "host", "optional": true}})
+        );
+        // Every referenced Secret and ConfigMap feeds the fingerprint.
+        let secrets = referenced_secrets(&instance);
+        for name in ["provider-keys", "more-keys", "gw-database-url"] {
+            assert!(secrets.contains(&name.to_string()), "{secrets:?}");
+        }
+        assert_eq!(
+            referenced_config_maps(&instance),
+            vec!["callbacks", "settings"]
+        );
+        // The migration Job: the workload's scheduling and pull Secrets, not
+        // its environment.
+        let job = serde_json::to_value(
+            migration_job(&instance)
+                .spec
+                .unwrap()
+                .template
+                .spec
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(job["imagePullSecrets"], json!([{"name": "mirror"}]));
+        assert_eq!(job["nodeSelector"]["pool"], "cpu");
+        assert!(job["containers"][0]["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|e| e["name"] != "PLAIN"));
+        assert!(job["containers"][0].get("envFrom").is_none());
+    }
+
+    #[test]
+    fn the_default_security_context_is_restrictive_and_unset_settings_add_nothing() {
+        let deployment = deployment(&instance(json!({"masterKey": {"autoGenerate": true}})), "h");
+        let pod = pod_spec(&deployment);
+        assert_eq!(
+            pod["containers"][0]["securityContext"],
+            json!({"allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"]}, "seccompProfile": {"type": "RuntimeDefault"}})
+        );
+        assert_eq!(
+            pod["securityContext"],
+            json!({"seccompProfile": {"type": "RuntimeDefault"}})
+        );
+        for field in [
+            "imagePullSecrets",
+            "nodeSelector",
+            "tolerations",
+            "affinity",
+            "topologySpreadConstraints",
+            "priorityClassName",
+        ] {
+            assert!(pod.get(field).is_none(), "{field}");
+        }
+        assert!(pod["containers"][0].get("envFrom").is_none());
+        assert!(service_account(&instance(json!({})))
+            .metadata
+            .annotations
+            .is_none());
+    }
+
+    #[test]
+    fn pod_settings_mistakes_are_named_by_field() {
+        let cases = [
+            (
+                json!({"env": [{"name": "LITELLM_MASTER_KEY", "value": "x"}]}),
+                "spec.workload.env[0].name \"LITELLM_MASTER_KEY\" is set by the provider",
+            ),
+            (
+                json!({"env": [{"name": "DATABASE_URL", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}]}),
+                "spec.workload.env[0].name \"DATABASE_URL\"",
+            ),
+            (
+                json!({"env": [{"name": "CONFIG_FILE_PATH", "value": "/x"}]}),
+                "\"CONFIG_FILE_PATH\" is set by the provider",
+            ),
+            (
+                json!({"env": [{"name": "A", "value": "x", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}]}),
+                "spec.workload.env[0] has both value and valueFrom",
+            ),
+            (
+                json!({"env": [{"name": "A", "valueFrom": {}}]}),
+                "spec.workload.env[0].valueFrom needs exactly one",
+            ),
+            (
+                json!({"env": [{"name": "1A", "value": "x"}]}),
+                "spec.workload.env[0].name \"1A\" is not an environment variable name",
+            ),
+            (
+                json!({"env": [{"name": "A", "value": "x"}, {"name": "A", "value": "y"}]}),
+                "spec.workload.env names \"A\" twice",
+            ),
+            (
+                json!({"envFrom": [{}]}),
+                "spec.workload.envFrom[0] needs exactly one of secretRef and configMapRef",
+            ),
+            (
+                json!({"envFrom": [{"secretRef": {"name": "a"}, "configMapRef": {"name": "b"}}]}),
+                "spec.workload.envFrom[0] needs exactly one",
+            ),
+            (
+                json!({"podLabels": {"app.kubernetes.io/component": "x"}}),
+                "spec.workload.podLabels \"app.kubernetes.io/component\"",
+            ),
+            (
+                json!({"podAnnotations": {"litellm.crossplane.io/config-hash": "x"}}),
+                "spec.workload.podAnnotations \"litellm.crossplane.io/config-hash\"",
+            ),
+            (
+                json!({"serviceAccount": {"annotations": {"litellm.crossplane.io/generated-for": "x"}}}),
+                "spec.workload.serviceAccount.annotations",
+            ),
+            (
+                json!({"topology": "split", "backend": {"env": [{"name": "REDIS_HOST", "value": "x"}]}}),
+                "spec.workload.backend.env[0].name \"REDIS_HOST\"",
+            ),
+            (
+                json!({"topology": "split", "ui": {"podLabels": {"app.kubernetes.io/name": "x"}}}),
+                "spec.workload.ui.podLabels",
+            ),
+        ];
+        for (workload, expected) in cases {
+            let problems = validate(&instance(
+                json!({"masterKey": {"autoGenerate": true}, "workload": workload}),
+            ));
+            assert!(
+                problems.iter().any(|p| p.contains(expected)),
+                "{workload}: {problems:?} lacks {expected:?}"
+            );
+        }
     }
 }
