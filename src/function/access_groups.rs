@@ -16,7 +16,7 @@ use crate::api::input::{FieldPaths, Policy};
 
 use super::error::Problem;
 use super::request::{AccessGroupRequest, XrRequest};
-use super::rules::{each, over_policy_limit, unique_label, At, Findings};
+use super::rules::{each, list_allowed, over_policy_limit, unique_label, At, Findings};
 use super::tenancy::{self, Tenancy};
 
 /// What the rules read, and what they have found so far.
@@ -64,12 +64,14 @@ pub fn check(
 
 /// XRs may add access groups unless the policy says otherwise.
 fn groups_allowed(check: &mut Check<'_>) {
-    if !check.request.access_groups.is_empty() && check.policy.allow_access_groups == Some(false) {
-        check.findings.fatal.push(Problem::new(
-            check.paths.access_groups.clone(),
-            "policy does not allow XRs to add access groups (input.policy.allowAccessGroups)",
-        ));
-    }
+    list_allowed(
+        &mut check.findings,
+        &check.paths.access_groups,
+        check.request.access_groups.len(),
+        check.policy.allow_access_groups,
+        "access groups",
+        "allowAccessGroups",
+    );
 }
 
 /// No more groups than the policy allows.

@@ -16,7 +16,7 @@ use crate::api::input::{FieldPaths, Policy};
 
 use super::error::Problem;
 use super::request::{CustomerRequest, XrRequest};
-use super::rules::{each, over_policy_limit, unique_label, At, Findings};
+use super::rules::{each, list_allowed, over_policy_limit, unique_label, At, Findings};
 use super::tenancy::{self, Tenancy};
 
 /// What the rules of customers read, and what they have found so far.
@@ -76,12 +76,14 @@ pub fn check(
 
 /// XRs may add customers unless the policy says otherwise.
 fn customers_allowed(check: &mut Check<'_>) {
-    if !check.request.customers.is_empty() && check.policy.allow_customers == Some(false) {
-        check.findings.fatal.push(Problem::new(
-            check.paths.customers.clone(),
-            "policy does not allow XRs to add customers (input.policy.allowCustomers)",
-        ));
-    }
+    list_allowed(
+        &mut check.findings,
+        &check.paths.customers,
+        check.request.customers.len(),
+        check.policy.allow_customers,
+        "customers",
+        "allowCustomers",
+    );
 }
 
 /// No more customers than the policy allows.

@@ -13,7 +13,7 @@ use crate::api::mcp_server::{McpAuthType, McpTransport};
 
 use super::error::Problem;
 use super::request::{McpServerRequest, PermissionRequest, XrRequest};
-use super::rules::{each, unique_label, At, Findings};
+use super::rules::{each, list_allowed, unique_label, At, Findings};
 use super::tenancy::{self, Tenancy, SHARED};
 
 /// Longest URL the provider's CRD takes.
@@ -106,12 +106,14 @@ pub fn check(
 
 /// XRs may add MCP servers unless the policy says otherwise.
 fn servers_allowed(check: &mut Check<'_>) {
-    if !check.request.mcp_servers.is_empty() && check.policy.allow_mcp_servers == Some(false) {
-        check.findings.fatal.push(Problem::new(
-            check.paths.mcp_servers.clone(),
-            "policy does not allow XRs to add MCP servers (input.policy.allowMcpServers)",
-        ));
-    }
+    list_allowed(
+        &mut check.findings,
+        &check.paths.mcp_servers,
+        check.request.mcp_servers.len(),
+        check.policy.allow_mcp_servers,
+        "MCP servers",
+        "allowMcpServers",
+    );
 }
 
 /// Every MCP server, by the rules of one server ([`SERVER_RULES`]).

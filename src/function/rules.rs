@@ -85,6 +85,25 @@ pub fn over_policy_limit(count: usize, limit: Option<u32>, what: &str) -> Option
         .then(|| format!("{count} {what} requested, policy allows at most {limit}"))
 }
 
+/// The policy's switch for one list of the request: a Fatal at `path` when
+/// the XR asks for `count` > 0 `what` and `allow` (the policy's
+/// `input.policy.<field>`) is `false`; unset allows.
+pub fn list_allowed(
+    findings: &mut Findings,
+    path: &str,
+    count: usize,
+    allow: Option<bool>,
+    what: &str,
+    field: &str,
+) {
+    if count > 0 && allow == Some(false) {
+        findings.fatal.push(Problem::new(
+            path.to_owned(),
+            format!("policy does not allow XRs to add {what} (input.policy.{field})"),
+        ));
+    }
+}
+
 /// Where an item of a list of the request is: `spec.keys[1]`.
 pub struct At {
     /// The item's index in its list.
