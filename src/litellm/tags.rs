@@ -42,7 +42,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::client::{endpoint, Endpoint};
+use super::client::{endpoint, Endpoint, Reply};
 use super::{null_as_default, BudgetInfo, Client, Error, LimitsRequest};
 
 const TAG_NEW: Endpoint = endpoint!(POST "/tag/new");
@@ -129,19 +129,35 @@ impl Client {
     }
 
     /// `None` when no tag has this name (read back from `/tag/list` after
-    /// LiteLLM's 500).
+    /// LiteLLM's 500; a tag listed then is read once more, since it may
+    /// have been created between the reads).
     pub async fn tag_info(&self, name: &str) -> Result<Option<TagInfo>, Error> {
+        if let Ok(found) = self.tag_info_once(name).await? {
+            return Ok(found);
+        }
+        if !self.tag_listed(name).await? {
+            return Ok(None);
+        }
+        // Listed after all: the tag may have been created between the two
+        // reads (the 500 was the "not found" of a moment before), so a
+        // second read answers, and its failure is the error.
+        match self.tag_info_once(name).await? {
+            Ok(found) => Ok(found),
+            Err(again) => Err(again.error()),
+        }
+    }
+
+    /// One `/tag/info` read: the tag (or `None` when the answer lacks it),
+    /// or the failed reply.
+    async fn tag_info_once(&self, name: &str) -> Result<Result<Option<TagInfo>, Reply>, Error> {
         let reply = self
             .post(&TAG_INFO, &TagInfoRequest { names: [name] })
             .await?;
-        if reply.status.is_success() {
-            let mut tags: BTreeMap<String, TagInfo> = reply.json()?;
-            return Ok(tags.remove(name));
+        if !reply.status.is_success() {
+            return Ok(Err(reply));
         }
-        if self.tag_listed(name).await? {
-            return Err(reply.error());
-        }
-        Ok(None)
+        let mut tags: BTreeMap<String, TagInfo> = reply.json()?;
+        Ok(Ok(tags.remove(name)))
     }
 
     /// Every stored tag (not the dynamic ones).

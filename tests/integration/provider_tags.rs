@@ -197,6 +197,67 @@ mod contract {
         client.budget_delete(&row).await.unwrap();
     }
 
+    /// A tag created between a read that found nothing and the
+    /// `/tag/list` read-back is read once more and found: the first
+    /// `/tag/info` answered LiteLLM's 500 for "not found", and the list
+    /// already holds the tag another writer (the provider) created
+    /// meanwhile. Until 6b2d850 this returned the stale 500 as an error.
+    /// The fault proxy stands for the moment: the tag exists on the real
+    /// proxy, and the first `/tag/info` is answered 500 as it was before
+    /// the create.
+    #[tokio::test]
+    #[ignore = "needs the test harnesses: tests/run.sh"]
+    async fn a_tag_created_between_the_reads_is_read_again() {
+        let Some((url, key)) = support::harness::litellm() else {
+            return;
+        };
+        let proxy = support::fault_proxy::FaultProxy::start(&url).await;
+        let client = |endpoint: &str| {
+            litellm::Client::new(litellm::ClientConfig {
+                endpoint: endpoint.to_owned(),
+                master_key: litellm::Secret::new(key.as_str()),
+                ca_pem: None,
+                timeout: std::time::Duration::from_secs(30),
+            })
+            .unwrap()
+        };
+        let (direct, faulted) = (client(&url), client(proxy.url()));
+        let name = unique("contract-race");
+        direct
+            .tag_new(&TagRequest {
+                name: name.clone(),
+                description: Some("created meanwhile".into()),
+                ..TagRequest::default()
+            })
+            .await
+            .unwrap();
+
+        proxy.arm(
+            "POST",
+            "/tag/info",
+            support::fault_proxy::Fault::Status(500),
+            1,
+        );
+        let got = faulted
+            .tag_info(&name)
+            .await
+            .expect("read again, not the 500");
+        assert_eq!(
+            got.map(|t| t.description),
+            Some(Some("created meanwhile".into()))
+        );
+        assert_eq!(proxy.injected("POST", "/tag/info"), 1);
+        assert_eq!(proxy.forwarded("POST", "/tag/info"), 1, "the second read");
+        assert_eq!(proxy.forwarded("GET", "/tag/list"), 1);
+
+        // Still absent when the list does not hold it: no second read.
+        let missing = unique("contract-race-missing");
+        assert_eq!(faulted.tag_info(&missing).await.unwrap(), None);
+        assert_eq!(proxy.forwarded("POST", "/tag/info"), 2);
+        assert_eq!(proxy.forwarded("GET", "/tag/list"), 2);
+        clean_up(&direct, &name).await;
+    }
+
     /// A tag linking a budget row of the caller's id: the limits in the
     /// body are ignored; deleting that row unlinks it from the tag.
     #[tokio::test]
