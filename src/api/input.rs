@@ -291,6 +291,12 @@ pub struct FieldPaths {
     /// `spec.accessGroups`.
     #[serde(default = "FieldPaths::default_access_groups")]
     pub access_groups: String,
+    /// The team's logging destinations (LiteLLM's team callbacks):
+    /// `[{callbackName, callbackType, callbackVars, secretCallbackVars}]`,
+    /// `secretCallbackVars` naming Secrets (`{name, key}`) of the namespace
+    /// the resources go to. `spec.logging`.
+    #[serde(default = "FieldPaths::default_logging")]
+    pub logging: String,
 }
 
 impl FieldPaths {
@@ -324,6 +330,9 @@ impl FieldPaths {
     fn default_access_groups() -> String {
         "spec.accessGroups".into()
     }
+    fn default_logging() -> String {
+        "spec.logging".into()
+    }
 }
 
 impl Default for FieldPaths {
@@ -339,6 +348,7 @@ impl Default for FieldPaths {
             customer_budget: Self::default_customer_budget(),
             guardrails: Self::default_guardrails(),
             access_groups: Self::default_access_groups(),
+            logging: Self::default_logging(),
         }
     }
 }
@@ -379,8 +389,9 @@ pub struct Policy {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 64), inner(length(max = 64)))]
     pub allowed_providers: Option<Vec<String>>,
-    /// Secrets an XR's model may read its credentials from, by name (an
-    /// entry ending in `*` admits every name with that prefix). Required
+    /// Secrets an XR's model may read its credentials from (and an MCP
+    /// server's, and a logging destination's `secretCallbackVars`), by name
+    /// (an entry ending in `*` admits every name with that prefix). Required
     /// for credentials when the composed resources go to a namespace of the
     /// platform's (`namespace` on a legacy XR): a claim could otherwise
     /// name any Secret there, the proxy's master key included, and have it
@@ -495,4 +506,23 @@ pub struct Policy {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0))]
     pub max_access_groups: Option<u32>,
+    /// Whether the XR's team may have logging destinations of its own
+    /// (`logging`: LiteLLM's team callbacks, which send a log of each of
+    /// the team's requests, prompts and answers included, to the XR's
+    /// destination with the XR's credentials); true by default. Even when
+    /// false, `logging: []` (the team's own logging off) is rendered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allow_logging: Option<bool>,
+    /// Integrations (`callbackName`: `langfuse`, `langsmith`, `datadog`,
+    /// ...) an XR's logging destination may use (an entry ending in `*`
+    /// admits every name with that prefix). Unset: any integration the
+    /// provider accepts (those that take a team's own credentials).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 64), inner(length(max = 64)))]
+    pub allowed_logging_callbacks: Option<Vec<String>>,
+    /// Most logging destinations (`logging` entries) one XR's team may
+    /// have.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0))]
+    pub max_logging_callbacks: Option<u32>,
 }

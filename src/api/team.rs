@@ -128,6 +128,95 @@ pub const MAX_CALLBACK_VARIABLES: u32 = 16;
 pub const CALLBACK_VARIABLE_ONCE: &str =
     "a callback variable is in callbackVars or in secretCallbackVars, not both";
 
+// The metadata entries of a team's callbacks, and the lists the provider
+// (and the composition function) hold `logging` to: pure constants, here
+// so that the function need not link the LiteLLM client
+// (`crate::litellm::team_callbacks` re-exports them).
+
+/// The metadata entry of a team's callbacks (`AddTeamCallback` entries).
+pub const LOGGING: &str = "logging";
+/// The deprecated metadata entry of callbacks, read only when `logging` is
+/// absent.
+pub const CALLBACK_SETTINGS: &str = "callback_settings";
+/// The integrations that read a team's own credentials from its callback
+/// variables in 1.108.7 (`StandardCallbackDynamicParams` and the trusted
+/// `dd_*`/`newrelic_*` channel of `litellm_logging.py`). Any other name is
+/// stored by LiteLLM and either does nothing for the team or logs with the
+/// proxy's own credentials to the proxy's own destination.
+pub const CALLBACK_NAMES: &[&str] = &[
+    "langfuse",
+    "langfuse_otel",
+    "langsmith",
+    "gcs_bucket",
+    "humanloop",
+    "arize",
+    "arize_phoenix",
+    "posthog",
+    "weave_otel",
+    "datadog",
+    "newrelic",
+    "signoz",
+];
+
+/// The variables `AddTeamCallback` accepts in 1.108.7 (its 422 lists them).
+pub const CALLBACK_VARIABLES: &[&str] = &[
+    "langfuse_public_key",
+    "langfuse_secret",
+    "langfuse_secret_key",
+    "langfuse_host",
+    "langfuse_environment",
+    "langfuse_span_scope",
+    "langfuse_prompt_version",
+    "gcs_bucket_name",
+    "gcs_path_service_account",
+    "langsmith_api_key",
+    "langsmith_project",
+    "langsmith_base_url",
+    "langsmith_sampling_rate",
+    "langsmith_tenant_id",
+    "humanloop_api_key",
+    "arize_api_key",
+    "arize_space_key",
+    "arize_space_id",
+    "arize_success_sampling_rate",
+    "arize_error_sampling_rate",
+    "arize_otlp_protocol",
+    "posthog_api_key",
+    "posthog_api_url",
+    "wandb_api_key",
+    "weave_project_id",
+    "dd_api_key",
+    "dd_site",
+    "dd_agent_host",
+    "dd_agent_port",
+    "newrelic_api_key",
+    "newrelic_region",
+    "signoz_ingestion_endpoint",
+    "signoz_ingestion_key",
+    "turn_off_message_logging",
+    "litellm_disabled_callbacks",
+    "capture_message_content",
+    "excluded_services",
+];
+
+/// Variables a tenant's callback may not set (outside the
+/// LiteLLMInstance's namespace), and why: a path on the proxy's own host,
+/// and switches of the platform's own logging of the team's requests.
+pub const TENANT_REFUSED_CALLBACK_VARIABLES: &[(&str, &str)] = &[
+    (
+        "gcs_path_service_account",
+        "a file path on the proxy's own host, which the proxy would read as a service account",
+    ),
+    (
+        "litellm_disabled_callbacks",
+        "it switches off the platform's own callbacks for the team's requests",
+    ),
+    (
+        "turn_off_message_logging",
+        "it removes the messages from the platform's own logs of the team's requests",
+    ),
+];
+
 /// One logging destination of a team (`AddTeamCallback` of LiteLLM).
 #[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
 #[x_kube(validation = Rule::new("!has(self.callbackVars) || !has(self.secretCallbackVars) || self.callbackVars.all(k, !(k in self.secretCallbackVars))").message(CALLBACK_VARIABLE_ONCE))]

@@ -327,6 +327,12 @@ fn team(target: &Target, request: &XrRequest, out: &mut BTreeMap<String, Value>)
     // The XR's guardrails with the policy's required ones: LiteLLM runs a
     // team's guardrails on every request of its keys.
     put(&mut team, "guardrails", &request.guardrails);
+    // The team's logging destinations, in order; absent, the provider
+    // keeps those LiteLLM holds.
+    if let Some(logging) = &request.logging {
+        let entries: Vec<_> = logging.iter().map(|entry| entry.spec()).collect();
+        put(&mut team, "logging", &Some(entries));
+    }
     if let Some(permission) = &request.team.object_permission {
         team.insert(
             "objectPermission".into(),

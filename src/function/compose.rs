@@ -16,6 +16,7 @@ use super::customers;
 use super::error::Problem;
 use super::guardrails;
 use super::keep::Keep;
+use super::logging;
 use super::mcp;
 use super::members;
 use super::metadata;
@@ -366,6 +367,7 @@ fn parse_request(xr: &Value, input: &Input) -> Result<XrRequest, Vec<Problem>> {
         customer_budget: collect(read(xr, &paths.customer_budget), &mut problems),
         guardrails: collect(read(xr, &paths.guardrails), &mut problems),
         access_groups: collect(read(xr, &paths.access_groups), &mut problems).unwrap_or_default(),
+        logging: collect(read(xr, &paths.logging), &mut problems),
     };
     if problems.is_empty() {
         Ok(request)
@@ -378,7 +380,7 @@ fn parse_request(xr: &Value, input: &Input) -> Result<XrRequest, Vec<Problem>> {
 fn unknown(xr: &Value, input: &Input) -> Vec<Problem> {
     use super::request::{
         unknown_fields, ACCESS_GROUP_FIELDS, BUDGET_FIELDS, CUSTOMER_FIELDS, KEY_FIELDS,
-        MCP_SERVER_FIELDS, MODEL_FIELDS, TEAM_FIELDS, USER_FIELDS,
+        LOGGING_FIELDS, MCP_SERVER_FIELDS, MODEL_FIELDS, TEAM_FIELDS, USER_FIELDS,
     };
     let paths = &input.fields;
     [
@@ -391,6 +393,7 @@ fn unknown(xr: &Value, input: &Input) -> Vec<Problem> {
         unknown_fields(xr, &paths.customers, CUSTOMER_FIELDS, true),
         unknown_fields(xr, &paths.customer_budget, BUDGET_FIELDS, false),
         unknown_fields(xr, &paths.access_groups, ACCESS_GROUP_FIELDS, true),
+        unknown_fields(xr, &paths.logging, LOGGING_FIELDS, true),
     ]
     .concat()
 }
@@ -579,7 +582,8 @@ fn review(xr: &Value, input: &Input) -> Result<Reviewed, Vec<Problem>> {
 /// its resources go and the policy's lists: the Secrets and credentials its
 /// models name, its users and members (the users' models filled in), its
 /// MCP servers and object permissions, its customers, its guardrails (the
-/// policy's required ones added) and its access groups. Every problem, or
+/// policy's required ones added), its access groups and its team's logging
+/// destinations. Every problem, or
 /// their warnings and defaults added to the request's.
 fn check_tenancy(
     reviewed: &mut Reviewed,
@@ -609,11 +613,13 @@ fn check_tenancy(
     let mut customers = customers::check(request, &input.fields, &input.policy, &tenancy);
     let mut groups = access_groups::check(request, &input.fields, &input.policy, &tenancy);
     let mut guarded = guardrails::review(request, &input.fields, &input.policy);
+    let mut logged = logging::check(request, &input.fields, &input.policy, &tenancy);
     secrets.append(&mut people.fatal);
     secrets.append(&mut servers.fatal);
     secrets.append(&mut customers.fatal);
     secrets.append(&mut guarded.fatal);
     secrets.append(&mut groups.fatal);
+    secrets.append(&mut logged.fatal);
     if !secrets.is_empty() {
         return Err(secrets);
     }
@@ -622,6 +628,7 @@ fn check_tenancy(
     findings.warnings.append(&mut customers.warnings);
     findings.warnings.append(&mut guarded.warnings);
     findings.warnings.append(&mut groups.warnings);
+    findings.warnings.append(&mut logged.warnings);
     findings.defaults.append(&mut people.defaults);
     findings.defaults.append(&mut guarded.defaults);
     Ok(())

@@ -11,6 +11,7 @@ pub mod grpc;
 pub mod grpc_metrics;
 pub mod guardrails;
 pub mod keep;
+pub mod logging;
 pub mod mcp;
 pub mod members;
 pub mod metadata;

@@ -13,7 +13,7 @@ use crate::api::customer::ModelRegion;
 use crate::api::mcp_server::{McpAuthType, McpTransport};
 use crate::api::model::{AwsParams, AzureParams, VertexParams};
 use crate::api::money::Money;
-use crate::api::team::{MemberRole, MembersPolicy};
+use crate::api::team::{CallbackType, MemberRole, MembersPolicy, TeamCallbackSpec};
 use crate::api::user::UserRole;
 
 use super::error::Problem;
@@ -109,6 +109,12 @@ pub const CUSTOMER_FIELDS: &[&str] = &[
     "budget",
 ];
 pub const ACCESS_GROUP_FIELDS: &[&str] = &["name", "description", "models"];
+pub const LOGGING_FIELDS: &[&str] = &[
+    "callbackName",
+    "callbackType",
+    "callbackVars",
+    "secretCallbackVars",
+];
 pub const MODEL_FIELDS: &[&str] = &[
     "name",
     "model",
@@ -283,6 +289,39 @@ pub struct AccessGroupRequest {
     pub models: Option<Vec<String>>,
 }
 
+/// One logging destination of the XR's team (a LiteLLM team callback), as
+/// `LiteLLMTeam.forProvider.logging` takes it.
+#[derive(Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct LoggingRequest {
+    /// The integration: `langfuse`, `langsmith`, `datadog`, ...
+    pub callback_name: String,
+    /// `success`, `failure` or `success_and_failure` (default).
+    pub callback_type: Option<CallbackType>,
+    /// Variables in plain text (`langfuse_host`, `langsmith_project`, ...).
+    pub callback_vars: Option<BTreeMap<String, String>>,
+    /// Variables read from Secrets of the namespace the resources go to
+    /// (the credentials), by variable name.
+    pub secret_callback_vars: Option<BTreeMap<String, SecretKeySelector>>,
+}
+
+impl LoggingRequest {
+    /// Which requests it logs: `callbackType`, else LiteLLM's default.
+    pub fn callback_type(&self) -> CallbackType {
+        self.callback_type.unwrap_or_default()
+    }
+
+    /// The entry of `LiteLLMTeam.forProvider.logging` it renders.
+    pub fn spec(&self) -> TeamCallbackSpec {
+        TeamCallbackSpec {
+            callback_name: self.callback_name.clone(),
+            callback_type: self.callback_type(),
+            callback_vars: self.callback_vars.clone(),
+            secret_callback_vars: self.secret_callback_vars.clone(),
+        }
+    }
+}
+
 /// The budget part.
 #[derive(Deserialize, Clone, Debug, Default, PartialEq)]
 #[serde(rename_all = "camelCase")]
@@ -432,6 +471,10 @@ pub struct XrRequest {
     /// ([`super::guardrails::review`]). `None`: left to LiteLLM.
     pub guardrails: Option<Vec<String>>,
     pub access_groups: Vec<AccessGroupRequest>,
+    /// The team's logging destinations, in order
+    /// ([`super::logging::check`]). `None`: left to LiteLLM; `[]`: the
+    /// team's own logging off.
+    pub logging: Option<Vec<LoggingRequest>>,
 }
 
 impl XrRequest {
@@ -563,6 +606,7 @@ mod tests {
             (MCP_SERVER_FIELDS, true),
             (CUSTOMER_FIELDS, true),
             (ACCESS_GROUP_FIELDS, true),
+            (LOGGING_FIELDS, true),
         ] {
             let value = if list {
                 json!([every(fields)])
@@ -591,6 +635,9 @@ mod tests {
         let mut group = every(ACCESS_GROUP_FIELDS);
         group["name"] = json!("a");
         assert!(serde_json::from_value::<AccessGroupRequest>(group).is_ok());
+        let mut logging = every(LOGGING_FIELDS);
+        logging["callbackName"] = json!("langfuse");
+        assert!(serde_json::from_value::<LoggingRequest>(logging).is_ok());
         assert!(serde_json::from_value::<TeamRequest>(every(TEAM_FIELDS)).is_ok());
         assert!(serde_json::from_value::<BudgetRequest>(every(BUDGET_FIELDS)).is_ok());
     }

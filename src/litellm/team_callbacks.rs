@@ -26,6 +26,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+pub use crate::api::team::{CALLBACK_NAMES, CALLBACK_SETTINGS, CALLBACK_VARIABLES, LOGGING};
+
 use super::client::{endpoint, Endpoint};
 use super::{Client, Error};
 
@@ -34,76 +36,10 @@ const CALLBACK_GET: Endpoint = endpoint!(GET "/team/{team_id}/callback");
 const CALLBACK_DELETE: Endpoint = endpoint!(DELETE "/team/{team_id}/callback/{callback_name}");
 const DISABLE_LOGGING: Endpoint = endpoint!(POST "/team/{team_id}/disable_logging");
 
-/// The metadata entry of a team's callbacks (`AddTeamCallback` entries).
-pub const LOGGING: &str = "logging";
-/// The deprecated metadata entry of callbacks, read only when `logging` is
-/// absent.
-pub const CALLBACK_SETTINGS: &str = "callback_settings";
 /// The prefix of a variable LiteLLM keeps encrypted.
 pub const ENCRYPTED_PREFIX: &str = "litellm_enc::";
 /// What `GET /team/{id}/callback` answers in place of a credential.
 pub const REDACTED: &str = "***REDACTED***";
-
-/// The integrations that read a team's own credentials from its callback
-/// variables in 1.108.7 (`StandardCallbackDynamicParams` and the trusted
-/// `dd_*`/`newrelic_*` channel of `litellm_logging.py`). Any other name is
-/// stored by LiteLLM and either does nothing for the team or logs with the
-/// proxy's own credentials to the proxy's own destination.
-pub const CALLBACK_NAMES: &[&str] = &[
-    "langfuse",
-    "langfuse_otel",
-    "langsmith",
-    "gcs_bucket",
-    "humanloop",
-    "arize",
-    "arize_phoenix",
-    "posthog",
-    "weave_otel",
-    "datadog",
-    "newrelic",
-    "signoz",
-];
-
-/// The variables `AddTeamCallback` accepts in 1.108.7 (its 422 lists them).
-pub const CALLBACK_VARIABLES: &[&str] = &[
-    "langfuse_public_key",
-    "langfuse_secret",
-    "langfuse_secret_key",
-    "langfuse_host",
-    "langfuse_environment",
-    "langfuse_span_scope",
-    "langfuse_prompt_version",
-    "gcs_bucket_name",
-    "gcs_path_service_account",
-    "langsmith_api_key",
-    "langsmith_project",
-    "langsmith_base_url",
-    "langsmith_sampling_rate",
-    "langsmith_tenant_id",
-    "humanloop_api_key",
-    "arize_api_key",
-    "arize_space_key",
-    "arize_space_id",
-    "arize_success_sampling_rate",
-    "arize_error_sampling_rate",
-    "arize_otlp_protocol",
-    "posthog_api_key",
-    "posthog_api_url",
-    "wandb_api_key",
-    "weave_project_id",
-    "dd_api_key",
-    "dd_site",
-    "dd_agent_host",
-    "dd_agent_port",
-    "newrelic_api_key",
-    "newrelic_region",
-    "signoz_ingestion_endpoint",
-    "signoz_ingestion_key",
-    "turn_off_message_logging",
-    "litellm_disabled_callbacks",
-    "capture_message_content",
-    "excluded_services",
-];
 
 /// One entry of a team's `metadata.logging`, as written and as read (a
 /// variable LiteLLM encrypts reads back as [`ENCRYPTED_PREFIX`]...).

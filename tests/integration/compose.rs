@@ -3116,3 +3116,200 @@ fn access_groups_report_their_ids_and_readiness_and_take_the_inputs_metadata() {
         .get("annotations")
         .is_none());
 }
+
+// ------------------------------------ the team's logging destinations
+
+/// [`team_objects_spec`] with two logging destinations: Langfuse for every
+/// request, Langsmith for the failures, each with its credential from a
+/// Secret of the XR's namespace.
+fn logging_spec() -> Value {
+    with(
+        team_objects_spec(),
+        "/logging",
+        json!([
+            {"callbackName": "langfuse",
+             "callbackVars": {"langfuse_host": "https://cloud.langfuse.com",
+                              "langfuse_public_key": "pk-lf-1"},
+             "secretCallbackVars": {"langfuse_secret_key": {"name": "langfuse", "key": "secretKey"}}},
+            {"callbackName": "langsmith", "callbackType": "failure",
+             "callbackVars": {"langsmith_project": "ml"},
+             "secretCallbackVars": {"langsmith_api_key": {"name": "langsmith", "key": "apiKey"}}}
+        ]),
+    )
+}
+
+#[test]
+fn the_teams_logging_destinations_render_in_order_on_the_team() {
+    let policy = objects_policy(json!({"allowLogging": true,
+                                       "allowedLoggingCallbacks": ["langfuse", "langsmith"],
+                                       "maxLoggingCallbacks": 2}));
+    let outcome = compose_people(policy, logging_spec());
+    let Outcome::Composed(c) = &outcome else {
+        panic!("fatal: {outcome:?}")
+    };
+    // As LiteLLMTeam.forProvider.logging takes them: the type LiteLLM
+    // would default to written out, the Secrets by name and key.
+    assert_eq!(
+        for_provider(&outcome, "team")["logging"],
+        json!([
+            {"callbackName": "langfuse", "callbackType": "success_and_failure",
+             "callbackVars": {"langfuse_host": "https://cloud.langfuse.com",
+                              "langfuse_public_key": "pk-lf-1"},
+             "secretCallbackVars": {"langfuse_secret_key": {"name": "langfuse", "key": "secretKey"}}},
+            {"callbackName": "langsmith", "callbackType": "failure",
+             "callbackVars": {"langsmith_project": "ml"},
+             "secretCallbackVars": {"langsmith_api_key": {"name": "langsmith", "key": "apiKey"}}}
+        ])
+    );
+    // On the team only: no other composed resource carries them.
+    for (name, r) in &c.resources {
+        if name != "team" {
+            assert!(
+                r.resource["spec"]["forProvider"].get("logging").is_none(),
+                "{name}"
+            );
+        }
+    }
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+
+    // Without logging the team's callbacks are left to LiteLLM (nothing is
+    // rendered, and the provider keeps those LiteLLM holds); an empty list
+    // turns the team's own logging off, even where the policy allows none.
+    let outcome = compose_people(team_objects_policy(), team_objects_spec());
+    assert!(for_provider(&outcome, "team").get("logging").is_none());
+    let closed = objects_policy(json!({"allowLogging": false, "maxLoggingCallbacks": 0}));
+    let spec = with(team_objects_spec(), "/logging", json!([]));
+    assert_eq!(
+        for_provider(&compose_people(closed, spec), "team")["logging"],
+        json!([])
+    );
+    // A field the function does not read is a warning.
+    let spec = with(logging_spec(), "/logging/0/enabled", json!(true));
+    let Outcome::Composed(c) = compose_people(team_objects_policy(), spec) else {
+        panic!("fatal")
+    };
+    let warned: Vec<&str> = c.warnings.iter().map(|p| p.field.as_str()).collect();
+    assert_eq!(warned, ["spec.logging[0].enabled"]);
+}
+
+#[test]
+fn each_bad_logging_destination_is_fatal_and_names_its_field() {
+    let spec = logging_spec;
+    let policy = team_objects_policy;
+    let merged = objects_policy;
+    let cases: Vec<(&str, Value, Value, &str)> = vec![
+        (
+            "logging the policy does not allow",
+            merged(json!({"allowLogging": false})),
+            spec(),
+            "spec.logging",
+        ),
+        (
+            "more destinations than the policy allows",
+            merged(json!({"maxLoggingCallbacks": 1})),
+            spec(),
+            "spec.logging",
+        ),
+        (
+            "an integration the policy does not list",
+            merged(json!({"allowedLoggingCallbacks": ["langfuse"]})),
+            spec(),
+            "spec.logging[1].callbackName",
+        ),
+        (
+            "an integration without a team's own credentials",
+            policy(),
+            with(spec(), "/logging/0/callbackName", json!("s3")),
+            "spec.logging[0].callbackName",
+        ),
+        (
+            "a plain value from the proxy's environment",
+            policy(),
+            with(
+                spec(),
+                "/logging/0/callbackVars/langfuse_public_key",
+                json!("os.environ/LITELLM_MASTER_KEY"),
+            ),
+            "spec.logging[0].callbackVars.langfuse_public_key",
+        ),
+        (
+            "a variable plain and from a Secret",
+            policy(),
+            with(
+                spec(),
+                "/logging/0/callbackVars/langfuse_secret_key",
+                json!("sk-lf-1"),
+            ),
+            "spec.logging[0].secretCallbackVars.langfuse_secret_key",
+        ),
+        (
+            "a second callback of one name and type",
+            policy(),
+            with(
+                spec(),
+                "/logging/1",
+                json!({"callbackName": "langfuse", "callbackType": "success_and_failure"}),
+            ),
+            "spec.logging[1]",
+        ),
+        (
+            "a variable LiteLLM does not accept",
+            policy(),
+            with(spec(), "/logging/1/callbackVars/api_base", json!("x")),
+            "spec.logging[1].callbackVars.api_base",
+        ),
+        (
+            "the platform's message logs switched off by a tenant",
+            policy(),
+            with(
+                spec(),
+                "/logging/1/callbackVars/turn_off_message_logging",
+                json!("true"),
+            ),
+            "spec.logging[1].callbackVars.turn_off_message_logging",
+        ),
+        (
+            "a Secret the policy does not list",
+            merged(json!({"allowedSecrets": ["langfuse"]})),
+            spec(),
+            "spec.logging[1].secretCallbackVars.langsmith_api_key",
+        ),
+        (
+            "a type LiteLLM does not know",
+            policy(),
+            with(spec(), "/logging/1/callbackType", json!("always")),
+            "spec.logging[1].callbackType",
+        ),
+        (
+            "callbacks through the team's metadata",
+            policy(),
+            with(spec(), "/team/metadata", json!({"logging": []})),
+            "spec.team.metadata.logging",
+        ),
+        (
+            "deprecated callbacks through the team's metadata",
+            policy(),
+            with(spec(), "/team/metadata", json!({"callback_settings": {}})),
+            "spec.team.metadata.callback_settings",
+        ),
+        (
+            "callbacks through a key's metadata",
+            policy(),
+            with(
+                spec(),
+                "/keys/0/metadata",
+                json!({"logging": [{"callback_name": "langfuse"}]}),
+            ),
+            "spec.keys[0].metadata.logging",
+        ),
+    ];
+    let mut wrong = Vec::new();
+    for (what, policy, spec, field) in cases {
+        match compose_people(policy, spec) {
+            Outcome::Fatal(problems) if problems.len() == 1 && problems[0].field == field => {}
+            Outcome::Fatal(problems) => wrong.push(format!("{what}: {problems:?}")),
+            Outcome::Composed(_) => wrong.push(format!("{what}: composed")),
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+}

@@ -806,6 +806,17 @@ async fn guardrails_and_access_groups_compose_over_grpc() {
     assert!(resources["key-notebook"]["spec"]["forProvider"]
         .get("guardrails")
         .is_none());
+    // The team's logging destination, its credential by Secret reference.
+    assert_eq!(
+        resources["team"]["spec"]["forProvider"]["logging"],
+        serde_json::json!([{
+            "callbackName": "langfuse", "callbackType": "success_and_failure",
+            "callbackVars": {"langfuse_host": "https://cloud.langfuse.com",
+                             "langfuse_public_key": "pk-lf-research"},
+            "secretCallbackVars": {"langfuse_secret_key":
+                                   {"name": "langfuse-research", "key": "secretKey"}}
+        }])
+    );
     let frontier = &resources["access-group-frontier"];
     assert_eq!(frontier["kind"], "LiteLLMAccessGroup");
     assert_eq!(frontier["metadata"]["namespace"], "team-ml");

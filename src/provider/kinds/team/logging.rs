@@ -49,20 +49,7 @@ pub const FIELD: &str = "logging";
 
 /// Variables a tenant may not set: a path on the proxy's own host, and
 /// switches of the platform's own logging of the team's requests.
-const TENANT_REFUSED: &[(&str, &str)] = &[
-    (
-        "gcs_path_service_account",
-        "a file path on the proxy's own host, which the proxy would read as a service account",
-    ),
-    (
-        "litellm_disabled_callbacks",
-        "it switches off the platform's own callbacks for the team's requests",
-    ),
-    (
-        "turn_off_message_logging",
-        "it removes the messages from the platform's own logs of the team's requests",
-    ),
-];
+const TENANT_REFUSED: &[(&str, &str)] = crate::api::team::TENANT_REFUSED_CALLBACK_VARIABLES;
 
 /// Whether the variable names where the callback sends (a host or URL).
 pub fn host_variable(name: &str) -> bool {
