@@ -31,7 +31,7 @@ use crate::api::team::{
 
 use super::error::Problem;
 use super::request::{LoggingRequest, XrRequest};
-use super::rules::{each, over_policy_limit, At, Findings};
+use super::rules::{each, list_allowed, over_policy_limit, At, Findings};
 use super::tenancy::{self, Tenancy, SHARED};
 
 /// The prefix of a value LiteLLM reads from the proxy's environment.
@@ -103,13 +103,14 @@ fn asked(request: &XrRequest) -> &[LoggingRequest] {
 /// XRs may add logging destinations unless the policy says otherwise;
 /// `logging: []` (the team's own logging off) is always allowed.
 fn logging_allowed(check: &mut Check<'_>) {
-    if !asked(check.request).is_empty() && check.policy.allow_logging == Some(false) {
-        check.findings.fatal.push(Problem::new(
-            check.paths.logging.clone(),
-            "policy does not allow XRs to add logging destinations (input.policy.allowLogging); \
-             an empty list, which turns the team's own logging off, is allowed",
-        ));
-    }
+    list_allowed(
+        &mut check.findings,
+        &check.paths.logging,
+        asked(check.request).len(),
+        check.policy.allow_logging,
+        "logging destinations",
+        "allowLogging",
+    );
 }
 
 /// No more destinations than the policy allows, nor than a `LiteLLMTeam`
