@@ -1434,3 +1434,107 @@ async fn a_paused_instance_writes_nothing_until_the_pause_is_lifted() {
     }
     panic!("the unpaused instance was not deleted");
 }
+
+/// Labels (or, with `None`, unlabels) the test's namespace for provisioning.
+async fn label_for_provisioning(run: &support::instance::Running, value: Option<&str>) {
+    use k8s_openapi::api::core::v1::Namespace;
+    use litellm_crossplane::provider::instance::admission::PROVISION_LABEL;
+    let patch = json!({"metadata": {"labels": {PROVISION_LABEL: value}}});
+    Api::<Namespace>::all(run.client.clone())
+        .patch(
+            &run.namespace,
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await
+        .unwrap();
+}
+
+/// A tenant may create a `LiteLLMInstance` in its namespace, but not run
+/// pods: a provisioned instance in a namespace its admins did not label
+/// writes nothing (not even its generated keys) and says why; once
+/// labelled it provisions; when the label goes, nothing is deleted or
+/// rewritten (the running proxy and its keys stay), and its deletion still
+/// removes what it owns. All through the authorizing proxy with the
+/// package's permissions.
+#[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
+async fn a_provisioned_instance_needs_a_namespace_labelled_for_it() {
+    let Some(run) = start("li-admit").await else {
+        return;
+    };
+    label_for_provisioning(&run, None).await;
+    run.create("gw", json!({"masterKey": {"autoGenerate": true}}))
+        .await;
+    let refused = run
+        .wait_for("gw", |i| {
+            condition(i, "Synced").is_some_and(|c| c.reason == "ProvisioningNotAllowed")
+        })
+        .await;
+    assert_eq!(
+        reason_of(&refused, "Ready"),
+        ("False".into(), "ProvisioningNotAllowed".into())
+    );
+    let message = condition(&refused, "Ready")
+        .unwrap()
+        .message
+        .clone()
+        .unwrap();
+    assert!(!refused.status.as_ref().unwrap().ready);
+    assert!(
+        message.contains(&format!(
+            "namespace {} is not labelled litellm.crossplane.io/provision=true",
+            run.namespace
+        )),
+        "{message}"
+    );
+    assert_eq!(condition(&refused, "Synced").unwrap().status, "False");
+    run.reconciled_again(2).await;
+    run.assert_only_workload_objects(&[]).await;
+    assert!(run.names::<ServiceAccount>().await.is_empty());
+
+    label_for_provisioning(&run, Some("true")).await;
+    run.wait_for_object::<Deployment>("gw").await;
+    let provisioned = run
+        .wait_for("gw", |i| {
+            condition(i, "Synced").is_some_and(|c| c.reason == "ReconcileSuccess")
+        })
+        .await;
+    let keys = provisioned
+        .status
+        .as_ref()
+        .and_then(|s| s.generated_keys.clone())
+        .expect("the generated keys are recorded");
+
+    // The label goes (a careless admin): nothing is written or deleted.
+    let before = run.snapshot_all().await;
+    label_for_provisioning(&run, None).await;
+    let refused = run
+        .wait_for("gw", |i| {
+            condition(i, "Synced").is_some_and(|c| c.reason == "ProvisioningNotAllowed")
+        })
+        .await;
+    assert_eq!(
+        refused.status.as_ref().unwrap().generated_keys,
+        Some(keys),
+        "the key records stay"
+    );
+    run.reconciled_again(2).await;
+    assert_eq!(run.snapshot_all().await, before, "the workload as it was");
+
+    // Deleted while refused: what it owns goes, its generated keys stay.
+    run.instances()
+        .delete("gw", &Default::default())
+        .await
+        .unwrap();
+    for _ in 0..300 {
+        if run.instances().get_opt("gw").await.unwrap().is_none() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(run.instances().get_opt("gw").await.unwrap().is_none());
+    assert!(run.names::<Deployment>().await.is_empty());
+    assert_eq!(run.names::<Secret>().await.len(), 2, "master and salt keys");
+    assert!(run.authz.denied().is_empty(), "{:?}", run.authz.denied());
+}

@@ -580,12 +580,15 @@ async fn under_crossplane_v2s_role_alone_everything_but_provisioning_works() {
     );
     let denied = world.authz.denied();
     assert!(!denied.is_empty());
+    // The namespace too: provisioning first reads its label
+    // (litellm.crossplane.io/provision).
     let workload = [
         "apps/",
         "batch/",
         "services",
         "serviceaccounts",
         "configmaps",
+        "get core/namespaces",
     ];
     assert!(
         denied

@@ -12,6 +12,7 @@ use k8s_openapi::api::core::v1::Namespace;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::Client;
+use litellm_crossplane::provider::instance::admission::PROVISION_LABEL;
 
 /// Whether CI demands the harnesses instead of skipping.
 pub fn harness_required() -> bool {
@@ -76,12 +77,26 @@ pub async fn wait_established(crds: &Api<CustomResourceDefinition>, name: &str) 
     }
 }
 
-/// Creates a namespace with a unique name for one test.
+/// Creates a namespace with a unique name for one test, labelled so that
+/// a `LiteLLMInstance` in it may provision a proxy (as a platform's
+/// admins label the namespaces of their proxies).
 pub async fn namespace(client: &Client, prefix: &str) -> String {
+    let labels = [(PROVISION_LABEL.to_string(), "true".to_string())];
+    namespace_labelled(client, prefix, labels.into_iter().collect()).await
+}
+
+/// Creates a namespace with a unique name and exactly these labels (none:
+/// a tenant's namespace, where no proxy may be provisioned).
+pub async fn namespace_labelled(
+    client: &Client,
+    prefix: &str,
+    labels: std::collections::BTreeMap<String, String>,
+) -> String {
     let name = format!("{prefix}-{}", unique_suffix());
     let ns = Namespace {
         metadata: kube::api::ObjectMeta {
             name: Some(name.clone()),
+            labels: Some(labels),
             ..Default::default()
         },
         ..Default::default()

@@ -32,9 +32,10 @@ use crate::provider::watch::cache::Caches;
 use crate::provider::watch::tolerant::{self, Tolerant};
 use crate::provider::watch::wanted::Wanted;
 
+use super::status::not_admitted_status;
 use super::{
-    condition_type, desired_status, probe, probe_target, provision, provisioned_status, reason,
-    requeue_after, teardown, Error, ProbeResult,
+    admission, condition_type, desired_status, probe, probe_target, provision, provisioned_status,
+    reason, requeue_after, teardown, Error, ProbeResult,
 };
 
 /// Field manager of the status patches and of the workload objects.
@@ -412,6 +413,9 @@ async fn apply(
     let name = instance.name_any();
     let mut desired = if Workload::is_managed(instance.spec.workload.as_ref()) {
         context.workloads.want();
+        if let Some(why) = admission::check(&context.client, namespace).await? {
+            return not_admitted(instance, context, namespace, why).await;
+        }
         let observed = provision(&context.client, namespace, instance)
             .await
             .map_err(Error::forbidden_as_such)?;
@@ -466,6 +470,45 @@ async fn apply(
         context,
         &instance.metadata,
         requeue_after(&desired, &context.options),
+    ))
+}
+
+/// A provisioned instance in a namespace not labelled for it: nothing is
+/// written or deleted, `Ready` and `Synced` say why (a Warning event when
+/// that is news), and the label is looked for again at the ready interval
+/// (namespaces are not watched for it).
+async fn not_admitted(
+    instance: &LiteLLMInstance,
+    context: &Context,
+    namespace: &str,
+    why: String,
+) -> Result<Action, Error> {
+    let now = Timestamp::now();
+    let mut desired = not_admitted_status(instance, &why, now);
+    let mut condition = conditions::condition(
+        conditions::SYNCED,
+        false,
+        reason::PROVISIONING_NOT_ALLOWED,
+        Some(why.clone()),
+    );
+    condition.observed_generation = instance.metadata.generation;
+    conditions::set(&mut desired.conditions, condition, &format!("{now:.0}"));
+    if write_status(context, instance, namespace, desired).await? {
+        tracing::warn!(%namespace, name = %instance.name_any(), "LiteLLMInstance not provisioned: its namespace is not labelled for it");
+        context
+            .recorder
+            .publish_best_effort(
+                instance,
+                EventType::Warning,
+                reason::PROVISIONING_NOT_ALLOWED,
+                why,
+            )
+            .await;
+    }
+    Ok(requeue(
+        context,
+        &instance.metadata,
+        context.options.ready_interval,
     ))
 }
 

@@ -19,11 +19,15 @@
 //! reads the master key (the probes are unauthenticated). The only other
 //! object it reads is the optional CA Secret of `spec.tls.caSecretRef`.
 //!
+//! A proxy is provisioned only in a namespace the cluster's admins labelled
+//! for it ([`admission`]): it runs pods, which tenants may not.
+//!
 //! The work is split into pure steps ([`build`], [`probe_target`],
 //! [`desired_status`], [`provisioned_status`], [`requeue_after`]) and the
 //! effectful ones ([`provision`], [`probe`], reading the CA Secret, patching
 //! the status) that [`run`] drives.
 
+pub mod admission;
 mod apply;
 pub mod build;
 mod controller;

@@ -58,6 +58,9 @@ pub mod reason {
     pub const DEPLOYMENT_NOT_READY: &str = "DeploymentNotReady";
     /// `Ready=False`: the spec cannot be provisioned as written.
     pub const INVALID_SPEC: &str = "InvalidSpec";
+    /// `Ready=False` and `Synced=False`: the instance's namespace is not
+    /// labelled for provisioning (see [`super::super::admission`]).
+    pub const PROVISIONING_NOT_ALLOWED: &str = "ProvisioningNotAllowed";
     /// `WorkloadConflict`: a same-named object exists that the instance does
     /// not own; it is left alone.
     pub const OBJECT_NOT_OWNED: &str = "ObjectNotOwned";
@@ -580,6 +583,29 @@ pub fn provisioned_status(
     LiteLLMInstanceStatus {
         conditions: conditions.list,
         ..status
+    }
+}
+
+/// The status of a provisioned instance whose namespace may not hold one
+/// (`why`, from [`super::admission::refusal`]): `ready` false and
+/// `Ready=False`, the rest as it was (the generated keys' records above
+/// all: they are what proves the proxy ran with its keys).
+pub fn not_admitted_status(
+    instance: &LiteLLMInstance,
+    why: &str,
+    now: Timestamp,
+) -> LiteLLMInstanceStatus {
+    let mut conditions = Conditions::of(instance, now);
+    conditions.set(
+        condition_type::READY,
+        false,
+        reason::PROVISIONING_NOT_ALLOWED,
+        why.to_string(),
+    );
+    LiteLLMInstanceStatus {
+        ready: false,
+        conditions: conditions.list,
+        ..instance.status.clone().unwrap_or_default()
     }
 }
 
