@@ -254,11 +254,42 @@ pub struct Workload {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = MAX_POD_LIST_ITEMS))]
     pub image_pull_secrets: Option<Vec<LocalObjectName>>,
+    /// A Prometheus Operator `ServiceMonitor` `<name>` scraping the
+    /// proxy's `/metrics` (the chart's `serviceMonitor`): the single proxy,
+    /// or the gateway and backend of the split topology. Created only where
+    /// the cluster serves `monitoring.coreos.com/v1` ServiceMonitors
+    /// (condition `ApiNotServed` otherwise). LiteLLM serves `/metrics` once
+    /// `prometheus` is among `litellmSettings.callbacks`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_monitor: Option<ServiceMonitorSettings>,
     /// Environment, pod metadata, scheduling and security of the proxy's
     /// pods (with `topology: split`, the default of every role: a role's
     /// field, when set, replaces this one whole).
     #[serde(flatten)]
     pub pod: PodSettings,
+}
+
+/// The proxy's `ServiceMonitor`.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceMonitorSettings {
+    /// Whether to create it; unset means true (the section asks for it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// Scrape interval (`30s`, `1m`); unset, the Prometheus' own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::interval_schema")]
+    pub interval: Option<String>,
+    /// Scrape timeout, at most the interval; unset, the Prometheus' own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "super::common::interval_schema")]
+    pub scrape_timeout: Option<String>,
+    /// More labels of the ServiceMonitor, for the Prometheus'
+    /// `serviceMonitorSelector` (such as `release: kube-prometheus-stack`);
+    /// the instance's own labels win.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "labels_schema")]
+    pub labels: Option<BTreeMap<String, String>>,
 }
 
 /// Most entries of `env`.

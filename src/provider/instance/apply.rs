@@ -51,6 +51,7 @@ use crate::litellm::{generate_key, Secret as SecretValue};
 use super::build::{self, DatabaseSource, GeneratedKey, KeyLoss, KeyPlan, Marker};
 use super::controller::FIELD_MANAGER;
 use super::database::database_url_with;
+use super::monitor::{self, ServiceMonitor};
 use super::status::{
     holds_deployment, key_record, DatabaseState, JobState, KeyObservation, KeyState, PodHealth,
     WorkloadObservation,
@@ -382,6 +383,8 @@ pub async fn provision(
     };
     let (totals, not_ready) =
         deployments(&mut applier, instance, &components, hold, &secrets_hash).await?;
+    let mut not_served = Vec::new();
+    monitor(&mut applier, instance, &mut not_served).await?;
     prune(client, namespace, instance, &components).await?;
     let pods = pods(client, namespace, instance).await?;
     Ok(WorkloadObservation {
@@ -393,7 +396,36 @@ pub async fn provision(
         pods,
         database,
         keys,
+        not_served,
     })
+}
+
+/// The ServiceMonitor asked for, where the cluster serves its API (else
+/// noted in `not_served`). One no longer asked for goes in [`prune`].
+async fn monitor(
+    applier: &mut Applier<'_>,
+    instance: &LiteLLMInstance,
+    not_served: &mut Vec<String>,
+) -> Result<(), Error> {
+    let Some(desired) = monitor::service_monitor(instance) else {
+        return Ok(());
+    };
+    let served = monitor::served(applier.client, monitor::API)
+        .await
+        .map_err(|source| Error::Workload {
+            kind: "ServiceMonitor".to_string(),
+            name: monitor::API.0.to_string(),
+            source,
+        })?;
+    if !served {
+        not_served.push(monitor::NOT_SERVED.to_string());
+        return Ok(());
+    }
+    let name = build::names::workload(instance);
+    applier
+        .ensure(&name, Policy::Reconcile, |_| desired)
+        .await?;
+    Ok(())
 }
 
 /// The database as configured: its URL Secret written from discrete
@@ -589,7 +621,8 @@ async fn deployments(
     Ok((totals, not_ready))
 }
 
-/// Deletes what the other topology (or dropped autoscaling) left behind.
+/// Deletes what the other topology (or a dropped autoscaler or
+/// ServiceMonitor) left behind.
 async fn prune(
     client: &kube::Client,
     namespace: &str,
@@ -615,6 +648,13 @@ async fn prune(
     let scope = DeleteScope::new(client, namespace, instance, &uid, &autoscaled);
     scope
         .delete_owned::<HorizontalPodAutoscaler>(&mut pruned)
+        .await?;
+    let monitored: Vec<String> = monitor::asked(instance)
+        .map(|_| build::names::workload(instance))
+        .into_iter()
+        .collect();
+    DeleteScope::new(client, namespace, instance, &uid, &monitored)
+        .delete_owned::<ServiceMonitor>(&mut pruned)
         .await?;
     if !pruned.is_empty() {
         tracing::info!(%namespace, instance = %instance.name_any(), ?pruned, "left over from another topology, deleted");
@@ -718,8 +758,9 @@ fn pod_health(pod: &Pod) -> PodHealth {
 
 /// Deletes the workload objects `instance` owns (its controller owner
 /// reference carries the instance's uid), after its dependents are gone:
-/// Deployment, Service, ConfigMap, ServiceAccount, migration Jobs and the
-/// database URL Secret, found by the instance's labels. The generated
+/// autoscalers, ServiceMonitor, Deployment, Service, ConfigMap,
+/// ServiceAccount, migration Jobs and the database URL Secret, found by the
+/// instance's labels. The generated
 /// master and salt keys are never deleted: they outlive the instance (see
 /// the module documentation). Returns what was deleted, as `Kind name`.
 pub async fn teardown(
@@ -739,6 +780,7 @@ pub async fn teardown(
     scope
         .delete_owned::<HorizontalPodAutoscaler>(&mut deleted)
         .await?;
+    scope.delete_owned::<ServiceMonitor>(&mut deleted).await?;
     scope.delete_owned::<Deployment>(&mut deleted).await?;
     scope.delete_owned::<Job>(&mut deleted).await?;
     scope.delete_owned::<Service>(&mut deleted).await?;

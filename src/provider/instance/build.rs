@@ -79,7 +79,7 @@ const CONFIG_DIR: &str = "/etc/litellm";
 pub const DATABASE_CA_DIR: &str = "/etc/litellm-database-ca";
 /// The CA file in [`DATABASE_CA_DIR`], named by the URL's `sslrootcert`.
 pub const DATABASE_CA_FILE: &str = "ca.crt";
-const CONTAINER_PORT_NAME: &str = "http";
+pub(super) const CONTAINER_PORT_NAME: &str = "http";
 const COMPONENT_MIGRATION: &str = "migration";
 /// libpq's `sslmode` values.
 pub const SSL_MODES: [&str; 6] = [
@@ -530,6 +530,7 @@ pub fn database_source(instance: &LiteLLMInstance) -> Result<Option<DatabaseSour
 /// Why the spec cannot be provisioned; empty when it can.
 pub fn validate(instance: &LiteLLMInstance) -> Vec<String> {
     let mut problems = database_source(instance).err().unwrap_or_default();
+    problems.extend(super::monitor::problems(instance));
     if let Some(redis) = &instance.spec.redis {
         if !valid_host(&redis.host) {
             problems.push(format!(

@@ -32,6 +32,7 @@ mod apply;
 pub mod build;
 mod controller;
 pub mod database;
+pub mod monitor;
 mod probe;
 mod status;
 

@@ -28,6 +28,9 @@ pub mod condition_type {
     pub const PODS_HEALTHY: &str = "PodsHealthy";
     /// Same-named objects the provider did not take over.
     pub const WORKLOAD_CONFLICT: &str = "WorkloadConflict";
+    /// Objects the spec asks for whose API the cluster does not serve
+    /// (status `True`, present only then); nothing was created for them.
+    pub const API_NOT_SERVED: &str = "ApiNotServed";
     /// The generated salt key the proxy has run with is not usable (status
     /// `True`, present only then). Nothing is regenerated.
     pub const SALT_KEY_MISSING: &str = "SaltKeyMissing";
@@ -64,6 +67,8 @@ pub mod reason {
     /// `WorkloadConflict`: a same-named object exists that the instance does
     /// not own; it is left alone.
     pub const OBJECT_NOT_OWNED: &str = "ObjectNotOwned";
+    /// `ApiNotServed`: the message names the field and the missing API.
+    pub const NOT_SERVED: &str = "NotServed";
     /// `PodsHealthy=True`: every proxy pod runs and is ready.
     pub const ALL_PODS_HEALTHY: &str = "AllPodsHealthy";
     /// `PodsHealthy=False`: some proxy pod is not running or not ready.
@@ -361,6 +366,9 @@ pub struct WorkloadObservation {
     pub database: DatabaseState,
     /// The generated keys (none for a key given by `secretRef`).
     pub keys: Vec<KeyObservation>,
+    /// What the spec asks for that the cluster cannot hold: each names
+    /// the field and the API it needs (nothing was created for it).
+    pub not_served: Vec<String>,
 }
 
 /// Whether the Deployment is left as it is (not created, not changed):
@@ -578,6 +586,16 @@ pub fn provisioned_status(
     let (ready_reason, ready_message) = readiness(instance, observed, &lost, ready);
     conditions.set(condition_type::READY, ready, ready_reason, ready_message);
     conflict_condition(&mut conditions, observed);
+    if observed.not_served.is_empty() {
+        conditions.remove(condition_type::API_NOT_SERVED);
+    } else {
+        conditions.set(
+            condition_type::API_NOT_SERVED,
+            true,
+            reason::NOT_SERVED,
+            observed.not_served.join("; "),
+        );
+    }
     pods_condition(&mut conditions, instance, observed);
     database_condition(&mut conditions, instance, observed);
     LiteLLMInstanceStatus {
