@@ -663,7 +663,8 @@ async fn served(client: &kube::Client, group_version: &str, resource: &str) -> R
     }
 }
 
-/// Deletes what the other topology (or dropped autoscaling) left behind.
+/// Deletes what the other topology (or dropped autoscaling, or a
+/// PodDisruptionBudget no longer wanted) left behind.
 async fn prune(
     client: &kube::Client,
     namespace: &str,
@@ -801,8 +802,9 @@ fn pod_health(pod: &Pod) -> PodHealth {
 
 /// Deletes the workload objects `instance` owns (its controller owner
 /// reference carries the instance's uid), after its dependents are gone:
-/// autoscalers, PodDisruptionBudgets, Deployment, Service, ConfigMap, ServiceAccount, migration Jobs and the
-/// database URL Secret, found by the instance's labels. The generated
+/// autoscalers, PodDisruptionBudgets, Deployment, Service, ConfigMap,
+/// ServiceAccount, migration Jobs and the database URL Secret, found by the
+/// instance's labels. The generated
 /// master and salt keys are never deleted: they outlive the instance (see
 /// the module documentation). Returns what was deleted, as `Kind name`.
 pub async fn teardown(
