@@ -9,6 +9,7 @@ use k8s_openapi::api::core::v1::{
     TopologySpreadConstraint,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use kube::{CustomResource, KubeSchema};
 use serde::{Deserialize, Serialize};
 
@@ -254,11 +255,17 @@ pub struct Workload {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = MAX_POD_LIST_ITEMS))]
     pub image_pull_secrets: Option<Vec<LocalObjectName>>,
+    /// The PodDisruptionBudget of each Deployment with more than one
+    /// replica (the chart's `pdb`); on by default with `maxUnavailable: 1`.
+    /// With `topology: split`, every role's default: a role's own replaces
+    /// this one whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod_disruption_budget: Option<PodDisruptionBudget>,
     /// A Prometheus Operator `ServiceMonitor` `<name>` scraping the
     /// proxy's `/metrics` (the chart's `serviceMonitor`): the single proxy,
     /// or the gateway and backend of the split topology. Created only where
     /// the cluster serves `monitoring.coreos.com/v1` ServiceMonitors
-    /// (condition `ApiNotServed` otherwise). LiteLLM serves `/metrics` once
+    /// (condition `APINotServed` otherwise). LiteLLM serves `/metrics` once
     /// `prometheus` is among `litellmSettings.callbacks`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service_monitor: Option<ServiceMonitorSettings>,
@@ -567,10 +574,60 @@ pub struct Role {
     /// the replica count.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub autoscaling: Option<Autoscaling>,
+    /// This role's PodDisruptionBudget; `workload.podDisruptionBudget` by
+    /// default (replaced whole when set here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod_disruption_budget: Option<PodDisruptionBudget>,
     /// This role's pod settings; each field set here replaces the
     /// workload's whole.
     #[serde(flatten)]
     pub pod: PodSettings,
+}
+
+/// Message of the rule that a PodDisruptionBudget sets at most one of
+/// `minAvailable` and `maxUnavailable`.
+pub const PDB_ONE_OF: &str = "set at most one of minAvailable and maxUnavailable";
+
+/// A `policy/v1` PodDisruptionBudget of a Deployment's pods: how many of
+/// them a voluntary disruption (a node drain) may take down at once. It
+/// exists only while the Deployment has more than one replica (with
+/// autoscaling: while `minReplicas` is above 1), since with one replica
+/// any budget either blocks every drain or allows nothing.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+#[x_kube(validation = Rule::new("!has(self.minAvailable) || !has(self.maxUnavailable)").message(PDB_ONE_OF))]
+pub struct PodDisruptionBudget {
+    /// `false` creates none (and deletes the provider's). True by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// Pods that must stay available: a number (below the replicas, or no
+    /// drain could ever proceed) or a percentage such as `"50%"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "int_or_percent_schema")]
+    pub min_available: Option<IntOrString>,
+    /// Pods that may be unavailable at once: a number or a percentage such
+    /// as `"25%"`. `1` when neither this nor `minAvailable` is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "int_or_percent_schema")]
+    pub max_unavailable: Option<IntOrString>,
+}
+
+/// Pattern of a percentage of a PodDisruptionBudget: 0% to 100%.
+pub const PERCENT_PATTERN: &str = r"^(100|[1-9]?[0-9])%$";
+
+/// Schema of a PodDisruptionBudget's count: an integer from 0 to
+/// [`super::common::bounds::MAX_REPLICAS`], or a percentage of at most 100%
+/// (the bounds apply by type: `minimum`/`maximum` to integers,
+/// `maxLength`/`pattern` to strings).
+fn int_or_percent_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "x-kubernetes-int-or-string": true,
+        "nullable": true,
+        "minimum": 0,
+        "maximum": super::common::bounds::MAX_REPLICAS,
+        "maxLength": 4,
+        "pattern": PERCENT_PATTERN
+    })
 }
 
 /// An `autoscaling/v2` HorizontalPodAutoscaler on CPU and/or memory.

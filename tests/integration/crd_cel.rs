@@ -72,6 +72,14 @@ fn good_instances() -> Vec<(&'static str, Value)> {
             json!({"masterKey": {"autoGenerate": true}}),
         ),
         (
+            "PodDisruptionBudgets with one count each, or none",
+            json!({"masterKey": {"autoGenerate": true},
+                   "workload": {"topology": "split", "replicas": 3,
+                                "podDisruptionBudget": {"minAvailable": "50%"},
+                                "gateway": {"podDisruptionBudget": {"maxUnavailable": 1}},
+                                "ui": {"podDisruptionBudget": {"enabled": false}}}}),
+        ),
+        (
             "explicitly managed with a master key Secret",
             json!({"workload": {"managed": true}, "masterKey": {"secretRef": {"name": SECRET_REF, "key": "k"}}}),
         ),
@@ -100,6 +108,18 @@ fn bad_instances() -> Vec<(&'static str, Value, &'static str)> {
             "no master key at all",
             json!({}),
             "masterKey needs secretRef, or autoGenerate: true for a provisioned proxy",
+        ),
+        (
+            "a PodDisruptionBudget with both counts",
+            json!({"masterKey": {"autoGenerate": true},
+                   "workload": {"replicas": 3, "podDisruptionBudget": {"minAvailable": 1, "maxUnavailable": "50%"}}}),
+            "set at most one of minAvailable and maxUnavailable",
+        ),
+        (
+            "a role's PodDisruptionBudget with both counts",
+            json!({"masterKey": {"autoGenerate": true},
+                   "workload": {"topology": "split", "gateway": {"podDisruptionBudget": {"minAvailable": "50%", "maxUnavailable": 1}}}}),
+            "set at most one of minAvailable and maxUnavailable",
         ),
     ]
 }

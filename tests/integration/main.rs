@@ -53,6 +53,7 @@ mod provider_fallbacks;
 mod provider_faults;
 mod provider_guardrails;
 mod provider_instance;
+mod provider_instance_disruption;
 mod provider_instance_monitoring;
 mod provider_instance_pods;
 mod provider_leader;

@@ -78,12 +78,12 @@ async fn a_service_monitor_appears_only_where_served_and_follows_the_spec() {
     .await;
     run.wait_for_object::<Deployment>("gw").await;
     let refused = run
-        .wait_for("gw", |i| condition(i, "ApiNotServed").is_some())
+        .wait_for("gw", |i| condition(i, "APINotServed").is_some())
         .await;
-    let not_served = condition(&refused, "ApiNotServed").unwrap();
+    let not_served = condition(&refused, "APINotServed").unwrap();
     assert_eq!(
         (not_served.status.as_str(), not_served.reason.as_str()),
-        ("True", "NotServed")
+        ("True", "APINotServed")
     );
     assert!(
         not_served
@@ -109,7 +109,7 @@ async fn a_service_monitor_appears_only_where_served_and_follows_the_spec() {
         value["spec"]["selector"]["matchLabels"]["app.kubernetes.io/instance"],
         "gw"
     );
-    run.wait_for("gw", |i| condition(i, "ApiNotServed").is_none())
+    run.wait_for("gw", |i| condition(i, "APINotServed").is_none())
         .await;
 
     // A spec change follows; a change made by hand is put back.

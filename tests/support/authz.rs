@@ -247,6 +247,9 @@ struct Shared {
     /// This proxy's denials (also recorded in [`DENIALS`] unless `quiet`).
     denied: Arc<Mutex<Vec<String>>>,
     quiet: bool,
+    /// Path prefixes answered 404, as by an API server that does not serve
+    /// them (see [`AuthzProxy::hide`]).
+    hidden: Arc<Mutex<Vec<String>>>,
 }
 
 /// A running proxy; it stops when dropped.
@@ -273,6 +276,7 @@ impl AuthzProxy {
             used: Arc::default(),
             denied: Arc::default(),
             quiet,
+            hidden: Arc::default(),
         };
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -304,6 +308,17 @@ impl AuthzProxy {
 
     pub fn url(&self) -> &str {
         &self.url
+    }
+
+    /// From now on, answers every request under `group_version` (`policy/v1`)
+    /// with 404 as an API server that does not serve it does (discovery
+    /// included), after authorizing it as usual.
+    pub fn hide(&self, group_version: &str) {
+        self.shared
+            .hidden
+            .lock()
+            .unwrap()
+            .push(format!("/apis/{group_version}"));
     }
 
     /// The (verb, group, resource) of every granted request so far.
@@ -366,6 +381,25 @@ async fn forward(State(shared): State<Shared>, request: Request) -> Response {
             .lock()
             .unwrap()
             .insert((attributes.verb, attributes.group, resource));
+    }
+    let hidden = shared
+        .hidden
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|prefix| path == *prefix || path.starts_with(&format!("{prefix}/")));
+    if hidden {
+        let status = serde_json::json!({
+            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "reason": "NotFound", "details": {}, "code": 404,
+            "message": "the server could not find the requested resource",
+        });
+        return (
+            StatusCode::NOT_FOUND,
+            [("content-type", "application/json")],
+            status.to_string(),
+        )
+            .into_response();
     }
     let bytes = match axum::body::to_bytes(body, 16 << 20).await {
         Ok(bytes) => bytes,

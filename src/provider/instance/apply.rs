@@ -39,6 +39,7 @@ use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::autoscaling::v2::HorizontalPodAutoscaler;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{ConfigMap, Pod, Secret, Service, ServiceAccount};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::NamespaceResourceScope;
 use kube::api::{Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::{Resource, ResourceExt};
@@ -383,8 +384,8 @@ pub async fn provision(
     };
     let (totals, not_ready) =
         deployments(&mut applier, instance, &components, hold, &secrets_hash).await?;
-    let mut not_served = Vec::new();
-    monitor(&mut applier, instance, &mut not_served).await?;
+    let mut unserved = disruption_budgets(&mut applier, instance, &components).await?;
+    monitor(&mut applier, instance, &mut unserved).await?;
     prune(client, namespace, instance, &components).await?;
     let pods = pods(client, namespace, instance).await?;
     Ok(WorkloadObservation {
@@ -396,29 +397,23 @@ pub async fn provision(
         pods,
         database,
         keys,
-        not_served,
+        unserved,
     })
 }
 
 /// The ServiceMonitor asked for, where the cluster serves its API (else
-/// noted in `not_served`). One no longer asked for goes in [`prune`].
+/// noted in `unserved`). One no longer asked for goes in [`prune`].
 async fn monitor(
     applier: &mut Applier<'_>,
     instance: &LiteLLMInstance,
-    not_served: &mut Vec<String>,
+    unserved: &mut Vec<String>,
 ) -> Result<(), Error> {
     let Some(desired) = monitor::service_monitor(instance) else {
         return Ok(());
     };
-    let served = monitor::served(applier.client, monitor::API)
-        .await
-        .map_err(|source| Error::Workload {
-            kind: "ServiceMonitor".to_string(),
-            name: monitor::API.0.to_string(),
-            source,
-        })?;
-    if !served {
-        not_served.push(monitor::NOT_SERVED.to_string());
+    let (group_version, resource) = monitor::API;
+    if !served(applier.client, group_version, resource).await? {
+        unserved.push(monitor::NOT_SERVED.to_string());
         return Ok(());
     }
     let name = build::names::workload(instance);
@@ -621,8 +616,79 @@ async fn deployments(
     Ok((totals, not_ready))
 }
 
-/// Deletes what the other topology (or a dropped autoscaler or
-/// ServiceMonitor) left behind.
+/// The PodDisruptionBudget of each component that gets one, when the API
+/// server serves them (asked once per round, and only when one is
+/// wanted). Returns what could not be made for lack of the API, naming
+/// the field that asked for it.
+async fn disruption_budgets(
+    applier: &mut Applier<'_>,
+    instance: &LiteLLMInstance,
+    components: &[build::Component],
+) -> Result<Vec<String>, Error> {
+    let wanted: Vec<_> = components
+        .iter()
+        .filter_map(|&c| Some((c, build::disruption_budget(instance, c)?)))
+        .collect();
+    if wanted.is_empty() {
+        return Ok(Vec::new());
+    }
+    if !served(
+        applier.client,
+        build::PDB_GROUP_VERSION,
+        build::PDB_RESOURCE,
+    )
+    .await?
+    {
+        let mut fields: Vec<String> = Vec::new();
+        let mut deployments = Vec::new();
+        for (component, _) in &wanted {
+            let (_, field) = build::disruption_budget_settings(instance, *component);
+            if !fields.contains(&field) {
+                fields.push(field);
+            }
+            deployments.push(build::names::component(instance, *component));
+        }
+        return Ok(vec![format!(
+            "{}: the API server does not serve {}/{}, so Deployment {} {} no \
+             PodDisruptionBudget",
+            fields.join(", "),
+            build::PDB_GROUP_VERSION,
+            build::PDB_RESOURCE,
+            deployments.join(", "),
+            if deployments.len() == 1 {
+                "has"
+            } else {
+                "have"
+            },
+        )]);
+    }
+    for (component, budget) in wanted {
+        applier
+            .ensure(
+                &build::names::component(instance, component),
+                Policy::Reconcile,
+                |_| budget,
+            )
+            .await?;
+    }
+    Ok(Vec::new())
+}
+
+/// Whether the API server serves `resource` in `group_version` (discovery).
+async fn served(client: &kube::Client, group_version: &str, resource: &str) -> Result<bool, Error> {
+    match client.list_api_group_resources(group_version).await {
+        Ok(list) => Ok(list.resources.iter().any(|r| r.name == resource)),
+        Err(kube::Error::Api(status)) if status.code == 404 => Ok(false),
+        Err(source) => Err(Error::Workload {
+            kind: "APIResourceList".to_string(),
+            name: group_version.to_string(),
+            source,
+        }),
+    }
+}
+
+/// Deletes what the other topology (or dropped autoscaling, a
+/// PodDisruptionBudget or ServiceMonitor no longer wanted) left behind.
 async fn prune(
     client: &kube::Client,
     namespace: &str,
@@ -649,6 +715,15 @@ async fn prune(
     scope
         .delete_owned::<HorizontalPodAutoscaler>(&mut pruned)
         .await?;
+    let budgeted: Vec<String> = components
+        .iter()
+        .filter(|&&c| build::wants_disruption_budget(instance, c))
+        .map(|&c| build::names::component(instance, c))
+        .collect();
+    let scope = DeleteScope::new(client, namespace, instance, &uid, &budgeted);
+    scope
+        .delete_owned::<PodDisruptionBudget>(&mut pruned)
+        .await?;
     let monitored: Vec<String> = monitor::asked(instance)
         .map(|_| build::names::workload(instance))
         .into_iter()
@@ -657,7 +732,7 @@ async fn prune(
         .delete_owned::<ServiceMonitor>(&mut pruned)
         .await?;
     if !pruned.is_empty() {
-        tracing::info!(%namespace, instance = %instance.name_any(), ?pruned, "left over from another topology, deleted");
+        tracing::info!(%namespace, instance = %instance.name_any(), ?pruned, "no longer wanted (another topology, dropped autoscaling, disruption budget or ServiceMonitor), deleted");
     }
     Ok(())
 }
@@ -758,7 +833,7 @@ fn pod_health(pod: &Pod) -> PodHealth {
 
 /// Deletes the workload objects `instance` owns (its controller owner
 /// reference carries the instance's uid), after its dependents are gone:
-/// autoscalers, ServiceMonitor, Deployment, Service, ConfigMap,
+/// autoscalers, PodDisruptionBudgets, ServiceMonitor, Deployment, Service, ConfigMap,
 /// ServiceAccount, migration Jobs and the database URL Secret, found by the
 /// instance's labels. The generated
 /// master and salt keys are never deleted: they outlive the instance (see
@@ -779,6 +854,9 @@ pub async fn teardown(
     let scope = DeleteScope::new(client, namespace, instance, &uid, &keep);
     scope
         .delete_owned::<HorizontalPodAutoscaler>(&mut deleted)
+        .await?;
+    scope
+        .delete_owned::<PodDisruptionBudget>(&mut deleted)
         .await?;
     scope.delete_owned::<ServiceMonitor>(&mut deleted).await?;
     scope.delete_owned::<Deployment>(&mut deleted).await?;
@@ -840,8 +918,8 @@ impl<'a> DeleteScope<'a> {
             .await
         {
             Ok(listed) => listed,
-            // A kind the API server does not serve (autoscaling/v2 on a
-            // server without it) holds nothing to delete.
+            // A kind the API server does not serve (autoscaling/v2 or
+            // policy/v1 on a server without it) holds nothing to delete.
             Err(kube::Error::Api(status)) if status.code == 404 => return Ok(()),
             Err(source) => return Err(failed(&self.selector, source)),
         };

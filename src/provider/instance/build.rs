@@ -27,6 +27,7 @@ use k8s_openapi::api::core::v1::{
     SecretKeySelector as KubeKeySelector, SecretVolumeSource, SecurityContext, Service,
     ServiceAccount, ServicePort, ServiceSpec, Volume, VolumeMount,
 };
+use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use k8s_openapi::ByteString;
@@ -36,7 +37,8 @@ use sha2::{Digest, Sha256};
 
 use crate::api::common::SecretKeySelector;
 use crate::api::instance::{
-    Autoscaling, LiteLLMInstance, PodSettings, Role, Topology, DEFAULT_PORT,
+    Autoscaling, LiteLLMInstance, PodDisruptionBudget as DisruptionBudget, PodSettings, Role,
+    Topology, DEFAULT_PORT,
 };
 
 use super::database::{valid_database_name, valid_host, valid_schema};
@@ -593,6 +595,7 @@ pub fn validate(instance: &LiteLLMInstance) -> Vec<String> {
                  annotations are the provider's"
             ));
         }
+        problems.extend(disruption_budget_problems(instance));
         for component in components(instance) {
             if let Some(a) = autoscaling(instance, component) {
                 if a.min_replicas.unwrap_or(1) > a.max_replicas {
@@ -1674,6 +1677,175 @@ pub fn autoscaler(
             ..HorizontalPodAutoscalerSpec::default()
         },
         ..HorizontalPodAutoscaler::default()
+    })
+}
+
+/// The group version and resource of PodDisruptionBudgets.
+pub const PDB_GROUP_VERSION: &str = "policy/v1";
+/// See [`PDB_GROUP_VERSION`].
+pub const PDB_RESOURCE: &str = "poddisruptionbudgets";
+
+/// The PodDisruptionBudget settings of `component` and the field they come
+/// from: its role's when set, else `spec.workload.podDisruptionBudget`
+/// (`None` when neither is set: the defaults).
+pub fn disruption_budget_settings(
+    instance: &LiteLLMInstance,
+    component: Component,
+) -> (Option<&DisruptionBudget>, String) {
+    if let Some(own) = component
+        .role(instance)
+        .and_then(|r| r.pod_disruption_budget.as_ref())
+    {
+        return (
+            Some(own),
+            format!("spec.workload.{}.podDisruptionBudget", component.label()),
+        );
+    }
+    (
+        instance
+            .spec
+            .workload
+            .as_ref()
+            .and_then(|w| w.pod_disruption_budget.as_ref()),
+        "spec.workload.podDisruptionBudget".to_string(),
+    )
+}
+
+/// Whether `component` gets a PodDisruptionBudget: enabled (the default)
+/// and more than one replica (with autoscaling: `minReplicas` above 1).
+pub fn wants_disruption_budget(instance: &LiteLLMInstance, component: Component) -> bool {
+    let (settings, _) = disruption_budget_settings(instance, component);
+    settings.and_then(|s| s.enabled).unwrap_or(true) && replicas(instance, component) > 1
+}
+
+/// A percentage `"N%"` with N from 0 to 100.
+fn percent(value: &str) -> Option<u32> {
+    let digits = value.strip_suffix('%')?;
+    if digits.is_empty() || digits.len() > 3 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse().ok().filter(|n| *n <= 100)
+}
+
+/// Why a count of a PodDisruptionBudget at `field` is not usable.
+fn count_problem(field: &str, value: &IntOrString) -> Option<String> {
+    match value {
+        IntOrString::Int(n) if *n < 0 => Some(format!("{field} {n} is negative")),
+        IntOrString::Int(_) => None,
+        IntOrString::String(s) if percent(s).is_none() => Some(format!(
+            "{field} {s:?} is neither a number nor a percentage from \"0%\" to \"100%\""
+        )),
+        IntOrString::String(_) => None,
+    }
+}
+
+/// Why the PodDisruptionBudget settings cannot be used, each naming its
+/// field: both counts set, a count that does not parse, or an integer
+/// `minAvailable` not below the replicas of a Deployment it applies to (no
+/// drain could ever evict one of its pods).
+fn disruption_budget_problems(instance: &LiteLLMInstance) -> Vec<String> {
+    let mut problems = Vec::new();
+    let Some(workload) = instance.spec.workload.as_ref() else {
+        return problems;
+    };
+    let sources = [
+        (
+            "spec.workload.podDisruptionBudget".to_string(),
+            workload.pod_disruption_budget.as_ref(),
+        ),
+        (
+            "spec.workload.gateway.podDisruptionBudget".to_string(),
+            workload
+                .gateway
+                .as_ref()
+                .and_then(|r| r.pod_disruption_budget.as_ref()),
+        ),
+        (
+            "spec.workload.backend.podDisruptionBudget".to_string(),
+            workload
+                .backend
+                .as_ref()
+                .and_then(|r| r.pod_disruption_budget.as_ref()),
+        ),
+        (
+            "spec.workload.ui.podDisruptionBudget".to_string(),
+            workload
+                .ui
+                .as_ref()
+                .and_then(|r| r.pod_disruption_budget.as_ref()),
+        ),
+    ];
+    for (path, settings) in sources {
+        let Some(settings) = settings else { continue };
+        if settings.min_available.is_some() && settings.max_unavailable.is_some() {
+            problems.push(format!(
+                "{path} sets both minAvailable and maxUnavailable; set at most one"
+            ));
+        }
+        for (name, value) in [
+            ("minAvailable", &settings.min_available),
+            ("maxUnavailable", &settings.max_unavailable),
+        ] {
+            if let Some(value) = value {
+                problems.extend(count_problem(&format!("{path}.{name}"), value));
+            }
+        }
+    }
+    for component in components(instance) {
+        if !wants_disruption_budget(instance, component) {
+            continue;
+        }
+        let (settings, path) = disruption_budget_settings(instance, component);
+        if let Some(IntOrString::Int(min)) = settings.and_then(|s| s.min_available.as_ref()) {
+            let replicas = replicas(instance, component);
+            if *min >= replicas {
+                let counted = match autoscaling(instance, component) {
+                    Some(_) => "minReplicas",
+                    None => "replicas",
+                };
+                problems.push(format!(
+                    "{path}.minAvailable {min} is not below the {replicas} {counted} of \
+                     Deployment {}: no node could ever be drained of its pods; lower it or \
+                     set maxUnavailable instead",
+                    names::component(instance, component)
+                ));
+            }
+        }
+    }
+    problems
+}
+
+/// The `policy/v1` PodDisruptionBudget of `component`, when it gets one
+/// ([`wants_disruption_budget`]): named as its Deployment, selecting
+/// exactly its pods, `maxUnavailable: 1` unless a count is given.
+pub fn disruption_budget(
+    instance: &LiteLLMInstance,
+    component: Component,
+) -> Option<PodDisruptionBudget> {
+    if !wants_disruption_budget(instance, component) {
+        return None;
+    }
+    let (settings, _) = disruption_budget_settings(instance, component);
+    let min_available = settings.and_then(|s| s.min_available.clone());
+    let max_unavailable = settings
+        .and_then(|s| s.max_unavailable.clone())
+        .or_else(|| min_available.is_none().then_some(IntOrString::Int(1)));
+    Some(PodDisruptionBudget {
+        metadata: metadata(
+            instance,
+            names::component(instance, component),
+            Some(component.label()),
+        ),
+        spec: Some(PodDisruptionBudgetSpec {
+            selector: Some(LabelSelector {
+                match_labels: Some(selector(instance, component)),
+                ..LabelSelector::default()
+            }),
+            min_available,
+            max_unavailable,
+            ..PodDisruptionBudgetSpec::default()
+        }),
+        ..PodDisruptionBudget::default()
     })
 }
 
@@ -2920,6 +3092,204 @@ mod tests {
                 problems.iter().any(|p| p.contains(expected)),
                 "{workload}: {problems:?} lacks {expected:?}"
             );
+        }
+    }
+
+    /// The budget of `component` as JSON (`null` when it gets none).
+    fn budget_of(spec: Value, component: Component) -> Value {
+        serde_json::to_value(disruption_budget(&instance(spec), component)).unwrap()
+    }
+
+    #[test]
+    fn a_disruption_budget_exists_with_more_than_one_replica_unless_disabled() {
+        let single = |workload: Value| {
+            budget_of(
+                json!({"masterKey": {"autoGenerate": true}, "workload": workload}),
+                Component::Proxy,
+            )
+        };
+        // One replica (the default, or autoscaling from 1): none.
+        assert_eq!(single(json!({})), Value::Null);
+        assert_eq!(single(json!({"replicas": 1})), Value::Null);
+        assert_eq!(
+            single(json!({"replicas": 5, "autoscaling": {"maxReplicas": 4}})),
+            Value::Null,
+            "autoscaling without minReplicas counts as 1"
+        );
+        assert_eq!(
+            single(json!({"replicas": 3, "podDisruptionBudget": {"enabled": false}})),
+            Value::Null
+        );
+        // Three replicas: maxUnavailable 1 by default, selecting exactly
+        // the Deployment's pods, owned and labelled as every object.
+        let budget = single(json!({"replicas": 3}));
+        assert_eq!(budget["metadata"]["name"], "gw");
+        assert_eq!(budget["metadata"]["namespace"], "team-a");
+        assert_eq!(budget["metadata"]["ownerReferences"][0]["uid"], "uid-1");
+        assert_eq!(budget["metadata"]["ownerReferences"][0]["controller"], true);
+        for (key, value) in labels(&instance(json!({}))) {
+            assert_eq!(budget["metadata"]["labels"][&key], value.as_str());
+        }
+        assert_eq!(
+            budget["spec"],
+            json!({
+                "maxUnavailable": 1,
+                "selector": {"matchLabels": {
+                    "app.kubernetes.io/name": "litellm",
+                    "app.kubernetes.io/instance": "gw",
+                    "app.kubernetes.io/component": "proxy",
+                }},
+            })
+        );
+        let deployment = component_deployment(
+            &instance(json!({"workload": {"replicas": 3}})),
+            Component::Proxy,
+            "",
+        );
+        assert_eq!(
+            serde_json::to_value(&deployment.spec.selector).unwrap(),
+            budget["spec"]["selector"]
+        );
+        // Autoscaling's minimum decides.
+        assert_eq!(
+            single(json!({"autoscaling": {"minReplicas": 2, "maxReplicas": 4}}))["spec"]
+                ["maxUnavailable"],
+            1
+        );
+        // The counts given, as given.
+        assert_eq!(
+            single(json!({"replicas": 3, "podDisruptionBudget": {"minAvailable": 2}}))["spec"],
+            json!({"minAvailable": 2, "selector": budget["spec"]["selector"]})
+        );
+        assert_eq!(
+            single(json!({"replicas": 3, "podDisruptionBudget": {"maxUnavailable": "50%"}}))
+                ["spec"]["maxUnavailable"],
+            "50%"
+        );
+        assert_eq!(
+            single(
+                json!({"replicas": 3, "podDisruptionBudget": {"enabled": true, "minAvailable": "50%"}})
+            )["spec"]["minAvailable"],
+            "50%"
+        );
+    }
+
+    #[test]
+    fn split_roles_get_their_own_budgets_a_role_replacing_the_workloads_whole() {
+        let spec = json!({
+            "masterKey": {"autoGenerate": true},
+            "workload": {
+                "topology": "split",
+                "replicas": 3,
+                "podDisruptionBudget": {"minAvailable": "50%"},
+                "gateway": {"podDisruptionBudget": {"maxUnavailable": 2}},
+                "backend": {"autoscaling": {"minReplicas": 2, "maxReplicas": 6}},
+                "ui": {"replicas": 1},
+            },
+        });
+        let gateway = budget_of(spec.clone(), Component::Gateway);
+        assert_eq!(gateway["metadata"]["name"], "gw-gateway");
+        assert_eq!(
+            gateway["spec"],
+            json!({"maxUnavailable": 2, "selector": {"matchLabels": {
+                "app.kubernetes.io/name": "litellm",
+                "app.kubernetes.io/instance": "gw",
+                "app.kubernetes.io/component": "gateway",
+            }}}),
+            "the role's budget replaces the workload's whole (no minAvailable from it)"
+        );
+        let backend = budget_of(spec.clone(), Component::Backend);
+        assert_eq!(backend["metadata"]["name"], "gw-backend");
+        assert_eq!(backend["spec"]["minAvailable"], "50%");
+        assert_eq!(
+            backend["spec"]["selector"]["matchLabels"]["app.kubernetes.io/component"],
+            "backend"
+        );
+        assert_eq!(budget_of(spec.clone(), Component::Ui), Value::Null);
+        let mut disabled = spec;
+        disabled["workload"]["backend"]["podDisruptionBudget"] = json!({"enabled": false});
+        assert_eq!(budget_of(disabled, Component::Backend), Value::Null);
+        assert!(validate(&instance(json!({
+            "masterKey": {"autoGenerate": true},
+            "workload": {"topology": "split", "replicas": 3,
+                         "gateway": {"podDisruptionBudget": {"minAvailable": 2}}},
+        })))
+        .is_empty());
+    }
+
+    #[test]
+    fn disruption_budget_mistakes_are_refused_naming_the_field() {
+        for (workload, expected) in [
+            (
+                json!({"replicas": 3, "podDisruptionBudget": {"minAvailable": 1, "maxUnavailable": 1}}),
+                "spec.workload.podDisruptionBudget sets both minAvailable and maxUnavailable",
+            ),
+            (
+                json!({"replicas": 3, "podDisruptionBudget": {"maxUnavailable": "half"}}),
+                "spec.workload.podDisruptionBudget.maxUnavailable \"half\" is neither a number nor a percentage",
+            ),
+            (
+                json!({"replicas": 3, "podDisruptionBudget": {"minAvailable": "150%"}}),
+                "spec.workload.podDisruptionBudget.minAvailable \"150%\" is neither",
+            ),
+            (
+                json!({"replicas": 3, "podDisruptionBudget": {"minAvailable": "50"}}),
+                "spec.workload.podDisruptionBudget.minAvailable \"50\" is neither",
+            ),
+            (
+                json!({"replicas": 3, "podDisruptionBudget": {"maxUnavailable": -1}}),
+                "spec.workload.podDisruptionBudget.maxUnavailable -1 is negative",
+            ),
+            (
+                json!({"replicas": 3, "podDisruptionBudget": {"minAvailable": 3}}),
+                "spec.workload.podDisruptionBudget.minAvailable 3 is not below the 3 replicas of \
+                 Deployment gw: no node could ever be drained",
+            ),
+            (
+                json!({"autoscaling": {"minReplicas": 2, "maxReplicas": 5},
+                       "podDisruptionBudget": {"minAvailable": 2}}),
+                "spec.workload.podDisruptionBudget.minAvailable 2 is not below the 2 minReplicas \
+                 of Deployment gw",
+            ),
+            (
+                json!({"topology": "split", "replicas": 2,
+                       "backend": {"podDisruptionBudget": {"minAvailable": 4}}}),
+                "spec.workload.backend.podDisruptionBudget.minAvailable 4 is not below the 2 \
+                 replicas of Deployment gw-backend",
+            ),
+            (
+                json!({"topology": "split", "replicas": 2, "podDisruptionBudget": {"minAvailable": 2}}),
+                "spec.workload.podDisruptionBudget.minAvailable 2 is not below the 2 replicas of \
+                 Deployment gw-gateway",
+            ),
+            (
+                json!({"topology": "split", "ui": {"podDisruptionBudget": {"maxUnavailable": "1.5%"}}}),
+                "spec.workload.ui.podDisruptionBudget.maxUnavailable \"1.5%\" is neither",
+            ),
+        ] {
+            let problems = validate(&instance(json!({
+                "masterKey": {"autoGenerate": true},
+                "workload": workload,
+            })));
+            assert!(
+                problems.iter().any(|p| p.contains(expected)),
+                "{workload}: {problems:?}"
+            );
+        }
+        // An integer minAvailable is only held against the replicas of a
+        // Deployment that gets a budget: none with one replica or disabled.
+        for workload in [
+            json!({"podDisruptionBudget": {"minAvailable": 1}}),
+            json!({"replicas": 3, "podDisruptionBudget": {"enabled": false, "minAvailable": 3}}),
+            json!({"replicas": 3, "podDisruptionBudget": {"minAvailable": 2}}),
+            json!({"replicas": 3, "podDisruptionBudget": {"maxUnavailable": "100%"}}),
+            json!({"replicas": 3, "podDisruptionBudget": {"minAvailable": "0%"}}),
+        ] {
+            let problems = validate(&instance(json!({
+                "masterKey": {"autoGenerate": true},
+                "workload": workload,
+            })));
+            assert!(problems.is_empty(), "{workload}: {problems:?}");
         }
     }
 }

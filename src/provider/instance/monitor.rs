@@ -9,7 +9,7 @@
 //! its callbacks. The Prometheus Operator's CRDs are optional in a cluster:
 //! the API is discovered before anything is written (never assumed), and an
 //! instance asking for a ServiceMonitor where none can exist says so in its
-//! `ApiNotServed` condition instead of failing.
+//! `APINotServed` condition instead of failing.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 use kube::{CustomResource, Resource};
@@ -25,7 +25,7 @@ use super::build::{self, names, CONTAINER_PORT_NAME};
 pub const API: (&str, &str) = ("monitoring.coreos.com/v1", "servicemonitors");
 
 /// What the cluster must serve for `spec.workload.serviceMonitor`, as the
-/// `ApiNotServed` condition names it.
+/// `APINotServed` condition names it.
 pub const NOT_SERVED: &str = "spec.workload.serviceMonitor needs monitoring.coreos.com/v1 \
      ServiceMonitors, which this cluster does not serve (install the Prometheus Operator's \
      CRDs); none was created";
@@ -131,20 +131,6 @@ pub fn service_monitor(instance: &LiteLLMInstance) -> Option<ServiceMonitor> {
     metadata.labels = Some(labels);
     metadata.owner_references = instance.controller_owner_ref(&()).map(|owner| vec![owner]);
     Some(monitor)
-}
-
-/// Whether the API server serves `resource` in `group_version` (discovery,
-/// which every authenticated client may read). A group version that is
-/// not served at all answers 404.
-pub async fn served(
-    client: &kube::Client,
-    (group_version, resource): (&str, &str),
-) -> Result<bool, kube::Error> {
-    match client.list_api_group_resources(group_version).await {
-        Ok(list) => Ok(list.resources.iter().any(|r| r.name == resource)),
-        Err(kube::Error::Api(status)) if status.code == 404 => Ok(false),
-        Err(err) => Err(err),
-    }
 }
 
 #[cfg(test)]

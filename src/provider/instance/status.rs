@@ -28,15 +28,16 @@ pub mod condition_type {
     pub const PODS_HEALTHY: &str = "PodsHealthy";
     /// Same-named objects the provider did not take over.
     pub const WORKLOAD_CONFLICT: &str = "WorkloadConflict";
-    /// Objects the spec asks for whose API the cluster does not serve
-    /// (status `True`, present only then); nothing was created for them.
-    pub const API_NOT_SERVED: &str = "ApiNotServed";
     /// The generated salt key the proxy has run with is not usable (status
     /// `True`, present only then). Nothing is regenerated.
     pub const SALT_KEY_MISSING: &str = "SaltKeyMissing";
     /// The generated master key the proxy has run with is not usable
     /// (status `True`, present only then). Nothing is regenerated.
     pub const MASTER_KEY_MISSING: &str = "MasterKeyMissing";
+    /// Something the spec asks for needs an API the cluster does not serve
+    /// (discovered each round), so it was not made (status `True`, present
+    /// only then); the message names the field. The proxy runs without it.
+    pub const API_NOT_SERVED: &str = "APINotServed";
     /// The instance is being deleted and waits for the managed resources
     /// that use it (status `True`, present only then).
     pub const DELETING: &str = "Deleting";
@@ -67,8 +68,6 @@ pub mod reason {
     /// `WorkloadConflict`: a same-named object exists that the instance does
     /// not own; it is left alone.
     pub const OBJECT_NOT_OWNED: &str = "ObjectNotOwned";
-    /// `ApiNotServed`: the message names the field and the missing API.
-    pub const NOT_SERVED: &str = "NotServed";
     /// `PodsHealthy=True`: every proxy pod runs and is ready.
     pub const ALL_PODS_HEALTHY: &str = "AllPodsHealthy";
     /// `PodsHealthy=False`: some proxy pod is not running or not ready.
@@ -106,6 +105,8 @@ pub mod reason {
     /// `SaltKeyMissing`/`MasterKeyMissing`: a Secret of that name exists
     /// without the generated-for annotation.
     pub const SECRET_NOT_MARKED: &str = "SecretNotMarked";
+    /// `APINotServed`: the API the spec's field needs is not served.
+    pub const API_NOT_SERVED: &str = "APINotServed";
 }
 
 /// What the probe found at the endpoint.
@@ -252,6 +253,7 @@ pub fn desired_status(
     // watched any more, so a stale report would mislead.
     conditions.remove(condition_type::PODS_HEALTHY);
     conditions.remove(condition_type::WORKLOAD_CONFLICT);
+    conditions.remove(condition_type::API_NOT_SERVED);
     conditions.remove(condition_type::SALT_KEY_MISSING);
     conditions.remove(condition_type::MASTER_KEY_MISSING);
 
@@ -366,9 +368,9 @@ pub struct WorkloadObservation {
     pub database: DatabaseState,
     /// The generated keys (none for a key given by `secretRef`).
     pub keys: Vec<KeyObservation>,
-    /// What the spec asks for that the cluster cannot hold: each names
-    /// the field and the API it needs (nothing was created for it).
-    pub not_served: Vec<String>,
+    /// What the spec asks for that the API server does not serve (its API
+    /// is discovered), each naming the field; nothing was made for it.
+    pub unserved: Vec<String>,
 }
 
 /// Whether the Deployment is left as it is (not created, not changed):
@@ -586,14 +588,14 @@ pub fn provisioned_status(
     let (ready_reason, ready_message) = readiness(instance, observed, &lost, ready);
     conditions.set(condition_type::READY, ready, ready_reason, ready_message);
     conflict_condition(&mut conditions, observed);
-    if observed.not_served.is_empty() {
+    if observed.unserved.is_empty() {
         conditions.remove(condition_type::API_NOT_SERVED);
     } else {
         conditions.set(
             condition_type::API_NOT_SERVED,
             true,
-            reason::NOT_SERVED,
-            observed.not_served.join("; "),
+            reason::API_NOT_SERVED,
+            observed.unserved.join("; "),
         );
     }
     pods_condition(&mut conditions, instance, observed);
@@ -1382,6 +1384,43 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn an_unserved_api_is_reported_without_touching_readiness_and_cleared() {
+        let mut instance = managed(json!({"workload": {"replicas": 3}}));
+        let unserved = "spec.workload.podDisruptionBudget: the API server does not serve \
+                        policy/v1/poddisruptionbudgets, so Deployment gw has no \
+                        PodDisruptionBudget";
+        let observed = WorkloadObservation {
+            unserved: vec![unserved.into()],
+            ..running(1)
+        };
+        let status = provisioned_status(&instance, &observed, at(NOW));
+        assert_eq!(
+            reason_of(&status, condition_type::API_NOT_SERVED),
+            ("True".into(), reason::API_NOT_SERVED.into())
+        );
+        assert_eq!(message(&status, condition_type::API_NOT_SERVED), unserved);
+        assert!(status.ready, "the proxy runs without its budget");
+        instance.status = Some(status);
+        let cleared = provisioned_status(&instance, &running(1), at(LATER));
+        assert!(find_condition(&cleared.conditions, condition_type::API_NOT_SERVED).is_none());
+        // Attaching drops it too.
+        instance.status = Some(provisioned_status(&instance, &observed, at(NOW)));
+        instance.spec.workload = Some(Workload {
+            managed: Some(false),
+            ..Workload::default()
+        });
+        instance.spec.master_key = Some(crate::api::instance::MasterKey {
+            secret_ref: Some(SecretKeySelector {
+                name: "k".into(),
+                key: "k".into(),
+            }),
+            auto_generate: None,
+        });
+        let attached = desired_status(&instance, None, at(LATER));
+        assert!(find_condition(&attached.conditions, condition_type::API_NOT_SERVED).is_none());
     }
 
     #[test]
