@@ -1740,9 +1740,10 @@ fn count_problem(field: &str, value: &IntOrString) -> Option<String> {
 }
 
 /// Why the PodDisruptionBudget settings cannot be used, each naming its
-/// field: both counts set, a count that does not parse, or an integer
-/// `minAvailable` not below the replicas of a Deployment it applies to (no
-/// drain could ever evict one of its pods).
+/// field: both counts set, a count that does not parse, a count that lets
+/// no pod be evicted (`maxUnavailable` 0 or `"0%"`, `minAvailable`
+/// `"100%"`), or an integer `minAvailable` not below the replicas of a
+/// Deployment it applies to (no drain could ever evict one of its pods).
 fn disruption_budget_problems(instance: &LiteLLMInstance) -> Vec<String> {
     let mut problems = Vec::new();
     let Some(workload) = instance.spec.workload.as_ref() else {
@@ -1777,6 +1778,23 @@ fn disruption_budget_problems(instance: &LiteLLMInstance) -> Vec<String> {
     ];
     for (path, settings) in sources {
         let Some(settings) = settings else { continue };
+        // Whatever the replicas: no pod may ever be evicted.
+        let blocking = match (&settings.min_available, &settings.max_unavailable) {
+            (Some(IntOrString::String(min)), _) if min == "100%" => {
+                Some(format!("{path}.minAvailable \"100%\""))
+            }
+            (_, Some(IntOrString::Int(0))) => Some(format!("{path}.maxUnavailable 0")),
+            (_, Some(IntOrString::String(max))) if max == "0%" => {
+                Some(format!("{path}.maxUnavailable \"0%\""))
+            }
+            _ => None,
+        };
+        if let Some(field) = blocking {
+            problems.push(format!(
+                "{field} lets no pod be evicted: no node could ever be drained of its pods; \
+                 allow at least one (maxUnavailable: 1, the default)"
+            ));
+        }
         if settings.min_available.is_some() && settings.max_unavailable.is_some() {
             problems.push(format!(
                 "{path} sets both minAvailable and maxUnavailable; set at most one"
@@ -3244,6 +3262,19 @@ mod tests {
                 json!({"replicas": 3, "podDisruptionBudget": {"minAvailable": 3}}),
                 "spec.workload.podDisruptionBudget.minAvailable 3 is not below the 3 replicas of \
                  Deployment gw: no node could ever be drained",
+            ),
+            (
+                json!({"replicas": 3, "podDisruptionBudget": {"maxUnavailable": 0}}),
+                "spec.workload.podDisruptionBudget.maxUnavailable 0 lets no pod be evicted",
+            ),
+            (
+                json!({"replicas": 3, "podDisruptionBudget": {"maxUnavailable": "0%"}}),
+                "spec.workload.podDisruptionBudget.maxUnavailable \"0%\" lets no pod be evicted",
+            ),
+            (
+                json!({"topology": "split", "gateway": {"podDisruptionBudget": {"minAvailable": "100%"}}}),
+                "spec.workload.gateway.podDisruptionBudget.minAvailable \"100%\" lets no pod be \
+                 evicted",
             ),
             (
                 json!({"autoscaling": {"minReplicas": 2, "maxReplicas": 5},
