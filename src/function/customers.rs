@@ -427,15 +427,9 @@ mod tests {
         let mut wrong = Vec::new();
         for (what, policy, request, field, says) in cases {
             let findings = run(&policy, &request);
-            let fatal: Vec<(&str, &str)> = findings
-                .fatal
-                .iter()
-                .map(|p| (p.field.as_str(), p.message.as_str()))
-                .collect();
-            match fatal[..] {
-                [(f, message)] if f == field && message.contains(says) => {}
-                _ => wrong.push(format!("{what}: {fatal:?}")),
-            }
+            wrong.extend(super::super::rules::unless_one_fatal(
+                what, &findings, field, says,
+            ));
             assert!(findings.warnings.is_empty() && findings.defaults.is_empty());
         }
         assert!(wrong.is_empty(), "{wrong:#?}");

@@ -141,6 +141,27 @@ where
     }
 }
 
+/// For table tests of refusals: `None` when `findings` hold exactly one
+/// `Fatal` problem, at `field` and saying `says`; else what they hold,
+/// labelled `what`.
+#[cfg(test)]
+pub fn unless_one_fatal(
+    what: &str,
+    findings: &Findings,
+    field: &str,
+    says: &str,
+) -> Option<String> {
+    let fatal: Vec<(&str, &str)> = findings
+        .fatal
+        .iter()
+        .map(|p| (p.field.as_str(), p.message.as_str()))
+        .collect();
+    match fatal[..] {
+        [(f, message)] if f == field && message.contains(says) => None,
+        _ => Some(format!("{what}: {fatal:?}")),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
