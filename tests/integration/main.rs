@@ -53,6 +53,7 @@ mod provider_fallbacks;
 mod provider_faults;
 mod provider_guardrails;
 mod provider_instance;
+mod provider_instance_exposure;
 mod provider_instance_pods;
 mod provider_leader;
 mod provider_loss;

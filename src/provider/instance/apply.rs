@@ -51,6 +51,7 @@ use crate::litellm::{generate_key, Secret as SecretValue};
 use super::build::{self, DatabaseSource, GeneratedKey, KeyLoss, KeyPlan, Marker};
 use super::controller::FIELD_MANAGER;
 use super::database::database_url_with;
+use super::exposure;
 use super::status::{
     holds_deployment, key_record, DatabaseState, JobState, KeyObservation, KeyState, PodHealth,
     WorkloadObservation,
@@ -59,7 +60,7 @@ use super::Error;
 
 /// What may happen to an object the instance owns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Policy {
+pub(super) enum Policy {
     /// Created once, never rewritten: Jobs (whose pod template is
     /// immutable; a new image gets a new Job). The generated keys have
     /// their own, stricter path ([`Applier::generated_key`]).
@@ -70,7 +71,7 @@ enum Policy {
 
 /// Writes the objects of one instance, collecting the same-named objects
 /// it does not own.
-struct Applier<'a> {
+pub(super) struct Applier<'a> {
     client: &'a kube::Client,
     namespace: &'a str,
     owner_uid: String,
@@ -82,7 +83,7 @@ impl Applier<'_> {
     /// `None` when a same-named object the instance does not own exists (it
     /// is left alone and recorded as a conflict). `build` runs only when an
     /// object is written, so a generated key is only drawn when needed.
-    async fn ensure<K>(
+    pub(super) async fn ensure<K>(
         &mut self,
         name: &str,
         policy: Policy,
@@ -156,6 +157,11 @@ impl Applier<'_> {
             }
             other => Ok(other),
         }
+    }
+
+    /// The client the objects are written with.
+    pub(super) fn client(&self) -> &kube::Client {
+        self.client
     }
 
     fn owns(&self, object: &impl Resource) -> bool {
@@ -383,6 +389,12 @@ pub async fn provision(
     let (totals, not_ready) =
         deployments(&mut applier, instance, &components, hold, &secrets_hash).await?;
     prune(client, namespace, instance, &components).await?;
+    let exposure = exposure::apply(&mut applier, instance).await?;
+    let mut exposure_pruned = Vec::new();
+    exposure::prune(client, namespace, instance, false, &mut exposure_pruned).await?;
+    if !exposure_pruned.is_empty() {
+        tracing::info!(%namespace, instance = %instance.name_any(), pruned = ?exposure_pruned, "exposure no longer asked for, deleted");
+    }
     let pods = pods(client, namespace, instance).await?;
     Ok(WorkloadObservation {
         problems: Vec::new(),
@@ -393,6 +405,7 @@ pub async fn provision(
         pods,
         database,
         keys,
+        exposure,
     })
 }
 
@@ -745,10 +758,11 @@ pub async fn teardown(
     scope.delete_owned::<ConfigMap>(&mut deleted).await?;
     scope.delete_owned::<ServiceAccount>(&mut deleted).await?;
     scope.delete_owned::<Secret>(&mut deleted).await?;
+    exposure::prune(client, namespace, instance, true, &mut deleted).await?;
     Ok(deleted)
 }
 
-struct DeleteScope<'a> {
+pub(super) struct DeleteScope<'a> {
     client: &'a kube::Client,
     namespace: &'a str,
     selector: String,
@@ -759,7 +773,7 @@ struct DeleteScope<'a> {
 impl<'a> DeleteScope<'a> {
     /// The objects labelled for `instance` and owned by `uid`, but those
     /// named in `keep`.
-    fn new(
+    pub(super) fn new(
         client: &'a kube::Client,
         namespace: &'a str,
         instance: &LiteLLMInstance,
@@ -779,7 +793,7 @@ impl<'a> DeleteScope<'a> {
         }
     }
 
-    async fn delete_owned<K>(&self, deleted: &mut Vec<String>) -> Result<(), Error>
+    pub(super) async fn delete_owned<K>(&self, deleted: &mut Vec<String>) -> Result<(), Error>
     where
         K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
             + Clone

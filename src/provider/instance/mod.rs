@@ -28,6 +28,7 @@ mod apply;
 pub mod build;
 mod controller;
 pub mod database;
+pub mod exposure;
 mod probe;
 mod status;
 
