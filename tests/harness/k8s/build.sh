@@ -87,7 +87,7 @@ roots=(golang-k8s-apiextensions-apiserver-dev golang-k8s-api-dev golang-k8s-kube
 # OpenAPI definitions are generated for these: the k8s.io/api packages of the
 # served kinds (apiserver/resources.go) and the apimachinery types they use.
 generate=(k8s.io/api/core/v1 k8s.io/api/apps/v1 k8s.io/api/batch/v1 k8s.io/api/coordination/v1
-          k8s.io/api/events/v1 k8s.io/apimachinery/pkg/apis/meta/v1 k8s.io/apimachinery/pkg/runtime
+          k8s.io/api/events/v1 k8s.io/api/policy/v1 k8s.io/api/networking/v1 k8s.io/apimachinery/pkg/apis/meta/v1 k8s.io/apimachinery/pkg/runtime
           k8s.io/apimachinery/pkg/version k8s.io/apimachinery/pkg/api/resource
           k8s.io/apimachinery/pkg/util/intstr)
 

@@ -91,17 +91,17 @@ check "/api/v1 lists the core resources" 200 \
   'all(r in [x["name"] for x in d["resources"]] for r in ["namespaces", "namespaces/status", "secrets", "configmaps", "services", "services/status", "serviceaccounts", "events", "pods", "pods/status"])'
 call GET /apis
 check "/apis lists the built-in groups" 200 \
-  'all(g in [x["name"] for x in d["groups"]] for g in ["apiextensions.k8s.io", "apps", "batch", "coordination.k8s.io", "events.k8s.io"])'
+  'all(g in [x["name"] for x in d["groups"]] for g in ["apiextensions.k8s.io", "apps", "batch", "coordination.k8s.io", "events.k8s.io", "policy", "networking.k8s.io"])'
 code=$(curl "${curl_args[@]}" -o "$tmp/body" -w '%{http_code}' \
   -H 'Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' "$LITELLM_CROSSPLANE_K8S_SERVER/apis")
 check "aggregated discovery lists deployments" 200 \
   'd["kind"] == "APIGroupDiscoveryList" and any(r["resource"] == "deployments" for g in d["items"] for v in g["versions"] for r in v["resources"])'
 call GET /openapi/v2
 check "/openapi/v2 has the built-in types" 200 \
-  'all(k in d["definitions"] for k in ["io.k8s.api.core.v1.Secret", "io.k8s.api.apps.v1.Deployment", "io.k8s.api.events.v1.Event"])'
+  'all(k in d["definitions"] for k in ["io.k8s.api.core.v1.Secret", "io.k8s.api.apps.v1.Deployment", "io.k8s.api.events.v1.Event", "io.k8s.api.policy.v1.PodDisruptionBudget", "io.k8s.api.networking.v1.Ingress"])'
 call GET /openapi/v3
 check "/openapi/v3 lists the group versions" 200 \
-  'all(p in d["paths"] for p in ["api/v1", "apis/apps/v1", "apis/batch/v1", "apis/coordination.k8s.io/v1", "apis/events.k8s.io/v1"])'
+  'all(p in d["paths"] for p in ["api/v1", "apis/apps/v1", "apis/batch/v1", "apis/coordination.k8s.io/v1", "apis/events.k8s.io/v1", "apis/policy/v1", "apis/networking.k8s.io/v1"])'
 
 # ---- namespaces ----------------------------------------------------------------------
 call GET /api/v1/namespaces
@@ -260,6 +260,27 @@ call POST "$pods" '{"metadata":{"name":"p2"},"spec":{"nodeName":"node-b","contai
 call GET "$pods?fieldSelector=spec.nodeName%3Dnode-a,status.phase%3DRunning"
 check "pod: field selectors spec.nodeName and status.phase" 200 '[p["metadata"]["name"] for p in d["items"]] == ["p1"]'
 
+# ---- poddisruptionbudgets and ingresses ----------------------------------------------------
+pdb=/apis/policy/v1/namespaces/$ns/poddisruptionbudgets
+call POST "$pdb" '{"metadata":{"name":"web"},"spec":{"maxUnavailable":1,"selector":{"matchLabels":{"app":"web"}}},"status":{"currentHealthy":5}}'
+check "pdb: created, generation 1, status reset" 201 \
+  'd["metadata"]["generation"] == 1 and d["spec"]["maxUnavailable"] == 1 and d.get("status", {}).get("currentHealthy", 0) == 0'
+call PATCH "$pdb/web" '{"spec":{"maxUnavailable":"50%"}}' "$merge_type"
+check "pdb: a spec change bumps generation" 200 'd["metadata"]["generation"] == 2 and d["spec"]["maxUnavailable"] == "50%"'
+call PATCH "$pdb/web/status" '{"status":{"currentHealthy":2,"desiredHealthy":1,"disruptionsAllowed":1,"expectedPods":2}}' "$merge_type"
+check "pdb: /status writes status" 200 'd["status"]["disruptionsAllowed"] == 1 and d["metadata"]["generation"] == 2'
+call POST "$pdb" '{"metadata":{"name":"both"},"spec":{"minAvailable":1,"maxUnavailable":1,"selector":{"matchLabels":{"app":"web"}}}}'
+check "pdb: minAvailable and maxUnavailable not both" 422 '"cannot be both set" in d["message"]'
+call POST "$pdb" '{"metadata":{"name":"pct"},"spec":{"minAvailable":"150%"}}'
+check "pdb: a percentage of at most 100%" 422 '"100%" in d["message"]'
+ing=/apis/networking.k8s.io/v1/namespaces/$ns/ingresses
+call POST "$ing" '{"metadata":{"name":"web"},"spec":{"ingressClassName":"nginx","tls":[{"hosts":["a.example.com"],"secretName":"tls"}],"rules":[{"host":"a.example.com","http":{"paths":[{"path":"/","pathType":"Prefix","backend":{"service":{"name":"web","port":{"number":80}}}}]}}]}}'
+check "ingress: created" 201 'd["metadata"]["generation"] == 1 and d["spec"]["rules"][0]["host"] == "a.example.com"'
+call PATCH "$ing/web/status" '{"status":{"loadBalancer":{"ingress":[{"ip":"10.0.0.1"}]}}}' "$merge_type"
+check "ingress: /status writes status" 200 'd["status"]["loadBalancer"]["ingress"][0]["ip"] == "10.0.0.1"'
+call POST "$ing" '{"metadata":{"name":"bad"},"spec":{"rules":[{"host":"10.0.0.1","http":{"paths":[{"path":"/","backend":{"service":{"name":"web","port":{"number":80}}}}]}}]}}'
+check "ingress: a DNS host and a pathType required" 422 '"pathType" in d["message"] and "IP address" in d["message"]'
+
 # ---- events in both versions ------------------------------------------------------------------
 call POST "/apis/events.k8s.io/v1/namespaces/$ns/events" "{\"metadata\":{\"name\":\"e1\"},\"eventTime\":\"2024-01-01T00:00:00.000000Z\",\"reportingController\":\"smoke\",\"reportingInstance\":\"smoke-1\",\"action\":\"Test\",\"reason\":\"Tested\",\"type\":\"Normal\",\"note\":\"hello\",\"regarding\":{\"kind\":\"Pod\",\"namespace\":\"$ns\",\"name\":\"p1\",\"apiVersion\":\"v1\"}}"
 check "events.k8s.io/v1 event created" 201 'd["note"] == "hello"'
@@ -298,7 +319,7 @@ fi
 
 # ---- clean up (no namespace controller: objects first) ------------------------------------
 for path in "$dp" "/apis/batch/v1/namespaces/$ns/jobs" "$pods" "$s" "$cm" "/api/v1/namespaces/$ns/services" \
-            "/api/v1/namespaces/$ns/serviceaccounts" "$l" "/api/v1/namespaces/$ns/events" "$w"; do
+            "/api/v1/namespaces/$ns/serviceaccounts" "$l" "/api/v1/namespaces/$ns/events" "$w" "$pdb" "$ing"; do
   call DELETE "$path"
 done
 call DELETE "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/$crd"

@@ -6,6 +6,8 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -73,11 +75,13 @@ func (noRules) validateUpdate(_, _ runtime.Object) field.ErrorList { return nil 
 func (noRules) fields(runtime.Object) fields.Set                   { return nil }
 
 var (
-	core   = corev1.SchemeGroupVersion
-	apps   = appsv1.SchemeGroupVersion
-	batch  = batchv1.SchemeGroupVersion
-	coord  = coordinationv1.SchemeGroupVersion
-	events = eventsv1.SchemeGroupVersion
+	core       = corev1.SchemeGroupVersion
+	apps       = appsv1.SchemeGroupVersion
+	batch      = batchv1.SchemeGroupVersion
+	coord      = coordinationv1.SchemeGroupVersion
+	events     = eventsv1.SchemeGroupVersion
+	networking = networkingv1.SchemeGroupVersion
+	policy     = policyv1.SchemeGroupVersion
 )
 
 // builtins is the table of served built-in resources, in discovery order.
@@ -128,6 +132,15 @@ var builtins = []*builtin{
 		newObject:      func() runtime.Object { return &coordinationv1.Lease{} },
 		newList:        func() runtime.Object { return &coordinationv1.LeaseList{} },
 		createOnUpdate: true, rules: noRules{}},
+	{gv: policy, kind: "PodDisruptionBudget", plural: "poddisruptionbudgets", singular: "poddisruptionbudget",
+		namespaced: true, shortNames: []string{"pdb"},
+		newObject:         func() runtime.Object { return &policyv1.PodDisruptionBudget{} },
+		newList:           func() runtime.Object { return &policyv1.PodDisruptionBudgetList{} },
+		statusSubresource: true, rules: podDisruptionBudgetRules{}},
+	{gv: networking, kind: "Ingress", plural: "ingresses", singular: "ingress", namespaced: true, shortNames: []string{"ing"},
+		newObject:         func() runtime.Object { return &networkingv1.Ingress{} },
+		newList:           func() runtime.Object { return &networkingv1.IngressList{} },
+		statusSubresource: true, rules: ingressRules{}},
 	// events.k8s.io/v1 is another view of the core/v1 events (as upstream):
 	// one storage, converted on the way in and out (events.go).
 	{gv: events, kind: "Event", plural: "events", singular: "event", namespaced: true, shortNames: []string{"ev"},
