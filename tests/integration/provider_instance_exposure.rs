@@ -631,16 +631,18 @@ async fn service_annotations_land_on_every_service_of_both_topologies() {
         json!({"service": {"annotations": {"example.com/owner": null}}}),
     )
     .await;
-    within(
-        "the annotation removed",
-        Duration::from_secs(30),
-        || async {
-            let service = run.api::<Service>().get("gw-gateway").await.unwrap();
-            let annotations = service.metadata.annotations.unwrap_or_default();
-            (!annotations.contains_key("example.com/owner")).then_some(())
-        },
-    )
-    .await;
+    for name in ["gw-gateway", "gw-backend", "gw-ui"] {
+        within(
+            "the annotation removed",
+            Duration::from_secs(30),
+            || async {
+                let service = run.api::<Service>().get(name).await.unwrap();
+                let annotations = service.metadata.annotations.unwrap_or_default();
+                (!annotations.contains_key("example.com/owner")).then_some(())
+            },
+        )
+        .await;
+    }
 
     // The provider's own are refused, naming the field; nothing changes.
     let before = run.snapshot::<Service>().await;
