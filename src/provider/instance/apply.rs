@@ -731,8 +731,9 @@ fn pod_health(pod: &Pod) -> PodHealth {
 
 /// Deletes the workload objects `instance` owns (its controller owner
 /// reference carries the instance's uid), after its dependents are gone:
-/// Deployment, Service, ConfigMap, ServiceAccount, migration Jobs and the
-/// database URL Secret, found by the instance's labels. The generated
+/// Deployment, Service, ConfigMap, ServiceAccount, migration Jobs, the
+/// database URL Secret, Ingresses and HTTPRoutes, found by the instance's
+/// labels. The generated
 /// master and salt keys are never deleted: they outlive the instance (see
 /// the module documentation). Returns what was deleted, as `Kind name`.
 pub async fn teardown(
