@@ -3,11 +3,11 @@
 //! `spec.workload.<role>.exposure`), and the annotations of its Services
 //! (`spec.service.annotations`).
 //!
-//! The pure part validates the spec and builds the objects; [`apply`]
+//! The pure part validates the spec and builds the objects; `apply`
 //! writes them, but only where the cluster serves their API (discovered
 //! through the group version's resource list, never assumed) and only
 //! the ones the instance owns, as every other workload object. What is
-//! not served is reported, not retried as an error. [`prune`] deletes the
+//! not served is reported, not retried as an error. `prune` deletes the
 //! owned ones no longer asked for (a list of an API that is not served
 //! holds nothing); `apply::teardown` deletes them with the rest.
 
@@ -196,7 +196,7 @@ pub fn wanted(instance: &LiteLLMInstance) -> Vec<(Component, Api, String)> {
 }
 
 /// The names of the objects of `api` the instance asks for (whether or not
-/// the API is served): what [`prune`] keeps.
+/// the API is served): what `prune` keeps.
 pub fn wanted_names(instance: &LiteLLMInstance, api: Api) -> Vec<String> {
     wanted(instance)
         .into_iter()
