@@ -246,6 +246,12 @@ pub struct Workload {
     /// The UI role (`topology: split`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ui: Option<Role>,
+    /// An Ingress and/or a Gateway API HTTPRoute for the LLM traffic
+    /// entry: the proxy (`topology: single`) or the gateway (`split`; a
+    /// `workload.gateway.exposure` replaces this one). Opt-in: absent, nothing
+    /// is exposed. Created only where the cluster serves the API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exposure: Option<Exposure>,
     /// The proxy pods' ServiceAccount `<name>` (always the instance's own).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service_account: Option<ServiceAccountSettings>,
@@ -578,6 +584,11 @@ pub struct Role {
     /// default (replaced whole when set here).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pod_disruption_budget: Option<PodDisruptionBudget>,
+    /// An Ingress and/or HTTPRoute for this role's Service (the gateway's
+    /// replaces `workload.exposure`; the backend and UI are exposed only
+    /// by their own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exposure: Option<Exposure>,
     /// This role's pod settings; each field set here replaces the
     /// workload's whole.
     #[serde(flatten)]
@@ -713,6 +724,112 @@ pub struct ServiceSpec {
     /// Use `https` in the endpoint formula.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub https: Option<bool>,
+    /// Annotations of every Service of the instance (the chart's
+    /// `service.annotations`): load balancer settings and the like. The
+    /// provider's own (`litellm.crossplane.io/...`) are refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "annotations_schema")]
+    pub annotations: Option<BTreeMap<String, String>>,
+}
+
+/// Most `parentRefs` and `hostnames` of an HTTPRoute exposure.
+pub const MAX_EXPOSURE_REFS: u32 = 8;
+
+/// How a component is reached from outside the cluster: an Ingress, a
+/// Gateway API HTTPRoute, or both. Each object is named as the
+/// component's Deployment and Service, and sends to that Service's port.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Exposure {
+    /// A `networking.k8s.io/v1` Ingress (the chart's `ingress.*`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ingress: Option<IngressExposure>,
+    /// A `gateway.networking.k8s.io/v1` HTTPRoute (the chart's
+    /// `httpRoute`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_route: Option<HttpRouteExposure>,
+}
+
+/// An Ingress with one rule: `host`, `path` (prefix) to the component's
+/// Service.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct IngressExposure {
+    /// `spec.ingressClassName`; the cluster's default class when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = super::common::bounds::MAX_NAME_LENGTH))]
+    pub class_name: Option<String>,
+    /// The host name (a DNS name; `*.<domain>` for every name directly
+    /// below the domain, as Ingress allows).
+    #[schemars(length(min = 1, max = super::common::bounds::MAX_NAME_LENGTH))]
+    pub host: String,
+    /// Path prefix; `/` by default (`pathType: Prefix`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = super::common::bounds::MAX_URL_LENGTH))]
+    pub path: Option<String>,
+    /// TLS for `host` with a certificate Secret of the instance's
+    /// namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls: Option<IngressTls>,
+    /// Annotations of the Ingress (the chart's `ingress.annotations`:
+    /// the ingress controller's settings, cert-manager's issuer, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "annotations_schema")]
+    pub annotations: Option<BTreeMap<String, String>>,
+}
+
+/// The TLS certificate of an Ingress.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct IngressTls {
+    /// A `kubernetes.io/tls` Secret of the instance's namespace (by name;
+    /// an ingress controller or cert-manager reads or writes it).
+    #[schemars(length(min = 1, max = super::common::bounds::MAX_NAME_LENGTH))]
+    pub secret_name: String,
+}
+
+/// An HTTPRoute attached to Gateways, sending every request (path prefix
+/// `/`) to the component's Service.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct HttpRouteExposure {
+    /// The Gateways (or their listeners) the route attaches to.
+    #[schemars(length(min = 1, max = MAX_EXPOSURE_REFS))]
+    pub parent_refs: Vec<ParentRef>,
+    /// Host names the route answers for (DNS names, `*.<domain>`
+    /// allowed); every host of the listener when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(
+        length(max = MAX_EXPOSURE_REFS),
+        inner(length(min = 1, max = super::common::bounds::MAX_NAME_LENGTH))
+    )]
+    pub hostnames: Option<Vec<String>>,
+    /// Annotations of the HTTPRoute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "annotations_schema")]
+    pub annotations: Option<BTreeMap<String, String>>,
+}
+
+/// A Gateway the route attaches to.
+#[derive(KubeSchema, Serialize, Deserialize, Clone, Debug, Default, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct ParentRef {
+    /// The Gateway's name.
+    #[schemars(length(min = 1, max = super::common::bounds::MAX_NAME_LENGTH))]
+    pub name: String,
+    /// The Gateway's namespace; the instance's by default. A Gateway
+    /// elsewhere must allow routes from the instance's namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = super::common::bounds::MAX_LABEL_LENGTH))]
+    pub namespace: Option<String>,
+    /// One listener of the Gateway, by name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = super::common::bounds::MAX_NAME_LENGTH))]
+    pub section_name: Option<String>,
+    /// The listeners of the Gateway on this port.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = 65535))]
+    pub port: Option<i32>,
 }
 
 /// PostgreSQL, as LiteLLM's component chart takes it: discrete values plus a

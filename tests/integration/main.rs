@@ -54,6 +54,7 @@ mod provider_faults;
 mod provider_guardrails;
 mod provider_instance;
 mod provider_instance_disruption;
+mod provider_instance_exposure;
 mod provider_instance_monitoring;
 mod provider_instance_pods;
 mod provider_leader;

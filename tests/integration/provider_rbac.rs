@@ -297,7 +297,14 @@ async fn every_requested_permission_is_used_and_nothing_else_is_needed() {
         "apiVersion": "litellm.m.crossplane.io/v1alpha1",
         "kind": "LiteLLMInstance",
         "metadata": {"name": "web"},
-        "spec": {"masterKey": {"autoGenerate": true}},
+        "spec": {
+            "masterKey": {"autoGenerate": true},
+            // Written where the API server serves the APIs.
+            "workload": {"exposure": {
+                "ingress": {"host": "web.example.com"},
+                "httpRoute": {"parentRefs": [{"name": "public"}]},
+            }},
+        },
     }))
     .unwrap();
     instances
@@ -431,17 +438,34 @@ async fn every_requested_permission_is_used_and_nothing_else_is_needed() {
     // `list` (the provider's clean-up of autoscalers no longer asked for,
     // every round) is used. The rendered autoscalers are unit-tested
     // (provider::instance::build).
+    //
+    // Likewise Ingress where the API server does not serve
+    // networking.k8s.io/v1 (the harness's is optional), and HTTPRoute,
+    // whose CRD only provider_instance_exposure's test installs, for a
+    // while (CRDs are cluster-wide, so whether it is there while this test
+    // runs is chance): of those only `list` (the clean-up of exposures no
+    // longer asked for) is sure to be used. Their writes are tested there.
+    let ingress_served = match world
+        .kube
+        .list_api_group_resources("networking.k8s.io/v1")
+        .await
+    {
+        Ok(list) => list.resources.iter().any(|r| r.name == "ingresses"),
+        Err(_) => false,
+    };
     // ServiceMonitors likewise: the world's instances ask for none, and the
     // Prometheus Operator's CRD comes and goes with
     // provider_instance_monitoring, which uses every other verb through
-    // this same authorizing proxy (and checks that it did).
-    // Nor, on a harness built before it served policy/v1, can a
-    // PodDisruptionBudget exist: then only its `list` is used too.
+    // this same authorizing proxy (and checks that it did). Nor, on a
+    // harness built before it served policy/v1, can a PodDisruptionBudget
+    // exist: then only its `list` is used too.
     let unserved = |(verb, group, _): &(String, String, String)| {
-        (group == "autoscaling"
-            || group == "monitoring.coreos.com"
-            || (group == "policy" && !pdb_served))
-            && verb != "list"
+        verb != "list"
+            && (group == "autoscaling"
+                || group == "monitoring.coreos.com"
+                || (group == "policy" && !pdb_served)
+                || group == "gateway.networking.k8s.io"
+                || (group == "networking.k8s.io" && !ingress_served))
     };
     let unused: Vec<_> = permission_requests()
         .iter()

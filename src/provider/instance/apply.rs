@@ -52,6 +52,7 @@ use crate::litellm::{generate_key, Secret as SecretValue};
 use super::build::{self, DatabaseSource, GeneratedKey, KeyLoss, KeyPlan, Marker};
 use super::controller::FIELD_MANAGER;
 use super::database::database_url_with;
+use super::exposure;
 use super::monitor::{self, ServiceMonitor};
 use super::status::{
     holds_deployment, key_record, DatabaseState, JobState, KeyObservation, KeyState, PodHealth,
@@ -61,7 +62,7 @@ use super::Error;
 
 /// What may happen to an object the instance owns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Policy {
+pub(super) enum Policy {
     /// Created once, never rewritten: Jobs (whose pod template is
     /// immutable; a new image gets a new Job). The generated keys have
     /// their own, stricter path ([`Applier::generated_key`]).
@@ -72,7 +73,7 @@ enum Policy {
 
 /// Writes the objects of one instance, collecting the same-named objects
 /// it does not own.
-struct Applier<'a> {
+pub(super) struct Applier<'a> {
     client: &'a kube::Client,
     namespace: &'a str,
     owner_uid: String,
@@ -84,7 +85,7 @@ impl Applier<'_> {
     /// `None` when a same-named object the instance does not own exists (it
     /// is left alone and recorded as a conflict). `build` runs only when an
     /// object is written, so a generated key is only drawn when needed.
-    async fn ensure<K>(
+    pub(super) async fn ensure<K>(
         &mut self,
         name: &str,
         policy: Policy,
@@ -158,6 +159,11 @@ impl Applier<'_> {
             }
             other => Ok(other),
         }
+    }
+
+    /// The client the objects are written with.
+    pub(super) fn client(&self) -> &kube::Client {
+        self.client
     }
 
     fn owns(&self, object: &impl Resource) -> bool {
@@ -387,6 +393,12 @@ pub async fn provision(
     let mut unserved = disruption_budgets(&mut applier, instance, &components).await?;
     monitor(&mut applier, instance, &mut unserved).await?;
     prune(client, namespace, instance, &components).await?;
+    let exposure = exposure::apply(&mut applier, instance).await?;
+    let mut exposure_pruned = Vec::new();
+    exposure::prune(client, namespace, instance, false, &mut exposure_pruned).await?;
+    if !exposure_pruned.is_empty() {
+        tracing::info!(%namespace, instance = %instance.name_any(), pruned = ?exposure_pruned, "exposure no longer asked for, deleted");
+    }
     let pods = pods(client, namespace, instance).await?;
     Ok(WorkloadObservation {
         problems: Vec::new(),
@@ -398,6 +410,7 @@ pub async fn provision(
         database,
         keys,
         unserved,
+        exposure,
     })
 }
 
@@ -674,8 +687,14 @@ async fn disruption_budgets(
     Ok(Vec::new())
 }
 
-/// Whether the API server serves `resource` in `group_version` (discovery).
-async fn served(client: &kube::Client, group_version: &str, resource: &str) -> Result<bool, Error> {
+/// Whether the API server serves `resource` in `group_version`
+/// (discovery, which every authenticated client may read; a group version
+/// not served at all answers 404).
+pub(super) async fn served(
+    client: &kube::Client,
+    group_version: &str,
+    resource: &str,
+) -> Result<bool, Error> {
     match client.list_api_group_resources(group_version).await {
         Ok(list) => Ok(list.resources.iter().any(|r| r.name == resource)),
         Err(kube::Error::Api(status)) if status.code == 404 => Ok(false),
@@ -833,9 +852,9 @@ fn pod_health(pod: &Pod) -> PodHealth {
 
 /// Deletes the workload objects `instance` owns (its controller owner
 /// reference carries the instance's uid), after its dependents are gone:
-/// autoscalers, PodDisruptionBudgets, ServiceMonitor, Deployment, Service, ConfigMap,
-/// ServiceAccount, migration Jobs and the database URL Secret, found by the
-/// instance's labels. The generated
+/// autoscalers, PodDisruptionBudgets, ServiceMonitor, Deployment, Service,
+/// ConfigMap, ServiceAccount, migration Jobs, the database URL Secret,
+/// Ingresses and HTTPRoutes, found by the instance's labels. The generated
 /// master and salt keys are never deleted: they outlive the instance (see
 /// the module documentation). Returns what was deleted, as `Kind name`.
 pub async fn teardown(
@@ -865,10 +884,11 @@ pub async fn teardown(
     scope.delete_owned::<ConfigMap>(&mut deleted).await?;
     scope.delete_owned::<ServiceAccount>(&mut deleted).await?;
     scope.delete_owned::<Secret>(&mut deleted).await?;
+    exposure::prune(client, namespace, instance, true, &mut deleted).await?;
     Ok(deleted)
 }
 
-struct DeleteScope<'a> {
+pub(super) struct DeleteScope<'a> {
     client: &'a kube::Client,
     namespace: &'a str,
     selector: String,
@@ -879,7 +899,7 @@ struct DeleteScope<'a> {
 impl<'a> DeleteScope<'a> {
     /// The objects labelled for `instance` and owned by `uid`, but those
     /// named in `keep`.
-    fn new(
+    pub(super) fn new(
         client: &'a kube::Client,
         namespace: &'a str,
         instance: &LiteLLMInstance,
@@ -899,7 +919,7 @@ impl<'a> DeleteScope<'a> {
         }
     }
 
-    async fn delete_owned<K>(&self, deleted: &mut Vec<String>) -> Result<(), Error>
+    pub(super) async fn delete_owned<K>(&self, deleted: &mut Vec<String>) -> Result<(), Error>
     where
         K: Resource<DynamicType = (), Scope = NamespaceResourceScope>
             + Clone

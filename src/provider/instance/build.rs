@@ -641,6 +641,7 @@ pub fn validate(instance: &LiteLLMInstance) -> Vec<String> {
             }
         }
     }
+    problems.extend(super::exposure::validate(instance));
     problems
 }
 
@@ -1612,11 +1613,14 @@ pub fn component_service(instance: &LiteLLMInstance, component: Component) -> Se
         role => Some(role.label()),
     };
     Service {
-        metadata: metadata(
-            instance,
-            names::component(instance, component),
-            component_label,
-        ),
+        metadata: ObjectMeta {
+            annotations: super::exposure::service_annotations(instance),
+            ..metadata(
+                instance,
+                names::component(instance, component),
+                component_label,
+            )
+        },
         spec: Some(ServiceSpec {
             type_: instance.spec.service.as_ref().and_then(|s| s.type_.clone()),
             selector: Some(selector(instance, component)),

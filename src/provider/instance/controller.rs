@@ -106,7 +106,8 @@ struct Context {
 /// Services, Deployments and Jobs, patch on Secrets (moving generated keys
 /// of earlier releases from an owner reference to the generated-for
 /// annotation), watch on Deployments and Jobs, list on Pods, and get on
-/// Namespaces (labels for `allowedNamespaces`).
+/// Namespaces (labels for `allowedNamespaces`); for an exposure get,
+/// create, update, list and delete on Ingresses and HTTPRoutes.
 pub async fn run(client: kube::Client, options: InstanceOptions) {
     controller(client, options).await
 }

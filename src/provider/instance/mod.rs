@@ -3,7 +3,8 @@
 //! A provisioned instance (`spec.workload.managed` unset or true) gets its
 //! proxy from the provider: [`build`] turns the spec into the workload
 //! objects (generated master and salt key Secrets, the database URL Secret,
-//! ConfigMap, ServiceAccount, Deployment, Service, migration Job) without
+//! ConfigMap, ServiceAccount, Deployment, Service, migration Job; the
+//! Ingresses and HTTPRoutes of an exposure in [`exposure`]) without
 //! I/O, [`provision`] writes the ones the instance owns and observes them,
 //! and [`provisioned_status`] reports the result. A same-named object the
 //! instance does not own is never written, only reported. The generated
@@ -32,6 +33,7 @@ mod apply;
 pub mod build;
 mod controller;
 pub mod database;
+pub mod exposure;
 pub mod monitor;
 mod probe;
 mod status;

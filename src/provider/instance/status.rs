@@ -14,6 +14,7 @@ use crate::api::instance::{
 };
 
 use super::build::{self, migration_enabled, GeneratedKey, KeyLoss, GENERATED_FOR_ANNOTATION};
+use super::exposure::ExposureObservation;
 use super::InstanceOptions;
 
 /// Condition types of a `LiteLLMInstance`.
@@ -41,6 +42,11 @@ pub mod condition_type {
     /// The instance is being deleted and waits for the managed resources
     /// that use it (status `True`, present only then).
     pub const DELETING: &str = "Deleting";
+    /// The Ingresses and HTTPRoutes `spec.workload.exposure` (and the roles'
+    /// `exposure`) ask for: `True` when each is written, `False` when an
+    /// API is not served or an object is not the instance's. Present only
+    /// while an exposure is asked for; it does not affect `Ready`.
+    pub const EXPOSED: &str = "Exposed";
 }
 
 /// Condition reasons of a `LiteLLMInstance`.
@@ -105,7 +111,12 @@ pub mod reason {
     /// `SaltKeyMissing`/`MasterKeyMissing`: a Secret of that name exists
     /// without the generated-for annotation.
     pub const SECRET_NOT_MARKED: &str = "SecretNotMarked";
-    /// `APINotServed`: the API the spec's field needs is not served.
+    /// `Exposed=True`: every Ingress and HTTPRoute asked for is written.
+    pub const EXPOSURE_WRITTEN: &str = "ExposureWritten";
+    /// `Exposed=False`: the cluster does not serve the API of an exposure
+    /// (`networking.k8s.io/v1` ingresses, `gateway.networking.k8s.io/v1`
+    /// httproutes); nothing is created for it.
+    /// (and `APINotServed`: the API the spec's field needs is not served).
     pub const API_NOT_SERVED: &str = "APINotServed";
 }
 
@@ -256,6 +267,7 @@ pub fn desired_status(
     conditions.remove(condition_type::API_NOT_SERVED);
     conditions.remove(condition_type::SALT_KEY_MISSING);
     conditions.remove(condition_type::MASTER_KEY_MISSING);
+    conditions.remove(condition_type::EXPOSED);
 
     let spec = &instance.spec;
     let mut status = LiteLLMInstanceStatus {
@@ -371,6 +383,8 @@ pub struct WorkloadObservation {
     /// What the spec asks for that the API server does not serve (its API
     /// is discovered), each naming the field; nothing was made for it.
     pub unserved: Vec<String>,
+    /// The Ingresses and HTTPRoutes asked for.
+    pub exposure: ExposureObservation,
 }
 
 /// Whether the Deployment is left as it is (not created, not changed):
@@ -600,6 +614,7 @@ pub fn provisioned_status(
     }
     pods_condition(&mut conditions, instance, observed);
     database_condition(&mut conditions, instance, observed);
+    exposure_condition(&mut conditions, &observed.exposure);
     LiteLLMInstanceStatus {
         conditions: conditions.list,
         ..status
@@ -887,6 +902,40 @@ fn database_condition(
         database_reason,
         database_message,
     );
+}
+
+/// `Exposed`: the Ingresses and HTTPRoutes asked for, each written, or why
+/// not (its API not served, its name taken by an object not the
+/// instance's); absent when none is asked for.
+fn exposure_condition(conditions: &mut Conditions, observed: &ExposureObservation) {
+    if !observed.is_asked() {
+        conditions.remove(condition_type::EXPOSED);
+        return;
+    }
+    let mut parts = Vec::new();
+    for (path, object, api) in &observed.not_served {
+        parts.push(format!(
+            "{path}: the cluster does not serve {api}, so {object} is not created (it is \
+             once the API is installed)"
+        ));
+    }
+    for object in &observed.not_owned {
+        parts.push(format!(
+            "{object} exists and is not owned by this instance (see WorkloadConflict)"
+        ));
+    }
+    if !observed.written.is_empty() {
+        let written: Vec<&str> = observed.written.iter().map(String::as_str).collect();
+        parts.push(format!("{} written", english_list(&written)));
+    }
+    let (status, reason) = if !observed.not_served.is_empty() {
+        (false, reason::API_NOT_SERVED)
+    } else if !observed.not_owned.is_empty() {
+        (false, reason::OBJECT_NOT_OWNED)
+    } else {
+        (true, reason::EXPOSURE_WRITTEN)
+    };
+    conditions.set(condition_type::EXPOSED, status, reason, parts.join("; "));
 }
 
 /// When to look again: soon while the proxy is not ready (it may be
@@ -1445,6 +1494,80 @@ mod tests {
         instance.status = Some(status);
         let cleared = provisioned_status(&instance, &running(1), at(LATER));
         assert!(find_condition(&cleared.conditions, condition_type::WORKLOAD_CONFLICT).is_none());
+    }
+
+    #[test]
+    fn exposed_says_what_was_written_what_is_not_served_and_does_not_touch_ready() {
+        use crate::provider::instance::exposure::ExposureObservation;
+        let mut instance = managed(json!({}));
+        let status = provisioned_status(&instance, &running(1), at(NOW));
+        assert!(find_condition(&status.conditions, condition_type::EXPOSED).is_none());
+
+        let not_served = WorkloadObservation {
+            exposure: ExposureObservation {
+                written: vec!["Ingress gw".into()],
+                not_served: vec![(
+                    "spec.workload.exposure.httpRoute".into(),
+                    "HTTPRoute gw".into(),
+                    "gateway.networking.k8s.io/v1 httproutes".into(),
+                )],
+                not_owned: Vec::new(),
+            },
+            ..running(1)
+        };
+        let status = provisioned_status(&instance, &not_served, at(NOW));
+        assert!(status.ready, "exposure does not make the proxy unready");
+        assert_eq!(
+            reason_of(&status, condition_type::EXPOSED),
+            ("False".into(), reason::API_NOT_SERVED.into())
+        );
+        assert_eq!(
+            message(&status, condition_type::EXPOSED),
+            "spec.workload.exposure.httpRoute: the cluster does not serve \
+             gateway.networking.k8s.io/v1 httproutes, so HTTPRoute gw is not created (it is once \
+             the API is installed); Ingress gw written"
+        );
+
+        let not_owned = WorkloadObservation {
+            exposure: ExposureObservation {
+                not_owned: vec!["HTTPRoute gw".into()],
+                ..ExposureObservation::default()
+            },
+            conflicts: vec!["HTTPRoute gw".into()],
+            ..running(1)
+        };
+        let status = provisioned_status(&instance, &not_owned, at(NOW));
+        assert_eq!(
+            reason_of(&status, condition_type::EXPOSED),
+            ("False".into(), reason::OBJECT_NOT_OWNED.into())
+        );
+        assert!(message(&status, condition_type::EXPOSED).contains("see WorkloadConflict"));
+
+        let written = WorkloadObservation {
+            exposure: ExposureObservation {
+                written: vec!["Ingress gw".into(), "HTTPRoute gw".into()],
+                ..ExposureObservation::default()
+            },
+            ..running(1)
+        };
+        let status = provisioned_status(&instance, &written, at(NOW));
+        assert_eq!(
+            reason_of(&status, condition_type::EXPOSED),
+            ("True".into(), reason::EXPOSURE_WRITTEN.into())
+        );
+        assert_eq!(
+            message(&status, condition_type::EXPOSED),
+            "Ingress gw and HTTPRoute gw written"
+        );
+
+        // Dropped: the condition goes; attached: too.
+        instance.status = Some(status.clone());
+        let dropped = provisioned_status(&instance, &running(1), at(LATER));
+        assert!(find_condition(&dropped.conditions, condition_type::EXPOSED).is_none());
+        let mut attached_instance = attached(json!({}));
+        attached_instance.status = Some(status);
+        let attached_status = desired_status(&attached_instance, reachable(None), at(LATER));
+        assert!(find_condition(&attached_status.conditions, condition_type::EXPOSED).is_none());
     }
 
     #[test]
