@@ -46,6 +46,7 @@ mod provider_access;
 mod provider_access_groups;
 mod provider_bounds;
 mod provider_chain;
+mod provider_create_first;
 mod provider_customers;
 mod provider_deletion;
 mod provider_entities;

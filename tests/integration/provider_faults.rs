@@ -140,6 +140,9 @@ async fn a_key_create_whose_response_is_lost_is_found_not_repeated() {
     assert!(world.litellm.key_info(&token).await.unwrap().is_none());
 }
 
+/// A team is created first (its id chosen in the same reconciliation, see
+/// `provider_create_first`): the lost answer's retry finds the id recorded,
+/// observes first and finds the team, so there is still exactly one.
 #[tokio::test]
 #[ignore = "needs the test harnesses: tests/run.sh"]
 async fn a_team_create_whose_response_is_lost_is_found_not_repeated() {
@@ -155,6 +158,14 @@ async fn a_team_create_whose_response_is_lost_is_found_not_repeated() {
     assert_eq!(proxy.injected("POST", "/team/new"), 1);
     assert_eq!(proxy.forwarded("POST", "/team/new"), 1);
     assert_eq!(world.team_ids_with_alias(&alias).await, [id.as_str()]);
+    // The team was created first, under the id chosen in the same
+    // reconciliation; the retry found the id recorded and read it.
+    let create = proxy.arrivals("POST", "/team/new")[0];
+    let reads = proxy.arrivals("GET", "/team/info");
+    assert!(
+        !reads.is_empty() && reads.iter().all(|read| *read > create),
+        "no read before the create, the retry's after it"
+    );
 
     delete_and_wait(&teams, "web").await;
     assert!(world.team_info(&id).await.is_none());

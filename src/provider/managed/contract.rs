@@ -214,6 +214,19 @@ pub trait External<K: ManagedKind>: Send + Sync {
         async { Ok(Maintained::default()) }
     }
 
+    /// Whether a create under an id that is taken fails
+    /// ([`litellm::Error::Conflict`]) rather than overwriting or duplicating
+    /// the object there: a team's `/team/new` answers 400 and
+    /// [`litellm::Client::team_new`] reports the conflict. Only such a kind
+    /// may create first, without an observe, an object under an id chosen
+    /// in this very reconciliation (see [`sync`]'s `fresh`): whatever is
+    /// found under the id then is left as the observe path leaves it.
+    /// Kinds whose create overwrites or leaves an existing object as it is
+    /// (a key's `/key/generate`) keep the default.
+    fn create_refuses_existing(&self) -> bool {
+        false
+    }
+
     /// Deletes what the kind keeps beside the object itself (a key's
     /// retiring predecessor), before the object is deleted.
     fn delete_related(&self, _mr: &K) -> impl Future<Output = Result<(), ExternalError>> + Send {
@@ -507,6 +520,16 @@ pub struct Synced<K: ManagedKind> {
 /// Crossplane's observe, then create or update as the policies allow. One
 /// read in the steady state; a write only for a missing object or drift.
 ///
+/// `fresh`: the id was chosen and recorded in this very reconciliation
+/// (its record patch succeeded from a version without it). Ids are recorded
+/// before any create, so nothing this provider made can be under a fresh
+/// id: where the kind's create refuses a taken id
+/// ([`External::create_refuses_existing`]) and the policies allow Create,
+/// the object is created without an observe first, and observed only when
+/// the create finds the id taken. A retry, a failure or a restart finds the
+/// id recorded (not fresh) and observes first, so a create whose answer was
+/// lost is found and never made twice.
+///
 /// An object that is not this resource's (see [`ownership::may_manage`])
 /// is refused under every policy, `Observe` included: an import would show
 /// another tenant's spend, limits and settings, and late initialization
@@ -514,11 +537,34 @@ pub struct Synced<K: ManagedKind> {
 pub async fn sync<K: ManagedKind, E: External<K>>(
     mr: &K,
     id: &str,
+    fresh: bool,
     owner: &Owner,
     instance_namespace: &str,
     external: &E,
 ) -> Result<Synced<K>, Failed<ExternalError>> {
     let policies = &mr.managed().management_policies;
+    if fresh
+        && external.create_refuses_existing()
+        && policy_allows(policies, ManagementPolicy::Create)
+    {
+        match create(
+            mr,
+            id,
+            owner,
+            instance_namespace,
+            external,
+            None,
+            BTreeMap::new(),
+        )
+        .await
+        {
+            Err(Failed {
+                error: ExternalError::LiteLLM(litellm::Error::Conflict { .. }),
+                ..
+            }) => {} // Something is there after all: observed as any object.
+            created => return created,
+        }
+    }
     // Taken apart, not copied: a poll moves what it observed into what it
     // reports.
     let Observation {
@@ -533,6 +579,27 @@ pub async fn sync<K: ManagedKind, E: External<K>>(
         .observe(mr, id)
         .await
         .map_err(Failed::at(Step::Observe))?;
+    if !exists {
+        if !policy_allows(policies, ManagementPolicy::Create) {
+            return Ok(Synced {
+                outcome: Outcome::Missing,
+                late_init: None,
+                at_provider,
+                connection_details,
+                probe: None,
+            });
+        }
+        return create(
+            mr,
+            id,
+            owner,
+            instance_namespace,
+            external,
+            at_provider,
+            connection_details,
+        )
+        .await;
+    }
     let mut synced = Synced {
         outcome: Outcome::UpToDate,
         late_init: None,
@@ -540,35 +607,6 @@ pub async fn sync<K: ManagedKind, E: External<K>>(
         connection_details,
         probe: None,
     };
-    if !exists {
-        if !policy_allows(policies, ManagementPolicy::Create) {
-            synced.outcome = Outcome::Missing;
-            return Ok(synced);
-        }
-        // Boxed, as the update below: a poll's future need not hold room
-        // for a write.
-        let Created {
-            mut creation,
-            answer,
-        } = Box::pin(external.create(mr, id))
-            .await
-            .map_err(Failed::at(Step::Create))?;
-        let available = answer.filter(|answer| {
-            answer.exists
-                && answer.drift.is_empty()
-                && ownership::may_manage(answer.owner.as_ref(), owner, instance_namespace).is_ok()
-        });
-        if let Some(answer) = available {
-            creation.available = true;
-            synced.at_provider = answer.at_provider;
-            synced.connection_details = answer.connection_details;
-            if policy_allows(policies, ManagementPolicy::LateInitialize) {
-                synced.late_init = answer.late_init;
-            }
-        }
-        synced.outcome = Outcome::Created(creation);
-        return Ok(synced);
-    }
     if let Err(refusal) = ownership::may_manage(live_owner.as_ref(), owner, instance_namespace) {
         synced.outcome = Outcome::Refused(refusal);
         synced.at_provider = None;
@@ -589,6 +627,53 @@ pub async fn sync<K: ManagedKind, E: External<K>>(
     } else {
         Outcome::DriftReported(drift)
     };
+    Ok(synced)
+}
+
+/// [`sync`]'s create, after an observe that found nothing (what it
+/// reported of the absent object is `at_provider` and
+/// `connection_details`) or first, under a fresh id: the object is
+/// `Available` at once where the create's answer shows it as this
+/// resource's and as `forProvider` asks.
+async fn create<K: ManagedKind, E: External<K>>(
+    mr: &K,
+    id: &str,
+    owner: &Owner,
+    instance_namespace: &str,
+    external: &E,
+    at_provider: Option<K::AtProvider>,
+    connection_details: BTreeMap<String, String>,
+) -> Result<Synced<K>, Failed<ExternalError>> {
+    let policies = &mr.managed().management_policies;
+    // Boxed, as the update: a poll's future need not hold room for a
+    // write.
+    let Created {
+        mut creation,
+        answer,
+    } = Box::pin(external.create(mr, id))
+        .await
+        .map_err(Failed::at(Step::Create))?;
+    let mut synced = Synced {
+        outcome: Outcome::UpToDate,
+        late_init: None,
+        at_provider,
+        connection_details,
+        probe: None,
+    };
+    let available = answer.filter(|answer| {
+        answer.exists
+            && answer.drift.is_empty()
+            && ownership::may_manage(answer.owner.as_ref(), owner, instance_namespace).is_ok()
+    });
+    if let Some(answer) = available {
+        creation.available = true;
+        synced.at_provider = answer.at_provider;
+        synced.connection_details = answer.connection_details;
+        if policy_allows(policies, ManagementPolicy::LateInitialize) {
+            synced.late_init = answer.late_init;
+        }
+    }
+    synced.outcome = Outcome::Created(creation);
     Ok(synced)
 }
 
@@ -952,7 +1037,7 @@ mod tests {
         ];
         for case in cases {
             let fake = Fake::new(case.observation);
-            let synced = sync(&team(case.policies), "ns.web", &me(), "ns", &fake)
+            let synced = sync(&team(case.policies), "ns.web", false, &me(), "ns", &fake)
                 .await
                 .unwrap();
             assert_eq!(fake.calls(), case.calls, "{}", case.name);
@@ -1041,9 +1126,16 @@ mod tests {
         for (name, policies, instance_namespace, answer, available, late_init) in cases {
             let mut fake = Fake::new(Observation::absent());
             fake.answer = answer;
-            let synced = sync(&team(policies), "ns.web", &me(), instance_namespace, &fake)
-                .await
-                .unwrap();
+            let synced = sync(
+                &team(policies),
+                "ns.web",
+                false,
+                &me(),
+                instance_namespace,
+                &fake,
+            )
+            .await
+            .unwrap();
             assert_eq!(fake.calls(), ["observe ns.web", "create ns.web"], "{name}");
             let Outcome::Created(creation) = &synced.outcome else {
                 panic!("{name}: {:?}", synced.outcome);
@@ -1070,7 +1162,7 @@ mod tests {
     async fn unmarked_objects_are_refused_outside_the_instance_namespace() {
         for policies in [&[All][..], &[Observe], &[Observe, LateInitialize]] {
             let fake = Fake::new(live(None, &["metadata"]));
-            let synced = sync(&team(policies), "ns.web", &me(), "platform", &fake)
+            let synced = sync(&team(policies), "ns.web", false, &me(), "platform", &fake)
                 .await
                 .unwrap();
             assert_eq!(synced.outcome, Outcome::Refused(Refusal::Unmarked));
@@ -1099,7 +1191,7 @@ mod tests {
         };
         let mut fake = Fake::new(Observation::absent());
         fake.creation = creation.clone();
-        let synced = sync(&team(&[All]), "ns.web", &me(), "ns", &fake)
+        let synced = sync(&team(&[All]), "ns.web", false, &me(), "ns", &fake)
             .await
             .unwrap();
         assert_eq!(fake.calls(), ["observe ns.web", "create ns.web"]);
@@ -1110,7 +1202,7 @@ mod tests {
     async fn a_failed_create_is_an_error_and_the_next_sync_finds_the_object() {
         let mut fake = Fake::new(Observation::absent());
         fake.failing = Some("create");
-        let err = sync(&team(&[All]), "ns.web", &me(), "ns", &fake)
+        let err = sync(&team(&[All]), "ns.web", false, &me(), "ns", &fake)
             .await
             .unwrap_err();
         assert_eq!(err.step, Step::Create);
@@ -1118,7 +1210,7 @@ mod tests {
         // The response was lost but the team exists under the recorded id:
         // the retry reads it and creates nothing.
         let fake = Fake::new(live(Some(me()), &[]));
-        let synced = sync(&team(&[All]), "ns.web", &me(), "ns", &fake)
+        let synced = sync(&team(&[All]), "ns.web", false, &me(), "ns", &fake)
             .await
             .unwrap();
         assert_eq!(synced.outcome, Outcome::UpToDate);
@@ -1137,7 +1229,7 @@ mod tests {
         for (failing, observation, step) in cases {
             let mut fake = Fake::new(observation);
             fake.failing = Some(failing);
-            let err = sync(&team(&[All]), "ns.web", &me(), "ns", &fake)
+            let err = sync(&team(&[All]), "ns.web", false, &me(), "ns", &fake)
                 .await
                 .unwrap_err();
             assert_eq!(err.step, step, "{failing}");

@@ -49,6 +49,9 @@ struct Script {
     failing: Option<&'static str>,
     /// The create succeeds in LiteLLM but its answer is lost.
     loses_create_answer: bool,
+    /// The kind's create refuses a taken id (a conflict), so a fresh id is
+    /// created first ([`External::create_refuses_existing`]).
+    creates_first: bool,
     calls: Vec<String>,
 }
 
@@ -116,6 +119,12 @@ impl<K: ManagedKind> External<K> for FakeExternal {
 
     async fn create(&self, _: &K, id: &str) -> Result<Created<K>, ExternalError> {
         let mut script = self.call("create", id)?;
+        if script.creates_first && script.object.is_some() {
+            return Err(ExternalError::LiteLLM(litellm::Error::Conflict {
+                op: "POST /fake",
+                detail: "the id is taken".into(),
+            }));
+        }
         script.object = Some(Marked::Ours);
         script.drift.clear();
         if script.loses_create_answer {
@@ -136,6 +145,10 @@ impl<K: ManagedKind> External<K> for FakeExternal {
     async fn delete(&self, id: &str) -> Result<(), ExternalError> {
         self.call("delete", id)?.object = None;
         Ok(())
+    }
+
+    fn create_refuses_existing(&self) -> bool {
+        self.script.lock().unwrap().creates_first
     }
 }
 
@@ -260,21 +273,36 @@ type StateCase = (
     &'static str,
 );
 
+/// Every policy set against every external state, for a kind whose create
+/// may go first under an id chosen in the same reconciliation
+/// (`creates_first`) and for one that observes first: a created-first
+/// object is observed only when the create finds the id taken, and then
+/// ends as an observed one (refused when another resource's); without
+/// Create nothing is ever created.
 #[tokio::test]
 async fn every_policy_set_against_every_external_state() {
-    for policies in SUPPORTED_MANAGEMENT_POLICIES
+    for (policies, creates_first) in SUPPORTED_MANAGEMENT_POLICIES
         .iter()
         .filter(|p| !p.is_empty())
+        .flat_map(|p| [(p, false), (p, true)])
     {
         let allows = |p| policy_allows(policies, p);
         let mut cases: Vec<StateCase> = vec![];
-        let observe = format!("observe {ID}");
+        let first = creates_first && allows(Create);
+        // What is called before the object is known to be there.
+        let observe = match first {
+            true => vec![format!("create {ID}"), format!("observe {ID}")],
+            false => vec![format!("observe {ID}")],
+        };
         cases.push(match allows(Create) {
             true => (
                 "absent",
                 None,
                 &[],
-                vec![observe.clone(), format!("create {ID}")],
+                match first {
+                    true => vec![format!("create {ID}")],
+                    false => vec![format!("observe {ID}"), format!("create {ID}")],
+                },
                 "Ready=False Creating",
                 "Synced=True ReconcileSuccess",
             ),
@@ -282,7 +310,7 @@ async fn every_policy_set_against_every_external_state() {
                 "absent",
                 None,
                 &[],
-                vec![observe.clone()],
+                observe.clone(),
                 "Ready=False Unavailable",
                 "Synced=False ReconcileError",
             ),
@@ -291,7 +319,7 @@ async fn every_policy_set_against_every_external_state() {
             "ours, as asked",
             Some(Marked::Ours),
             &[],
-            vec![observe.clone()],
+            observe.clone(),
             "Ready=True Available",
             "Synced=True ReconcileSuccess",
         ));
@@ -300,7 +328,7 @@ async fn every_policy_set_against_every_external_state() {
                 "ours, drifted",
                 Some(Marked::Ours),
                 &["teamAlias"],
-                vec![observe.clone(), format!("update {ID}")],
+                [observe.clone(), vec![format!("update {ID}")]].concat(),
                 "Ready=True Available",
                 "Synced=True ReconcileSuccess",
             ),
@@ -309,7 +337,7 @@ async fn every_policy_set_against_every_external_state() {
                 "ours, drifted",
                 Some(Marked::Ours),
                 &["teamAlias"],
-                vec![observe.clone()],
+                observe.clone(),
                 "Ready=True Available",
                 "Synced=True ReconcileSuccess",
             ),
@@ -318,7 +346,7 @@ async fn every_policy_set_against_every_external_state() {
             "another resource's",
             Some(Marked::Theirs),
             &["teamAlias"],
-            vec![observe.clone()],
+            observe.clone(),
             "Ready=False Unavailable",
             "Synced=False ReconcileError",
         ));
@@ -326,10 +354,18 @@ async fn every_policy_set_against_every_external_state() {
             let (api, ctx) = world();
             team(&api, "web", policies, json!({}));
             let script = script(object, drift);
+            script.lock().unwrap().creates_first = creates_first;
             let result = reconcile::<LiteLLMTeam>(&api, &ctx, &script, "web").await;
-            let case = format!("{policies:?}, {state}");
+            let case = format!("{policies:?}, creates first: {creates_first}, {state}");
             assert!(result.is_ok(), "{case}: {result:?}");
             assert_eq!(calls(&script), want_calls, "{case}");
+            if object == Some(Marked::Theirs) {
+                assert_eq!(
+                    script.lock().unwrap().object,
+                    Some(Marked::Theirs),
+                    "{case}: another resource's object is left as it was"
+                );
+            }
             assert_eq!(conditions(&api, "web"), [ready, synced], "{case}");
             let web: LiteLLMTeam = read(&api, "web").unwrap();
             assert_eq!(
@@ -378,6 +414,59 @@ async fn a_create_whose_answer_was_lost_is_found_and_not_made_twice() {
         conditions(&api, "web"),
         ["Ready=True Available", "Synced=True ReconcileSuccess"]
     );
+}
+
+/// A fresh id is created first; the retry after a lost answer finds the id
+/// recorded, so it observes first, finds what the first create made and
+/// makes nothing twice.
+#[tokio::test]
+async fn a_create_first_whose_answer_was_lost_is_found_and_not_made_twice() {
+    let (api, ctx) = world();
+    team(&api, "web", &[All], json!({}));
+    let script = script(None, &[]);
+    script.lock().unwrap().creates_first = true;
+    script.lock().unwrap().loses_create_answer = true;
+    let failed = reconcile::<LiteLLMTeam>(&api, &ctx, &script, "web").await;
+    assert!(failed.is_err(), "{failed:?}");
+    assert_eq!(calls(&script), [format!("create {ID}")]);
+    reconcile::<LiteLLMTeam>(&api, &ctx, &script, "web")
+        .await
+        .unwrap();
+    assert_eq!(
+        calls(&script),
+        [format!("create {ID}"), format!("observe {ID}")],
+        "the retry observes the recorded id first"
+    );
+    assert_eq!(
+        conditions(&api, "web"),
+        ["Ready=True Available", "Synced=True ReconcileSuccess"]
+    );
+}
+
+/// Only an id chosen in the same reconciliation is fresh: a resource whose
+/// external name is already recorded (a later reconciliation, an import)
+/// observes first, even for a kind that could create first.
+#[tokio::test]
+async fn a_recorded_id_is_observed_first() {
+    for (object, want_calls) in [
+        (None, vec![format!("observe {ID}"), format!("create {ID}")]),
+        (Some(Marked::Ours), vec![format!("observe {ID}")]),
+        (Some(Marked::Theirs), vec![format!("observe {ID}")]),
+    ] {
+        let (api, ctx) = world();
+        team(
+            &api,
+            "web",
+            &[All],
+            json!({"crossplane.io/external-name": ID}),
+        );
+        let script = script(object, &[]);
+        script.lock().unwrap().creates_first = true;
+        reconcile::<LiteLLMTeam>(&api, &ctx, &script, "web")
+            .await
+            .unwrap();
+        assert_eq!(calls(&script), want_calls, "{object:?}");
+    }
 }
 
 #[tokio::test]

@@ -1280,11 +1280,11 @@ async fn observe_and_act<K: ManagedKind, C: Connecter<K>>(
         false => instance.client.clone(),
     };
     let connection = ctx.connection(&instance, litellm, &owner, scrubber, refs, kube.clone());
-    let (mr, id) = ensure_id(api, mr, &connection, &ctx.written)
+    let (mr, id, fresh) = ensure_id(api, mr, &connection, &ctx.written)
         .await
         .map_err(Failed::at(Step::Initialize))?;
     let external = connecter.connect(connection);
-    let synced = contract::sync(&*mr, &id, &owner, &instance.namespace, &external)
+    let synced = contract::sync(&*mr, &id, fresh, &owner, &instance.namespace, &external)
         .await
         .map_err(|failed| Failed {
             step: failed.step,
@@ -1438,12 +1438,17 @@ async fn publish_connection<K: ManagedKind>(
 /// same patch as its chosen external name, or, where it has one already
 /// (an import, an observe-only resource), in a patch of its own, before
 /// anything is created or looked up in LiteLLM.
+///
+/// Returns the resource as written, the id, and whether the id was chosen
+/// and recorded by this very call (`fresh`, see [`contract::sync`]): never
+/// persisted, so a retry or a restart sees the id recorded and observes
+/// first.
 async fn ensure_id<K: ManagedKind>(
     api: &Api<K>,
     mr: Arc<K>,
     connection: &Connection,
     written: &Written,
-) -> Result<(Arc<K>, String), Error> {
+) -> Result<(Arc<K>, String, bool), Error> {
     if let Some(id) = mr
         .annotations()
         .get(EXTERNAL_NAME)
@@ -1451,14 +1456,16 @@ async fn ensure_id<K: ManagedKind>(
     {
         let id = id.clone();
         if has_finalizer(&*mr) {
-            return Ok((mr, id));
+            return Ok((mr, id, false));
         }
         let mr = record(api, &mr, None, written).await?;
-        return Ok((mr, id));
+        return Ok((mr, id, false));
     }
     let id = mr.choose_id(connection).await?;
+    // Written with the version read as precondition, which had no external
+    // name: the id is fresh, nothing can have been created under it yet.
     let mr = record(api, &mr, Some(&id), written).await?;
-    Ok((mr, id))
+    Ok((mr, id, true))
 }
 
 /// Whether `mr` carries the provider's finalizer.

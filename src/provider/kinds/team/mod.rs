@@ -438,6 +438,13 @@ impl External<LiteLLMTeam> for TeamExternal {
         self.client.team_delete(id).await?;
         Ok(())
     }
+
+    /// A `/team/new` under a taken `team_id` is answered 400, which
+    /// [`litellm::Client::team_new`] reports as a conflict once it has read
+    /// the team there: nothing is overwritten or made twice.
+    fn create_refuses_existing(&self) -> bool {
+        true
+    }
 }
 
 #[cfg(test)]
