@@ -101,6 +101,7 @@ async fn a_budget_follows_the_replicas_and_its_settings_and_goes_with_the_instan
         json!({
             "maxUnavailable": 1,
             "selector": serde_json::to_value(&deployment.spec.selector).unwrap(),
+            "unhealthyPodEvictionPolicy": "AlwaysAllow",
         })
     );
     let owner = &budget.metadata.owner_references.as_ref().unwrap()[0];

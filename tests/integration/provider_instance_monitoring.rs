@@ -221,3 +221,64 @@ async fn a_service_monitor_appears_only_where_served_and_follows_the_spec() {
     assert!(run.authz.denied().is_empty(), "{:?}", run.authz.denied());
     remove_crd(&crds).await;
 }
+
+/// A provider whose ClusterRole was not updated with the release that
+/// added ServiceMonitors, PodDisruptionBudgets, Ingresses and HTTPRoutes
+/// (the permissions of an older `rbac.yaml`): an instance that asks for
+/// none of them is provisioned, Synced, and deleted as before; the
+/// clean-up's list of those kinds is denied and passed over, never a
+/// reason to fail a round or hold the finalizer.
+#[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
+async fn an_older_role_without_the_newer_kinds_still_provisions_and_deletes() {
+    let newer = [
+        "monitoring.coreos.com",
+        "policy",
+        "networking.k8s.io",
+        "gateway.networking.k8s.io",
+    ];
+    let rules: Vec<_> = support::authz::provider_rules()
+        .into_iter()
+        .filter(|rule| !rule.api_groups.iter().any(|g| newer.contains(&g.as_str())))
+        .collect();
+    let Some(run) = support::instance::start_with_rules("li-oldrole", rules).await else {
+        return;
+    };
+    run.create("gw", json!({"masterKey": {"autoGenerate": true}}))
+        .await;
+    run.wait_for_object::<Deployment>("gw").await;
+    let synced = run
+        .wait_for("gw", |i| {
+            condition(i, "Synced").is_some_and(|c| c.reason == "ReconcileSuccess")
+        })
+        .await;
+    assert_eq!(condition(&synced, "Synced").unwrap().status, "True");
+    run.reconciled_again(2).await;
+    let synced = run.instances().get("gw").await.unwrap();
+    assert_eq!(condition(&synced, "Synced").unwrap().status, "True");
+
+    run.instances()
+        .delete("gw", &DeleteParams::default())
+        .await
+        .unwrap();
+    support::provider::eventually("the instance deleted", || async {
+        run.instances()
+            .get_opt("gw")
+            .await
+            .unwrap()
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    assert!(run.names::<Deployment>().await.is_empty());
+    let denied = run.authz.denied();
+    assert!(
+        !denied.is_empty(),
+        "the clean-up tried to list the newer kinds"
+    );
+    assert!(
+        denied.iter().all(|d| d.starts_with("denied: list ")
+            && newer.iter().any(|g| d.contains(&format!(" {g}/")))),
+        "only the newer kinds' lists: {denied:?}"
+    );
+}

@@ -81,6 +81,18 @@ pub async fn namespace(prefix: &str) -> Option<(Client, String)> {
 pub async fn start(prefix: &str) -> Option<Running> {
     let (client, namespace) = namespace(prefix).await?;
     let authz = AuthzProxy::for_provider(client.clone()).await;
+    Some(started(client, namespace, authz))
+}
+
+/// As [`start`], the controller granted only `rules` (its denials kept to
+/// its own proxy: see [`AuthzProxy::start`]).
+pub async fn start_with_rules(prefix: &str, rules: Vec<super::authz::Rule>) -> Option<Running> {
+    let (client, namespace) = namespace(prefix).await?;
+    let authz = AuthzProxy::start(client.clone(), rules, true).await;
+    Some(started(client, namespace, authz))
+}
+
+fn started(client: Client, namespace: String, authz: AuthzProxy) -> Running {
     let (metrics, registry) = metrics();
     let mut run = Running {
         client,
@@ -91,7 +103,7 @@ pub async fn start(prefix: &str) -> Option<Running> {
         registry,
     };
     run.resume();
-    Some(run)
+    run
 }
 
 /// A fresh namespace without a controller yet ([`Running::resume`] starts

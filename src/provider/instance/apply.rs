@@ -941,6 +941,20 @@ impl<'a> DeleteScope<'a> {
             // A kind the API server does not serve (autoscaling/v2 or
             // policy/v1 on a server without it) holds nothing to delete.
             Err(kube::Error::Api(status)) if status.code == 404 => return Ok(()),
+            // A kind the provider may not list (its ClusterRole not updated
+            // with the release that added the kind): it cannot have created
+            // any either, unless the permission was taken away since; then
+            // the owner reference lets the garbage collector remove them
+            // with the instance. Never a reason to fail every round, or to
+            // hold an instance's deletion, over a feature it does not use.
+            Err(kube::Error::Api(status)) if status.code == 403 => {
+                tracing::warn!(
+                    namespace = %self.namespace, %kind,
+                    "the provider may not list {kind}s, so none are cleaned up; grant the \
+                     permissions of examples/provider/runtime-config/rbac.yaml"
+                );
+                return Ok(());
+            }
             Err(source) => return Err(failed(&self.selector, source)),
         };
         for object in listed {

@@ -1818,9 +1818,23 @@ fn disruption_budget_problems(instance: &LiteLLMInstance) -> Vec<String> {
             continue;
         }
         let (settings, path) = disruption_budget_settings(instance, component);
-        if let Some(IntOrString::Int(min)) = settings.and_then(|s| s.min_available.as_ref()) {
-            let replicas = replicas(instance, component);
-            if *min >= replicas {
+        let replicas = replicas(instance, component);
+        // Kubernetes rounds a percentage of minAvailable up.
+        let min = match settings.and_then(|s| s.min_available.as_ref()) {
+            Some(IntOrString::Int(min)) => Some((min.to_string(), i64::from(*min))),
+            // Refused above whatever the replicas.
+            Some(IntOrString::String(percent)) if percent == "100%" => None,
+            Some(IntOrString::String(percent)) => percent
+                .strip_suffix('%')
+                .and_then(|p| p.parse::<i64>().ok())
+                .map(|p| {
+                    let pods = (p * i64::from(replicas) + 99) / 100;
+                    (format!("{percent:?} ({pods} pods, rounded up)"), pods)
+                }),
+            None => None,
+        };
+        if let Some((min, pods)) = min {
+            if pods >= i64::from(replicas) {
                 let counted = match autoscaling(instance, component) {
                     Some(_) => "minReplicas",
                     None => "replicas",
@@ -1865,6 +1879,9 @@ pub fn disruption_budget(
             }),
             min_available,
             max_unavailable,
+            // A proxy whose pods are all failing anyway never holds up a
+            // drain: unhealthy pods may always be evicted (GA in 1.31).
+            unhealthy_pod_eviction_policy: Some("AlwaysAllow".to_string()),
             ..PodDisruptionBudgetSpec::default()
         }),
         ..PodDisruptionBudget::default()
@@ -3161,6 +3178,7 @@ mod tests {
                     "app.kubernetes.io/instance": "gw",
                     "app.kubernetes.io/component": "proxy",
                 }},
+                "unhealthyPodEvictionPolicy": "AlwaysAllow",
             })
         );
         let deployment = component_deployment(
@@ -3181,7 +3199,11 @@ mod tests {
         // The counts given, as given.
         assert_eq!(
             single(json!({"replicas": 3, "podDisruptionBudget": {"minAvailable": 2}}))["spec"],
-            json!({"minAvailable": 2, "selector": budget["spec"]["selector"]})
+            json!({
+                "minAvailable": 2,
+                "selector": budget["spec"]["selector"],
+                "unhealthyPodEvictionPolicy": "AlwaysAllow",
+            })
         );
         assert_eq!(
             single(json!({"replicas": 3, "podDisruptionBudget": {"maxUnavailable": "50%"}}))
@@ -3217,7 +3239,7 @@ mod tests {
                 "app.kubernetes.io/name": "litellm",
                 "app.kubernetes.io/instance": "gw",
                 "app.kubernetes.io/component": "gateway",
-            }}}),
+            }}, "unhealthyPodEvictionPolicy": "AlwaysAllow"}),
             "the role's budget replaces the workload's whole (no minAvailable from it)"
         );
         let backend = budget_of(spec.clone(), Component::Backend);
@@ -3266,6 +3288,16 @@ mod tests {
                 json!({"replicas": 3, "podDisruptionBudget": {"minAvailable": 3}}),
                 "spec.workload.podDisruptionBudget.minAvailable 3 is not below the 3 replicas of \
                  Deployment gw: no node could ever be drained",
+            ),
+            (
+                json!({"replicas": 3, "podDisruptionBudget": {"minAvailable": "90%"}}),
+                "spec.workload.podDisruptionBudget.minAvailable \"90%\" (3 pods, rounded up) is \
+                 not below the 3 replicas of Deployment gw",
+            ),
+            (
+                json!({"replicas": 2, "podDisruptionBudget": {"minAvailable": "51%"}}),
+                "spec.workload.podDisruptionBudget.minAvailable \"51%\" (2 pods, rounded up) is \
+                 not below the 2 replicas",
             ),
             (
                 json!({"replicas": 3, "podDisruptionBudget": {"maxUnavailable": 0}}),

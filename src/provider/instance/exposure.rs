@@ -522,12 +522,18 @@ pub struct ExposureObservation {
     /// Same-named objects the instance does not own, as `Kind name` (also
     /// among the workload's conflicts).
     pub not_owned: Vec<String>,
+    /// Objects the API server (or an admission webhook or policy) refused
+    /// to write: `(field path, Kind name, its message)`.
+    pub refused: Vec<(String, String, String)>,
 }
 
 impl ExposureObservation {
     /// Whether the instance asks for any exposure.
     pub fn is_asked(&self) -> bool {
-        !(self.written.is_empty() && self.not_served.is_empty() && self.not_owned.is_empty())
+        !(self.written.is_empty()
+            && self.not_served.is_empty()
+            && self.not_owned.is_empty()
+            && self.refused.is_empty())
     }
 }
 
@@ -563,25 +569,57 @@ pub(super) async fn apply(
         }
         let written = match api {
             Api::Ingress => applier
-                .ensure(&name, super::apply::Policy::Reconcile, |_| {
-                    ingress(instance, component).expect("asked for")
-                })
-                .await?
-                .is_some(),
+                .ensure(
+                    &name,
+                    super::apply::Policy::Reconcile,
+                    |existing: Option<&Ingress>| {
+                        let mut desired = ingress(instance, component).expect("asked for");
+                        keep_defaulted_class(&mut desired, existing);
+                        desired
+                    },
+                )
+                .await
+                .map(|written| written.is_some()),
             Api::HttpRoute => applier
                 .ensure(&name, super::apply::Policy::Reconcile, |_| {
                     http_route(instance, component).expect("asked for")
                 })
-                .await?
-                .is_some(),
+                .await
+                .map(|written| written.is_some()),
         };
-        if written {
-            observed.written.push(kind_name);
-        } else {
-            observed.not_owned.push(kind_name);
+        match written {
+            Ok(true) => observed.written.push(kind_name),
+            Ok(false) => observed.not_owned.push(kind_name),
+            // The API server, or an admission webhook or policy of the
+            // cluster's (a host another Ingress holds, a host the platform
+            // does not allow), refused the object: reported, and the rest
+            // of the instance reconciled as usual.
+            Err(Error::Workload {
+                source: kube::Error::Api(status),
+                ..
+            }) if (400..500).contains(&status.code) && status.code != 409 => {
+                observed.refused.push((path, kind_name, status.message))
+            }
+            Err(err) => return Err(err),
         }
     }
     Ok(observed)
+}
+
+/// Without `className`, the cluster's default IngressClass is filled in
+/// when the Ingress is created (the `DefaultIngressClass` admission
+/// plugin), and only then: a replace without it would take the class away
+/// on every round. The class found is kept until `className` says
+/// otherwise.
+fn keep_defaulted_class(desired: &mut Ingress, existing: Option<&Ingress>) {
+    let Some(spec) = desired.spec.as_mut() else {
+        return;
+    };
+    if spec.ingress_class_name.is_none() {
+        spec.ingress_class_name = existing
+            .and_then(|e| e.spec.as_ref())
+            .and_then(|s| s.ingress_class_name.clone());
+    }
 }
 
 /// Deletes the owned Ingresses and HTTPRoutes no longer asked for (all of

@@ -111,6 +111,10 @@ pub mod reason {
     /// `SaltKeyMissing`/`MasterKeyMissing`: a Secret of that name exists
     /// without the generated-for annotation.
     pub const SECRET_NOT_MARKED: &str = "SecretNotMarked";
+    /// `Exposed=False`: the API server (or an admission webhook or policy
+    /// of the cluster's) refused an Ingress or HTTPRoute; the message names
+    /// the field and quotes the refusal.
+    pub const WRITE_REFUSED: &str = "WriteRefused";
     /// `Exposed=True`: every Ingress and HTTPRoute asked for is written.
     pub const EXPOSURE_WRITTEN: &str = "ExposureWritten";
     /// `Exposed=False`: the cluster does not serve the API of an exposure
@@ -924,11 +928,18 @@ fn exposure_condition(conditions: &mut Conditions, observed: &ExposureObservatio
             "{object} exists and is not owned by this instance (see WorkloadConflict)"
         ));
     }
+    for (path, object, message) in &observed.refused {
+        parts.push(format!(
+            "{path}: the API server refused {object}: {message}"
+        ));
+    }
     if !observed.written.is_empty() {
         let written: Vec<&str> = observed.written.iter().map(String::as_str).collect();
         parts.push(format!("{} written", english_list(&written)));
     }
-    let (status, reason) = if !observed.not_served.is_empty() {
+    let (status, reason) = if !observed.refused.is_empty() {
+        (false, reason::WRITE_REFUSED)
+    } else if !observed.not_served.is_empty() {
         (false, reason::API_NOT_SERVED)
     } else if !observed.not_owned.is_empty() {
         (false, reason::OBJECT_NOT_OWNED)
@@ -1511,7 +1522,7 @@ mod tests {
                     "HTTPRoute gw".into(),
                     "gateway.networking.k8s.io/v1 httproutes".into(),
                 )],
-                not_owned: Vec::new(),
+                ..ExposureObservation::default()
             },
             ..running(1)
         };
@@ -1542,6 +1553,32 @@ mod tests {
             ("False".into(), reason::OBJECT_NOT_OWNED.into())
         );
         assert!(message(&status, condition_type::EXPOSED).contains("see WorkloadConflict"));
+
+        // Refused by the API server or a webhook: said, with its message,
+        // and the proxy still ready.
+        let refused = WorkloadObservation {
+            exposure: ExposureObservation {
+                written: vec!["HTTPRoute gw".into()],
+                refused: vec![(
+                    "spec.workload.exposure.ingress".into(),
+                    "Ingress gw".into(),
+                    "admission webhook \"validate.nginx.ingress.kubernetes.io\" denied the \
+                     request: host \"llm.example.com\" and path \"/\" is already defined"
+                        .into(),
+                )],
+                ..ExposureObservation::default()
+            },
+            ..running(1)
+        };
+        let status = provisioned_status(&instance, &refused, at(NOW));
+        assert!(status.ready);
+        assert_eq!(
+            reason_of(&status, condition_type::EXPOSED),
+            ("False".into(), reason::WRITE_REFUSED.into())
+        );
+        assert!(message(&status, condition_type::EXPOSED).starts_with(
+            "spec.workload.exposure.ingress: the API server refused Ingress gw: admission webhook"
+        ));
 
         let written = WorkloadObservation {
             exposure: ExposureObservation {
