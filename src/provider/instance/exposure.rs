@@ -673,6 +673,34 @@ mod tests {
     }
 
     #[test]
+    fn a_class_the_cluster_defaulted_is_kept_and_one_asked_for_wins() {
+        let with_class = |class: Option<&str>| {
+            let mut ingress = ingress(
+                &instance(
+                    json!({"workload": {"exposure": {"ingress": {"host": "llm.example.com"}}}}),
+                ),
+                Component::Proxy,
+            )
+            .unwrap();
+            ingress.spec.as_mut().unwrap().ingress_class_name = class.map(str::to_string);
+            ingress
+        };
+        let existing = with_class(Some("nginx"));
+        let mut desired = with_class(None);
+        keep_defaulted_class(&mut desired, Some(&existing));
+        assert_eq!(desired, existing, "the defaulted class stays");
+        let mut desired = with_class(Some("alb"));
+        keep_defaulted_class(&mut desired, Some(&existing));
+        assert_eq!(
+            desired.spec.unwrap().ingress_class_name.as_deref(),
+            Some("alb")
+        );
+        let mut desired = with_class(None);
+        keep_defaulted_class(&mut desired, None);
+        assert_eq!(desired.spec.unwrap().ingress_class_name, None);
+    }
+
+    #[test]
     fn nothing_is_exposed_unless_asked() {
         for spec in [
             json!({}),
