@@ -1439,16 +1439,15 @@ async fn publish_connection<K: ManagedKind>(
 /// (an import, an observe-only resource), in a patch of its own, before
 /// anything is created or looked up in LiteLLM.
 ///
-/// Returns the resource as written, the id, and whether the id was chosen
-/// and recorded by this very call (`fresh`, see [`contract::sync`]): never
-/// persisted, so a retry or a restart sees the id recorded and observes
-/// first.
+/// Returns the resource as written, the id, and how new the id is
+/// ([`contract::Fresh`], see [`contract::sync`]): never persisted, so a
+/// retry or a restart sees the id recorded and observes first.
 async fn ensure_id<K: ManagedKind>(
     api: &Api<K>,
     mr: Arc<K>,
     connection: &Connection,
     written: &Written,
-) -> Result<(Arc<K>, String, bool), Error> {
+) -> Result<(Arc<K>, String, contract::Fresh), Error> {
     if let Some(id) = mr
         .annotations()
         .get(EXTERNAL_NAME)
@@ -1456,16 +1455,17 @@ async fn ensure_id<K: ManagedKind>(
     {
         let id = id.clone();
         if has_finalizer(&*mr) {
-            return Ok((mr, id, false));
+            return Ok((mr, id, contract::Fresh::No));
         }
         let mr = record(api, &mr, None, written).await?;
-        return Ok((mr, id, false));
+        return Ok((mr, id, contract::Fresh::No));
     }
-    let id = mr.choose_id(connection).await?;
+    let chosen = mr.choose_id(connection).await?;
+    let fresh = contract::Fresh::of(&chosen);
     // Written with the version read as precondition, which had no external
     // name: the id is fresh, nothing can have been created under it yet.
-    let mr = record(api, &mr, Some(&id), written).await?;
-    Ok((mr, id, true))
+    let mr = record(api, &mr, Some(&chosen.id), written).await?;
+    Ok((mr, chosen.id, fresh))
 }
 
 /// Whether `mr` carries the provider's finalizer.
