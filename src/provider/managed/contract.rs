@@ -236,19 +236,21 @@ pub trait External<K: ManagedKind>: Send + Sync {
 }
 
 /// An id [`ManagedKind::choose_id`] chose.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Chosen {
     pub id: String,
-    /// Drawn at random by this very call (a key's new secret), so no object
-    /// anywhere can be under it: see [`Fresh::Drawn`].
-    pub drawn: bool,
+    /// The secret the id stands for, where this very call drew it at random
+    /// (a key's new secret, the id its token): no object anywhere can be
+    /// under the id ([`Fresh::Drawn`]), and the create gets the secret in
+    /// [`Connection::drawn`] instead of reading it back.
+    pub drawn: Option<litellm::Secret>,
 }
 
 impl From<String> for Chosen {
     /// An id derived from the resource (its name, its uid): someone may
     /// have made an object under it by hand.
     fn from(id: String) -> Self {
-        Chosen { id, drawn: false }
+        Chosen { id, drawn: None }
     }
 }
 
@@ -275,8 +277,8 @@ impl Fresh {
     /// reconciliation recorded is.
     pub fn of(chosen: &Chosen) -> Self {
         match chosen.drawn {
-            true => Fresh::Drawn,
-            false => Fresh::Recorded,
+            Some(_) => Fresh::Drawn,
+            None => Fresh::Recorded,
         }
     }
 
@@ -339,6 +341,9 @@ pub struct Connection {
     /// What consumers call (the instance's gateway, else its admin
     /// endpoint), for connection details.
     pub endpoint: String,
+    /// The secret the id was drawn from in this very reconciliation
+    /// ([`Chosen::drawn`]), handed to the create so it is not read back.
+    pub drawn: Option<litellm::Secret>,
 }
 
 /// Makes the [`External`] of one reconciliation from its [`Connection`]:

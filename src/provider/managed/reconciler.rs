@@ -149,6 +149,7 @@ impl Context {
             refs,
             kube,
             endpoint: instance.consumer_endpoint.clone(),
+            drawn: None,
         }
     }
 
@@ -1279,10 +1280,11 @@ async fn observe_and_act<K: ManagedKind, C: Connecter<K>>(
         true => background.clone(),
         false => instance.client.clone(),
     };
-    let connection = ctx.connection(&instance, litellm, &owner, scrubber, refs, kube.clone());
-    let (mr, id, fresh) = ensure_id(api, mr, &connection, &ctx.written)
+    let mut connection = ctx.connection(&instance, litellm, &owner, scrubber, refs, kube.clone());
+    let (mr, id, fresh, drawn) = ensure_id(api, mr, &connection, &ctx.written)
         .await
         .map_err(Failed::at(Step::Initialize))?;
+    connection.drawn = drawn;
     let external = connecter.connect(connection);
     let synced = contract::sync(&*mr, &id, fresh, &owner, &instance.namespace, &external)
         .await
@@ -1439,15 +1441,17 @@ async fn publish_connection<K: ManagedKind>(
 /// (an import, an observe-only resource), in a patch of its own, before
 /// anything is created or looked up in LiteLLM.
 ///
-/// Returns the resource as written, the id, and how new the id is
-/// ([`contract::Fresh`], see [`contract::sync`]): never persisted, so a
-/// retry or a restart sees the id recorded and observes first.
+/// Returns the resource as written, the id, how new the id is
+/// ([`contract::Fresh`], see [`contract::sync`]: never persisted, so a
+/// retry or a restart sees the id recorded and observes first), and the
+/// secret it was drawn from in this call, if it was
+/// ([`contract::Chosen::drawn`]).
 async fn ensure_id<K: ManagedKind>(
     api: &Api<K>,
     mr: Arc<K>,
     connection: &Connection,
     written: &Written,
-) -> Result<(Arc<K>, String, contract::Fresh), Error> {
+) -> Result<(Arc<K>, String, contract::Fresh, Option<Secret>), Error> {
     if let Some(id) = mr
         .annotations()
         .get(EXTERNAL_NAME)
@@ -1455,17 +1459,17 @@ async fn ensure_id<K: ManagedKind>(
     {
         let id = id.clone();
         if has_finalizer(&*mr) {
-            return Ok((mr, id, contract::Fresh::No));
+            return Ok((mr, id, contract::Fresh::No, None));
         }
         let mr = record(api, &mr, None, written).await?;
-        return Ok((mr, id, contract::Fresh::No));
+        return Ok((mr, id, contract::Fresh::No, None));
     }
     let chosen = mr.choose_id(connection).await?;
     let fresh = contract::Fresh::of(&chosen);
     // Written with the version read as precondition, which had no external
     // name: the id is fresh, nothing can have been created under it yet.
     let mr = record(api, &mr, Some(&chosen.id), written).await?;
-    Ok((mr, chosen.id, fresh))
+    Ok((mr, chosen.id, fresh, chosen.drawn))
 }
 
 /// Whether `mr` carries the provider's finalizer.

@@ -417,6 +417,9 @@ pub struct KeyExternal {
     /// The budget the live key linked to when this reconciliation observed
     /// it (see [`soft_budget_refusal`]).
     linked_budget: std::sync::Mutex<Option<String>>,
+    /// The secret drawn for the key in this reconciliation, just stored in
+    /// its Secret (see [`ManagedKind::choose_id`]).
+    drawn: Option<Secret>,
 }
 
 impl KeyExternal {
@@ -785,9 +788,14 @@ impl KeyExternal {
         id: &str,
     ) -> Result<Created<LiteLLMVirtualKey>, ExternalError> {
         let name = secret_name(mr);
-        let stored = connection::read(&self.kube, mr, &name)
-            .await?
-            .and_then(|secret| connection::value(&secret, SECRET_KEY));
+        // A secret drawn in this reconciliation was stored moments ago:
+        // not read back.
+        let stored = match self.drawn.as_ref().filter(|key| token_of(key) == id) {
+            Some(drawn) => Some(drawn.clone()),
+            None => connection::read(&self.kube, mr, &name)
+                .await?
+                .and_then(|secret| connection::value(&secret, SECRET_KEY)),
+        };
         stored.iter().for_each(|k| self.scrubber.remember(k));
         let stored_token = stored.as_ref().map(token_of);
         let alias = alias(mr);
@@ -961,7 +969,7 @@ impl ManagedKind for LiteLLMVirtualKey {
         let stored = secret
             .as_deref()
             .and_then(|secret| connection::value(secret, SECRET_KEY));
-        let drawn = stored.is_none();
+        let mut drawn = None;
         let key = match stored {
             Some(key) => key,
             None => {
@@ -976,6 +984,7 @@ impl ManagedKind for LiteLLMVirtualKey {
                 ]);
                 // Over the Secret just read: no second read.
                 connection::publish_over(&connection.kube, self, &name, &data, secret).await?;
+                drawn = Some(key.clone());
                 key
             }
         };
@@ -996,6 +1005,7 @@ impl ManagedKind for LiteLLMVirtualKey {
             refs: connection.refs,
             verified: connection.verified,
             linked_budget: std::sync::Mutex::default(),
+            drawn: connection.drawn,
         }
     }
 }
