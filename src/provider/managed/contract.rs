@@ -1250,7 +1250,10 @@ mod tests {
         let create = &["create ns.web"][..];
         let create_observe = &["create ns.web", "observe ns.web"][..];
         let observe = &["observe ns.web"][..];
-        let cases: [(Fresh, bool, &[ManagementPolicy], bool, &[&str]); 10] = [
+        // How new the id is, whether the kind's create refuses a taken id,
+        // the policies, whether the id is taken, the calls made.
+        type Case<'a> = (Fresh, bool, &'a [ManagementPolicy], bool, &'a [&'a str]);
+        let cases: [Case; 10] = [
             (Fresh::No, true, &[All], false, observe_create),
             (Fresh::No, false, &[All], false, observe_create),
             (Fresh::Recorded, false, &[All], false, observe_create),
