@@ -1151,6 +1151,58 @@ async fn a_proxy_that_refuses_chosen_keys_generates_them_and_replaces_lost_ones(
     assert_eq!(proxy.key_info(&token).await.unwrap(), None);
 }
 
+/// A key applied together with its team waits for the team's first
+/// reconciliation without a word: no `Synced=False`, no Warning event, one
+/// status write (Ready) instead of two, then starts when the team is Ready
+/// (the team wakes it).
+#[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
+async fn a_key_applied_with_its_team_waits_unreported() {
+    let Some(world) = world("pe-together").await else {
+        return;
+    };
+    let Own {
+        namespace,
+        metrics,
+        controllers,
+        ..
+    } = own_controllers(&world, "pe-together-own", true).await;
+    let teams: Api<LiteLLMTeam> = Api::namespaced(world.kube.clone(), &namespace);
+    let keys: Api<LiteLLMVirtualKey> = Api::namespaced(world.kube.clone(), &namespace);
+    let key = manifest::<LiteLLMVirtualKey>(
+        "LiteLLMVirtualKey",
+        "together-key",
+        json!({}),
+        json!({"forProvider": {"teamRef": {"name": "together"}}}),
+    );
+    let before = kube_requests(&metrics);
+    teams
+        .create(
+            &PostParams::default(),
+            &team_manifest("together", "Together"),
+        )
+        .await
+        .unwrap();
+    keys.create(&PostParams::default(), &key).await.unwrap();
+    wait_for(&teams, "together", "Ready for its generation", settled).await;
+    wait_for(&keys, "together-key", "Ready for its generation", settled).await;
+    let after = kube_requests(&metrics);
+    let key_status = ("patch".to_owned(), "litellmvirtualkeys/status".to_owned());
+    let writes = after.get(&key_status).copied().unwrap_or(0)
+        - before.get(&key_status).copied().unwrap_or(0);
+    assert_eq!(writes, 1, "one status write: {before:?} then {after:?}");
+    let warnings: Vec<_> = support::provider::events(&world.kube, &namespace)
+        .await
+        .into_iter()
+        .filter(|e| e.type_.as_deref() == Some("Warning"))
+        .map(|e| (e.regarding.and_then(|r| r.name), e.reason, e.note))
+        .collect();
+    assert!(warnings.is_empty(), "{warnings:?}");
+
+    delete_key_then_team(&keys, "together-key", &teams, "together").await;
+    controllers.abort();
+}
+
 /// A key that waited for its team starts as soon as the team is Ready, not
 /// after its backoff: the key controller watches teams.
 #[tokio::test]

@@ -483,6 +483,11 @@ pub fn facts<K: ManagedKind>(mr: &K) -> crate::provider::watch::tolerant::Facts 
     crate::provider::watch::tolerant::Facts {
         ready: mr.condition_is_true(crate::api::conditions::READY),
         synced: mr.condition_is_true(crate::api::conditions::SYNCED),
+        reported: mr.managed_status().is_some_and(|s| {
+            s.conditions
+                .iter()
+                .any(|c| c.type_ == crate::api::conditions::SYNCED)
+        }),
         external_name: mr
             .annotations()
             .get(crate::api::common::EXTERNAL_NAME)
