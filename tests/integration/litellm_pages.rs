@@ -41,6 +41,27 @@ fn metadata(value: Value) -> Option<Map<String, Value>> {
     }
 }
 
+/// The team ids of a page, in its order.
+fn team_ids(page: &Page<TeamEntry>) -> Vec<&str> {
+    page.entries
+        .iter()
+        .map(|t| t.info.team_id.as_str())
+        .collect()
+}
+
+/// Teams `ids`, made with nothing else set.
+async fn bare_teams(client: &Client, ids: &[String]) {
+    for id in ids {
+        client
+            .team_new(&TeamRequest {
+                team_id: id.clone(),
+                ..TeamRequest::default()
+            })
+            .await
+            .expect("team");
+    }
+}
+
 /// Every page of `read`, `size` a page, until one comes back short.
 async fn all_pages<T, F, Fut>(size: u32, read: F) -> Vec<Page<T>>
 where
@@ -69,13 +90,7 @@ async fn a_teams_keys_come_in_pages_by_token_each_as_key_info_reads_it() {
         return;
     };
     let team = unique("pages-keys");
-    client
-        .team_new(&TeamRequest {
-            team_id: team.clone(),
-            ..TeamRequest::default()
-        })
-        .await
-        .expect("team");
+    bare_teams(&client, std::slice::from_ref(&team)).await;
     let mut tokens = Vec::new();
     for i in 0..5 {
         let secret = generate_key();
@@ -187,15 +202,12 @@ async fn teams_come_in_pages_by_id_each_as_team_info_reads_it_or_saying_it_is_no
         [2, 2, 1]
     );
     assert!(pages.iter().all(|p| p.total == 5), "total on every page");
-    let listed: Vec<&TeamEntry> = pages.iter().flat_map(|p| &p.entries).collect();
     assert_eq!(
-        listed
-            .iter()
-            .map(|t| t.info.team_id.as_str())
-            .collect::<Vec<_>>(),
+        pages.iter().flat_map(team_ids).collect::<Vec<_>>(),
         ids,
         "every team once, sorted by id across the pages"
     );
+    let listed: Vec<&TeamEntry> = pages.iter().flat_map(|p| &p.entries).collect();
     for (i, entry) in listed.iter().enumerate() {
         let info = client
             .team_info(&entry.info.team_id)
@@ -231,32 +243,13 @@ async fn a_deletion_while_paging_skips_an_object_on_a_later_page() {
     };
     let prefix = unique("pages-shift");
     let ids: Vec<String> = (0..4).map(|i| format!("{prefix}-{i}")).collect();
-    for id in &ids {
-        client
-            .team_new(&TeamRequest {
-                team_id: id.clone(),
-                ..TeamRequest::default()
-            })
-            .await
-            .expect("team");
-    }
+    bare_teams(&client, &ids).await;
     let first = client.team_page(Some(&prefix), 1, 2).await.unwrap();
-    assert_eq!(
-        first
-            .entries
-            .iter()
-            .map(|t| t.info.team_id.as_str())
-            .collect::<Vec<_>>(),
-        [ids[0].as_str(), ids[1].as_str()]
-    );
+    assert_eq!(team_ids(&first), [ids[0].as_str(), ids[1].as_str()]);
     client.team_delete(&ids[0]).await.unwrap();
     let second = client.team_page(Some(&prefix), 2, 2).await.unwrap();
     assert_eq!(
-        second
-            .entries
-            .iter()
-            .map(|t| t.info.team_id.as_str())
-            .collect::<Vec<_>>(),
+        team_ids(&second),
         [ids[3].as_str()],
         "{} was shifted onto the page already read",
         ids[2]
@@ -275,13 +268,7 @@ async fn a_page_larger_than_served_is_asked_as_the_largest() {
         return;
     };
     let team = unique("pages-large");
-    client
-        .team_new(&TeamRequest {
-            team_id: team.clone(),
-            ..TeamRequest::default()
-        })
-        .await
-        .expect("team");
+    bare_teams(&client, std::slice::from_ref(&team)).await;
     let keys = client
         .key_page(Some(&team), 1, MAX_PAGE_SIZE * 10)
         .await

@@ -22,31 +22,46 @@ use litellm_crossplane::api::common::EXTERNAL_NAME;
 use litellm_crossplane::api::{LiteLLMTeam, LiteLLMVirtualKey};
 use litellm_crossplane::litellm::{token_of, KeyRequest, Secret, TeamRequest};
 use litellm_crossplane::provider::kinds::key::SECRET_KEY;
+use litellm_crossplane::provider::managed::contract::ManagedKind;
 use litellm_crossplane::provider::managed::ownership::{default_id, MARKER_KEY};
 use serde_json::json;
 use support::k8s;
 use support::provider::{condition, is, manifest, wait_for, wait_gone, world, World, CLUSTER};
 
-/// Team `name` with `alias`, polled once an hour: nothing but its first
-/// reconciliations reads LiteLLM while the test counts.
-fn team(name: &str, alias: &str) -> LiteLLMTeam {
-    let mut team: LiteLLMTeam = manifest(
-        "LiteLLMTeam",
-        name,
-        json!({}),
-        json!({"forProvider": {"teamAlias": alias, "maxBudget": "10"}}),
-    );
-    team.annotations_mut()
+/// A `kind` resource `name` with `spec`, polled once an hour: nothing but
+/// its first reconciliations reads LiteLLM while the test counts.
+fn unpolled<K: ManagedKind>(kind: &str, name: &str, spec: serde_json::Value) -> K {
+    let mut resource: K = manifest(kind, name, json!({}), spec);
+    resource
+        .annotations_mut()
         .insert("crossplane.io/poll-interval".into(), "1h".into());
-    team
+    resource
 }
 
-/// The provider's LiteLLM requests on teams' routes so far.
-fn team_requests(world: &World) -> Vec<(String, u64)> {
+/// Team `name` with `alias`.
+fn team(name: &str, alias: &str) -> LiteLLMTeam {
+    unpolled(
+        "LiteLLMTeam",
+        name,
+        json!({"forProvider": {"teamAlias": alias, "maxBudget": "10"}}),
+    )
+}
+
+/// Key `name` with `alias`, in no team.
+fn key(name: &str, alias: &str) -> LiteLLMVirtualKey {
+    unpolled(
+        "LiteLLMVirtualKey",
+        name,
+        json!({"forProvider": {"keyAlias": alias, "maxBudget": "1"}}),
+    )
+}
+
+/// The provider's LiteLLM requests on routes under `prefix` so far.
+fn requests_under(world: &World, prefix: &str) -> Vec<(String, u64)> {
     world
         .litellm_requests()
         .into_iter()
-        .filter(|(operation, _)| operation.contains("/team/"))
+        .filter(|(operation, _)| operation.contains(prefix))
         .collect()
 }
 
@@ -65,7 +80,7 @@ async fn a_new_team_is_created_without_a_read_first() {
     let id = ready.annotations()[EXTERNAL_NAME].clone();
     assert_eq!(id, default_id(&world.namespace, "web"));
     assert_eq!(
-        team_requests(&world),
+        requests_under(&world, "/team/"),
         [("POST /team/new".to_owned(), 1)],
         "one create, no read: the create's answer showed the team as asked"
     );
@@ -123,7 +138,7 @@ async fn a_team_already_under_the_chosen_id_is_refused_or_adopted_as_after_an_ob
         world.team_ids_with_alias(&alias).await.is_empty(),
         "no second team"
     );
-    let requests = team_requests(&world);
+    let requests = requests_under(&world, "/team/");
     assert!(
         requests.contains(&("POST /team/new".to_owned(), 1)),
         "one refused create, then reads: {requests:?}"
@@ -160,28 +175,6 @@ async fn a_team_already_under_the_chosen_id_is_refused_or_adopted_as_after_an_ob
     assert!(world.team_info(&id).await.is_none());
 }
 
-/// Key `name` in no team, polled once an hour.
-fn key(name: &str, alias: &str) -> LiteLLMVirtualKey {
-    let mut key: LiteLLMVirtualKey = manifest(
-        "LiteLLMVirtualKey",
-        name,
-        json!({}),
-        json!({"forProvider": {"keyAlias": alias, "maxBudget": "1"}}),
-    );
-    key.annotations_mut()
-        .insert("crossplane.io/poll-interval".into(), "1h".into());
-    key
-}
-
-/// The provider's LiteLLM requests on keys' routes so far.
-fn key_requests(world: &World) -> Vec<(String, u64)> {
-    world
-        .litellm_requests()
-        .into_iter()
-        .filter(|(operation, _)| operation.contains("/key/"))
-        .collect()
-}
-
 /// A key whose secret the provider draws in the same reconciliation is
 /// created first: no key can be under a random token, so a new key costs
 /// one `/key/generate` and no `/key/info`.
@@ -199,7 +192,7 @@ async fn a_new_key_is_created_without_a_read_first() {
     .await;
     let token = ready.annotations()[EXTERNAL_NAME].clone();
     assert_eq!(
-        key_requests(&world),
+        requests_under(&world, "/key/"),
         [("POST /key/generate".to_owned(), 1)],
         "one create, no read"
     );
@@ -280,7 +273,7 @@ async fn a_key_whose_secret_was_stored_before_is_looked_for_first() {
     })
     .await;
     assert_eq!(ready.annotations()[EXTERNAL_NAME], token);
-    let requests = key_requests(&world);
+    let requests = requests_under(&world, "/key/");
     assert_eq!(
         requests.iter().find(|(op, _)| op == "POST /key/generate"),
         None,
