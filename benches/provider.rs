@@ -662,7 +662,11 @@ impl Machine {
                 "provider"
             } else if pid == me {
                 "bench"
-            } else if comm.starts_with("k8s-harness") || comm == "etcd" {
+            } else if comm.starts_with("k8s-harness")
+                || comm == "etcd"
+                // `litellm-crossplane-apiserver`, cut to 15 characters.
+                || comm.starts_with("litellm-crosspl")
+            {
                 "Kubernetes"
             } else if comm == "postgres"
                 || comm == "node"

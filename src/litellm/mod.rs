@@ -20,6 +20,7 @@ mod mcp_servers;
 mod models;
 mod organizations;
 mod pacing;
+pub mod pages;
 mod secret;
 pub mod tags;
 pub mod team_callbacks;

@@ -39,6 +39,7 @@ mod examples_managed;
 mod function_grpc;
 mod generated;
 mod litellm_client;
+mod litellm_pages;
 mod litellm_standin;
 mod monitoring;
 mod packages;

@@ -624,15 +624,15 @@ fn settled<K: ManagedKind>(object: &K) -> bool {
     })
 }
 
-/// A new key reads its connection Secret from the API server twice: when
+/// A new key reads its connection Secret from the API server once: when
 /// its id is chosen (the secret is generated and stored there first, or an
-/// earlier attempt's reused), and before the create, which sends what the
-/// Secret holds now. Storing the generated secret writes over what the
-/// first read found, without reading again; the finalizer goes on with the
-/// external name, in one patch before the create.
+/// earlier attempt's reused). Storing the generated secret writes over what
+/// that read found, and the create sends the secret just drawn, without
+/// reading either again; the finalizer goes on with the external name, in
+/// one patch before the create.
 #[tokio::test]
 #[ignore = "needs the test harnesses: tests/run.sh"]
-async fn a_new_key_reads_its_connection_secret_twice() {
+async fn a_new_key_reads_its_connection_secret_once() {
     let Some(world) = world("pe-secret-reads").await else {
         return;
     };
@@ -681,7 +681,7 @@ async fn a_new_key_reads_its_connection_secret_twice() {
     };
     assert_eq!(
         count("get", "secrets"),
-        2,
+        1,
         "Secret reads of a new key: {before:?} then {after:?}"
     );
     assert_eq!(
@@ -766,19 +766,19 @@ async fn a_resource_deleted_before_it_is_acted_on_goes_at_once() {
     assert!(secret.is_none(), "no connection Secret was written");
 }
 
-/// A new team costs no read and a key in it one: the team is created
-/// first under the id chosen in the same reconciliation (a taken id would
-/// make `/team/new` fail, see `provider_create_first`), the key observed
-/// (absent) and created, and the create's answer (the row LiteLLM wrote)
-/// shows each Available, where crossplane-runtime would observe it once
-/// more.
+/// A new team and a key in it cost no read: the team is created first
+/// under the id chosen in the same reconciliation (a taken id would make
+/// `/team/new` fail, see `provider_create_first`), the key first under the
+/// token of a secret drawn in it (no key can be under it), and the create's
+/// answer (the row LiteLLM wrote) shows each Available, where
+/// crossplane-runtime would observe it once more.
 /// The team's late initialization, taken from that answer, wakes no second
 /// read (its status speaks of the new generation), and the key joins the
 /// team the provider has just made without reading the team's marker again,
 /// nor looks up its alias on a proxy that takes chosen keys.
 #[tokio::test]
 #[ignore = "needs the test harnesses: tests/run.sh"]
-async fn a_new_team_takes_no_read_and_its_key_one() {
+async fn a_new_team_and_its_key_take_no_read() {
     let Some(world) = world("pe-reads").await else {
         return;
     };
@@ -816,12 +816,7 @@ async fn a_new_team_takes_no_read_and_its_key_one() {
     assert_eq!(
         calls,
         BTreeMap::from(
-            [
-                ("GET /key/info", 1),
-                ("POST /key/generate", 1),
-                ("POST /team/new", 1),
-            ]
-            .map(|(op, n)| (op.to_owned(), n))
+            [("POST /key/generate", 1), ("POST /team/new", 1),].map(|(op, n)| (op.to_owned(), n))
         ),
         "LiteLLM calls from nothing to Ready"
     );
@@ -1154,6 +1149,58 @@ async fn a_proxy_that_refuses_chosen_keys_generates_them_and_replaces_lost_ones(
     keys.delete("ci", &DeleteParams::default()).await.unwrap();
     wait_gone(&keys, "ci").await;
     assert_eq!(proxy.key_info(&token).await.unwrap(), None);
+}
+
+/// A key applied together with its team waits for the team's first
+/// reconciliation without a word: no `Synced=False`, no Warning event, one
+/// status write (Ready) instead of two, then starts when the team is Ready
+/// (the team wakes it).
+#[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
+async fn a_key_applied_with_its_team_waits_unreported() {
+    let Some(world) = world("pe-together").await else {
+        return;
+    };
+    let Own {
+        namespace,
+        metrics,
+        controllers,
+        ..
+    } = own_controllers(&world, "pe-together-own", true).await;
+    let teams: Api<LiteLLMTeam> = Api::namespaced(world.kube.clone(), &namespace);
+    let keys: Api<LiteLLMVirtualKey> = Api::namespaced(world.kube.clone(), &namespace);
+    let key = manifest::<LiteLLMVirtualKey>(
+        "LiteLLMVirtualKey",
+        "together-key",
+        json!({}),
+        json!({"forProvider": {"teamRef": {"name": "together"}}}),
+    );
+    let before = kube_requests(&metrics);
+    teams
+        .create(
+            &PostParams::default(),
+            &team_manifest("together", "Together"),
+        )
+        .await
+        .unwrap();
+    keys.create(&PostParams::default(), &key).await.unwrap();
+    wait_for(&teams, "together", "Ready for its generation", settled).await;
+    wait_for(&keys, "together-key", "Ready for its generation", settled).await;
+    let after = kube_requests(&metrics);
+    let key_status = ("patch".to_owned(), "litellmvirtualkeys/status".to_owned());
+    let writes = after.get(&key_status).copied().unwrap_or(0)
+        - before.get(&key_status).copied().unwrap_or(0);
+    assert_eq!(writes, 1, "one status write: {before:?} then {after:?}");
+    let warnings: Vec<_> = support::provider::events(&world.kube, &namespace)
+        .await
+        .into_iter()
+        .filter(|e| e.type_.as_deref() == Some("Warning"))
+        .map(|e| (e.regarding.and_then(|r| r.name), e.reason, e.note))
+        .collect();
+    assert!(warnings.is_empty(), "{warnings:?}");
+
+    delete_key_then_team(&keys, "together-key", &teams, "together").await;
+    controllers.abort();
 }
 
 /// A key that waited for its team starts as soon as the team is Ready, not

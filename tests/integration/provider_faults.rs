@@ -135,6 +135,14 @@ async fn a_key_create_whose_response_is_lost_is_found_not_repeated() {
         "the retry found the key instead of generating again"
     );
     let token = assert_one_working_key(&world, "ci", &alias).await;
+    // The key's secret was drawn in the same reconciliation, so it was
+    // created first; the retry found the id recorded and read it.
+    let create = proxy.arrivals("POST", "/key/generate")[0];
+    let reads = proxy.arrivals("GET", "/key/info");
+    assert!(
+        !reads.is_empty() && reads.iter().all(|read| *read > create),
+        "no read before the create, the retry's after it"
+    );
 
     delete_and_wait(&keys, "ci").await;
     assert!(world.litellm.key_info(&token).await.unwrap().is_none());

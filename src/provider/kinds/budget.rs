@@ -15,7 +15,7 @@ use crate::api::common::{ManagedFields, ManagedStatus};
 use crate::litellm::{self, BudgetInfo, BudgetRequest, Limited};
 
 use crate::provider::kinds::limits;
-use crate::provider::managed::contract::{Connection, ExternalError, ManagedKind};
+use crate::provider::managed::contract::{Chosen, Connection, ExternalError, ManagedKind};
 use crate::provider::managed::diff::{self, money_f64, money_string, Diff};
 use crate::provider::managed::mapped::{Fingerprints, Mapped, Mapping};
 use crate::provider::managed::ownership::{self, Owner};
@@ -84,8 +84,8 @@ impl ManagedKind for LiteLLMBudget {
         self.status.as_ref()
     }
     /// The owner goes into the id: see the module documentation.
-    async fn choose_id(&self, connection: &Connection) -> Result<String, ExternalError> {
-        Ok(ownership::owned_id(&connection.owner))
+    async fn choose_id(&self, connection: &Connection) -> Result<Chosen, ExternalError> {
+        Ok(ownership::owned_id(&connection.owner).into())
     }
 
     fn connect(connection: Connection) -> Mapped<BudgetMapping> {

@@ -38,7 +38,7 @@ use crate::api::customer::{
 };
 use crate::litellm::{self, CustomerInfo, CustomerRequest};
 
-use crate::provider::managed::contract::{Connection, ExternalError, ManagedKind};
+use crate::provider::managed::contract::{Chosen, Connection, ExternalError, ManagedKind};
 use crate::provider::managed::diff::{self, money_string, Diff};
 use crate::provider::managed::mapped::{Fingerprints, Mapped, Mapping};
 use crate::provider::managed::ownership::{
@@ -235,14 +235,15 @@ impl ManagedKind for LiteLLMCustomer {
     }
 
     /// The resource's private id: see the module documentation.
-    async fn choose_id(&self, connection: &Connection) -> Result<String, ExternalError> {
-        ownership::private_id(&connection.owner).ok_or_else(|| {
+    async fn choose_id(&self, connection: &Connection) -> Result<Chosen, ExternalError> {
+        let id = ownership::private_id(&connection.owner).ok_or_else(|| {
             ExternalError::Invalid(
                 "metadata.uid: the customer's id is derived from the resource's uid, which the \
                  API server did not report"
                     .to_owned(),
             )
-        })
+        })?;
+        Ok(id.into())
     }
 
     fn connect(connection: Connection) -> Mapped<CustomerMapping> {

@@ -67,7 +67,7 @@ use crate::api::LiteLLMModel;
 use crate::litellm::fallbacks::{FallbackRequest, FallbackRule, FallbackType};
 use crate::litellm::{self, Client};
 use crate::provider::managed::contract::{
-    Connection, Created, Creation, External, ExternalError, ManagedKind, Observation,
+    Chosen, Connection, Created, Creation, External, ExternalError, ManagedKind, Observation,
 };
 use crate::provider::managed::diff::{self, Diff};
 use crate::provider::managed::ownership::{self, adopts, writes, Owner};
@@ -528,11 +528,11 @@ impl ManagedKind for LiteLLMFallback {
     }
     /// `<model>:<type>` of `forProvider` (see the module documentation); a
     /// tenant's resource, refused before any request, names its own.
-    async fn choose_id(&self, connection: &Connection) -> Result<String, ExternalError> {
+    async fn choose_id(&self, connection: &Connection) -> Result<Chosen, ExternalError> {
         let params = &self.spec.for_provider;
         let kind = fallback_type(params.fallback_type);
         if connection.owner.namespace != connection.instance_namespace {
-            return Ok(self.name_any());
+            return Ok(self.name_any().into());
         }
         let external = FallbackExternal {
             client: connection.litellm.clone(),
@@ -545,7 +545,7 @@ impl ManagedKind for LiteLLMFallback {
         if let Some(why) = params_refusal(params, desired.field, &desired.model, false) {
             return Err(ExternalError::Invalid(why));
         }
-        Ok(external_name(&desired.model, kind))
+        Ok(external_name(&desired.model, kind).into())
     }
     fn connect(connection: Connection) -> FallbackExternal {
         FallbackExternal {

@@ -76,7 +76,7 @@ use crate::litellm::tags::{TagInfo, TagRequest};
 use crate::litellm::{self, BudgetRequest, Limited, LiveLimits};
 
 use crate::provider::kinds::limits;
-use crate::provider::managed::contract::{Connection, ExternalError, ManagedKind};
+use crate::provider::managed::contract::{Chosen, Connection, ExternalError, ManagedKind};
 use crate::provider::managed::diff::{self, money_f64, money_string, Diff};
 use crate::provider::managed::mapped::{Fingerprints, Mapped, Mapping};
 use crate::provider::managed::ownership::{self, adopts, writes, Owner};
@@ -345,8 +345,8 @@ impl ManagedKind for LiteLLMTag {
         self.status.as_ref()
     }
     /// The tag's name is the resource's: see the module documentation.
-    async fn choose_id(&self, _: &Connection) -> Result<String, ExternalError> {
-        Ok(self.name_any())
+    async fn choose_id(&self, _: &Connection) -> Result<Chosen, ExternalError> {
+        Ok(self.name_any().into())
     }
     fn connect(connection: Connection) -> Mapped<TagMapping> {
         Mapped(TagMapping {

@@ -222,7 +222,8 @@ pub trait External<K: ManagedKind>: Send + Sync {
     /// in this very reconciliation (see [`sync`]'s `fresh`): whatever is
     /// found under the id then is left as the observe path leaves it.
     /// Kinds whose create overwrites or leaves an existing object as it is
-    /// (a key's `/key/generate`) keep the default.
+    /// (a key's `/key/generate`) keep the default: they create first only
+    /// under an id drawn at random ([`Fresh::Drawn`]).
     fn create_refuses_existing(&self) -> bool {
         false
     }
@@ -231,6 +232,64 @@ pub trait External<K: ManagedKind>: Send + Sync {
     /// retiring predecessor), before the object is deleted.
     fn delete_related(&self, _mr: &K) -> impl Future<Output = Result<(), ExternalError>> + Send {
         async { Ok(()) }
+    }
+}
+
+/// An id [`ManagedKind::choose_id`] chose.
+#[derive(Debug, Clone)]
+pub struct Chosen {
+    pub id: String,
+    /// The secret the id stands for, where this very call drew it at random
+    /// (a key's new secret, the id its token): no object anywhere can be
+    /// under the id ([`Fresh::Drawn`]), and the create gets the secret in
+    /// [`Connection::drawn`] instead of reading it back.
+    pub drawn: Option<litellm::Secret>,
+}
+
+impl From<String> for Chosen {
+    /// An id derived from the resource (its name, its uid): someone may
+    /// have made an object under it by hand.
+    fn from(id: String) -> Self {
+        Chosen { id, drawn: None }
+    }
+}
+
+/// How new the id a reconciliation works under is (see [`sync`]). Never
+/// persisted: a retry, a failure or a restart finds the id recorded
+/// ([`Fresh::No`]) and observes first, so a create whose answer was lost is
+/// found and never made twice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fresh {
+    /// Recorded before this reconciliation: the object may exist.
+    No,
+    /// Chosen and recorded by this reconciliation, from a version of the
+    /// resource without one. Ids are recorded before any create, so
+    /// nothing this provider made is under it; an object made by hand may
+    /// be.
+    Recorded,
+    /// As [`Fresh::Recorded`], and drawn at random in this reconciliation
+    /// ([`Chosen::drawn`]): nothing anywhere is under it.
+    Drawn,
+}
+
+impl Fresh {
+    /// How new the id [`ManagedKind::choose_id`] chose and the
+    /// reconciliation recorded is.
+    pub fn of(chosen: &Chosen) -> Self {
+        match chosen.drawn {
+            Some(_) => Fresh::Drawn,
+            None => Fresh::Recorded,
+        }
+    }
+
+    /// Whether a create may come before any observe: under a drawn id, or
+    /// under a recorded one where the kind's create refuses a taken id.
+    fn creates_first<K: ManagedKind, E: External<K>>(self, external: &E) -> bool {
+        match self {
+            Fresh::No => false,
+            Fresh::Recorded => external.create_refuses_existing(),
+            Fresh::Drawn => true,
+        }
     }
 }
 
@@ -282,6 +341,9 @@ pub struct Connection {
     /// What consumers call (the instance's gateway, else its admin
     /// endpoint), for connection details.
     pub endpoint: String,
+    /// The secret the id was drawn from in this very reconciliation
+    /// ([`Chosen::drawn`]), handed to the create so it is not read back.
+    pub drawn: Option<litellm::Secret>,
 }
 
 /// Makes the [`External`] of one reconciliation from its [`Connection`]:
@@ -404,12 +466,12 @@ pub trait ManagedKind:
     fn choose_id(
         &self,
         _connection: &Connection,
-    ) -> impl Future<Output = Result<String, ExternalError>> + Send {
+    ) -> impl Future<Output = Result<Chosen, ExternalError>> + Send {
         let id = crate::provider::managed::ownership::default_id(
             &self.namespace().unwrap_or_default(),
             &self.name_any(),
         );
-        async move { Ok(id) }
+        async move { Ok(Chosen::from(id)) }
     }
 
     fn connect(connection: Connection) -> Self::External;
@@ -421,6 +483,11 @@ pub fn facts<K: ManagedKind>(mr: &K) -> crate::provider::watch::tolerant::Facts 
     crate::provider::watch::tolerant::Facts {
         ready: mr.condition_is_true(crate::api::conditions::READY),
         synced: mr.condition_is_true(crate::api::conditions::SYNCED),
+        reported: mr.managed_status().is_some_and(|s| {
+            s.conditions
+                .iter()
+                .any(|c| c.type_ == crate::api::conditions::SYNCED)
+        }),
         external_name: mr
             .annotations()
             .get(crate::api::common::EXTERNAL_NAME)
@@ -520,15 +587,14 @@ pub struct Synced<K: ManagedKind> {
 /// Crossplane's observe, then create or update as the policies allow. One
 /// read in the steady state; a write only for a missing object or drift.
 ///
-/// `fresh`: the id was chosen and recorded in this very reconciliation
-/// (its record patch succeeded from a version without it). Ids are recorded
-/// before any create, so nothing this provider made can be under a fresh
-/// id: where the kind's create refuses a taken id
-/// ([`External::create_refuses_existing`]) and the policies allow Create,
-/// the object is created without an observe first, and observed only when
-/// the create finds the id taken. A retry, a failure or a restart finds the
-/// id recorded (not fresh) and observes first, so a create whose answer was
-/// lost is found and never made twice.
+/// `fresh`: how new the id is ([`Fresh`]). Where the policies allow Create
+/// and the id was drawn at random in this very reconciliation (a key's new
+/// secret), or chosen and recorded in it for a kind whose create refuses a
+/// taken id ([`External::create_refuses_existing`]), the object is created
+/// without an observe first, and observed only when the create finds the id
+/// taken. A retry, a failure or a restart finds the id recorded
+/// ([`Fresh::No`]) and observes first, so a create whose answer was lost is
+/// found and never made twice.
 ///
 /// An object that is not this resource's (see [`ownership::may_manage`])
 /// is refused under every policy, `Observe` included: an import would show
@@ -537,16 +603,13 @@ pub struct Synced<K: ManagedKind> {
 pub async fn sync<K: ManagedKind, E: External<K>>(
     mr: &K,
     id: &str,
-    fresh: bool,
+    fresh: Fresh,
     owner: &Owner,
     instance_namespace: &str,
     external: &E,
 ) -> Result<Synced<K>, Failed<ExternalError>> {
     let policies = &mr.managed().management_policies;
-    if fresh
-        && external.create_refuses_existing()
-        && policy_allows(policies, ManagementPolicy::Create)
-    {
+    if fresh.creates_first(external) && policy_allows(policies, ManagementPolicy::Create) {
         match create(
             mr,
             id,
@@ -812,6 +875,11 @@ mod tests {
         creation: Creation,
         /// What its answer shows of the object.
         answer: Option<Observation<LiteLLMTeam>>,
+        /// The kind's create refuses a taken id
+        /// ([`External::create_refuses_existing`]).
+        refuses_existing: bool,
+        /// The create finds the id taken and answers a conflict.
+        taken: bool,
         calls: Mutex<Vec<String>>,
     }
 
@@ -822,6 +890,8 @@ mod tests {
                 failing: None,
                 creation: Creation::default(),
                 answer: None,
+                refuses_existing: false,
+                taken: false,
                 calls: Mutex::new(Vec::new()),
             }
         }
@@ -859,6 +929,12 @@ mod tests {
         ) -> Result<Created<LiteLLMTeam>, ExternalError> {
             self.log(format!("create {id}"));
             self.outcome("create")?;
+            if self.taken {
+                return Err(ExternalError::LiteLLM(litellm::Error::Conflict {
+                    op: "POST /team/new",
+                    detail: "taken".into(),
+                }));
+            }
             Ok(Created {
                 creation: self.creation.clone(),
                 answer: self.answer.clone(),
@@ -871,6 +947,9 @@ mod tests {
         async fn delete(&self, id: &str) -> Result<(), ExternalError> {
             self.log(format!("delete {id}"));
             self.outcome("delete")
+        }
+        fn create_refuses_existing(&self) -> bool {
+            self.refuses_existing
         }
     }
 
@@ -1037,9 +1116,16 @@ mod tests {
         ];
         for case in cases {
             let fake = Fake::new(case.observation);
-            let synced = sync(&team(case.policies), "ns.web", false, &me(), "ns", &fake)
-                .await
-                .unwrap();
+            let synced = sync(
+                &team(case.policies),
+                "ns.web",
+                Fresh::No,
+                &me(),
+                "ns",
+                &fake,
+            )
+            .await
+            .unwrap();
             assert_eq!(fake.calls(), case.calls, "{}", case.name);
             assert_eq!(synced.outcome, case.outcome, "{}", case.name);
             assert_eq!(synced.late_init.is_some(), case.late_init, "{}", case.name);
@@ -1129,7 +1215,7 @@ mod tests {
             let synced = sync(
                 &team(policies),
                 "ns.web",
-                false,
+                Fresh::No,
                 &me(),
                 instance_namespace,
                 &fake,
@@ -1158,13 +1244,68 @@ mod tests {
         }
     }
 
+    /// Which ids are created before any observe: a drawn one always, a
+    /// recorded one where the kind's create refuses a taken id, one
+    /// recorded earlier never; and only where the policies allow Create. A
+    /// create that finds the id taken after all falls through to the
+    /// observe and its ownership rules.
+    #[tokio::test]
+    async fn only_a_fresh_id_is_created_before_any_observe() {
+        let observe_create = &["observe ns.web", "create ns.web"][..];
+        let create = &["create ns.web"][..];
+        let create_observe = &["create ns.web", "observe ns.web"][..];
+        let observe = &["observe ns.web"][..];
+        // How new the id is, whether the kind's create refuses a taken id,
+        // the policies, whether the id is taken, the calls made.
+        type Case<'a> = (Fresh, bool, &'a [ManagementPolicy], bool, &'a [&'a str]);
+        let cases: [Case; 10] = [
+            (Fresh::No, true, &[All], false, observe_create),
+            (Fresh::No, false, &[All], false, observe_create),
+            (Fresh::Recorded, false, &[All], false, observe_create),
+            (Fresh::Recorded, true, &[All], false, create),
+            (Fresh::Recorded, true, &[All], true, create_observe),
+            (Fresh::Drawn, false, &[All], false, create),
+            (Fresh::Drawn, true, &[All], false, create),
+            (Fresh::Drawn, false, &[All], true, create_observe),
+            (Fresh::Drawn, false, &[Observe], false, observe),
+            (Fresh::Recorded, true, &[Observe, Update], false, observe),
+        ];
+        for (fresh, refuses_existing, policies, taken, want) in cases {
+            let case =
+                format!("{fresh:?}, refuses {refuses_existing}, {policies:?}, taken {taken}");
+            let mut fake = Fake::new(match taken {
+                true => live(Some(stranger()), &[]),
+                false => Observation::absent(),
+            });
+            fake.refuses_existing = refuses_existing;
+            fake.taken = taken;
+            let synced = sync(&team(policies), "ns.web", fresh, &me(), "ns", &fake)
+                .await
+                .unwrap();
+            assert_eq!(fake.calls(), want, "{case}");
+            let expected = match (taken, policies) {
+                (true, _) => Outcome::Refused(Refusal::Foreign),
+                (false, [All]) => Outcome::Created(Creation::default()),
+                (false, _) => Outcome::Missing,
+            };
+            assert_eq!(synced.outcome, expected, "{case}");
+        }
+    }
+
     #[tokio::test]
     async fn unmarked_objects_are_refused_outside_the_instance_namespace() {
         for policies in [&[All][..], &[Observe], &[Observe, LateInitialize]] {
             let fake = Fake::new(live(None, &["metadata"]));
-            let synced = sync(&team(policies), "ns.web", false, &me(), "platform", &fake)
-                .await
-                .unwrap();
+            let synced = sync(
+                &team(policies),
+                "ns.web",
+                Fresh::No,
+                &me(),
+                "platform",
+                &fake,
+            )
+            .await
+            .unwrap();
             assert_eq!(synced.outcome, Outcome::Refused(Refusal::Unmarked));
             assert!(synced.at_provider.is_none() && synced.late_init.is_none());
             assert_eq!(fake.calls(), ["observe ns.web"]);
@@ -1191,7 +1332,7 @@ mod tests {
         };
         let mut fake = Fake::new(Observation::absent());
         fake.creation = creation.clone();
-        let synced = sync(&team(&[All]), "ns.web", false, &me(), "ns", &fake)
+        let synced = sync(&team(&[All]), "ns.web", Fresh::No, &me(), "ns", &fake)
             .await
             .unwrap();
         assert_eq!(fake.calls(), ["observe ns.web", "create ns.web"]);
@@ -1202,7 +1343,7 @@ mod tests {
     async fn a_failed_create_is_an_error_and_the_next_sync_finds_the_object() {
         let mut fake = Fake::new(Observation::absent());
         fake.failing = Some("create");
-        let err = sync(&team(&[All]), "ns.web", false, &me(), "ns", &fake)
+        let err = sync(&team(&[All]), "ns.web", Fresh::No, &me(), "ns", &fake)
             .await
             .unwrap_err();
         assert_eq!(err.step, Step::Create);
@@ -1210,7 +1351,7 @@ mod tests {
         // The response was lost but the team exists under the recorded id:
         // the retry reads it and creates nothing.
         let fake = Fake::new(live(Some(me()), &[]));
-        let synced = sync(&team(&[All]), "ns.web", false, &me(), "ns", &fake)
+        let synced = sync(&team(&[All]), "ns.web", Fresh::No, &me(), "ns", &fake)
             .await
             .unwrap();
         assert_eq!(synced.outcome, Outcome::UpToDate);
@@ -1229,7 +1370,7 @@ mod tests {
         for (failing, observation, step) in cases {
             let mut fake = Fake::new(observation);
             fake.failing = Some(failing);
-            let err = sync(&team(&[All]), "ns.web", false, &me(), "ns", &fake)
+            let err = sync(&team(&[All]), "ns.web", Fresh::No, &me(), "ns", &fake)
                 .await
                 .unwrap_err();
             assert_eq!(err.step, step, "{failing}");

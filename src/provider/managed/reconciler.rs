@@ -70,6 +70,16 @@ const CACHE_BEHIND_RECHECK: Duration = Duration::from_millis(100);
 /// How long a put-off poll waits before it looks again (up to twice this).
 const DEFERRED_POLL: Duration = Duration::from_secs(2);
 
+/// How long a new resource whose reference is still being made waits
+/// before it looks again, unless that reference wakes it by becoming
+/// Ready first (see [`Error::waits_unreported`]).
+const FIRST_RECONCILIATION_WAIT: Duration = Duration::from_secs(5);
+
+/// How long after its creation a resource may wait unreported at most
+/// (see [`Error::waits_unreported`]): whatever holds the reference up
+/// (references that wait for each other), it reports after this.
+const UNREPORTED_FOR: Duration = Duration::from_secs(60);
+
 /// Whether this reconciliation is a poll: the resource is Ready and Synced
 /// for its current spec, so nothing but drift can be found.
 fn is_poll<K: ManagedKind>(mr: &K) -> bool {
@@ -149,6 +159,7 @@ impl Context {
             refs,
             kube,
             endpoint: instance.consumer_endpoint.clone(),
+            drawn: None,
         }
     }
 
@@ -380,6 +391,30 @@ impl Error {
             self.cause(),
             Error::Unresolved(Unresolved::RefMissing { .. } | Unresolved::RefNotReady { .. })
         )
+    }
+
+    /// A reference being made, by a resource that has not reported either
+    /// and was created less than [`UNREPORTED_FOR`] ago: a new key in a new
+    /// team, applied together. crossplane-runtime would report it
+    /// (`Synced=False`, an event) and requeue; here the resource waits
+    /// without a word (no status, no event) until the reference's first
+    /// reconciliation ends: Ready wakes it at once, anything else is seen
+    /// when it looks again and reported as usual. Two Kubernetes writes
+    /// fewer for every key applied with its team.
+    fn waits_unreported<K: ManagedKind>(&self, mr: &K, now: Timestamp) -> bool {
+        let first = matches!(
+            self.cause(),
+            Error::Unresolved(Unresolved::RefNotReady { first: true, .. })
+        );
+        let young = mr
+            .meta()
+            .creation_timestamp
+            .as_ref()
+            .is_some_and(|created| {
+                Duration::try_from(now.duration_since(created.0))
+                    .is_ok_and(|age| age < UNREPORTED_FOR)
+            });
+        first && young && !crate::provider::managed::contract::facts(mr).reported
     }
 
     /// The error without the step it stopped.
@@ -1188,7 +1223,9 @@ fn memo<K: ManagedKind>(
 
 /// A failed step: its event, `Synced=False` (and `Ready=False` where the
 /// object is unusable), and the error for the controller's backoff; or,
-/// for a reference not there or not Ready yet, a wait of one poll.
+/// for a reference not there or not Ready yet, a wait of one poll; or, for
+/// a reference being made by a resource that has not reported yet, a short
+/// wait and nothing else ([`Error::waits_unreported`]).
 async fn report_failure<K: ManagedKind>(
     api: &Api<K>,
     mr: &K,
@@ -1200,6 +1237,14 @@ async fn report_failure<K: ManagedKind>(
 ) -> Result<Action, Error> {
     let reason = failed.step.reason();
     let err = Error::from(failed);
+    if err.waits_unreported(mr, Timestamp::now()) {
+        tracing::debug!(kind = K::NOUN, namespace = %mr.namespace().unwrap_or_default(), name = %mr.name_any(), reason = %err, "waiting, unreported, for a reference being made");
+        return Ok(requeue::<K>(
+            ctx,
+            mr.meta(),
+            FIRST_RECONCILIATION_WAIT.min(poll),
+        ));
+    }
     if let Error::External(ExternalError::Unavailable { ready_message, .. }) = err.cause() {
         status.set(condition(
             READY,
@@ -1279,10 +1324,11 @@ async fn observe_and_act<K: ManagedKind, C: Connecter<K>>(
         true => background.clone(),
         false => instance.client.clone(),
     };
-    let connection = ctx.connection(&instance, litellm, &owner, scrubber, refs, kube.clone());
-    let (mr, id, fresh) = ensure_id(api, mr, &connection, &ctx.written)
+    let mut connection = ctx.connection(&instance, litellm, &owner, scrubber, refs, kube.clone());
+    let (mr, id, fresh, drawn) = ensure_id(api, mr, &connection, &ctx.written)
         .await
         .map_err(Failed::at(Step::Initialize))?;
+    connection.drawn = drawn;
     let external = connecter.connect(connection);
     let synced = contract::sync(&*mr, &id, fresh, &owner, &instance.namespace, &external)
         .await
@@ -1439,16 +1485,17 @@ async fn publish_connection<K: ManagedKind>(
 /// (an import, an observe-only resource), in a patch of its own, before
 /// anything is created or looked up in LiteLLM.
 ///
-/// Returns the resource as written, the id, and whether the id was chosen
-/// and recorded by this very call (`fresh`, see [`contract::sync`]): never
-/// persisted, so a retry or a restart sees the id recorded and observes
-/// first.
+/// Returns the resource as written, the id, how new the id is
+/// ([`contract::Fresh`], see [`contract::sync`]: never persisted, so a
+/// retry or a restart sees the id recorded and observes first), and the
+/// secret it was drawn from in this call, if it was
+/// ([`contract::Chosen::drawn`]).
 async fn ensure_id<K: ManagedKind>(
     api: &Api<K>,
     mr: Arc<K>,
     connection: &Connection,
     written: &Written,
-) -> Result<(Arc<K>, String, bool), Error> {
+) -> Result<(Arc<K>, String, contract::Fresh, Option<Secret>), Error> {
     if let Some(id) = mr
         .annotations()
         .get(EXTERNAL_NAME)
@@ -1456,16 +1503,17 @@ async fn ensure_id<K: ManagedKind>(
     {
         let id = id.clone();
         if has_finalizer(&*mr) {
-            return Ok((mr, id, false));
+            return Ok((mr, id, contract::Fresh::No, None));
         }
         let mr = record(api, &mr, None, written).await?;
-        return Ok((mr, id, false));
+        return Ok((mr, id, contract::Fresh::No, None));
     }
-    let id = mr.choose_id(connection).await?;
+    let chosen = mr.choose_id(connection).await?;
+    let fresh = contract::Fresh::of(&chosen);
     // Written with the version read as precondition, which had no external
     // name: the id is fresh, nothing can have been created under it yet.
-    let mr = record(api, &mr, Some(&id), written).await?;
-    Ok((mr, id, true))
+    let mr = record(api, &mr, Some(&chosen.id), written).await?;
+    Ok((mr, chosen.id, fresh, chosen.drawn))
 }
 
 /// Whether `mr` carries the provider's finalizer.
@@ -1852,6 +1900,84 @@ mod tests {
             "the key's external name changed since it was read"
         );
         assert!(ExternalError::stale("x").is_retryable());
+    }
+
+    /// Only a resource that has not reported, created less than
+    /// [`UNREPORTED_FOR`] ago, waits unreported, and only for a reference
+    /// whose first reconciliation has not ended; anything else is reported.
+    #[test]
+    fn only_a_new_resource_waits_unreported_for_a_reference_being_made() {
+        use crate::api::LiteLLMVirtualKey;
+        let now: Timestamp = "2026-12-07T00:10:00Z".parse().unwrap();
+        let key = |created: &str, synced: Option<&str>| -> LiteLLMVirtualKey {
+            let conditions: Vec<serde_json::Value> = synced
+                .map(|status| {
+                    json!({"type": "Synced", "status": status, "reason": "R",
+                           "lastTransitionTime": "2026-12-07T00:00:00Z"})
+                })
+                .into_iter()
+                .collect();
+            serde_json::from_value(json!({
+                "apiVersion": "litellm.m.crossplane.io/v1alpha1", "kind": "LiteLLMVirtualKey",
+                "metadata": {"name": "k", "namespace": "n", "creationTimestamp": created},
+                "spec": {"instanceRef": {"name": "p"}, "forProvider": {}},
+                "status": {"conditions": conditions}
+            }))
+            .unwrap()
+        };
+        let not_ready = |first: bool| {
+            Error::from(Failed {
+                step: Step::ResolveReferences,
+                error: Error::Unresolved(Unresolved::RefNotReady {
+                    field: "spec.forProvider.teamRef",
+                    kind: "LiteLLMTeam".into(),
+                    namespace: "n".into(),
+                    name: "t".into(),
+                    first,
+                }),
+            })
+        };
+        let missing = Error::from(Failed {
+            step: Step::ResolveReferences,
+            error: Error::Unresolved(Unresolved::RefMissing {
+                field: "spec.forProvider.teamRef",
+                kind: "LiteLLMTeam".into(),
+                namespace: "n".into(),
+                name: "t".into(),
+            }),
+        });
+        let young = "2026-12-07T00:09:30Z";
+        let old = "2026-12-07T00:08:59Z";
+        let cases = [
+            (
+                "new, the team being made",
+                not_ready(true),
+                key(young, None),
+                true,
+            ),
+            (
+                "the team reported",
+                not_ready(false),
+                key(young, None),
+                false,
+            ),
+            ("the team missing", missing, key(young, None), false),
+            (
+                "the key reported before",
+                not_ready(true),
+                key(young, Some("False")),
+                false,
+            ),
+            (
+                "the key older than a minute",
+                not_ready(true),
+                key(old, None),
+                false,
+            ),
+        ];
+        for (name, err, mr, want) in cases {
+            assert_eq!(err.waits_unreported(&mr, now), want, "{name}");
+        }
     }
 
     #[test]

@@ -155,6 +155,9 @@ pub enum Unresolved {
         kind: String,
         namespace: String,
         name: String,
+        /// No reconciliation of it has ended yet (it has no `Synced`
+        /// condition): it is being made.
+        first: bool,
     },
     #[error("{field}: Secret {namespace}/{name} not found")]
     SecretMissing {
@@ -496,17 +499,17 @@ async fn entity<K: ManagedKind + Cached>(
     // Every poll of a key resolves its team: from the cache's facts of
     // it, without parsing the team.
     let cached = kube.cached_facts::<K, _>(namespace, name, |facts| {
-        facts.map(crate::provider::watch::tolerant::Facts::ready_id)
+        facts.map(|facts| (facts.ready_id(), !facts.reported))
     });
     let found = match cached {
         Some(found) => found,
-        None => kube
-            .get::<K>(namespace, name)
-            .await?
-            .map(|referenced| entity_id(&*referenced)),
+        None => kube.get::<K>(namespace, name).await?.map(|referenced| {
+            let facts = crate::provider::managed::contract::facts(&*referenced);
+            (facts.ready_id(), !facts.reported)
+        }),
     };
     let kind = K::kind(&()).into_owned();
-    let Some(id) = found else {
+    let Some((id, first)) = found else {
         return Err(Unresolved::RefMissing {
             field,
             kind,
@@ -519,6 +522,7 @@ async fn entity<K: ManagedKind + Cached>(
         kind,
         namespace: namespace.to_owned(),
         name: name.to_owned(),
+        first,
     })
 }
 

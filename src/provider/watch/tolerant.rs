@@ -79,6 +79,8 @@ pub struct Facts {
     pub ready: bool,
     /// `Synced` is `True`.
     pub synced: bool,
+    /// `Synced` is set, `True` or not: a reconciliation of it has ended.
+    pub reported: bool,
     /// Its `crossplane.io/external-name`.
     pub external_name: Option<Box<str>>,
     /// `spec.instanceRef`.

@@ -49,7 +49,8 @@ use crate::provider::kinds::permissions::{
 };
 use crate::provider::managed::connection;
 use crate::provider::managed::contract::{
-    Connection, Created, Creation, External, ExternalError, Maintained, ManagedKind, Observation,
+    Chosen, Connection, Created, Creation, External, ExternalError, Maintained, ManagedKind,
+    Observation,
 };
 use crate::provider::managed::diff::{self, money_f64, money_string, user_metadata, Diff};
 use crate::provider::managed::ownership::{
@@ -416,6 +417,9 @@ pub struct KeyExternal {
     /// The budget the live key linked to when this reconciliation observed
     /// it (see [`soft_budget_refusal`]).
     linked_budget: std::sync::Mutex<Option<String>>,
+    /// The secret drawn for the key in this reconciliation, just stored in
+    /// its Secret (see [`ManagedKind::choose_id`]).
+    drawn: Option<Secret>,
 }
 
 impl KeyExternal {
@@ -784,9 +788,14 @@ impl KeyExternal {
         id: &str,
     ) -> Result<Created<LiteLLMVirtualKey>, ExternalError> {
         let name = secret_name(mr);
-        let stored = connection::read(&self.kube, mr, &name)
-            .await?
-            .and_then(|secret| connection::value(&secret, SECRET_KEY));
+        // A secret drawn in this reconciliation was stored moments ago:
+        // not read back.
+        let stored = match self.drawn.as_ref().filter(|key| token_of(key) == id) {
+            Some(drawn) => Some(drawn.clone()),
+            None => connection::read(&self.kube, mr, &name)
+                .await?
+                .and_then(|secret| connection::value(&secret, SECRET_KEY)),
+        };
         stored.iter().for_each(|k| self.scrubber.remember(k));
         let stored_token = stored.as_ref().map(token_of);
         let alias = alias(mr);
@@ -811,9 +820,10 @@ impl KeyExternal {
         self.check_membership(&mr.spec.for_provider).await?;
         let settings = request(&mr.spec.for_provider, &self.refs, &self.owner);
         match self.client.key_generate(Some(&key), &settings).await {
-            // The key did not exist a moment ago (observe), so the answer
-            // is of the key just written; only this resource's
-            // reconciliation writes under its token.
+            // The key did not exist a moment ago (observe), or its secret
+            // was drawn in this reconciliation, so the answer is of the key
+            // just written; only this resource's reconciliation writes
+            // under its token.
             Ok(generated) => Ok(Created {
                 creation: Creation::default(),
                 answer: Some(self.observation(mr, &generated.info)),
@@ -949,13 +959,17 @@ impl ManagedKind for LiteLLMVirtualKey {
 
     /// Reuses the secret already stored for this key (an earlier attempt
     /// whose id patch or create did not complete), else generates one and
-    /// stores it first.
-    async fn choose_id(&self, connection: &Connection) -> Result<String, ExternalError> {
+    /// stores it first. A generated secret is drawn at random, so no key
+    /// can exist under its token: the key is created without a look first
+    /// (see [`crate::provider::managed::contract::Fresh::Drawn`]). A reused one may have been sent
+    /// before, so its key is looked for first.
+    async fn choose_id(&self, connection: &Connection) -> Result<Chosen, ExternalError> {
         let name = secret_name(self);
         let secret = connection::read(&connection.kube, self, &name).await?;
         let stored = secret
             .as_deref()
             .and_then(|secret| connection::value(secret, SECRET_KEY));
+        let mut drawn = None;
         let key = match stored {
             Some(key) => key,
             None => {
@@ -970,11 +984,15 @@ impl ManagedKind for LiteLLMVirtualKey {
                 ]);
                 // Over the Secret just read: no second read.
                 connection::publish_over(&connection.kube, self, &name, &data, secret).await?;
+                drawn = Some(key.clone());
                 key
             }
         };
         connection.scrubber.remember(&key);
-        Ok(token_of(&key))
+        Ok(Chosen {
+            id: token_of(&key),
+            drawn,
+        })
     }
 
     fn connect(connection: Connection) -> KeyExternal {
@@ -987,6 +1005,7 @@ impl ManagedKind for LiteLLMVirtualKey {
             refs: connection.refs,
             verified: connection.verified,
             linked_budget: std::sync::Mutex::default(),
+            drawn: connection.drawn,
         }
     }
 }
