@@ -157,13 +157,44 @@ pub struct Fingerprint(u64);
 
 impl Fingerprint {
     fn of(status: StatusCode, body: &[u8]) -> Self {
-        use std::hash::BuildHasher;
-        static KEYS: std::sync::OnceLock<std::hash::RandomState> = std::sync::OnceLock::new();
-        Self(
-            KEYS.get_or_init(std::hash::RandomState::new)
-                .hash_one((status.as_u16(), body)),
-        )
+        Self(keyed_hash((status.as_u16(), body)))
     }
+
+    /// The fingerprint of what an answer parsed to: its canonical JSON
+    /// (objects' keys sorted), so that two routes that report the same
+    /// object in different bytes (an info route and a list route) have the
+    /// same one where they parse to the same value. `None` where it does
+    /// not serialize (not for the types listed here).
+    pub(super) fn of_parsed<T: Serialize>(parsed: &T) -> Option<Self> {
+        let bytes = serde_json::to_vec(parsed).ok()?;
+        Some(Self(keyed_hash(("parsed", bytes.as_slice()))))
+    }
+}
+
+/// SipHash with this process's random keys.
+fn keyed_hash(value: impl std::hash::Hash) -> u64 {
+    use std::hash::BuildHasher;
+    static KEYS: std::sync::OnceLock<std::hash::RandomState> = std::sync::OnceLock::new();
+    KEYS.get_or_init(std::hash::RandomState::new)
+        .hash_one(value)
+}
+
+/// A list route that answers for many objects of a kind in pages
+/// ([`Client::listed_page`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum List {
+    /// `/key/list`, by hashed token.
+    Keys,
+}
+
+/// Where a [`Probe`]'s object is listed: its list route, and the
+/// fingerprint of what its read parsed to ([`Fingerprint::of_parsed`]),
+/// which is the fingerprint of its list entry while the object is as the
+/// read found it. The object's id in the list is the read's value.
+#[derive(Clone, Copy, Debug)]
+pub struct Listed {
+    pub list: List,
+    pub fingerprint: Fingerprint,
 }
 
 /// A read and the fingerprint of its answer: whether the object is still
@@ -172,6 +203,15 @@ impl Fingerprint {
 pub struct Probe {
     pub read: Read,
     pub fingerprint: Fingerprint,
+    /// Where the object is listed too, if it is.
+    pub listed: Option<Listed>,
+}
+
+impl Probe {
+    /// The object's id, as its read and its list route know it.
+    pub fn id(&self) -> &str {
+        &self.read.value
+    }
 }
 
 /// A complete response, whatever its status.
@@ -221,6 +261,7 @@ impl Reply {
         Probe {
             read,
             fingerprint: Fingerprint::of(self.status, &self.body),
+            listed: None,
         }
     }
 
@@ -342,6 +383,12 @@ impl Client {
             shared: self.shared.clone(),
             background: true,
         }
+    }
+
+    /// Whether `other` is a client of the same proxy, made by the same
+    /// [`Client::new`] (a [`Client::background`] one included).
+    pub fn same_proxy(&self, other: &Client) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
     }
 
     /// Whether the proxy is busy with requests that are not background ones

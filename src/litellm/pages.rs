@@ -26,7 +26,7 @@
 
 use serde::Deserialize;
 
-use super::client::{endpoint, Endpoint, Reply};
+use super::client::{endpoint, Endpoint, Fingerprint, List, Reply};
 use super::{Client, Error, KeyInfo, TeamInfo};
 
 /// The largest page both routes serve.
@@ -178,5 +178,35 @@ impl Client {
             })
             .collect();
         Ok(Page { entries, total })
+    }
+}
+
+impl Client {
+    /// Page `page` (from 1) of `list`, `size` (at most [`MAX_PAGE_SIZE`])
+    /// a page, as each entry's id and the fingerprint of what it parsed to:
+    /// equal to a [`super::Probe`]'s [`super::Listed`] fingerprint where the
+    /// object is as its read found it.
+    pub async fn listed_page(
+        &self,
+        list: List,
+        page: u32,
+        size: u32,
+    ) -> Result<Page<(String, Option<Fingerprint>)>, Error> {
+        match list {
+            List::Keys => {
+                let keys = self.key_page(None, page, size).await?;
+                Ok(Page {
+                    entries: keys
+                        .entries
+                        .into_iter()
+                        .map(|key| {
+                            let fingerprint = key.listed().map(|listed| listed.fingerprint);
+                            (key.token, fingerprint)
+                        })
+                        .collect(),
+                    total: keys.total,
+                })
+            }
+        }
     }
 }

@@ -325,16 +325,28 @@ impl World {
         self.controllers.push(tokio::spawn(controller));
     }
 
-    /// Waits until the world's controllers of `kind` (a kind's noun, such
-    /// as `"team"`, or `"instance"` for the LiteLLMInstance controller)
-    /// have finished `times` more reconciliations from now: what a test
-    /// waits for before it shows that something did not happen.
     /// The LiteLLM requests the world's controllers made so far, by
     /// operation (`POST /key/generate`, ...).
     pub fn litellm_requests(&self) -> std::collections::BTreeMap<String, u64> {
         requests_by_operation(&self.registry)
     }
 
+    /// The reconciliations of `kind` (a kind's noun) so far, the polls that
+    /// found nothing changed included.
+    pub fn reconciles(&self, kind: &str) -> u64 {
+        reconciles(&self.registry, kind)
+    }
+
+    /// The polls of `kind` (a kind's noun) that a page of its list route
+    /// answered so far.
+    pub fn page_polls(&self, kind: &str) -> u64 {
+        kind_counter(&self.registry, "provider_litellm_page_polls_total", kind)
+    }
+
+    /// Waits until the world's controllers of `kind` (a kind's noun, such
+    /// as `"team"`, or `"instance"` for the LiteLLMInstance controller)
+    /// have finished `times` more reconciliations from now: what a test
+    /// waits for before it shows that something did not happen.
     pub async fn reconciled_again(&self, kind: &str, times: u64) {
         let count = || match kind {
             "instance" => instance_reconciles(&self.registry),
@@ -527,9 +539,15 @@ pub fn instance_reconciles(registry: &prometheus_client::registry::Registry) -> 
 }
 
 pub fn reconciles(registry: &prometheus_client::registry::Registry, kind: &str) -> u64 {
+    kind_counter(registry, "provider_litellm_reconciles_total", kind)
+}
+
+/// The counter `name` of `kind` (a kind's noun) in `registry`; 0 before
+/// its first count.
+fn kind_counter(registry: &prometheus_client::registry::Registry, name: &str, kind: &str) -> u64 {
     let mut text = String::new();
     prometheus_client::encoding::text::encode(&mut text, registry).unwrap();
-    let series = format!("provider_litellm_reconciles_total{{kind=\"{kind}\"}}");
+    let series = format!("{name}{{kind=\"{kind}\"}}");
     text.lines()
         .find(|l| l.starts_with(&series))
         .and_then(|l| l.rsplit(' ').next()?.parse().ok())
