@@ -315,12 +315,18 @@ impl Polls {
             }
             for (client, list, due) in listed {
                 match queue.start_sweep(&client, list, due, tick, every) {
-                    Ok(memos) => {
+                    Swept::Begun(memos) => {
                         polling.spawn(sweep(queue.clone(), client, list, memos, every));
                     }
-                    Err(due) => {
+                    Swept::Alone(due) => {
                         for (key, memo) in due {
                             polling.spawn(poll(queue.clone(), key, memo, every));
+                        }
+                    }
+                    Swept::Later(due) => {
+                        let mut pending = queue.lock();
+                        for (key, memo) in due {
+                            pending.put(key, tick + 1, Some(memo));
                         }
                     }
                 }
@@ -398,7 +404,9 @@ type Answerable = (Arc<str>, Box<Memo>);
 /// polled between half its interval and its interval after the last poll,
 /// and a proxy's route is read at most twice a poll interval however
 /// many of its objects there are: N/50 reads for N objects at 100 a page.
-/// Fewer memos than pages are polled one by one, as before.
+/// Memos that fall due while a sweep is under way, or too soon after one
+/// began, wait for the next ([`Swept::Later`]). Fewer memos than pages are
+/// polled one by one, as before.
 struct Sweep {
     client: litellm::Client,
     list: litellm::List,
@@ -408,6 +416,21 @@ struct Sweep {
     total: Option<u64>,
 }
 
+/// What becomes of due memos of listed objects ([`Queue::start_sweep`]).
+enum Swept {
+    /// A sweep begins for these, the due ones and those taken early.
+    Begun(Vec<Answerable>),
+    /// Fewer than the route's pages: each polls by its own read.
+    Alone(Vec<Answerable>),
+    /// A sweep is under way or began less than half an interval ago: they
+    /// wait a tick for the next, which begins as soon as that allows. They
+    /// fell due after the last sweep began and after it could take them,
+    /// as polls requeued for less than half an interval do, and as those do
+    /// that a sweep longer than half an interval (a large proxy's, slow)
+    /// keeps waiting: as late as that sweep is long.
+    Later(Vec<Answerable>),
+}
+
 /// Sweeps not begun for this long are forgotten (their proxy's instance
 /// is likely gone); one begun again starts afresh.
 const SWEEP_FORGOTTEN: Duration = Duration::from_secs(3600);
@@ -415,9 +438,7 @@ const SWEEP_FORGOTTEN: Duration = Duration::from_secs(3600);
 impl Queue {
     /// Begins a sweep of `list` on `client`'s proxy for `due`, with every
     /// memo of the same proxy and route falling due within half their
-    /// interval: the memos it is to answer; or `due` back, to be polled one
-    /// by one, where a sweep began too recently or would read more pages
-    /// than it answers polls (see [`Sweep`]).
+    /// interval (see [`Sweep`]).
     fn start_sweep(
         &self,
         client: &litellm::Client,
@@ -425,9 +446,9 @@ impl Queue {
         due: Vec<Answerable>,
         tick: u64,
         every: Duration,
-    ) -> Result<Vec<Answerable>, Vec<Answerable>> {
+    ) -> Swept {
         let Some(shortest) = due.iter().map(|(_, memo)| memo.interval).min() else {
-            return Err(due);
+            return Swept::Alone(due);
         };
         let early = shortest / 2;
         let mut sweeps = self.sweeps.lock().unwrap_or_else(|p| p.into_inner());
@@ -450,7 +471,7 @@ impl Queue {
         };
         let state = &mut sweeps[index];
         if state.running || state.began.is_some_and(|b| b.elapsed() < early) {
-            return Err(due);
+            return Swept::Later(due);
         }
         let pages = state
             .total
@@ -466,13 +487,13 @@ impl Queue {
         };
         let mut pending = self.lock();
         if (due.len() as u64).saturating_add(pending.count_due(until, &same)) < pages {
-            return Err(due);
+            return Swept::Alone(due);
         }
         let mut memos = due;
         memos.extend(pending.take_due_if(until, &same));
         state.running = true;
         state.began = Some(Instant::now());
-        Ok(memos)
+        Swept::Begun(memos)
     }
 
     /// The sweep of `list` on `client`'s proxy is over, the route having
@@ -1166,12 +1187,16 @@ mod tests {
         assert!(polls.has_memo("key", "tenant/k3"), "not due yet: not taken");
         assert!(reconciled.lock().unwrap().is_empty());
 
-        // A sweep begun less than half an interval ago: polls of their own.
+        // A sweep begun less than half an interval ago: the due memo waits
+        // for the next, a tick at a time, without a read.
         assert!(polls.schedule_with("key", "tenant/k0", TICK, TICK, Some(memo(0))));
-        polls.fire_due(now_tick() + 1, TICK, &mut polling.lock().unwrap());
-        until("the poll of its own", || polled.lock().unwrap().len() == 4).await;
-        assert_eq!(polled.lock().unwrap()[3], ("tenant/k0".to_owned(), false));
-        assert_eq!((infos(), pages()), (5, 1));
+        let t1 = now_tick() + 1;
+        polls.fire_due(t1, TICK, &mut polling.lock().unwrap());
+        assert!(polls.has_memo("key", "tenant/k0"), "waits with its memo");
+        polls.fire_due(t1 + 1, TICK, &mut polling.lock().unwrap());
+        assert!(polls.has_memo("key", "tenant/k0"));
+        assert_eq!(polled.lock().unwrap().len(), 3);
+        assert_eq!((infos(), pages()), (4, 1));
 
         // Half an interval on: k1 changed in LiteLLM and k2 is missing
         // from the pages; both go to the controller, k1 as a changed
@@ -1189,9 +1214,9 @@ mod tests {
         }
         polls.fire_due(now_tick() + 1, TICK, &mut polling.lock().unwrap());
         until("the second sweep", || reconciled.lock().unwrap().len() == 2).await;
-        until("its answers", || polled.lock().unwrap().len() == 6).await;
+        until("its answers", || polled.lock().unwrap().len() == 5).await;
         assert_eq!(*reconciled.lock().unwrap(), ["tenant/k1", "tenant/k2"]);
-        assert_eq!((infos(), pages()), (5, 2));
+        assert_eq!((infos(), pages()), (4, 2));
         assert!(polls.schedule_with("key", "tenant/k1", TICK, TICK, Some(memo(1))));
         assert!(
             !polls.has_memo("key", "tenant/k1"),
@@ -1203,14 +1228,14 @@ mod tests {
         age(&polls);
         *listed.lock().unwrap() = (vec![(0, 1.0)], 1000);
         polls.fire_due(now_tick() + 1_000, TICK, &mut polling.lock().unwrap());
-        until("the third sweep", || polled.lock().unwrap().len() == 7).await;
+        until("the third sweep", || polled.lock().unwrap().len() == 6).await;
         until("the third sweep's end", || {
             let queue = polls.queue("key").unwrap();
             let sweeps = queue.sweeps.lock().unwrap();
             sweeps.iter().all(|s| !s.running)
         })
         .await;
-        assert_eq!((infos(), pages()), (5, 3));
+        assert_eq!((infos(), pages()), (4, 3));
         age(&polls);
         for n in [0, 3] {
             polls.cancel("key", &format!("tenant/k{n}"));
@@ -1218,10 +1243,10 @@ mod tests {
         }
         polls.fire_due(now_tick() + 1, TICK, &mut polling.lock().unwrap());
         until("two polls of their own", || {
-            polled.lock().unwrap().len() == 9
+            polled.lock().unwrap().len() == 8
         })
         .await;
-        assert_eq!((infos(), pages()), (7, 3), "fewer memos than pages");
+        assert_eq!((infos(), pages()), (6, 3), "fewer memos than pages");
     }
 
     #[test]
