@@ -23,7 +23,10 @@
 //!
 //! `BENCH_POLL_TICK` (ms) aligns the provider's polls to that tick instead
 //! of its default (`timing::POLL_TICK`); `0` turns the alignment off, to
-//! compare.
+//! compare. `BENCH_SYNC` (a Go duration) is the provider's `--sync`: a
+//! short one (three poll intervals) puts reconciliations in full into the
+//! steady-state window, which the default (1 h: nine polls from a memo
+//! between two) keeps out of it.
 
 #[path = "../tests/support/k8s.rs"]
 mod k8s;
@@ -240,6 +243,10 @@ fn serve_provider(namespace: String) {
             .with_poll_bounds(bounds);
         if let Some(tick) = poll_tick() {
             ctx = ctx.with_poll_tick(tick);
+        }
+        if let Ok(text) = std::env::var("BENCH_SYNC") {
+            let sync = timing::parse_go_duration(&text).expect("BENCH_SYNC: a Go duration");
+            ctx = ctx.with_sync_period(sync);
         }
         let ctx = Arc::new(ctx);
         let limits = ctx.clone();
@@ -1451,9 +1458,9 @@ fn ratio_row(what: &str, provider: f64, baseline: f64, unit: &str) {
     );
 }
 
-/// Prints convergence and steady state; `false` if the steady state was not
-/// exactly one read per object poll (a page of a list route standing for
-/// the reads of the polls it answered) and nothing else.
+/// Prints convergence and steady state; `false` if the steady state was
+/// more than one read per object poll (a page of a list route standing for
+/// the reads of the polls it answered) or anything else.
 fn report(
     n: usize,
     wave: usize,
@@ -1572,7 +1579,9 @@ fn report(
         // no read of their own.
         let slack = u64::from(DEFAULT_MAX_RECONCILE_RATE);
         let own = reconciles.saturating_sub(paged);
-        let exact = reads.abs_diff(own) <= slack && pages <= paged.max(slack);
+        // Reconciliations in full that a sweep handed its page's entry to
+        // read nothing: at most one read per poll, then.
+        let exact = reads <= own + slack && pages <= paged.max(slack);
         ok &= exact && reconciles >= n as u64;
         let unchanged = activity.unchanged.get(kind).copied().unwrap_or(0);
         println!(
@@ -1584,7 +1593,7 @@ fn report(
             if exact {
                 ""
             } else {
-                "  <-- NOT ONE READ PER POLL AT MOST"
+                "  <-- MORE THAN ONE READ PER POLL"
             }
         );
     }

@@ -69,6 +69,10 @@ struct Shared {
     observer: Option<Observer>,
     /// Shared by every client of one proxy ([`Client::with_pacing`]).
     pacing: Option<Arc<Pacing>>,
+    /// Entries of list pages kept for the next read of their object, and
+    /// this client's writes they are checked against
+    /// ([`Client::prefetch_key`]).
+    prefetched: Arc<super::pages::Prefetched>,
 }
 
 impl fmt::Debug for Client {
@@ -363,6 +367,7 @@ impl Client {
                 auth,
                 observer: None,
                 pacing: None,
+                prefetched: Arc::default(),
             }),
             background: false,
         })
@@ -383,6 +388,11 @@ impl Client {
             shared: self.shared.clone(),
             background: true,
         }
+    }
+
+    /// The entries of list pages kept for reads ([`Client::prefetch_key`]).
+    pub(super) fn prefetched(&self) -> &super::pages::Prefetched {
+        &self.shared.prefetched
     }
 
     /// Whether `other` is a client of the same proxy, made by the same
@@ -435,6 +445,21 @@ impl Client {
             Ok(Fingerprint::of(reply.status, &reply.body))
         } else {
             Err(reply.error())
+        }
+    }
+
+    /// Whether the object `probe` read is as it was then: the same answer
+    /// byte for byte ([`Client::probe`]), or, for a listed object, the same
+    /// as its read and its list entry parse to ([`Listed`]), whichever
+    /// route read it last. `Ok(false)` for any other answer, a missing
+    /// object included.
+    pub async fn unchanged(&self, probe: &Probe) -> Result<bool, Error> {
+        match probe.listed {
+            Some(Listed {
+                list: List::Keys,
+                fingerprint,
+            }) => Ok(self.key_listed(probe).await? == Some(fingerprint)),
+            None => Ok(self.probe(&probe.read).await? == probe.fingerprint),
         }
     }
 
@@ -500,6 +525,8 @@ impl Client {
             Some(pacing) => Some(pacing.acquire(self.background).await),
             None => None,
         };
+        // Entries of pages asked before this write ends answer no read.
+        let _writing = (endpoint.method != Method::GET).then(|| self.shared.prefetched.writing());
         let started = Instant::now();
         let (status, outcome) = match request.send().await {
             Ok(response) => {

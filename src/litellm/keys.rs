@@ -279,11 +279,32 @@ impl Client {
     ) -> Result<(Option<KeyInfo>, Probe), Error> {
         let token = token_for(token_or_key);
         let read = Read::new(&KEY_INFO, "key", &token);
+        // A page's entry read a moment ago stands for the read
+        // (`pages::Prefetched`); its probe is compared by what it parsed
+        // to, as every listed object's is (`Client::probe_listed`).
+        if let Some(info) = self.prefetched().take_key(&token) {
+            if let Some(listed) = info.listed() {
+                let probe = Probe {
+                    read,
+                    fingerprint: listed.fingerprint,
+                    listed: Some(listed),
+                };
+                return Ok((Some(info), probe));
+            }
+        }
         let reply = self.read(&read).await?;
         let info = key_info_of(&reply, token)?;
         let mut probe = reply.probe(read);
         probe.listed = info.as_ref().and_then(KeyInfo::listed);
         Ok((info, probe))
+    }
+
+    /// The key `probe` read, read again: the fingerprint of what it parses
+    /// to ([`super::Listed`]), `None` where it is gone.
+    pub(super) async fn key_listed(&self, probe: &Probe) -> Result<Option<Fingerprint>, Error> {
+        let reply = self.read(&probe.read).await?;
+        let info = key_info_of(&reply, probe.id().to_owned())?;
+        Ok(info.and_then(|info| info.listed()).map(|l| l.fingerprint))
     }
 
     /// Sets the fields that are `Some`; [`Error::NotFound`] for a missing key.

@@ -915,18 +915,26 @@ async fn the_stand_in_lists_keys_in_pages_that_fingerprint_as_their_reads() {
             .listed_page(litellm_crossplane::litellm::List::Keys, page, 100)
             .await
             .unwrap();
-        assert_eq!(answer.total, 150);
-        listed.extend(answer.entries);
+        assert_eq!(answer.page.total, 150);
+        listed.extend(answer.page.entries);
     }
     assert_eq!(
-        listed.iter().map(|(id, _)| id.as_str()).collect::<Vec<_>>(),
+        listed
+            .iter()
+            .map(|entry| entry.id.as_str())
+            .collect::<Vec<_>>(),
         tokens,
         "every key once, by token"
     );
-    for (token, fingerprint) in &listed {
-        let (_, probe) = litellm.key_info_probed(token).await.unwrap();
-        assert!(fingerprint.is_some());
-        assert_eq!(*fingerprint, probe.listed.map(|l| l.fingerprint), "{token}");
+    for entry in &listed {
+        let (_, probe) = litellm.key_info_probed(&entry.id).await.unwrap();
+        assert!(entry.fingerprint.is_some());
+        assert_eq!(
+            entry.fingerprint,
+            probe.listed.map(|l| l.fingerprint),
+            "{}",
+            entry.id
+        );
     }
 }
 

@@ -49,6 +49,9 @@ pub struct Setup {
     pub instance_controller: bool,
     /// The provider's bound on requests in flight to one proxy.
     pub max_in_flight: Option<usize>,
+    /// The provider's `--sync`: how often each resource reconciles in
+    /// full at least.
+    pub sync_period: Option<Duration>,
     /// The instance is a provisioned one (`workload.managed` unset). Its
     /// status still says ready at `endpoint`, which stands in for the
     /// Service the provider would provision (unreachable from the test: the
@@ -150,6 +153,9 @@ pub async fn world_with(prefix: &str, setup: Setup) -> Option<World> {
     }
     if let Some(max) = setup.max_in_flight {
         ctx = ctx.with_max_in_flight(max);
+    }
+    if let Some(period) = setup.sync_period {
+        ctx = ctx.with_sync_period(period);
     }
     let ctx = Arc::new(ctx);
     let controllers = vec![tokio::spawn(controllers::run(

@@ -289,13 +289,11 @@ impl Polls {
             let mut listed: Vec<(litellm::Client, litellm::List, Vec<Answerable>)> = Vec::new();
             for (key, memo) in due {
                 match memo {
-                    Some(memo)
-                        if memo.left > 0
-                            && queue.holds(&memo)
-                            && !memo.client.busy(BUSY_WINDOW) =>
-                    {
+                    // A listed object's memo, even spent or no longer
+                    // holding: a sweep's page stands for the read of the
+                    // reconciliation it then needs.
+                    Some(memo) if memo.probe.listed.is_some() && !memo.client.busy(BUSY_WINDOW) => {
                         let Some(list) = memo.probe.listed.map(|l| l.list) else {
-                            polling.spawn(poll(queue.clone(), key, memo, every));
                             continue;
                         };
                         match listed
@@ -305,6 +303,13 @@ impl Polls {
                             Some((_, _, memos)) => memos.push((key, memo)),
                             None => listed.push((memo.client.clone(), list, vec![(key, memo)])),
                         }
+                    }
+                    Some(memo)
+                        if memo.left > 0
+                            && queue.holds(&memo)
+                            && !memo.client.busy(BUSY_WINDOW) =>
+                    {
+                        polling.spawn(poll(queue.clone(), key, memo, every));
                     }
                     _ => {
                         if !queue.reconcile(&key) {
@@ -320,7 +325,11 @@ impl Polls {
                     }
                     Swept::Alone(due) => {
                         for (key, memo) in due {
-                            polling.spawn(poll(queue.clone(), key, memo, every));
+                            if memo.left > 0 && queue.holds(&memo) {
+                                polling.spawn(poll(queue.clone(), key, memo, every));
+                            } else {
+                                queue.reconcile(&key);
+                            }
                         }
                     }
                     Swept::Later(due) => {
@@ -368,9 +377,7 @@ pub(crate) const BUSY_WINDOW: Duration = Duration::from_secs(1);
 async fn poll(queue: Arc<Queue>, key: Arc<str>, memo: Box<Memo>, tick: Duration) {
     let started = Instant::now();
     // `None`: no answer to compare (an error).
-    let same_answer = (memo.client.probe(&memo.probe.read).await)
-        .ok()
-        .map(|fingerprint| fingerprint == memo.probe.fingerprint);
+    let same_answer = memo.client.unchanged(&memo.probe).await.ok();
     if same_answer != Some(true) || !queue.holds(&memo) {
         if same_answer == Some(false) {
             queue.lock().missed(&key);
@@ -481,9 +488,7 @@ impl Queue {
             .max(1);
         let until = tick.saturating_add(ticks_in(early, every));
         let same = |memo: &Memo| {
-            memo.left > 0
-                && memo.probe.listed.is_some_and(|l| l.list == list)
-                && memo.client.same_proxy(client)
+            memo.probe.listed.is_some_and(|l| l.list == list) && memo.client.same_proxy(client)
         };
         let mut pending = self.lock();
         if (due.len() as u64).saturating_add(pending.count_due(until, &same)) < pages {
@@ -528,24 +533,37 @@ async fn sweep(
     let mut page = 1u32;
     while !wanted.is_empty() {
         let started = Instant::now();
-        let Ok(answer) = client.listed_page(list, page, size).await else {
-            break;
+        let (answer, asked) = match client.listed_page(list, page, size).await {
+            Ok(listing) => (listing.page, listing.asked),
+            // A page too large to read (objects with much metadata) leaves
+            // its objects to their own reads; the next page is read all
+            // the same, as only as many pages are read as the total says.
+            Err(litellm::Error::ResponseTooLarge { .. })
+                if total.is_some_and(|total| u64::from(page) * u64::from(size) < total) =>
+            {
+                page += 1;
+                continue;
+            }
+            Err(_) => break,
         };
         total = Some(answer.total);
         let listed = answer.entries.len();
         let took = started.elapsed() / u32::try_from(listed.max(1)).unwrap_or(u32::MAX);
-        for (id, fingerprint) in answer.entries {
-            let Some((key, memo)) = wanted.remove(id.as_str()) else {
+        for entry in answer.entries {
+            let Some((key, memo)) = wanted.remove(entry.id.as_str()) else {
                 continue;
             };
-            let same =
-                fingerprint.is_some() && fingerprint == memo.probe.listed.map(|l| l.fingerprint);
-            if same && queue.holds(&memo) {
+            let same = entry.fingerprint.is_some()
+                && entry.fingerprint == memo.probe.listed.map(|l| l.fingerprint);
+            if same && memo.left > 0 && queue.holds(&memo) {
                 answered(&queue, key, memo, tick, took, true);
             } else {
+                // A changed answer, a spent memo, a change in Kubernetes:
+                // the reconciliation observes what the page said.
                 if !same {
                     queue.lock().missed(&key);
                 }
+                client.prefetch_key(entry, asked);
                 queue.reconcile(&key);
             }
         }
@@ -1217,6 +1235,13 @@ mod tests {
         until("its answers", || polled.lock().unwrap().len() == 5).await;
         assert_eq!(*reconciled.lock().unwrap(), ["tenant/k1", "tenant/k2"]);
         assert_eq!((infos(), pages()), (4, 2));
+        // The reconciliation k1 went to observes the page's entry instead
+        // of a read of its own, once.
+        let (found, _) = client.key_info_probed("t1").await.unwrap();
+        assert_eq!(found.unwrap().max_budget, Some(9.0));
+        assert_eq!(infos(), 4, "the page stood for the read");
+        client.key_info_probed("t1").await.unwrap();
+        assert_eq!(infos(), 5, "for one read");
         assert!(polls.schedule_with("key", "tenant/k1", TICK, TICK, Some(memo(1))));
         assert!(
             !polls.has_memo("key", "tenant/k1"),
@@ -1235,7 +1260,7 @@ mod tests {
             sweeps.iter().all(|s| !s.running)
         })
         .await;
-        assert_eq!((infos(), pages()), (4, 3));
+        assert_eq!((infos(), pages()), (5, 3));
         age(&polls);
         for n in [0, 3] {
             polls.cancel("key", &format!("tenant/k{n}"));
@@ -1246,7 +1271,134 @@ mod tests {
             polled.lock().unwrap().len() == 8
         })
         .await;
-        assert_eq!((infos(), pages()), (6, 3), "fewer memos than pages");
+        assert_eq!((infos(), pages()), (7, 3), "fewer memos than pages");
+    }
+
+    /// A spent memo (it answered its polls) of a listed key is swept all
+    /// the same, and the reconciliation in full it goes to observes the
+    /// page's entry instead of a read, unless a write through the proxy's
+    /// client began since the page was asked.
+    #[tokio::test]
+    async fn a_spent_memo_reconciles_from_its_page_unless_a_write_came_between() {
+        let proxy = Answering::start(500, r#"{"detail":"unexpected"}"#).await;
+        let listed: Listing = Arc::new(Mutex::new((vec![(0, 1.0), (1, 1.0)], 2)));
+        *proxy.route.lock().unwrap() = Some(key_routes(listed));
+        let client = proxy.client();
+        let changes: &'static Changes = Box::leak(Box::default());
+        let polls = Polls::with_changes(changes);
+        let (reconciled, fire) = fired();
+        polls.register("key", fire, |_, _, _, _, _| {});
+        let scope = changes.scope("tenant", "platform");
+        for n in 0..2 {
+            let (_, probe) = client.key_info_probed(&format!("t{n}")).await.unwrap();
+            let memo = Memo {
+                probe,
+                client: client.clone(),
+                scope,
+                since: changes.now(),
+                interval: Duration::from_secs(4),
+                metrics_id: n,
+                left: 0,
+                jitter: 0,
+            };
+            assert!(polls.schedule_with("key", &format!("tenant/k{n}"), TICK, TICK, Some(memo)));
+        }
+        let mut polling = JoinSet::new();
+        polls.fire_due(now_tick() + 1_000, TICK, &mut polling);
+        until("both reconciled", || reconciled.lock().unwrap().len() == 2).await;
+        assert_eq!(proxy.requests_to("/key/list"), 1);
+        assert_eq!(proxy.requests_to("/key/info"), 2, "the memos' reads");
+
+        let (found, _) = client.key_info_probed("t0").await.unwrap();
+        assert!(found.is_some());
+        assert_eq!(
+            proxy.requests_to("/key/info"),
+            2,
+            "the page stood for the read"
+        );
+        // A write, even one that fails: the other entry stands for nothing.
+        let write = client
+            .key_update("t1", &crate::litellm::KeyRequest::default())
+            .await;
+        assert!(write.is_err());
+        client.key_info_probed("t1").await.unwrap();
+        assert_eq!(proxy.requests_to("/key/info"), 3, "read after a write");
+    }
+
+    /// A page too large to read (1 MiB: keys with much metadata) leaves
+    /// the keys it would list to their own reads, and the sweep reads on:
+    /// no tenant's key can make every poll of the proxy fall back to reads.
+    #[tokio::test]
+    async fn a_page_too_large_leaves_its_keys_to_their_own_reads() {
+        let proxy = Answering::start(500, r#"{"detail":"unexpected"}"#).await;
+        *proxy.route.lock().unwrap() = Some(Box::new(|target: &str| {
+            if let Some(token) = target.strip_prefix("/key/info?key=") {
+                let body = serde_json::json!({"key": token, "info": {"max_budget": 1.0}});
+                return Some((200, body.to_string()));
+            }
+            let page = target.strip_prefix("/key/list?")?;
+            let page: usize = page
+                .split('&')
+                .find_map(|pair| pair.strip_prefix("page="))?
+                .parse()
+                .ok()?;
+            let keys: Vec<_> = (100 * (page - 1)..(100 * page).min(250))
+                .map(|n| {
+                    let mut key = serde_json::json!({"token": format!("t{n}"), "max_budget": 1.0});
+                    if page == 2 {
+                        key["metadata"] = serde_json::json!({"padding": "x".repeat(20_000)});
+                    }
+                    key
+                })
+                .collect();
+            Some((
+                200,
+                serde_json::json!({"keys": keys, "total_count": 250}).to_string(),
+            ))
+        }));
+        let client = proxy.client();
+        let changes: &'static Changes = Box::leak(Box::default());
+        let polls = Polls::with_changes(changes);
+        let (reconciled, fire) = fired();
+        let polled = Arc::new(Mutex::new(Vec::new()));
+        polls.register("key", fire, {
+            let polled = polled.clone();
+            move |key: &str, _memo: &Memo, _after, _took, by_page| {
+                polled.lock().unwrap().push((key.to_owned(), by_page))
+            }
+        });
+        let scope = changes.scope("tenant", "platform");
+        for n in [5, 150, 240] {
+            let (_, probe) = client.key_info_probed(&format!("t{n}")).await.unwrap();
+            let memo = Memo {
+                probe,
+                client: client.clone(),
+                scope,
+                since: changes.now(),
+                interval: Duration::from_secs(4),
+                metrics_id: n,
+                left: 5,
+                jitter: 0,
+            };
+            assert!(polls.schedule_with("key", &format!("tenant/k{n}"), TICK, TICK, Some(memo)));
+        }
+        let mut polling = JoinSet::new();
+        polls.fire_due(now_tick() + 1_000, TICK, &mut polling);
+        until("the sweep", || {
+            polled.lock().unwrap().len() == 2 && reconciled.lock().unwrap().len() == 1
+        })
+        .await;
+        let mut answered = polled.lock().unwrap().clone();
+        answered.sort();
+        assert_eq!(
+            answered,
+            [
+                ("tenant/k240".to_owned(), true),
+                ("tenant/k5".to_owned(), true)
+            ]
+        );
+        assert_eq!(*reconciled.lock().unwrap(), ["tenant/k150"]);
+        assert_eq!(proxy.requests_to("/key/list"), 3, "every page asked once");
     }
 
     #[test]
