@@ -981,14 +981,7 @@ mod tests {
     #[tokio::test]
     async fn a_poll_answered_as_before_needs_no_reconciliation() {
         let proxy = Answering::start(404, r#"{"detail":"no team"}"#).await;
-        let client = crate::litellm::Client::new(crate::litellm::ClientConfig {
-            endpoint: proxy.url.clone(),
-            master_key: crate::litellm::Secret::new(String::from("sk-test")),
-            ca_pem: None,
-            timeout: Duration::from_secs(5),
-        })
-        .unwrap()
-        .background();
+        let client = proxy.client();
         let changes: &'static Changes = Box::leak(Box::default());
         let polls = Polls::with_changes(changes);
         let (reconciled, fire) = fired();
@@ -1106,6 +1099,78 @@ mod tests {
         assert_eq!(proxy.requests(), 5);
     }
 
+    /// The poll queue of keys on an [`Answering`] proxy: what it handed
+    /// to the controller, and what it polled (`namespace/name`, and whether
+    /// by a page).
+    struct KeyQueue {
+        client: crate::litellm::Client,
+        changes: &'static Changes,
+        polls: Polls,
+        reconciled: Arc<Mutex<Vec<String>>>,
+        polled: Arc<Mutex<Vec<(String, bool)>>>,
+    }
+
+    impl KeyQueue {
+        fn on(proxy: &Answering) -> Self {
+            let changes: &'static Changes = Box::leak(Box::default());
+            let polls = Polls::with_changes(changes);
+            let (reconciled, fire) = fired();
+            let polled = Arc::new(Mutex::new(Vec::new()));
+            polls.register("key", fire, {
+                let polled = polled.clone();
+                move |key: &str, _memo: &Memo, _after, _took, by_page| {
+                    polled.lock().unwrap().push((key.to_owned(), by_page))
+                }
+            });
+            Self {
+                client: proxy.client(),
+                changes,
+                polls,
+                reconciled,
+                polled,
+            }
+        }
+
+        /// The probe of key `t{n}`, read now.
+        async fn probe(&self, n: u64) -> crate::litellm::Probe {
+            let (found, probe) = self.client.key_info_probed(&format!("t{n}")).await.unwrap();
+            assert!(found.is_some() && probe.listed.is_some());
+            probe
+        }
+
+        /// The memo of key `n` by `probe`, polled every 4 s, with `left`
+        /// polls to answer.
+        fn memo(&self, probe: crate::litellm::Probe, n: u64, left: u8) -> Memo {
+            Memo {
+                probe,
+                client: self.client.clone(),
+                scope: self.changes.scope("tenant", "platform"),
+                since: self.changes.now(),
+                interval: Duration::from_secs(4),
+                metrics_id: n,
+                left,
+                jitter: 0,
+            }
+        }
+
+        /// Queues `tenant/k{n}` with the memo of a read of key `n` made
+        /// now, `after` from now.
+        fn schedule(&self, n: u64, memo: Memo, after: Duration) {
+            let key = format!("tenant/k{n}");
+            assert!(self
+                .polls
+                .schedule_with("key", &key, after, TICK, Some(memo)));
+        }
+
+        /// Reads each of `keys` and queues its memo, due at the next tick.
+        async fn schedule_read(&self, keys: &[u64], left: u8) {
+            for &n in keys {
+                let memo = self.memo(self.probe(n).await, n, left);
+                self.schedule(n, memo, TICK);
+            }
+        }
+    }
+
     /// The keys a `/key/list` page lists (by number, each with its
     /// `max_budget`), and the total it says the route lists.
     type Listing = Arc<Mutex<(Vec<(usize, f64)>, u64)>>;
@@ -1145,35 +1210,20 @@ mod tests {
             4u64,
         )));
         *proxy.route.lock().unwrap() = Some(key_routes(listed.clone()));
-        let client = proxy.client();
-        let changes: &'static Changes = Box::leak(Box::default());
-        let polls = Polls::with_changes(changes);
-        let (reconciled, fire) = fired();
-        let polled = Arc::new(Mutex::new(Vec::new()));
-        polls.register("key", fire, {
-            let polled = polled.clone();
-            move |key: &str, _memo: &Memo, _after, _took, by_page| {
-                polled.lock().unwrap().push((key.to_owned(), by_page))
-            }
-        });
-        let scope = changes.scope("tenant", "platform");
+        let queue = KeyQueue::on(&proxy);
+        let KeyQueue {
+            client,
+            polls,
+            reconciled,
+            polled,
+            ..
+        } = &queue;
         let interval = Duration::from_secs(4);
         let mut probes = Vec::new();
         for n in 0..4 {
-            let (found, probe) = client.key_info_probed(&format!("t{n}")).await.unwrap();
-            assert!(found.is_some() && probe.listed.is_some());
-            probes.push(probe);
+            probes.push(queue.probe(n).await);
         }
-        let memo = |n: usize| Memo {
-            probe: probes[n].clone(),
-            client: client.clone(),
-            scope,
-            since: changes.now(),
-            interval,
-            metrics_id: n as u64,
-            left: 5,
-            jitter: 0,
-        };
+        let memo = |n: usize| queue.memo(probes[n].clone(), n as u64, 5);
         let polling = Mutex::new(JoinSet::new());
         let infos = || proxy.requests_to("/key/info");
         let pages = || proxy.requests_to("/key/list");
@@ -1283,26 +1333,14 @@ mod tests {
         let proxy = Answering::start(500, r#"{"detail":"unexpected"}"#).await;
         let listed: Listing = Arc::new(Mutex::new((vec![(0, 1.0), (1, 1.0)], 2)));
         *proxy.route.lock().unwrap() = Some(key_routes(listed));
-        let client = proxy.client();
-        let changes: &'static Changes = Box::leak(Box::default());
-        let polls = Polls::with_changes(changes);
-        let (reconciled, fire) = fired();
-        polls.register("key", fire, |_, _, _, _, _| {});
-        let scope = changes.scope("tenant", "platform");
-        for n in 0..2 {
-            let (_, probe) = client.key_info_probed(&format!("t{n}")).await.unwrap();
-            let memo = Memo {
-                probe,
-                client: client.clone(),
-                scope,
-                since: changes.now(),
-                interval: Duration::from_secs(4),
-                metrics_id: n,
-                left: 0,
-                jitter: 0,
-            };
-            assert!(polls.schedule_with("key", &format!("tenant/k{n}"), TICK, TICK, Some(memo)));
-        }
+        let queue = KeyQueue::on(&proxy);
+        let KeyQueue {
+            client,
+            polls,
+            reconciled,
+            ..
+        } = &queue;
+        queue.schedule_read(&[0, 1], 0).await;
         let mut polling = JoinSet::new();
         polls.fire_due(now_tick() + 1_000, TICK, &mut polling);
         until("both reconciled", || reconciled.lock().unwrap().len() == 2).await;
@@ -1356,32 +1394,14 @@ mod tests {
                 serde_json::json!({"keys": keys, "total_count": 250}).to_string(),
             ))
         }));
-        let client = proxy.client();
-        let changes: &'static Changes = Box::leak(Box::default());
-        let polls = Polls::with_changes(changes);
-        let (reconciled, fire) = fired();
-        let polled = Arc::new(Mutex::new(Vec::new()));
-        polls.register("key", fire, {
-            let polled = polled.clone();
-            move |key: &str, _memo: &Memo, _after, _took, by_page| {
-                polled.lock().unwrap().push((key.to_owned(), by_page))
-            }
-        });
-        let scope = changes.scope("tenant", "platform");
-        for n in [5, 150, 240] {
-            let (_, probe) = client.key_info_probed(&format!("t{n}")).await.unwrap();
-            let memo = Memo {
-                probe,
-                client: client.clone(),
-                scope,
-                since: changes.now(),
-                interval: Duration::from_secs(4),
-                metrics_id: n,
-                left: 5,
-                jitter: 0,
-            };
-            assert!(polls.schedule_with("key", &format!("tenant/k{n}"), TICK, TICK, Some(memo)));
-        }
+        let queue = KeyQueue::on(&proxy);
+        let KeyQueue {
+            polls,
+            reconciled,
+            polled,
+            ..
+        } = &queue;
+        queue.schedule_read(&[5, 150, 240], 5).await;
         let mut polling = JoinSet::new();
         polls.fire_due(now_tick() + 1_000, TICK, &mut polling);
         until("the sweep", || {
