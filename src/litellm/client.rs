@@ -69,6 +69,10 @@ struct Shared {
     observer: Option<Observer>,
     /// Shared by every client of one proxy ([`Client::with_pacing`]).
     pacing: Option<Arc<Pacing>>,
+    /// Entries of list pages kept for the next read of their object, and
+    /// this client's writes they are checked against
+    /// ([`Client::prefetch_key`]).
+    prefetched: Arc<super::pages::Prefetched>,
 }
 
 impl fmt::Debug for Client {
@@ -157,13 +161,44 @@ pub struct Fingerprint(u64);
 
 impl Fingerprint {
     fn of(status: StatusCode, body: &[u8]) -> Self {
-        use std::hash::BuildHasher;
-        static KEYS: std::sync::OnceLock<std::hash::RandomState> = std::sync::OnceLock::new();
-        Self(
-            KEYS.get_or_init(std::hash::RandomState::new)
-                .hash_one((status.as_u16(), body)),
-        )
+        Self(keyed_hash((status.as_u16(), body)))
     }
+
+    /// The fingerprint of what an answer parsed to: its canonical JSON
+    /// (objects' keys sorted), so that two routes that report the same
+    /// object in different bytes (an info route and a list route) have the
+    /// same one where they parse to the same value. `None` where it does
+    /// not serialize (not for the types listed here).
+    pub(super) fn of_parsed<T: Serialize>(parsed: &T) -> Option<Self> {
+        let bytes = serde_json::to_vec(parsed).ok()?;
+        Some(Self(keyed_hash(("parsed", bytes.as_slice()))))
+    }
+}
+
+/// SipHash with this process's random keys.
+fn keyed_hash(value: impl std::hash::Hash) -> u64 {
+    use std::hash::BuildHasher;
+    static KEYS: std::sync::OnceLock<std::hash::RandomState> = std::sync::OnceLock::new();
+    KEYS.get_or_init(std::hash::RandomState::new)
+        .hash_one(value)
+}
+
+/// A list route that answers for many objects of a kind in pages
+/// ([`Client::listed_page`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum List {
+    /// `/key/list`, by hashed token.
+    Keys,
+}
+
+/// Where a [`Probe`]'s object is listed: its list route, and the
+/// fingerprint of what its read parsed to ([`Fingerprint::of_parsed`]),
+/// which is the fingerprint of its list entry while the object is as the
+/// read found it. The object's id in the list is the read's value.
+#[derive(Clone, Copy, Debug)]
+pub struct Listed {
+    pub list: List,
+    pub fingerprint: Fingerprint,
 }
 
 /// A read and the fingerprint of its answer: whether the object is still
@@ -172,6 +207,15 @@ impl Fingerprint {
 pub struct Probe {
     pub read: Read,
     pub fingerprint: Fingerprint,
+    /// Where the object is listed too, if it is.
+    pub listed: Option<Listed>,
+}
+
+impl Probe {
+    /// The object's id, as its read and its list route know it.
+    pub fn id(&self) -> &str {
+        &self.read.value
+    }
 }
 
 /// A complete response, whatever its status.
@@ -221,6 +265,7 @@ impl Reply {
         Probe {
             read,
             fingerprint: Fingerprint::of(self.status, &self.body),
+            listed: None,
         }
     }
 
@@ -322,6 +367,7 @@ impl Client {
                 auth,
                 observer: None,
                 pacing: None,
+                prefetched: Arc::default(),
             }),
             background: false,
         })
@@ -342,6 +388,17 @@ impl Client {
             shared: self.shared.clone(),
             background: true,
         }
+    }
+
+    /// The entries of list pages kept for reads ([`Client::prefetch_key`]).
+    pub(super) fn prefetched(&self) -> &super::pages::Prefetched {
+        &self.shared.prefetched
+    }
+
+    /// Whether `other` is a client of the same proxy, made by the same
+    /// [`Client::new`] (a [`Client::background`] one included).
+    pub fn same_proxy(&self, other: &Client) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
     }
 
     /// Whether the proxy is busy with requests that are not background ones
@@ -388,6 +445,21 @@ impl Client {
             Ok(Fingerprint::of(reply.status, &reply.body))
         } else {
             Err(reply.error())
+        }
+    }
+
+    /// Whether the object `probe` read is as it was then: the same answer
+    /// byte for byte ([`Client::probe`]), or, for a listed object, the same
+    /// as its read and its list entry parse to ([`Listed`]), whichever
+    /// route read it last. `Ok(false)` for any other answer, a missing
+    /// object included.
+    pub async fn unchanged(&self, probe: &Probe) -> Result<bool, Error> {
+        match probe.listed {
+            Some(Listed {
+                list: List::Keys,
+                fingerprint,
+            }) => Ok(self.key_listed(probe).await? == Some(fingerprint)),
+            None => Ok(self.probe(&probe.read).await? == probe.fingerprint),
         }
     }
 
@@ -453,6 +525,8 @@ impl Client {
             Some(pacing) => Some(pacing.acquire(self.background).await),
             None => None,
         };
+        // Entries of pages asked before this write ends answer no read.
+        let _writing = (endpoint.method != Method::GET).then(|| self.shared.prefetched.writing());
         let started = Instant::now();
         let (status, outcome) = match request.send().await {
             Ok(response) => {

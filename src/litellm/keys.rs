@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::client::{endpoint, Endpoint, Probe, Read, Reply};
+use super::client::{endpoint, Endpoint, Fingerprint, List, Listed, Probe, Read, Reply};
 use super::secret::{serialize_exposed, token_for};
 use super::{
     null_as_default, Client, Error, KeyAccessRequest, LimitsRequest, Secret, UsageRequest,
@@ -107,8 +107,9 @@ pub struct KeyGenerated {
     pub info: KeyInfo,
 }
 
-/// A key as LiteLLM reports it. Never holds the secret.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+/// A key as LiteLLM reports it. Never holds the secret. Serialized only to
+/// fingerprint it ([`super::Listed`]).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(default)]
 pub struct KeyInfo {
     pub token: String,
@@ -149,13 +150,22 @@ pub struct KeyInfo {
 }
 
 /// The budget row of a key, as far as a key's own settings live there.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(default)]
 pub struct KeyBudget {
     pub soft_budget: Option<f64>,
 }
 
 impl KeyInfo {
+    /// Where the key is listed: `/key/list`, under its token, with the
+    /// fingerprint its entry has while the key is as this.
+    pub fn listed(&self) -> Option<Listed> {
+        Some(Listed {
+            list: List::Keys,
+            fingerprint: Fingerprint::of_parsed(self)?,
+        })
+    }
+
     /// The soft budget of the budget row the key links to.
     pub fn soft_budget(&self) -> Option<f64> {
         self.litellm_budget_table.as_ref()?.soft_budget
@@ -269,9 +279,32 @@ impl Client {
     ) -> Result<(Option<KeyInfo>, Probe), Error> {
         let token = token_for(token_or_key);
         let read = Read::new(&KEY_INFO, "key", &token);
+        // A page's entry read a moment ago stands for the read
+        // (`pages::Prefetched`); its probe is compared by what it parsed
+        // to, as every listed object's is (`Client::probe_listed`).
+        if let Some(info) = self.prefetched().take_key(&token) {
+            if let Some(listed) = info.listed() {
+                let probe = Probe {
+                    read,
+                    fingerprint: listed.fingerprint,
+                    listed: Some(listed),
+                };
+                return Ok((Some(info), probe));
+            }
+        }
         let reply = self.read(&read).await?;
         let info = key_info_of(&reply, token)?;
-        Ok((info, reply.probe(read)))
+        let mut probe = reply.probe(read);
+        probe.listed = info.as_ref().and_then(KeyInfo::listed);
+        Ok((info, probe))
+    }
+
+    /// The key `probe` read, read again: the fingerprint of what it parses
+    /// to ([`super::Listed`]), `None` where it is gone.
+    pub(super) async fn key_listed(&self, probe: &Probe) -> Result<Option<Fingerprint>, Error> {
+        let reply = self.read(&probe.read).await?;
+        let info = key_info_of(&reply, probe.id().to_owned())?;
+        Ok(info.and_then(|info| info.listed()).map(|l| l.fingerprint))
     }
 
     /// Sets the fields that are `Some`; [`Error::NotFound`] for a missing key.

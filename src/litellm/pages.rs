@@ -24,9 +24,14 @@
 //! Whoever reads by pages reads an object missing from them on its own,
 //! and takes only that read's answer for its absence.
 
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
 use serde::Deserialize;
 
-use super::client::{endpoint, Endpoint, Reply};
+use super::client::{endpoint, Endpoint, Fingerprint, List, Reply};
 use super::{Client, Error, KeyInfo, TeamInfo};
 
 /// The largest page both routes serve.
@@ -178,5 +183,150 @@ impl Client {
             })
             .collect();
         Ok(Page { entries, total })
+    }
+}
+
+/// An entry of a list route's page ([`Client::listed_page`]).
+#[derive(Debug, Clone)]
+pub struct ListedEntry {
+    /// The object's id, as its read knows it.
+    pub id: String,
+    /// The fingerprint of what it parsed to: a [`super::Listed`]'s where the
+    /// object is as its read found it.
+    pub fingerprint: Option<Fingerprint>,
+    /// The key it stands for (for [`List::Keys`]).
+    pub key: KeyInfo,
+}
+
+/// A page of a list route and when it was asked ([`Client::prefetch_key`]).
+#[derive(Debug, Clone)]
+pub struct Listing {
+    pub page: Page<ListedEntry>,
+    pub asked: Asked,
+}
+
+/// When a page was asked, against this client's writes: an entry of it
+/// may answer a read only if no write through the client was under way
+/// then or began since.
+#[derive(Debug, Clone, Copy)]
+pub struct Asked {
+    at: Instant,
+    /// The writes begun by then; `None` where one was under way.
+    writes: Option<u64>,
+}
+
+/// How long a page's entry may stand for a read of its object: about as
+/// long as a reconciliation waits for its turn on a busy provider.
+pub const PREFETCH_FRESH: Duration = Duration::from_secs(5);
+
+/// Entries kept beyond this many are dropped when stale.
+const PREFETCH_PRUNE: usize = 1024;
+
+/// Entries of pages a sweep read, each kept for the next read of its object
+/// through the same proxy's client, which it then answers instead: the
+/// reconciliation a sweep hands an object to (its entry changed, or its memo
+/// answered its polls) observes what the page said a moment before rather
+/// than read the object again. What that reconciliation sees is the object
+/// as the page found it, as if its read had been made when the page was:
+/// no older than [`PREFETCH_FRESH`], and never across a write of this
+/// client's (any write to the proxy under way when the page was asked, or
+/// begun since, and the entry answers nothing).
+#[derive(Default)]
+pub(crate) struct Prefetched {
+    keys: Mutex<HashMap<Box<str>, (KeyInfo, Asked)>>,
+    writes_begun: AtomicU64,
+    writes_under_way: AtomicU64,
+}
+
+/// A write through the client, under way until dropped.
+pub(crate) struct Writing<'a>(&'a Prefetched);
+
+impl Drop for Writing<'_> {
+    fn drop(&mut self) {
+        self.0.writes_under_way.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Prefetched {
+    /// A write begins (see [`Writing`]).
+    pub(crate) fn writing(&self) -> Writing<'_> {
+        self.writes_under_way.fetch_add(1, Ordering::SeqCst);
+        self.writes_begun.fetch_add(1, Ordering::SeqCst);
+        Writing(self)
+    }
+
+    fn asked(&self) -> Asked {
+        let begun = self.writes_begun.load(Ordering::SeqCst);
+        let clear = self.writes_under_way.load(Ordering::SeqCst) == 0;
+        Asked {
+            at: Instant::now(),
+            writes: clear.then_some(begun),
+        }
+    }
+
+    /// Whether an entry of a page asked `asked` may still answer a read.
+    fn stands(&self, asked: &Asked) -> bool {
+        asked.at.elapsed() < PREFETCH_FRESH
+            && asked.writes == Some(self.writes_begun.load(Ordering::SeqCst))
+    }
+
+    fn keep_key(&self, key: KeyInfo, asked: Asked) {
+        if !self.stands(&asked) {
+            return;
+        }
+        let mut keys = self.keys.lock().unwrap_or_else(|p| p.into_inner());
+        if keys.len() >= PREFETCH_PRUNE {
+            keys.retain(|_, (_, asked)| asked.at.elapsed() < PREFETCH_FRESH);
+        }
+        keys.insert(key.token.as_str().into(), (key, asked));
+    }
+
+    /// The key kept for `token`, taken, if it still stands.
+    pub(super) fn take_key(&self, token: &str) -> Option<KeyInfo> {
+        let mut keys = self.keys.lock().unwrap_or_else(|p| p.into_inner());
+        if keys.is_empty() {
+            return None;
+        }
+        let (key, asked) = keys.remove(token)?;
+        drop(keys);
+        self.stands(&asked).then_some(key)
+    }
+}
+
+impl Client {
+    /// Page `page` (from 1) of `list`, `size` (at most [`MAX_PAGE_SIZE`])
+    /// a page, each entry with its id and the fingerprint of what it
+    /// parsed to: equal to a [`super::Probe`]'s [`super::Listed`]
+    /// fingerprint where the object is as its read found it.
+    pub async fn listed_page(&self, list: List, page: u32, size: u32) -> Result<Listing, Error> {
+        let asked = self.prefetched().asked();
+        match list {
+            List::Keys => {
+                let keys = self.key_page(None, page, size).await?;
+                let entries = keys
+                    .entries
+                    .into_iter()
+                    .map(|key| ListedEntry {
+                        id: key.token.clone(),
+                        fingerprint: key.listed().map(|listed| listed.fingerprint),
+                        key,
+                    })
+                    .collect();
+                Ok(Listing {
+                    page: Page {
+                        entries,
+                        total: keys.total,
+                    },
+                    asked,
+                })
+            }
+        }
+    }
+
+    /// Keeps `entry` of a page asked `asked` for the next read of its
+    /// object through this proxy's clients ([`Client::key_info_probed`]),
+    /// which it answers if it still stands then (see [`Prefetched`]).
+    pub fn prefetch_key(&self, entry: ListedEntry, asked: Asked) {
+        self.prefetched().keep_key(entry.key, asked);
     }
 }

@@ -145,6 +145,15 @@ async fn a_teams_keys_come_in_pages_by_token_each_as_key_info_reads_it() {
             .unwrap()
             .expect("the key");
         assert_eq!(**entry, info, "the entry is what /key/info reads");
+        // And so it fingerprints as the read does: what a poll from a page
+        // compares (`provider::watch::polls`).
+        let (_, probe) = client.key_info_probed(&entry.token).await.unwrap();
+        assert_eq!(
+            entry.listed().map(|l| l.fingerprint),
+            probe.listed.map(|l| l.fingerprint),
+            "the entry's fingerprint is the read's"
+        );
+        assert!(probe.listed.is_some());
     }
 
     client.team_delete(&team).await.unwrap();

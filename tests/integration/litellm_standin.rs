@@ -884,6 +884,60 @@ async fn observe_key(
     (drift, live)
 }
 
+/// The stand-in lists keys by pages sorted by token, as the provider's
+/// polls by pages read them (`litellm::Client::listed_page`), each entry
+/// fingerprinting as the key's own read does, as on the real proxy
+/// (`litellm_pages`): the benchmark's polls by pages are answered as the
+/// real proxy's would be.
+#[tokio::test]
+async fn the_stand_in_lists_keys_in_pages_that_fingerprint_as_their_reads() {
+    let standin = StandIn::start(STANDIN_MASTER_KEY).await;
+    let litellm = client(&standin.url, STANDIN_MASTER_KEY);
+    let mut tokens = Vec::new();
+    for i in 0..150 {
+        let secret = generate_key();
+        let settings = KeyRequest {
+            key_alias: Some(format!("paged-{i}")),
+            metadata: (i % 2 == 0).then(|| map(json!({"n": i}))),
+            duration: (i % 3 == 0).then(|| "30d".to_owned()),
+            ..KeyRequest::default()
+        };
+        litellm
+            .key_generate(Some(&secret), &settings)
+            .await
+            .unwrap();
+        tokens.push(token_of(&secret));
+    }
+    tokens.sort();
+    let mut listed = Vec::new();
+    for page in 1..=2 {
+        let answer = litellm
+            .listed_page(litellm_crossplane::litellm::List::Keys, page, 100)
+            .await
+            .unwrap();
+        assert_eq!(answer.page.total, 150);
+        listed.extend(answer.page.entries);
+    }
+    assert_eq!(
+        listed
+            .iter()
+            .map(|entry| entry.id.as_str())
+            .collect::<Vec<_>>(),
+        tokens,
+        "every key once, by token"
+    );
+    for entry in &listed {
+        let (_, probe) = litellm.key_info_probed(&entry.id).await.unwrap();
+        assert!(entry.fingerprint.is_some());
+        assert_eq!(
+            entry.fingerprint,
+            probe.listed.map(|l| l.fingerprint),
+            "{}",
+            entry.id
+        );
+    }
+}
+
 /// The provider's requests, as its controllers build them, create objects
 /// the provider then sees as up to date: a steady-state poll writes nothing.
 /// A changed parameter is drift until one update, and not after it.

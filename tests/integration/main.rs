@@ -64,6 +64,7 @@ mod provider_loss;
 mod provider_models;
 mod provider_observability;
 mod provider_organizations;
+mod provider_pages;
 mod provider_rbac;
 mod provider_repoint;
 mod provider_rotation;

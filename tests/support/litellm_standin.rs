@@ -1458,16 +1458,27 @@ impl State {
         if let Some(team_id) = param(query, "team_id") {
             found.retain(|(_, key)| key.team_id() == Some(team_id));
         }
-        // Newest first, LiteLLM's default order.
-        found.sort_by(|a, b| b.1.created.cmp(&a.1.created).then(a.0.cmp(b.0)));
+        // Newest first, LiteLLM's default order; by token where asked (the
+        // observing by pages asks `sort_by=token&sort_order=asc`).
+        match (param(query, "sort_by"), param(query, "sort_order")) {
+            (Some("token"), Some("desc")) => found.sort_by(|a, b| b.0.cmp(a.0)),
+            (Some("token"), _) => found.sort_by(|a, b| a.0.cmp(b.0)),
+            _ => found.sort_by(|a, b| b.1.created.cmp(&a.1.created).then(a.0.cmp(b.0))),
+        }
         let total = found.len() as i64;
         let skip = usize::try_from((page - 1).saturating_mul(size)).unwrap_or(usize::MAX);
-        let keys: Vec<&String> = found
-            .into_iter()
-            .skip(skip)
-            .take(size as usize)
-            .map(|(token, _)| token)
-            .collect();
+        let page_of = found.into_iter().skip(skip).take(size as usize);
+        // `return_full_object=true`: each key's row (times with `Z`), as in
+        // `/team/info`'s `keys`; otherwise the tokens.
+        let keys: Vec<Value> = if param(query, "return_full_object") == Some("true") {
+            page_of
+                .map(|(token, key)| Value::Object(key.in_team(token)))
+                .collect()
+        } else {
+            page_of
+                .map(|(token, _)| Value::from(token.as_str()))
+                .collect()
+        };
         Ok(json!({
             "keys": keys,
             "total_count": total,

@@ -49,6 +49,9 @@ pub struct Setup {
     pub instance_controller: bool,
     /// The provider's bound on requests in flight to one proxy.
     pub max_in_flight: Option<usize>,
+    /// The provider's `--sync`: how often each resource reconciles in
+    /// full at least.
+    pub sync_period: Option<Duration>,
     /// The instance is a provisioned one (`workload.managed` unset). Its
     /// status still says ready at `endpoint`, which stands in for the
     /// Service the provider would provision (unreachable from the test: the
@@ -150,6 +153,9 @@ pub async fn world_with(prefix: &str, setup: Setup) -> Option<World> {
     }
     if let Some(max) = setup.max_in_flight {
         ctx = ctx.with_max_in_flight(max);
+    }
+    if let Some(period) = setup.sync_period {
+        ctx = ctx.with_sync_period(period);
     }
     let ctx = Arc::new(ctx);
     let controllers = vec![tokio::spawn(controllers::run(
@@ -325,16 +331,28 @@ impl World {
         self.controllers.push(tokio::spawn(controller));
     }
 
-    /// Waits until the world's controllers of `kind` (a kind's noun, such
-    /// as `"team"`, or `"instance"` for the LiteLLMInstance controller)
-    /// have finished `times` more reconciliations from now: what a test
-    /// waits for before it shows that something did not happen.
     /// The LiteLLM requests the world's controllers made so far, by
     /// operation (`POST /key/generate`, ...).
     pub fn litellm_requests(&self) -> std::collections::BTreeMap<String, u64> {
         requests_by_operation(&self.registry)
     }
 
+    /// The reconciliations of `kind` (a kind's noun) so far, the polls that
+    /// found nothing changed included.
+    pub fn reconciles(&self, kind: &str) -> u64 {
+        reconciles(&self.registry, kind)
+    }
+
+    /// The polls of `kind` (a kind's noun) that a page of its list route
+    /// answered so far.
+    pub fn page_polls(&self, kind: &str) -> u64 {
+        kind_counter(&self.registry, "provider_litellm_page_polls_total", kind)
+    }
+
+    /// Waits until the world's controllers of `kind` (a kind's noun, such
+    /// as `"team"`, or `"instance"` for the LiteLLMInstance controller)
+    /// have finished `times` more reconciliations from now: what a test
+    /// waits for before it shows that something did not happen.
     pub async fn reconciled_again(&self, kind: &str, times: u64) {
         let count = || match kind {
             "instance" => instance_reconciles(&self.registry),
@@ -527,9 +545,15 @@ pub fn instance_reconciles(registry: &prometheus_client::registry::Registry) -> 
 }
 
 pub fn reconciles(registry: &prometheus_client::registry::Registry, kind: &str) -> u64 {
+    kind_counter(registry, "provider_litellm_reconciles_total", kind)
+}
+
+/// The counter `name` of `kind` (a kind's noun) in `registry`; 0 before
+/// its first count.
+fn kind_counter(registry: &prometheus_client::registry::Registry, name: &str, kind: &str) -> u64 {
     let mut text = String::new();
     prometheus_client::encoding::text::encode(&mut text, registry).unwrap();
-    let series = format!("provider_litellm_reconciles_total{{kind=\"{kind}\"}}");
+    let series = format!("{name}{{kind=\"{kind}\"}}");
     text.lines()
         .find(|l| l.starts_with(&series))
         .and_then(|l| l.rsplit(' ').next()?.parse().ok())

@@ -349,7 +349,7 @@ fn controller<K: ManagedKind + Debug>(
         },
         {
             let metrics = ctx.metrics.clone();
-            move |key, memo, after, took| {
+            move |key, memo, after, took, by_page| {
                 metrics.polled(
                     metrics::managed_controller::<K>(),
                     K::NOUN,
@@ -357,7 +357,10 @@ fn controller<K: ManagedKind + Debug>(
                     memo.metrics_id,
                     after,
                     took,
-                )
+                );
+                if by_page {
+                    metrics.paged(K::NOUN);
+                }
             }
         },
     );

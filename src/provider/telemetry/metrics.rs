@@ -284,6 +284,7 @@ impl Shared {
 pub struct Metrics {
     reconciles: Family<KindLabel, Counter>,
     unchanged_polls: Family<KindLabel, Counter>,
+    page_polls: Family<KindLabel, Counter>,
     errors: Family<ErrorLabel, Counter>,
     requests: Histograms<RequestLabel>,
     reconcile_total: Family<ResultLabel, Counter>,
@@ -309,6 +310,7 @@ impl Default for Metrics {
         Self {
             reconciles: Family::default(),
             unchanged_polls: Family::default(),
+            page_polls: Family::default(),
             errors: Family::default(),
             requests: Family::new_with_constructor(request_histogram),
             reconcile_total: Family::default(),
@@ -354,6 +356,13 @@ impl Metrics {
              resource's namespaces as the last poll left them, and so reconciled nothing \
              (counted in provider_litellm_reconciles too)",
             self.unchanged_polls.clone(),
+        );
+        registry.register(
+            "provider_litellm_page_polls",
+            "Unchanged polls by kind that a page of LiteLLM's list route answered, with \
+             other objects' polls, instead of a read of their own (counted in \
+             provider_litellm_unchanged_polls too)",
+            self.page_polls.clone(),
         );
         registry.register(
             "provider_litellm_reconcile_errors",
@@ -539,6 +548,12 @@ impl Metrics {
     /// a reconciliation of `kind` by `controller` that took `took` and
     /// requeued the object `key` (resource `object_id`, see
     /// [`Metrics::object_id`]) after `after`, having found it up to date.
+    /// A poll of `kind` that [`Metrics::polled`] records was answered by a
+    /// page of its list route.
+    pub fn paged(&self, kind: &'static str) {
+        self.page_polls.get_or_create(&KindLabel { kind }).inc();
+    }
+
     pub fn polled(
         &self,
         controller: &'static str,

@@ -62,9 +62,10 @@ use crate::provider::watch::timing;
 type Fire = Box<dyn Fn(&str, &str) -> bool + Send + Sync>;
 
 /// Records a poll that found nothing changed (the object's
-/// `namespace/name`, its memo, the requeue, how long the poll took), as a
-/// reconciliation would have been recorded.
-type Polled = Box<dyn Fn(&str, &Memo, Duration, Duration) + Send + Sync>;
+/// `namespace/name`, its memo, the requeue, how long the poll took, and
+/// whether a page of a list route answered it), as a reconciliation would
+/// have been recorded.
+type Polled = Box<dyn Fn(&str, &Memo, Duration, Duration, bool) + Send + Sync>;
 
 /// What a poll needs to learn without a reconciliation that nothing
 /// changed since the last one (see the module's documentation).
@@ -125,6 +126,8 @@ struct Queue {
     fire: Fire,
     polled: Polled,
     changes: &'static Changes,
+    /// The sweeps of list routes, by proxy and route (see [`Sweep`]).
+    sweeps: Mutex<Vec<Sweep>>,
 }
 
 #[derive(Default)]
@@ -189,13 +192,14 @@ impl Polls {
         &self,
         kind: &'static str,
         fire: impl Fn(&str, &str) -> bool + Send + Sync + 'static,
-        polled: impl Fn(&str, &Memo, Duration, Duration) + Send + Sync + 'static,
+        polled: impl Fn(&str, &Memo, Duration, Duration, bool) + Send + Sync + 'static,
     ) {
         let queue = Arc::new(Queue {
             due: Mutex::new(Due::default()),
             fire: Box::new(fire),
             polled: Box::new(polled),
             changes: self.changes,
+            sweeps: Mutex::default(),
         });
         self.kinds
             .write()
@@ -280,8 +284,26 @@ impl Polls {
             .collect();
         for queue in queues {
             let due = queue.lock().take_due(tick);
+            // Memos of listed objects, by proxy and route: a sweep of
+            // pages may answer them together.
+            let mut listed: Vec<(litellm::Client, litellm::List, Vec<Answerable>)> = Vec::new();
             for (key, memo) in due {
                 match memo {
+                    // A listed object's memo, even spent or no longer
+                    // holding: a sweep's page stands for the read of the
+                    // reconciliation it then needs.
+                    Some(memo) if memo.probe.listed.is_some() && !memo.client.busy(BUSY_WINDOW) => {
+                        let Some(list) = memo.probe.listed.map(|l| l.list) else {
+                            continue;
+                        };
+                        match listed
+                            .iter_mut()
+                            .find(|(client, l, _)| *l == list && client.same_proxy(&memo.client))
+                        {
+                            Some((_, _, memos)) => memos.push((key, memo)),
+                            None => listed.push((memo.client.clone(), list, vec![(key, memo)])),
+                        }
+                    }
                     Some(memo)
                         if memo.left > 0
                             && queue.holds(&memo)
@@ -292,6 +314,28 @@ impl Polls {
                     _ => {
                         if !queue.reconcile(&key) {
                             break;
+                        }
+                    }
+                }
+            }
+            for (client, list, due) in listed {
+                match queue.start_sweep(&client, list, due, tick, every) {
+                    Swept::Begun(memos) => {
+                        polling.spawn(sweep(queue.clone(), client, list, memos, every));
+                    }
+                    Swept::Alone(due) => {
+                        for (key, memo) in due {
+                            if memo.left > 0 && queue.holds(&memo) {
+                                polling.spawn(poll(queue.clone(), key, memo, every));
+                            } else {
+                                queue.reconcile(&key);
+                            }
+                        }
+                    }
+                    Swept::Later(due) => {
+                        let mut pending = queue.lock();
+                        for (key, memo) in due {
+                            pending.put(key, tick + 1, Some(memo));
                         }
                     }
                 }
@@ -330,12 +374,10 @@ pub(crate) const BUSY_WINDOW: Duration = Duration::from_secs(1);
 
 /// The poll of `key` by its memo: the read again, and either a requeue
 /// with the memo or the controller.
-async fn poll(queue: Arc<Queue>, key: Arc<str>, mut memo: Box<Memo>, tick: Duration) {
+async fn poll(queue: Arc<Queue>, key: Arc<str>, memo: Box<Memo>, tick: Duration) {
     let started = Instant::now();
     // `None`: no answer to compare (an error).
-    let same_answer = (memo.client.probe(&memo.probe.read).await)
-        .ok()
-        .map(|fingerprint| fingerprint == memo.probe.fingerprint);
+    let same_answer = memo.client.unchanged(&memo.probe).await.ok();
     if same_answer != Some(true) || !queue.holds(&memo) {
         if same_answer == Some(false) {
             queue.lock().missed(&key);
@@ -343,12 +385,222 @@ async fn poll(queue: Arc<Queue>, key: Arc<str>, mut memo: Box<Memo>, tick: Durat
         queue.reconcile(&key);
         return;
     }
+    answered(&queue, key, memo, tick, started.elapsed(), false);
+}
+
+/// A due memo that passed the checks a poll makes first: the object's
+/// `namespace/name`, and its memo.
+type Answerable = (Arc<str>, Box<Memo>);
+
+/// The state of one proxy's list route for one kind's polls: when its
+/// last sweep began, whether one is under way, and how many objects the
+/// route listed then.
+///
+/// **Sweeps.** Where the due memos of listed objects (keys: `/key/list`)
+/// of one proxy, with those falling due within half their interval, are
+/// at least as many as the route's pages, one sweep reads the pages
+/// ([`litellm::pages::MAX_PAGE_SIZE`] objects each) and answers them all:
+/// an entry parsed to what the memo's read parsed to is the same answer
+/// ([`litellm::Listed`]); another goes to the controller, as a different
+/// answer to a read does. An object missing from the pages (gone, or
+/// skipped because an object on an earlier page was deleted meanwhile:
+/// the routes page by offset) or whose page failed goes to the
+/// controller, where the reconciliation reads it on its own, and only
+/// that read's answer says it is gone. A sweep begins at most once in
+/// half the shortest interval of the memos it answers, so each object is
+/// polled between half its interval and its interval after the last poll,
+/// and a proxy's route is read at most twice a poll interval however
+/// many of its objects there are: N/50 reads for N objects at 100 a page.
+/// Memos that fall due while a sweep is under way, or too soon after one
+/// began, wait for the next ([`Swept::Later`]). Fewer memos than pages are
+/// polled one by one, as before.
+struct Sweep {
+    client: litellm::Client,
+    list: litellm::List,
+    began: Option<Instant>,
+    running: bool,
+    /// How many objects the route listed in the last sweep.
+    total: Option<u64>,
+}
+
+/// What becomes of due memos of listed objects ([`Queue::start_sweep`]).
+enum Swept {
+    /// A sweep begins for these, the due ones and those taken early.
+    Begun(Vec<Answerable>),
+    /// Fewer than the route's pages: each polls by its own read.
+    Alone(Vec<Answerable>),
+    /// A sweep is under way or began less than half an interval ago: they
+    /// wait a tick for the next, which begins as soon as that allows. They
+    /// fell due after the last sweep began and after it could take them,
+    /// as polls requeued for less than half an interval do, and as those do
+    /// that a sweep longer than half an interval (a large proxy's, slow)
+    /// keeps waiting: as late as that sweep is long.
+    Later(Vec<Answerable>),
+}
+
+/// Sweeps not begun for this long are forgotten (their proxy's instance
+/// is likely gone); one begun again starts afresh.
+const SWEEP_FORGOTTEN: Duration = Duration::from_secs(3600);
+
+impl Queue {
+    /// Begins a sweep of `list` on `client`'s proxy for `due`, with every
+    /// memo of the same proxy and route falling due within half their
+    /// interval (see [`Sweep`]).
+    fn start_sweep(
+        &self,
+        client: &litellm::Client,
+        list: litellm::List,
+        due: Vec<Answerable>,
+        tick: u64,
+        every: Duration,
+    ) -> Swept {
+        let Some(shortest) = due.iter().map(|(_, memo)| memo.interval).min() else {
+            return Swept::Alone(due);
+        };
+        let early = shortest / 2;
+        let mut sweeps = self.sweeps.lock().unwrap_or_else(|p| p.into_inner());
+        sweeps.retain(|s| s.running || s.began.is_some_and(|b| b.elapsed() < SWEEP_FORGOTTEN));
+        let index = match sweeps
+            .iter()
+            .position(|s| s.list == list && s.client.same_proxy(client))
+        {
+            Some(index) => index,
+            None => {
+                sweeps.push(Sweep {
+                    client: client.clone(),
+                    list,
+                    began: None,
+                    running: false,
+                    total: None,
+                });
+                sweeps.len() - 1
+            }
+        };
+        let state = &mut sweeps[index];
+        if state.running || state.began.is_some_and(|b| b.elapsed() < early) {
+            return Swept::Later(due);
+        }
+        let pages = state
+            .total
+            .map_or(1, |total| {
+                total.div_ceil(u64::from(litellm::pages::MAX_PAGE_SIZE))
+            })
+            .max(1);
+        let until = tick.saturating_add(ticks_in(early, every));
+        let same = |memo: &Memo| {
+            memo.probe.listed.is_some_and(|l| l.list == list) && memo.client.same_proxy(client)
+        };
+        let mut pending = self.lock();
+        if (due.len() as u64).saturating_add(pending.count_due(until, &same)) < pages {
+            return Swept::Alone(due);
+        }
+        let mut memos = due;
+        memos.extend(pending.take_due_if(until, &same));
+        state.running = true;
+        state.began = Some(Instant::now());
+        Swept::Begun(memos)
+    }
+
+    /// The sweep of `list` on `client`'s proxy is over, the route having
+    /// listed `total` objects (`None`: no page answered).
+    fn sweep_done(&self, client: &litellm::Client, list: litellm::List, total: Option<u64>) {
+        let mut sweeps = self.sweeps.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(state) = sweeps
+            .iter_mut()
+            .find(|s| s.list == list && s.client.same_proxy(client))
+        {
+            state.running = false;
+            state.total = total.or(state.total);
+        }
+    }
+}
+
+/// A sweep of `list`'s pages on `client`'s proxy that answers `memos` (see
+/// [`Sweep`]); it stops at the page that answered the last of them.
+async fn sweep(
+    queue: Arc<Queue>,
+    client: litellm::Client,
+    list: litellm::List,
+    memos: Vec<Answerable>,
+    tick: Duration,
+) {
+    let mut wanted: HashMap<Box<str>, Answerable> = memos
+        .into_iter()
+        .map(|(key, memo)| (Box::from(memo.probe.id()), (key, memo)))
+        .collect();
+    let size = litellm::pages::MAX_PAGE_SIZE;
+    let mut total = None;
+    let mut page = 1u32;
+    while !wanted.is_empty() {
+        let started = Instant::now();
+        let (answer, asked) = match client.listed_page(list, page, size).await {
+            Ok(listing) => (listing.page, listing.asked),
+            // A page too large to read (objects with much metadata) leaves
+            // its objects to their own reads; the next page is read all
+            // the same, as only as many pages are read as the total says.
+            Err(litellm::Error::ResponseTooLarge { .. })
+                if total.is_some_and(|total| u64::from(page) * u64::from(size) < total) =>
+            {
+                page += 1;
+                continue;
+            }
+            Err(_) => break,
+        };
+        total = Some(answer.total);
+        let listed = answer.entries.len();
+        let took = started.elapsed() / u32::try_from(listed.max(1)).unwrap_or(u32::MAX);
+        for entry in answer.entries {
+            let Some((key, memo)) = wanted.remove(entry.id.as_str()) else {
+                continue;
+            };
+            let same = entry.fingerprint.is_some()
+                && entry.fingerprint == memo.probe.listed.map(|l| l.fingerprint);
+            if same && memo.left > 0 && queue.holds(&memo) {
+                answered(&queue, key, memo, tick, took, true);
+            } else {
+                // A changed answer, a spent memo, a change in Kubernetes:
+                // the reconciliation observes what the page said.
+                if !same {
+                    queue.lock().missed(&key);
+                }
+                client.prefetch_key(entry, asked);
+                queue.reconcile(&key);
+            }
+        }
+        if listed < size as usize || u64::from(page) * u64::from(size) >= answer.total {
+            break;
+        }
+        page += 1;
+    }
+    // Not in the pages, or their page failed: each reads on its own.
+    for (key, _) in wanted.into_values() {
+        queue.reconcile(&key);
+    }
+    queue.sweep_done(&client, list, total);
+}
+
+/// How many ticks of `every` fit in `span`.
+fn ticks_in(span: Duration, every: Duration) -> u64 {
+    u64::try_from(span.as_nanos() / every.as_nanos().max(1)).unwrap_or(u64::MAX)
+}
+
+/// A poll found `key`'s object as its memo left it (by its own read, or by
+/// a page: `by_page`): recorded as a reconciliation, and requeued with the
+/// memo, one poll less.
+fn answered(
+    queue: &Queue,
+    key: Arc<str>,
+    mut memo: Box<Memo>,
+    tick: Duration,
+    took: Duration,
+    by_page: bool,
+) {
     let after = timing::on_tick(
         timing::jittered(memo.interval, memo.jitter, timing::random_fraction()),
         tick,
     );
     memo.left -= 1;
-    (queue.polled)(&key, &memo, after, started.elapsed());
+    (queue.polled)(&key, &memo, after, took, by_page);
     let at = tick_at(timing::epoch().elapsed().saturating_add(after), tick);
     let mut due = queue.lock();
     due.changing.remove(&key);
@@ -408,6 +660,44 @@ impl Due {
     fn put(&mut self, key: Arc<str>, at: u64, memo: Option<Box<Memo>>) {
         self.ticks.entry(at).or_default().push(key.clone());
         self.scheduled.insert(key, Scheduled { at, memo });
+    }
+
+    /// How many live requeues due by `tick` hold a memo that `matches`.
+    fn count_due(&self, tick: u64, matches: &impl Fn(&Memo) -> bool) -> u64 {
+        let mut count = 0;
+        for (at, entries) in self.ticks.range(..=tick) {
+            for key in entries {
+                if self
+                    .scheduled
+                    .get(key)
+                    .is_some_and(|s| s.at == *at && s.memo.as_deref().is_some_and(matches))
+                {
+                    count += 1;
+                }
+            }
+        }
+        count
+    }
+
+    /// The live requeues due by `tick` that hold a memo that `matches`,
+    /// taken off the queue (their entries in `ticks` are skipped from now
+    /// on, as those of any requeue replaced).
+    fn take_due_if(&mut self, tick: u64, matches: &impl Fn(&Memo) -> bool) -> Vec<Answerable> {
+        let mut taken = Vec::new();
+        for (at, entries) in self.ticks.range(..=tick) {
+            for key in entries {
+                let live = self
+                    .scheduled
+                    .get(key)
+                    .is_some_and(|s| s.at == *at && s.memo.as_deref().is_some_and(matches));
+                if live {
+                    if let Some(memo) = self.scheduled.remove(key).and_then(|s| s.memo) {
+                        taken.push((key.clone(), memo));
+                    }
+                }
+            }
+        }
+        taken
     }
 
     /// The live requeues due by `tick`, taken off the queue.
@@ -484,7 +774,7 @@ mod tests {
     fn a_requeue_fires_once_on_its_tick_and_the_last_one_counts() {
         let polls = Polls::default();
         let (seen, fire) = fired();
-        polls.register("team", fire, |_, _, _, _| {});
+        polls.register("team", fire, |_, _, _, _, _| {});
         let start = now_tick();
         assert!(polls.schedule("team", "ns/a", Duration::from_secs(10), TICK));
         assert!(polls.schedule("team", "ns/b", Duration::from_secs(10), TICK));
@@ -516,7 +806,7 @@ mod tests {
     fn a_reconciliation_that_starts_drops_the_requeue() {
         let polls = Polls::default();
         let (seen, fire) = fired();
-        polls.register("key", fire, |_, _, _, _| {});
+        polls.register("key", fire, |_, _, _, _, _| {});
         let start = now_tick();
         assert!(polls.schedule("key", "ns/k", Duration::from_secs(5), TICK));
         polls.cancel("key", "ns/k");
@@ -529,7 +819,7 @@ mod tests {
     fn short_requeues_and_kinds_without_a_queue_stay_with_kube_runtime() {
         let polls = Polls::default();
         let (seen, fire) = fired();
-        polls.register("team", fire, |_, _, _, _| {});
+        polls.register("team", fire, |_, _, _, _, _| {});
         assert!(!polls.schedule("team", "ns/a", Duration::from_millis(200), TICK));
         assert!(!polls.schedule("team", "ns/a", Duration::from_secs(5), Duration::ZERO));
         assert!(!polls.schedule("key", "ns/a", Duration::from_secs(5), TICK));
@@ -542,8 +832,8 @@ mod tests {
         let polls = Polls::default();
         let (teams, fire_teams) = fired();
         let (keys, fire_keys) = fired();
-        polls.register("team", fire_teams, |_, _, _, _| {});
-        polls.register("key", fire_keys, |_, _, _, _| {});
+        polls.register("team", fire_teams, |_, _, _, _, _| {});
+        polls.register("key", fire_keys, |_, _, _, _, _| {});
         let start = now_tick();
         assert!(polls.schedule("team", "ns/x", TICK, TICK));
         assert!(polls.schedule("key", "ns/x", TICK, TICK));
@@ -557,7 +847,7 @@ mod tests {
         let tick = Duration::from_millis(20);
         let polls = Arc::new(Polls::default());
         let (seen, fire) = fired();
-        polls.register("team", fire, |_, _, _, _| {});
+        polls.register("team", fire, |_, _, _, _, _| {});
         let running = tokio::spawn({
             let polls = polls.clone();
             async move { polls.run(tick).await }
@@ -578,12 +868,19 @@ mod tests {
         running.abort();
     }
 
+    /// What a [`Answering`] proxy answers a request for a path and query
+    /// with, where it answers it differently from the rest.
+    type Route = Box<dyn Fn(&str) -> Option<(u16, String)> + Send + Sync>;
+
     /// A proxy that answers every request with the status and body it is
-    /// set to, and counts them.
+    /// set to (or its route's answer), and counts them and keeps their
+    /// paths and queries.
     struct Answering {
         url: String,
         requests: Arc<std::sync::atomic::AtomicUsize>,
         answer: Arc<Mutex<(u16, String)>>,
+        route: Arc<Mutex<Option<Route>>>,
+        targets: Arc<Mutex<Vec<String>>>,
     }
 
     impl Answering {
@@ -593,11 +890,15 @@ mod tests {
             let url = format!("http://{}", listener.local_addr().unwrap());
             let requests = Arc::new(std::sync::atomic::AtomicUsize::new(0));
             let answer = Arc::new(Mutex::new((status, body.to_owned())));
+            let route: Arc<Mutex<Option<Route>>> = Arc::default();
+            let targets: Arc<Mutex<Vec<String>>> = Arc::default();
             let (counted, answers) = (requests.clone(), answer.clone());
+            let (routed, seen) = (route.clone(), targets.clone());
             tokio::spawn(async move {
                 loop {
                     let (mut socket, _) = listener.accept().await.unwrap();
                     let (counted, answers) = (counted.clone(), answers.clone());
+                    let (routed, seen) = (routed.clone(), seen.clone());
                     tokio::spawn(async move {
                         let mut read = Vec::new();
                         let mut buffer = [0u8; 4096];
@@ -611,9 +912,15 @@ mod tests {
                             read.extend_from_slice(&buffer[..n]);
                             // Requests without a body: one per blank line.
                             while let Some(end) = read.windows(4).position(|w| w == b"\r\n\r\n") {
+                                let head = String::from_utf8_lossy(&read[..end]).into_owned();
                                 read.drain(..end + 4);
+                                let target = head.split(' ').nth(1).unwrap_or_default().to_owned();
+                                let routed =
+                                    routed.lock().unwrap().as_ref().and_then(|r| r(&target));
+                                seen.lock().unwrap().push(target);
                                 counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                                let (status, body) = answers.lock().unwrap().clone();
+                                let (status, body) =
+                                    routed.unwrap_or_else(|| answers.lock().unwrap().clone());
                                 let response = format!(
                                     "HTTP/1.1 {status} X\r\ncontent-type: application/json\r\n\
                                      content-length: {}\r\n\r\n{body}",
@@ -631,11 +938,30 @@ mod tests {
                 url,
                 requests,
                 answer,
+                route,
+                targets,
             }
         }
 
         fn requests(&self) -> usize {
             self.requests.load(std::sync::atomic::Ordering::SeqCst)
+        }
+
+        /// How many requests went to a path that starts with `path`.
+        fn requests_to(&self, path: &str) -> usize {
+            let targets = self.targets.lock().unwrap();
+            targets.iter().filter(|t| t.starts_with(path)).count()
+        }
+
+        fn client(&self) -> crate::litellm::Client {
+            crate::litellm::Client::new(crate::litellm::ClientConfig {
+                endpoint: self.url.clone(),
+                master_key: crate::litellm::Secret::new(String::from("sk-test")),
+                ca_pem: None,
+                timeout: Duration::from_secs(5),
+            })
+            .unwrap()
+            .background()
         }
     }
 
@@ -655,21 +981,14 @@ mod tests {
     #[tokio::test]
     async fn a_poll_answered_as_before_needs_no_reconciliation() {
         let proxy = Answering::start(404, r#"{"detail":"no team"}"#).await;
-        let client = crate::litellm::Client::new(crate::litellm::ClientConfig {
-            endpoint: proxy.url.clone(),
-            master_key: crate::litellm::Secret::new(String::from("sk-test")),
-            ca_pem: None,
-            timeout: Duration::from_secs(5),
-        })
-        .unwrap()
-        .background();
+        let client = proxy.client();
         let changes: &'static Changes = Box::leak(Box::default());
         let polls = Polls::with_changes(changes);
         let (reconciled, fire) = fired();
         let polled = Arc::new(Mutex::new(Vec::new()));
         polls.register("team", fire, {
             let polled = polled.clone();
-            move |key: &str, memo: &Memo, after, _took| {
+            move |key: &str, memo: &Memo, after, _took, _by_page| {
                 polled
                     .lock()
                     .unwrap()
@@ -778,6 +1097,328 @@ mod tests {
         until("the poll", || polled.lock().unwrap().len() == 3).await;
         assert_eq!(reconciled.lock().unwrap().len(), 4);
         assert_eq!(proxy.requests(), 5);
+    }
+
+    /// The poll queue of keys on an [`Answering`] proxy: what it handed
+    /// to the controller, and what it polled (`namespace/name`, and whether
+    /// by a page).
+    struct KeyQueue {
+        client: crate::litellm::Client,
+        changes: &'static Changes,
+        polls: Polls,
+        reconciled: Arc<Mutex<Vec<String>>>,
+        polled: Arc<Mutex<Vec<(String, bool)>>>,
+    }
+
+    impl KeyQueue {
+        fn on(proxy: &Answering) -> Self {
+            let changes: &'static Changes = Box::leak(Box::default());
+            let polls = Polls::with_changes(changes);
+            let (reconciled, fire) = fired();
+            let polled = Arc::new(Mutex::new(Vec::new()));
+            polls.register("key", fire, {
+                let polled = polled.clone();
+                move |key: &str, _memo: &Memo, _after, _took, by_page| {
+                    polled.lock().unwrap().push((key.to_owned(), by_page))
+                }
+            });
+            Self {
+                client: proxy.client(),
+                changes,
+                polls,
+                reconciled,
+                polled,
+            }
+        }
+
+        /// The probe of key `t{n}`, read now.
+        async fn probe(&self, n: u64) -> crate::litellm::Probe {
+            let (found, probe) = self.client.key_info_probed(&format!("t{n}")).await.unwrap();
+            assert!(found.is_some() && probe.listed.is_some());
+            probe
+        }
+
+        /// The memo of key `n` by `probe`, polled every 4 s, with `left`
+        /// polls to answer.
+        fn memo(&self, probe: crate::litellm::Probe, n: u64, left: u8) -> Memo {
+            Memo {
+                probe,
+                client: self.client.clone(),
+                scope: self.changes.scope("tenant", "platform"),
+                since: self.changes.now(),
+                interval: Duration::from_secs(4),
+                metrics_id: n,
+                left,
+                jitter: 0,
+            }
+        }
+
+        /// Queues `tenant/k{n}` with the memo of a read of key `n` made
+        /// now, `after` from now.
+        fn schedule(&self, n: u64, memo: Memo, after: Duration) {
+            let key = format!("tenant/k{n}");
+            assert!(self
+                .polls
+                .schedule_with("key", &key, after, TICK, Some(memo)));
+        }
+
+        /// Reads each of `keys` and queues its memo, due at the next tick.
+        async fn schedule_read(&self, keys: &[u64], left: u8) {
+            for &n in keys {
+                let memo = self.memo(self.probe(n).await, n, left);
+                self.schedule(n, memo, TICK);
+            }
+        }
+    }
+
+    /// The keys a `/key/list` page lists (by number, each with its
+    /// `max_budget`), and the total it says the route lists.
+    type Listing = Arc<Mutex<(Vec<(usize, f64)>, u64)>>;
+
+    /// Keys `t0`..: their `/key/info` answers, and a `/key/list` page of
+    /// those in `listed`.
+    fn key_routes(listed: Listing) -> Route {
+        Box::new(move |target: &str| {
+            if let Some(token) = target.strip_prefix("/key/info?key=") {
+                let body = serde_json::json!({"key": token, "info": {"max_budget": 1.0}});
+                return Some((200, body.to_string()));
+            }
+            target.starts_with("/key/list?").then(|| {
+                let (keys, total) = &*listed.lock().unwrap();
+                let keys: Vec<_> = keys
+                    .iter()
+                    .map(|(n, budget)| serde_json::json!({"token": format!("t{n}"), "max_budget": budget}))
+                    .collect();
+                let body = serde_json::json!({"keys": keys, "total_count": total});
+                (200, body.to_string())
+            })
+        })
+    }
+
+    /// The due memos of listed keys of one proxy, with those falling due
+    /// within half their interval, are answered by one page of `/key/list`
+    /// where they are at least as many as its pages: an entry as the memo's
+    /// read found it requeues with the memo; one that changed, or a key
+    /// missing from the pages, goes to the controller (the missing one
+    /// reads on its own there). Fewer memos than pages, or a sweep begun
+    /// less than half an interval ago, and each polls by its own read.
+    #[tokio::test]
+    async fn listed_memos_are_answered_by_a_sweep_of_pages() {
+        let proxy = Answering::start(500, r#"{"detail":"unexpected"}"#).await;
+        let listed: Listing = Arc::new(Mutex::new((
+            (0..4).map(|n| (n, 1.0)).collect::<Vec<_>>(),
+            4u64,
+        )));
+        *proxy.route.lock().unwrap() = Some(key_routes(listed.clone()));
+        let queue = KeyQueue::on(&proxy);
+        let KeyQueue {
+            client,
+            polls,
+            reconciled,
+            polled,
+            ..
+        } = &queue;
+        let interval = Duration::from_secs(4);
+        let mut probes = Vec::new();
+        for n in 0..4 {
+            probes.push(queue.probe(n).await);
+        }
+        let memo = |n: usize| queue.memo(probes[n].clone(), n as u64, 5);
+        let polling = Mutex::new(JoinSet::new());
+        let infos = || proxy.requests_to("/key/info");
+        let pages = || proxy.requests_to("/key/list");
+        assert_eq!(infos(), 4);
+
+        // Two due, one due within half the interval, one later: the first
+        // three in one page, the last left for its tick.
+        let t0 = now_tick();
+        for (n, after) in [(0, TICK), (1, TICK), (2, 3 * TICK), (3, 10 * TICK)] {
+            assert!(polls.schedule_with(
+                "key",
+                &format!("tenant/k{n}"),
+                after,
+                TICK,
+                Some(memo(n))
+            ));
+        }
+        polls.fire_due(t0 + 2, TICK, &mut polling.lock().unwrap());
+        until("the sweep", || polled.lock().unwrap().len() == 3).await;
+        let mut answered = polled.lock().unwrap().clone();
+        answered.sort();
+        assert_eq!(
+            answered,
+            [0, 1, 2].map(|n| (format!("tenant/k{n}"), true)),
+            "answered by the page"
+        );
+        assert_eq!((infos(), pages()), (4, 1), "one read for three polls");
+        assert!((0..3).all(|n| polls.has_memo("key", &format!("tenant/k{n}"))));
+        assert!(polls.has_memo("key", "tenant/k3"), "not due yet: not taken");
+        assert!(reconciled.lock().unwrap().is_empty());
+
+        // A sweep begun less than half an interval ago: the due memo waits
+        // for the next, a tick at a time, without a read.
+        assert!(polls.schedule_with("key", "tenant/k0", TICK, TICK, Some(memo(0))));
+        let t1 = now_tick() + 1;
+        polls.fire_due(t1, TICK, &mut polling.lock().unwrap());
+        assert!(polls.has_memo("key", "tenant/k0"), "waits with its memo");
+        polls.fire_due(t1 + 1, TICK, &mut polling.lock().unwrap());
+        assert!(polls.has_memo("key", "tenant/k0"));
+        assert_eq!(polled.lock().unwrap().len(), 3);
+        assert_eq!((infos(), pages()), (4, 1));
+
+        // Half an interval on: k1 changed in LiteLLM and k2 is missing
+        // from the pages; both go to the controller, k1 as a changed
+        // answer (its next requeue takes no memo), the rest are answered.
+        let age = |polls: &Polls| {
+            let queue = polls.queue("key").unwrap();
+            for sweep in queue.sweeps.lock().unwrap().iter_mut() {
+                sweep.began = sweep.began.map(|b| b - interval);
+            }
+        };
+        age(&polls);
+        *listed.lock().unwrap() = (vec![(0, 1.0), (1, 9.0), (3, 1.0)], 3);
+        for n in 0..4 {
+            assert!(polls.schedule_with("key", &format!("tenant/k{n}"), TICK, TICK, Some(memo(n))));
+        }
+        polls.fire_due(now_tick() + 1, TICK, &mut polling.lock().unwrap());
+        until("the second sweep", || reconciled.lock().unwrap().len() == 2).await;
+        until("its answers", || polled.lock().unwrap().len() == 5).await;
+        assert_eq!(*reconciled.lock().unwrap(), ["tenant/k1", "tenant/k2"]);
+        assert_eq!((infos(), pages()), (4, 2));
+        // The reconciliation k1 went to observes the page's entry instead
+        // of a read of its own, once.
+        let (found, _) = client.key_info_probed("t1").await.unwrap();
+        assert_eq!(found.unwrap().max_budget, Some(9.0));
+        assert_eq!(infos(), 4, "the page stood for the read");
+        client.key_info_probed("t1").await.unwrap();
+        assert_eq!(infos(), 5, "for one read");
+        assert!(polls.schedule_with("key", "tenant/k1", TICK, TICK, Some(memo(1))));
+        assert!(
+            !polls.has_memo("key", "tenant/k1"),
+            "a changed answer skips a memo"
+        );
+        polls.cancel("key", "tenant/k1");
+
+        // The route lists 1,000 keys (10 pages): two memos poll on their own.
+        age(&polls);
+        *listed.lock().unwrap() = (vec![(0, 1.0)], 1000);
+        polls.fire_due(now_tick() + 1_000, TICK, &mut polling.lock().unwrap());
+        until("the third sweep", || polled.lock().unwrap().len() == 6).await;
+        until("the third sweep's end", || {
+            let queue = polls.queue("key").unwrap();
+            let sweeps = queue.sweeps.lock().unwrap();
+            sweeps.iter().all(|s| !s.running)
+        })
+        .await;
+        assert_eq!((infos(), pages()), (5, 3));
+        age(&polls);
+        for n in [0, 3] {
+            polls.cancel("key", &format!("tenant/k{n}"));
+            assert!(polls.schedule_with("key", &format!("tenant/k{n}"), TICK, TICK, Some(memo(n))));
+        }
+        polls.fire_due(now_tick() + 1, TICK, &mut polling.lock().unwrap());
+        until("two polls of their own", || {
+            polled.lock().unwrap().len() == 8
+        })
+        .await;
+        assert_eq!((infos(), pages()), (7, 3), "fewer memos than pages");
+    }
+
+    /// A spent memo (it answered its polls) of a listed key is swept all
+    /// the same, and the reconciliation in full it goes to observes the
+    /// page's entry instead of a read, unless a write through the proxy's
+    /// client began since the page was asked.
+    #[tokio::test]
+    async fn a_spent_memo_reconciles_from_its_page_unless_a_write_came_between() {
+        let proxy = Answering::start(500, r#"{"detail":"unexpected"}"#).await;
+        let listed: Listing = Arc::new(Mutex::new((vec![(0, 1.0), (1, 1.0)], 2)));
+        *proxy.route.lock().unwrap() = Some(key_routes(listed));
+        let queue = KeyQueue::on(&proxy);
+        let KeyQueue {
+            client,
+            polls,
+            reconciled,
+            ..
+        } = &queue;
+        queue.schedule_read(&[0, 1], 0).await;
+        let mut polling = JoinSet::new();
+        polls.fire_due(now_tick() + 1_000, TICK, &mut polling);
+        until("both reconciled", || reconciled.lock().unwrap().len() == 2).await;
+        assert_eq!(proxy.requests_to("/key/list"), 1);
+        assert_eq!(proxy.requests_to("/key/info"), 2, "the memos' reads");
+
+        let (found, _) = client.key_info_probed("t0").await.unwrap();
+        assert!(found.is_some());
+        assert_eq!(
+            proxy.requests_to("/key/info"),
+            2,
+            "the page stood for the read"
+        );
+        // A write, even one that fails: the other entry stands for nothing.
+        let write = client
+            .key_update("t1", &crate::litellm::KeyRequest::default())
+            .await;
+        assert!(write.is_err());
+        client.key_info_probed("t1").await.unwrap();
+        assert_eq!(proxy.requests_to("/key/info"), 3, "read after a write");
+    }
+
+    /// A page too large to read (1 MiB: keys with much metadata) leaves
+    /// the keys it would list to their own reads, and the sweep reads on:
+    /// no tenant's key can make every poll of the proxy fall back to reads.
+    #[tokio::test]
+    async fn a_page_too_large_leaves_its_keys_to_their_own_reads() {
+        let proxy = Answering::start(500, r#"{"detail":"unexpected"}"#).await;
+        *proxy.route.lock().unwrap() = Some(Box::new(|target: &str| {
+            if let Some(token) = target.strip_prefix("/key/info?key=") {
+                let body = serde_json::json!({"key": token, "info": {"max_budget": 1.0}});
+                return Some((200, body.to_string()));
+            }
+            let page = target.strip_prefix("/key/list?")?;
+            let page: usize = page
+                .split('&')
+                .find_map(|pair| pair.strip_prefix("page="))?
+                .parse()
+                .ok()?;
+            let keys: Vec<_> = (100 * (page - 1)..(100 * page).min(250))
+                .map(|n| {
+                    let mut key = serde_json::json!({"token": format!("t{n}"), "max_budget": 1.0});
+                    if page == 2 {
+                        key["metadata"] = serde_json::json!({"padding": "x".repeat(20_000)});
+                    }
+                    key
+                })
+                .collect();
+            Some((
+                200,
+                serde_json::json!({"keys": keys, "total_count": 250}).to_string(),
+            ))
+        }));
+        let queue = KeyQueue::on(&proxy);
+        let KeyQueue {
+            polls,
+            reconciled,
+            polled,
+            ..
+        } = &queue;
+        queue.schedule_read(&[5, 150, 240], 5).await;
+        let mut polling = JoinSet::new();
+        polls.fire_due(now_tick() + 1_000, TICK, &mut polling);
+        until("the sweep", || {
+            polled.lock().unwrap().len() == 2 && reconciled.lock().unwrap().len() == 1
+        })
+        .await;
+        let mut answered = polled.lock().unwrap().clone();
+        answered.sort();
+        assert_eq!(
+            answered,
+            [
+                ("tenant/k240".to_owned(), true),
+                ("tenant/k5".to_owned(), true)
+            ]
+        );
+        assert_eq!(*reconciled.lock().unwrap(), ["tenant/k150"]);
+        assert_eq!(proxy.requests_to("/key/list"), 3, "every page asked once");
     }
 
     #[test]
