@@ -288,14 +288,12 @@ impl Polls {
             // pages may answer them together.
             let mut listed: Vec<(litellm::Client, litellm::List, Vec<Answerable>)> = Vec::new();
             for (key, memo) in due {
-                match memo {
+                let list = memo.as_ref().and_then(|m| m.probe.listed).map(|l| l.list);
+                match (memo, list) {
                     // A listed object's memo, even spent or no longer
                     // holding: a sweep's page stands for the read of the
                     // reconciliation it then needs.
-                    Some(memo) if memo.probe.listed.is_some() && !memo.client.busy(BUSY_WINDOW) => {
-                        let Some(list) = memo.probe.listed.map(|l| l.list) else {
-                            continue;
-                        };
+                    (Some(memo), Some(list)) if !memo.client.busy(BUSY_WINDOW) => {
                         match listed
                             .iter_mut()
                             .find(|(client, l, _)| *l == list && client.same_proxy(&memo.client))
@@ -304,7 +302,7 @@ impl Polls {
                             None => listed.push((memo.client.clone(), list, vec![(key, memo)])),
                         }
                     }
-                    Some(memo)
+                    (Some(memo), _)
                         if memo.left > 0
                             && queue.holds(&memo)
                             && !memo.client.busy(BUSY_WINDOW) =>
