@@ -71,7 +71,7 @@ struct Shared {
     pacing: Option<Arc<Pacing>>,
     /// Entries of list pages kept for the next read of their object, and
     /// this client's writes they are checked against
-    /// ([`Client::prefetch_key`]).
+    /// ([`Client::prefetch`]).
     prefetched: Arc<super::pages::Prefetched>,
 }
 
@@ -189,6 +189,8 @@ fn keyed_hash(value: impl std::hash::Hash) -> u64 {
 pub enum List {
     /// `/key/list`, by hashed token.
     Keys,
+    /// `/v2/team/list`, by team id.
+    Teams,
 }
 
 /// Where a [`Probe`]'s object is listed: its list route, and the
@@ -390,7 +392,7 @@ impl Client {
         }
     }
 
-    /// The entries of list pages kept for reads ([`Client::prefetch_key`]).
+    /// The entries of list pages kept for reads ([`Client::prefetch`]).
     pub(super) fn prefetched(&self) -> &super::pages::Prefetched {
         &self.shared.prefetched
     }
@@ -459,6 +461,10 @@ impl Client {
                 list: List::Keys,
                 fingerprint,
             }) => Ok(self.key_listed(probe).await? == Some(fingerprint)),
+            Some(Listed {
+                list: List::Teams,
+                fingerprint,
+            }) => Ok(self.team_listed(probe).await? == Some(fingerprint)),
             None => Ok(self.probe(&probe.read).await? == probe.fingerprint),
         }
     }
