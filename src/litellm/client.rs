@@ -203,6 +203,18 @@ pub struct Listed {
     pub fingerprint: Fingerprint,
 }
 
+/// What a read made again found ([`Client::reread`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reread {
+    /// The object is as the probe's read found it.
+    Same,
+    /// Another answer (a missing object included). `kept`: it stands for
+    /// the object's next read through this proxy's clients (see
+    /// `pages::Prefetched`), so the reconciliation that observes it next
+    /// reads nothing.
+    Changed { kept: bool },
+}
+
 /// A read and the fingerprint of its answer: whether the object is still
 /// as it was then takes the read again and no parsing ([`Client::probe`]).
 #[derive(Clone, Debug)]
@@ -450,22 +462,43 @@ impl Client {
         }
     }
 
-    /// Whether the object `probe` read is as it was then: the same answer
-    /// byte for byte ([`Client::probe`]), or, for a listed object, the same
-    /// as its read and its list entry parse to ([`Listed`]), whichever
-    /// route read it last. `Ok(false)` for any other answer, a missing
-    /// object included.
-    pub async fn unchanged(&self, probe: &Probe) -> Result<bool, Error> {
+    /// Makes the read of `probe` again: whether the object is as it was
+    /// then, the same answer byte for byte ([`Client::probe`]), or, for a
+    /// listed object, the same as its read and its list entry parse to
+    /// ([`Listed`]), whichever route read it last. Any other answer, a
+    /// missing object included, is [`Reread::Changed`]; a listed object's
+    /// new answer is kept for its next read, as a page's entry is
+    /// (`pages::Prefetched`).
+    pub async fn reread(&self, probe: &Probe) -> Result<Reread, Error> {
         match probe.listed {
-            Some(Listed {
-                list: List::Keys,
-                fingerprint,
-            }) => Ok(self.key_listed(probe).await? == Some(fingerprint)),
-            Some(Listed {
-                list: List::Teams,
-                fingerprint,
-            }) => Ok(self.team_listed(probe).await? == Some(fingerprint)),
-            None => Ok(self.probe(&probe.read).await? == probe.fingerprint),
+            Some(Listed { list, fingerprint }) => {
+                let asked = self.prefetched().asked();
+                let found = match list {
+                    List::Keys => self.key_listed(probe).await?.map(|info| {
+                        let listed = info.listed().map(|l| l.fingerprint);
+                        (listed, super::pages::Kept::Key(info))
+                    }),
+                    List::Teams => self.team_listed(probe).await?.map(|info| {
+                        let listed = info.listed().map(|l| l.fingerprint);
+                        (listed, super::pages::Kept::Team(info))
+                    }),
+                };
+                Ok(match found {
+                    Some((Some(now), _)) if now == fingerprint => Reread::Same,
+                    Some((now, object)) => Reread::Changed {
+                        kept: now.is_some()
+                            && self
+                                .prefetched()
+                                .keep(list, probe.id().to_owned(), object, asked),
+                    },
+                    None => Reread::Changed { kept: false },
+                })
+            }
+            None => Ok(if self.probe(&probe.read).await? == probe.fingerprint {
+                Reread::Same
+            } else {
+                Reread::Changed { kept: false }
+            }),
         }
     }
 

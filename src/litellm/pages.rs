@@ -202,9 +202,10 @@ pub struct ListedEntry {
 /// What pages said of objects, by route and id, and when each was asked.
 type KeptEntries = HashMap<(List, Box<str>), (Kept, Asked)>;
 
-/// What a page said of one object, kept for its next read.
+/// What a page (or a poll's read) said of one object, kept for its next
+/// read.
 #[derive(Debug, Clone)]
-enum Kept {
+pub(super) enum Kept {
     Key(KeyInfo),
     Team(TeamInfo),
 }
@@ -266,7 +267,7 @@ impl Prefetched {
         Writing(self)
     }
 
-    fn asked(&self) -> Asked {
+    pub(super) fn asked(&self) -> Asked {
         let begun = self.writes_begun.load(Ordering::SeqCst);
         let clear = self.writes_under_way.load(Ordering::SeqCst) == 0;
         Asked {
@@ -281,15 +282,18 @@ impl Prefetched {
             && asked.writes == Some(self.writes_begun.load(Ordering::SeqCst))
     }
 
-    fn keep(&self, list: List, id: String, object: Kept, asked: Asked) {
+    /// Keeps `object` (`id` on `list`), read as `asked`, for its next
+    /// read; `false` where it cannot stand for one (see [`Prefetched`]).
+    pub(super) fn keep(&self, list: List, id: String, object: Kept, asked: Asked) -> bool {
         if !self.stands(&asked) {
-            return;
+            return false;
         }
         let mut objects = self.objects.lock().unwrap_or_else(|p| p.into_inner());
         if objects.len() >= PREFETCH_PRUNE {
             objects.retain(|_, (_, asked)| asked.at.elapsed() < PREFETCH_FRESH);
         }
         objects.insert((list, id.into_boxed_str()), (object, asked));
+        true
     }
 
     /// What a page said of `id` on `list`, taken, if it still stands.
@@ -378,15 +382,13 @@ impl Client {
     /// it cannot stand for a read: it does not say all the read would, or
     /// a write began since the page was asked.
     pub fn prefetch(&self, entry: ListedEntry, asked: Asked) -> bool {
-        let prefetched = self.prefetched();
-        if entry.fingerprint.is_none() || !prefetched.stands(&asked) {
+        if entry.fingerprint.is_none() {
             return false;
         }
         let list = match entry.object {
             Kept::Key(_) => List::Keys,
             Kept::Team(_) => List::Teams,
         };
-        prefetched.keep(list, entry.id, entry.object, asked);
-        true
+        self.prefetched().keep(list, entry.id, entry.object, asked)
     }
 }

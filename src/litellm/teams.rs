@@ -333,13 +333,10 @@ impl Client {
         Ok((info, probe))
     }
 
-    /// The team `probe` read, read again: the fingerprint of what it parses
-    /// to ([`super::Listed`]), `None` where it is gone or no longer listed
-    /// as a whole.
-    pub(super) async fn team_listed(&self, probe: &Probe) -> Result<Option<Fingerprint>, Error> {
+    /// The team `probe` read, read again; `None` where it is gone.
+    pub(super) async fn team_listed(&self, probe: &Probe) -> Result<Option<TeamInfo>, Error> {
         let reply = self.read(&probe.read).await?;
-        let info = team_info_of(&reply)?;
-        Ok(info.and_then(|info| info.listed()).map(|l| l.fingerprint))
+        team_info_of(&reply)
     }
 
     /// Adds a user to a team. LiteLLM 1.108.7 refuses the `admin` role

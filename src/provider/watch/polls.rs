@@ -52,7 +52,7 @@ use std::time::{Duration, Instant};
 
 use tokio::task::JoinSet;
 
-use crate::litellm;
+use crate::litellm::{self, Reread};
 
 use crate::provider::watch::changes::{self, Changes, Scope};
 use crate::provider::watch::timing;
@@ -375,15 +375,21 @@ pub(crate) const BUSY_WINDOW: Duration = Duration::from_secs(1);
 async fn poll(queue: Arc<Queue>, key: Arc<str>, memo: Box<Memo>, tick: Duration) {
     let started = Instant::now();
     // `None`: no answer to compare (an error).
-    let same_answer = memo.client.unchanged(&memo.probe).await.ok();
-    if same_answer != Some(true) || !queue.holds(&memo) {
-        if same_answer == Some(false) {
-            queue.lock().missed(&key);
-        }
-        queue.reconcile(&key);
+    let reread = memo.client.reread(&memo.probe).await.ok();
+    if reread == Some(Reread::Same) && queue.holds(&memo) {
+        answered(&queue, key, memo, tick, started.elapsed(), false);
         return;
     }
-    answered(&queue, key, memo, tick, started.elapsed(), false);
+    match reread {
+        // The reconciliation observes the answer this read kept: a changed
+        // answer costs no second read, and the memos go on.
+        Some(Reread::Changed { kept: true }) => {
+            queue.lock().changing.remove(&key);
+        }
+        Some(Reread::Changed { kept: false }) => queue.lock().missed(&key),
+        Some(Reread::Same) | None => {}
+    }
+    queue.reconcile(&key);
 }
 
 /// A due memo that passed the checks a poll makes first: the object's
@@ -558,11 +564,15 @@ async fn sweep(
             } else {
                 // A changed answer, a spent memo, a change in Kubernetes:
                 // the reconciliation observes what the page said.
-                if !client.prefetch(entry, asked) && !same {
+                if client.prefetch(entry, asked) {
+                    // The page stands for its read: a changed answer costs
+                    // nothing more, so an object whose answers keep
+                    // changing (a key in use) keeps its memos and is
+                    // polled by pages.
+                    queue.lock().changing.remove(&key);
+                } else if !same {
                     // It reads on its own: an object whose answers keep
                     // changing pays that read less often (see [`Changing`]).
-                    // One the page stands for costs no read, so a key in
-                    // use keeps its memo and is polled by pages.
                     queue.lock().missed(&key);
                 }
                 queue.reconcile(&key);
@@ -1188,12 +1198,20 @@ mod tests {
     /// `max_budget`), and the total it says the route lists.
     type Listing = Arc<Mutex<(Vec<(usize, f64)>, u64)>>;
 
-    /// Keys `t0`..: their `/key/info` answers, and a `/key/list` page of
-    /// those in `listed`.
+    /// Keys `t0`..: their `/key/info` answers (the budget `listed` gives a
+    /// listed key, 1.0 otherwise), and a `/key/list` page of those in
+    /// `listed`.
     fn key_routes(listed: Listing) -> Route {
         Box::new(move |target: &str| {
             if let Some(token) = target.strip_prefix("/key/info?key=") {
-                let body = serde_json::json!({"key": token, "info": {"max_budget": 1.0}});
+                let budget = listed
+                    .lock()
+                    .unwrap()
+                    .0
+                    .iter()
+                    .find(|(n, _)| format!("t{n}") == token)
+                    .map_or(1.0, |(_, budget)| *budget);
+                let body = serde_json::json!({"key": token, "info": {"max_budget": budget}});
                 return Some((200, body.to_string()));
             }
             target.starts_with("/key/list?").then(|| {
@@ -1434,6 +1452,56 @@ mod tests {
         );
         assert_eq!(*reconciled.lock().unwrap(), ["tenant/k150"]);
         assert_eq!(proxy.requests_to("/key/list"), 3, "every page asked once");
+    }
+
+    /// A listed key polled on its own (fewer due than the route's pages)
+    /// whose answer changed goes to the controller with that answer kept:
+    /// its reconciliation reads nothing, and its next requeue takes a memo
+    /// again (a key in use costs one read a poll, not two).
+    #[tokio::test]
+    async fn a_changed_answer_of_a_poll_on_its_own_stands_for_the_reconciliations_read() {
+        let proxy = Answering::start(500, r#"{"detail":"unexpected"}"#).await;
+        let listed: Listing = Arc::new(Mutex::new((vec![(0, 1.0)], 1000)));
+        *proxy.route.lock().unwrap() = Some(key_routes(listed.clone()));
+        let queue = ListedQueue::on(&proxy, "key");
+        let ListedQueue {
+            client,
+            polls,
+            reconciled,
+            polled,
+            ..
+        } = &queue;
+        let probe = queue.probe(0).await;
+        // The first sweep learns that the route lists ten pages.
+        queue.schedule(0, queue.memo(probe.clone(), 0, 5), TICK);
+        let mut polling = JoinSet::new();
+        polls.fire_due(now_tick() + 1_000, TICK, &mut polling);
+        until("the sweep", || polled.lock().unwrap().len() == 1).await;
+        let sweeps = polls.queue("key").unwrap();
+        for sweep in sweeps.sweeps.lock().unwrap().iter_mut() {
+            sweep.began = sweep.began.map(|b| b - Duration::from_secs(4));
+        }
+        polls.cancel("key", "tenant/k0");
+
+        queue.schedule(0, queue.memo(probe.clone(), 0, 5), TICK);
+        listed.lock().unwrap().0[0].1 = 2.0;
+        polls.fire_due(now_tick() + 1_000, TICK, &mut polling);
+        until("the poll", || reconciled.lock().unwrap().len() == 1).await;
+        assert_eq!(proxy.requests_to("/key/list"), 1, "ten pages for one key");
+        assert_eq!(
+            proxy.requests_to("/key/info"),
+            2,
+            "the probe's read and the poll's"
+        );
+        let (found, _) = client.key_info_probed("t0").await.unwrap();
+        assert_eq!(found.unwrap().max_budget, Some(2.0));
+        assert_eq!(
+            proxy.requests_to("/key/info"),
+            2,
+            "the poll's answer stood for the read"
+        );
+        queue.schedule(0, queue.memo(probe, 0, 5), TICK);
+        assert!(polls.has_memo("key", "tenant/k0"), "no memo skipped");
     }
 
     /// Teams are swept by pages of `/v2/team/list` as keys are by
