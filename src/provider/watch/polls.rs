@@ -1194,6 +1194,15 @@ mod tests {
         }
     }
 
+    /// Moves back the start of `kind`'s sweeps by `by`, as if they had
+    /// begun that much earlier.
+    fn age_sweeps(polls: &Polls, kind: &str, by: Duration) {
+        let queue = polls.queue(kind).unwrap();
+        for sweep in queue.sweeps.lock().unwrap().iter_mut() {
+            sweep.began = sweep.began.map(|b| b - by);
+        }
+    }
+
     /// The keys a `/key/list` page lists (by number, each with its
     /// `max_budget`), and the total it says the route lists.
     type Listing = Arc<Mutex<(Vec<(usize, f64)>, u64)>>;
@@ -1300,13 +1309,7 @@ mod tests {
         // Half an interval on: k1 changed in LiteLLM and k2 is missing
         // from the pages; both go to the controller, k1 with its entry, the
         // rest are answered.
-        let age = |polls: &Polls| {
-            let queue = polls.queue("key").unwrap();
-            for sweep in queue.sweeps.lock().unwrap().iter_mut() {
-                sweep.began = sweep.began.map(|b| b - interval);
-            }
-        };
-        age(&polls);
+        age_sweeps(polls, "key", interval);
         *listed.lock().unwrap() = (vec![(0, 1.0), (1, 9.0), (3, 1.0)], 3);
         for n in 0..4 {
             assert!(polls.schedule_with("key", &format!("tenant/k{n}"), TICK, TICK, Some(memo(n))));
@@ -1333,7 +1336,7 @@ mod tests {
         polls.cancel("key", "tenant/k1");
 
         // The route lists 1,000 keys (10 pages): two memos poll on their own.
-        age(&polls);
+        age_sweeps(polls, "key", interval);
         *listed.lock().unwrap() = (vec![(0, 1.0)], 1000);
         polls.fire_due(now_tick() + 1_000, TICK, &mut polling.lock().unwrap());
         until("the third sweep", || polled.lock().unwrap().len() == 6).await;
@@ -1344,7 +1347,7 @@ mod tests {
         })
         .await;
         assert_eq!((infos(), pages()), (5, 3));
-        age(&polls);
+        age_sweeps(polls, "key", interval);
         for n in [0, 3] {
             polls.cancel("key", &format!("tenant/k{n}"));
             assert!(polls.schedule_with("key", &format!("tenant/k{n}"), TICK, TICK, Some(memo(n))));
@@ -1477,10 +1480,7 @@ mod tests {
         let mut polling = JoinSet::new();
         polls.fire_due(now_tick() + 1_000, TICK, &mut polling);
         until("the sweep", || polled.lock().unwrap().len() == 1).await;
-        let sweeps = polls.queue("key").unwrap();
-        for sweep in sweeps.sweeps.lock().unwrap().iter_mut() {
-            sweep.began = sweep.began.map(|b| b - Duration::from_secs(4));
-        }
+        age_sweeps(polls, "key", Duration::from_secs(4));
         polls.cancel("key", "tenant/k0");
 
         queue.schedule(0, queue.memo(probe.clone(), 0, 5), TICK);
@@ -1595,10 +1595,7 @@ mod tests {
         // t0's budget changed: the entry stands for its reconciliation's
         // read (without the members' budgets), which reads nothing.
         teams.lock().unwrap()[0].1 = 7.0;
-        let sweeps = polls.queue("team").unwrap();
-        for sweep in sweeps.sweeps.lock().unwrap().iter_mut() {
-            sweep.began = sweep.began.map(|b| b - Duration::from_secs(4));
-        }
+        age_sweeps(polls, "team", Duration::from_secs(4));
         polls.cancel("team", "tenant/k0");
         queue.schedule(0, queue.memo(queue.team_probe(0).await, 0, 5), TICK);
         teams.lock().unwrap()[0].1 = 8.0;
