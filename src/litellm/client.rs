@@ -226,6 +226,17 @@ pub struct Probe {
 }
 
 impl Probe {
+    /// The probe of a kept answer (a page's entry, or a poll's read:
+    /// `pages::Prefetched`) that stands for `read`: compared by what it
+    /// parsed to, `listed`.
+    pub(super) fn of_kept(read: Read, listed: Listed) -> Self {
+        Probe {
+            read,
+            fingerprint: listed.fingerprint,
+            listed: Some(listed),
+        }
+    }
+
     /// The object's id, as its read and its list route know it.
     pub fn id(&self) -> &str {
         &self.read.value

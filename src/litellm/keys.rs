@@ -284,12 +284,7 @@ impl Client {
         // to, as every listed object's is (`Client::unchanged`).
         if let Some(info) = self.prefetched().take_key(&token) {
             if let Some(listed) = info.listed() {
-                let probe = Probe {
-                    read,
-                    fingerprint: listed.fingerprint,
-                    listed: Some(listed),
-                };
-                return Ok((Some(info), probe));
+                return Ok((Some(info), Probe::of_kept(read, listed)));
             }
         }
         let reply = self.read(&read).await?;

@@ -315,12 +315,7 @@ impl Client {
         if !budgets_in_team {
             if let Some(info) = self.prefetched().take_team(team_id) {
                 if let Some(listed) = info.listed() {
-                    let probe = Probe {
-                        read,
-                        fingerprint: listed.fingerprint,
-                        listed: Some(listed),
-                    };
-                    return Ok((Some(info), probe));
+                    return Ok((Some(info), Probe::of_kept(read, listed)));
                 }
             }
         }

@@ -1207,6 +1207,16 @@ mod tests {
     /// `max_budget`), and the total it says the route lists.
     type Listing = Arc<Mutex<(Vec<(usize, f64)>, u64)>>;
 
+    /// A proxy that serves keys by `listing` ([`key_routes`]), and the
+    /// poll queue of keys on it.
+    async fn key_queue(listing: (Vec<(usize, f64)>, u64)) -> (Answering, Listing, ListedQueue) {
+        let proxy = Answering::start(500, r#"{"detail":"unexpected"}"#).await;
+        let listed: Listing = Arc::new(Mutex::new(listing));
+        *proxy.route.lock().unwrap() = Some(key_routes(listed.clone()));
+        let queue = ListedQueue::on(&proxy, "key");
+        (proxy, listed, queue)
+    }
+
     /// Keys `t0`..: their `/key/info` answers (the budget `listed` gives a
     /// listed key, 1.0 otherwise), and a `/key/list` page of those in
     /// `listed`.
@@ -1244,13 +1254,7 @@ mod tests {
     /// less than half an interval ago, and each polls by its own read.
     #[tokio::test]
     async fn listed_memos_are_answered_by_a_sweep_of_pages() {
-        let proxy = Answering::start(500, r#"{"detail":"unexpected"}"#).await;
-        let listed: Listing = Arc::new(Mutex::new((
-            (0..4).map(|n| (n, 1.0)).collect::<Vec<_>>(),
-            4u64,
-        )));
-        *proxy.route.lock().unwrap() = Some(key_routes(listed.clone()));
-        let queue = ListedQueue::on(&proxy, "key");
+        let (proxy, listed, queue) = key_queue(((0..4).map(|n| (n, 1.0)).collect(), 4)).await;
         let ListedQueue {
             client,
             polls,
@@ -1366,10 +1370,7 @@ mod tests {
     /// client began since the page was asked.
     #[tokio::test]
     async fn a_spent_memo_reconciles_from_its_page_unless_a_write_came_between() {
-        let proxy = Answering::start(500, r#"{"detail":"unexpected"}"#).await;
-        let listed: Listing = Arc::new(Mutex::new((vec![(0, 1.0), (1, 1.0)], 2)));
-        *proxy.route.lock().unwrap() = Some(key_routes(listed));
-        let queue = ListedQueue::on(&proxy, "key");
+        let (proxy, _listed, queue) = key_queue((vec![(0, 1.0), (1, 1.0)], 2)).await;
         let ListedQueue {
             client,
             polls,
@@ -1463,10 +1464,7 @@ mod tests {
     /// again (a key in use costs one read a poll, not two).
     #[tokio::test]
     async fn a_changed_answer_of_a_poll_on_its_own_stands_for_the_reconciliations_read() {
-        let proxy = Answering::start(500, r#"{"detail":"unexpected"}"#).await;
-        let listed: Listing = Arc::new(Mutex::new((vec![(0, 1.0)], 1000)));
-        *proxy.route.lock().unwrap() = Some(key_routes(listed.clone()));
-        let queue = ListedQueue::on(&proxy, "key");
+        let (proxy, listed, queue) = key_queue((vec![(0, 1.0)], 1000)).await;
         let ListedQueue {
             client,
             polls,
