@@ -34,7 +34,7 @@ mod k8s;
 #[allow(dead_code)]
 mod litellm_standin;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -887,6 +887,10 @@ struct Baseline {
     /// [`STEADY_POLLS`] rounds), and its CPU time.
     read: Duration,
     read_cpu: Duration,
+    /// One poll of every object by pages of the list routes (mean of
+    /// [`STEADY_POLLS`] rounds): its CPU time, and the pages it read.
+    paged_cpu: Duration,
+    pages: u64,
     delete: Duration,
     peak_kib: u64,
     failures: Vec<String>,
@@ -980,7 +984,11 @@ where
 ///   before, as nothing exists yet;
 /// - read: one `GET` of each object a poll, fingerprinted without parsing
 ///   ([`litellm::Client::probe`]): what the provider's memo poll does when
-///   nothing changed;
+///   nothing changed on its own;
+/// - read by pages: every page of `/v2/team/list` and `/key/list` a poll
+///   (one call per 100 objects of each), each entry fingerprinted as
+///   parsed and compared with the last poll's
+///   ([`litellm::Client::listed_page`]): what the provider's sweeps do;
 /// - delete: 1 call a pair: `/team/delete`, which on LiteLLM 1.108.7
 ///   deletes the team's keys with it.
 async fn baseline(harness: &Harness, n: usize) -> Baseline {
@@ -1006,7 +1014,7 @@ async fn baseline(harness: &Harness, n: usize) -> Baseline {
         let mut reads = Vec::with_capacity(n);
         for pair in &pairs {
             match (
-                client.team_info_probed(&pair.team.team_id).await,
+                client.team_info_probed(&pair.team.team_id, false).await,
                 client.key_info_probed(&pair.token()).await,
             ) {
                 (Ok((_, team)), Ok((_, key))) => reads.push(Arc::new([team.read, key.read])),
@@ -1043,6 +1051,7 @@ async fn baseline(harness: &Harness, n: usize) -> Baseline {
         read += started.elapsed() / STEADY_POLLS;
     }
     let read_cpu = (cpu_time(0) - cpu) / STEADY_POLLS;
+    let (paged_cpu, pages) = baseline_by_pages(client, &mut failures).await;
 
     let machine = Machine::now(0);
     let (delete, delete_failures) = all_pairs(client, &pairs, |client, pair| async move {
@@ -1056,12 +1065,62 @@ async fn baseline(harness: &Harness, n: usize) -> Baseline {
         create,
         read,
         read_cpu,
+        paged_cpu,
+        pages,
         delete,
         peak_kib: vm_kib(0, "VmHWM"),
         failures,
         machine_create,
         machine_delete,
     }
+}
+
+/// [`STEADY_POLLS`] polls of every team and key on the proxy by pages of
+/// their list routes, each entry compared with the one before: the CPU
+/// time and the pages of one poll (means). Failures go to `failures`.
+async fn baseline_by_pages(
+    client: &litellm::Client,
+    failures: &mut Vec<String>,
+) -> (Duration, u64) {
+    let size = litellm::pages::MAX_PAGE_SIZE;
+    let mut seen: HashMap<(litellm::List, String), Option<litellm::Fingerprint>> = HashMap::new();
+    let mut changed = 0u64;
+    let mut pages = 0u64;
+    let cpu = cpu_time(0);
+    for round in 0..STEADY_POLLS {
+        for list in [litellm::List::Teams, litellm::List::Keys] {
+            let mut page = 1;
+            loop {
+                let listing = match client.listed_page(list, page, size).await {
+                    Ok(listing) => listing,
+                    Err(err) => {
+                        failures.push(err.to_string());
+                        break;
+                    }
+                };
+                pages += 1;
+                let listed = listing.page.entries.len();
+                for entry in listing.page.entries {
+                    let before = seen.insert((list, entry.id), entry.fingerprint);
+                    if round > 0 && before != Some(entry.fingerprint) {
+                        changed += 1;
+                    }
+                }
+                if listed < size as usize || u64::from(page) * u64::from(size) >= listing.page.total
+                {
+                    break;
+                }
+                page += 1;
+            }
+        }
+    }
+    let cpu = (cpu_time(0) - cpu) / STEADY_POLLS;
+    if changed > 0 {
+        failures.push(format!(
+            "{changed} entries changed between the baseline's polls by pages"
+        ));
+    }
+    (cpu, pages / u64::from(STEADY_POLLS))
 }
 
 // ---------------------------------------------------------------- provider
@@ -1479,7 +1538,10 @@ fn report(
     println!(
         "baseline: the least work, {BASELINE_CONCURRENCY} in flight: create 2 LiteLLM calls a pair \
          (/team/new, /key/generate), read 2 a pair and poll (GET, fingerprinted unparsed, as a \
-         memo poll), delete 1 a pair (/team/delete takes the team's keys)"
+         memo poll) or by pages ({} pages a poll of all: /v2/team/list and /key/list, 100 \
+         entries a page, each parsed and fingerprinted, as a sweep), delete 1 a pair \
+         (/team/delete takes the team's keys)",
+        base.pages
     );
     println!(
         "{:<34}{:>12}{:>12}{:>9}",
@@ -1506,6 +1568,12 @@ fn report(
             "CPU per object poll (read)",
             cpu_per_poll * 1e3,
             cpu_per_read * 1e3,
+            "ms",
+        );
+        ratio_row(
+            "CPU per object poll (by pages)",
+            cpu_per_poll * 1e3,
+            base.paged_cpu.as_secs_f64() / objects as f64 * 1e3,
             "ms",
         );
     }
@@ -1565,7 +1633,7 @@ fn report(
     // A kind's reads: its own read, and its list route's pages, which
     // answer many polls at once.
     let kinds = [
-        ("team", "GET /team/info", None),
+        ("team", "GET /team/info", Some("GET /v2/team/list")),
         ("key", "GET /key/info", Some("GET /key/list")),
     ];
     for (kind, read, list) in kinds {

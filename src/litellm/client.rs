@@ -71,7 +71,7 @@ struct Shared {
     pacing: Option<Arc<Pacing>>,
     /// Entries of list pages kept for the next read of their object, and
     /// this client's writes they are checked against
-    /// ([`Client::prefetch_key`]).
+    /// ([`Client::prefetch`]).
     prefetched: Arc<super::pages::Prefetched>,
 }
 
@@ -189,6 +189,8 @@ fn keyed_hash(value: impl std::hash::Hash) -> u64 {
 pub enum List {
     /// `/key/list`, by hashed token.
     Keys,
+    /// `/v2/team/list`, by team id.
+    Teams,
 }
 
 /// Where a [`Probe`]'s object is listed: its list route, and the
@@ -199,6 +201,18 @@ pub enum List {
 pub struct Listed {
     pub list: List,
     pub fingerprint: Fingerprint,
+}
+
+/// What a read made again found ([`Client::reread`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reread {
+    /// The object is as the probe's read found it.
+    Same,
+    /// Another answer (a missing object included). `kept`: it stands for
+    /// the object's next read through this proxy's clients (see
+    /// `pages::Prefetched`), so the reconciliation that observes it next
+    /// reads nothing.
+    Changed { kept: bool },
 }
 
 /// A read and the fingerprint of its answer: whether the object is still
@@ -212,6 +226,17 @@ pub struct Probe {
 }
 
 impl Probe {
+    /// The probe of a kept answer (a page's entry, or a poll's read:
+    /// `pages::Prefetched`) that stands for `read`: compared by what it
+    /// parsed to, `listed`.
+    pub(super) fn of_kept(read: Read, listed: Listed) -> Self {
+        Probe {
+            read,
+            fingerprint: listed.fingerprint,
+            listed: Some(listed),
+        }
+    }
+
     /// The object's id, as its read and its list route know it.
     pub fn id(&self) -> &str {
         &self.read.value
@@ -390,7 +415,7 @@ impl Client {
         }
     }
 
-    /// The entries of list pages kept for reads ([`Client::prefetch_key`]).
+    /// The entries of list pages kept for reads ([`Client::prefetch`]).
     pub(super) fn prefetched(&self) -> &super::pages::Prefetched {
         &self.shared.prefetched
     }
@@ -448,18 +473,43 @@ impl Client {
         }
     }
 
-    /// Whether the object `probe` read is as it was then: the same answer
-    /// byte for byte ([`Client::probe`]), or, for a listed object, the same
-    /// as its read and its list entry parse to ([`Listed`]), whichever
-    /// route read it last. `Ok(false)` for any other answer, a missing
-    /// object included.
-    pub async fn unchanged(&self, probe: &Probe) -> Result<bool, Error> {
+    /// Makes the read of `probe` again: whether the object is as it was
+    /// then, the same answer byte for byte ([`Client::probe`]), or, for a
+    /// listed object, the same as its read and its list entry parse to
+    /// ([`Listed`]), whichever route read it last. Any other answer, a
+    /// missing object included, is [`Reread::Changed`]; a listed object's
+    /// new answer is kept for its next read, as a page's entry is
+    /// (`pages::Prefetched`).
+    pub async fn reread(&self, probe: &Probe) -> Result<Reread, Error> {
         match probe.listed {
-            Some(Listed {
-                list: List::Keys,
-                fingerprint,
-            }) => Ok(self.key_listed(probe).await? == Some(fingerprint)),
-            None => Ok(self.probe(&probe.read).await? == probe.fingerprint),
+            Some(Listed { list, fingerprint }) => {
+                let asked = self.prefetched().asked();
+                let found = match list {
+                    List::Keys => self.key_listed(probe).await?.map(|info| {
+                        let listed = info.listed().map(|l| l.fingerprint);
+                        (listed, super::pages::Kept::Key(info))
+                    }),
+                    List::Teams => self.team_listed(probe).await?.map(|info| {
+                        let listed = info.listed().map(|l| l.fingerprint);
+                        (listed, super::pages::Kept::Team(info))
+                    }),
+                };
+                Ok(match found {
+                    Some((Some(now), _)) if now == fingerprint => Reread::Same,
+                    Some((now, object)) => Reread::Changed {
+                        kept: now.is_some()
+                            && self
+                                .prefetched()
+                                .keep(list, probe.id().to_owned(), object, asked),
+                    },
+                    None => Reread::Changed { kept: false },
+                })
+            }
+            None => Ok(if self.probe(&probe.read).await? == probe.fingerprint {
+                Reread::Same
+            } else {
+                Reread::Changed { kept: false }
+            }),
         }
     }
 

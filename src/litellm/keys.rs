@@ -284,12 +284,7 @@ impl Client {
         // to, as every listed object's is (`Client::unchanged`).
         if let Some(info) = self.prefetched().take_key(&token) {
             if let Some(listed) = info.listed() {
-                let probe = Probe {
-                    read,
-                    fingerprint: listed.fingerprint,
-                    listed: Some(listed),
-                };
-                return Ok((Some(info), probe));
+                return Ok((Some(info), Probe::of_kept(read, listed)));
             }
         }
         let reply = self.read(&read).await?;
@@ -299,12 +294,10 @@ impl Client {
         Ok((info, probe))
     }
 
-    /// The key `probe` read, read again: the fingerprint of what it parses
-    /// to ([`super::Listed`]), `None` where it is gone.
-    pub(super) async fn key_listed(&self, probe: &Probe) -> Result<Option<Fingerprint>, Error> {
+    /// The key `probe` read, read again; `None` where it is gone.
+    pub(super) async fn key_listed(&self, probe: &Probe) -> Result<Option<KeyInfo>, Error> {
         let reply = self.read(&probe.read).await?;
-        let info = key_info_of(&reply, probe.id().to_owned())?;
-        Ok(info.and_then(|info| info.listed()).map(|l| l.fingerprint))
+        key_info_of(&reply, probe.id().to_owned())
     }
 
     /// Sets the fields that are `Some`; [`Error::NotFound`] for a missing key.

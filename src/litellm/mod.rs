@@ -37,7 +37,7 @@ pub use access::{
 pub use budgets::{BudgetInfo, BudgetRequest};
 pub use client::{
     parse_retry_after, Client, ClientConfig, Fingerprint, List, Listed, Observer, Probe, Read,
-    MAX_RESPONSE_BODY, MAX_RETRY_AFTER,
+    Reread, MAX_RESPONSE_BODY, MAX_RETRY_AFTER,
 };
 pub use credentials::{masked_when_read, Credential, CredentialRequest};
 pub use customers::{CustomerBudget, CustomerInfo, CustomerRequest};

@@ -66,7 +66,7 @@ impl TeamEntry {
                 .info
                 .metadata
                 .as_ref()
-                .is_some_and(|m| m.contains_key("team_member_budget_id"))
+                .is_some_and(|m| m.contains_key(super::teams::MEMBER_BUDGET_ID))
     }
 }
 
@@ -192,13 +192,25 @@ pub struct ListedEntry {
     /// The object's id, as its read knows it.
     pub id: String,
     /// The fingerprint of what it parsed to: a [`super::Listed`]'s where the
-    /// object is as its read found it.
+    /// object is as its read found it; `None` where the entry cannot say
+    /// all the read would (a team's object permission or member defaults).
     pub fingerprint: Option<Fingerprint>,
-    /// The key it stands for (for [`List::Keys`]).
-    pub key: KeyInfo,
+    /// The object it stands for.
+    object: Kept,
 }
 
-/// A page of a list route and when it was asked ([`Client::prefetch_key`]).
+/// What pages said of objects, by route and id, and when each was asked.
+type KeptEntries = HashMap<(List, Box<str>), (Kept, Asked)>;
+
+/// What a page (or a poll's read) said of one object, kept for its next
+/// read.
+#[derive(Debug, Clone)]
+pub(super) enum Kept {
+    Key(KeyInfo),
+    Team(TeamInfo),
+}
+
+/// A page of a list route and when it was asked ([`Client::prefetch`]).
 #[derive(Debug, Clone)]
 pub struct Listing {
     pub page: Page<ListedEntry>,
@@ -233,7 +245,7 @@ const PREFETCH_PRUNE: usize = 1024;
 /// begun since, and the entry answers nothing).
 #[derive(Default)]
 pub(crate) struct Prefetched {
-    keys: Mutex<HashMap<Box<str>, (KeyInfo, Asked)>>,
+    objects: Mutex<KeptEntries>,
     writes_begun: AtomicU64,
     writes_under_way: AtomicU64,
 }
@@ -255,7 +267,7 @@ impl Prefetched {
         Writing(self)
     }
 
-    fn asked(&self) -> Asked {
+    pub(super) fn asked(&self) -> Asked {
         let begun = self.writes_begun.load(Ordering::SeqCst);
         let clear = self.writes_under_way.load(Ordering::SeqCst) == 0;
         Asked {
@@ -270,26 +282,45 @@ impl Prefetched {
             && asked.writes == Some(self.writes_begun.load(Ordering::SeqCst))
     }
 
-    fn keep_key(&self, key: KeyInfo, asked: Asked) {
+    /// Keeps `object` (`id` on `list`), read as `asked`, for its next
+    /// read; `false` where it cannot stand for one (see [`Prefetched`]).
+    pub(super) fn keep(&self, list: List, id: String, object: Kept, asked: Asked) -> bool {
         if !self.stands(&asked) {
-            return;
+            return false;
         }
-        let mut keys = self.keys.lock().unwrap_or_else(|p| p.into_inner());
-        if keys.len() >= PREFETCH_PRUNE {
-            keys.retain(|_, (_, asked)| asked.at.elapsed() < PREFETCH_FRESH);
+        let mut objects = self.objects.lock().unwrap_or_else(|p| p.into_inner());
+        if objects.len() >= PREFETCH_PRUNE {
+            objects.retain(|_, (_, asked)| asked.at.elapsed() < PREFETCH_FRESH);
         }
-        keys.insert(key.token.as_str().into(), (key, asked));
+        objects.insert((list, id.into_boxed_str()), (object, asked));
+        true
+    }
+
+    /// What a page said of `id` on `list`, taken, if it still stands.
+    fn take(&self, list: List, id: &str) -> Option<Kept> {
+        let mut objects = self.objects.lock().unwrap_or_else(|p| p.into_inner());
+        if objects.is_empty() {
+            return None;
+        }
+        let (object, asked) = objects.remove(&(list, Box::from(id)))?;
+        drop(objects);
+        self.stands(&asked).then_some(object)
     }
 
     /// The key kept for `token`, taken, if it still stands.
     pub(super) fn take_key(&self, token: &str) -> Option<KeyInfo> {
-        let mut keys = self.keys.lock().unwrap_or_else(|p| p.into_inner());
-        if keys.is_empty() {
-            return None;
+        match self.take(List::Keys, token)? {
+            Kept::Key(key) => Some(key),
+            Kept::Team(_) => None,
         }
-        let (key, asked) = keys.remove(token)?;
-        drop(keys);
-        self.stands(&asked).then_some(key)
+    }
+
+    /// The team kept for `team_id`, taken, if it still stands.
+    pub(super) fn take_team(&self, team_id: &str) -> Option<TeamInfo> {
+        match self.take(List::Teams, team_id)? {
+            Kept::Team(team) => Some(team),
+            Kept::Key(_) => None,
+        }
     }
 }
 
@@ -300,7 +331,7 @@ impl Client {
     /// fingerprint where the object is as its read found it.
     pub async fn listed_page(&self, list: List, page: u32, size: u32) -> Result<Listing, Error> {
         let asked = self.prefetched().asked();
-        match list {
+        let page = match list {
             List::Keys => {
                 let keys = self.key_page(None, page, size).await?;
                 let entries = keys
@@ -309,24 +340,55 @@ impl Client {
                     .map(|key| ListedEntry {
                         id: key.token.clone(),
                         fingerprint: key.listed().map(|listed| listed.fingerprint),
-                        key,
+                        object: Kept::Key(key),
                     })
                     .collect();
-                Ok(Listing {
-                    page: Page {
-                        entries,
-                        total: keys.total,
-                    },
-                    asked,
-                })
+                Page {
+                    entries,
+                    total: keys.total,
+                }
             }
-        }
+            List::Teams => {
+                let teams = self.team_page(None, page, size).await?;
+                let entries = teams
+                    .entries
+                    .into_iter()
+                    .map(|entry| {
+                        let fingerprint = entry
+                            .complete()
+                            .then(|| entry.info.listed())
+                            .flatten()
+                            .map(|listed| listed.fingerprint);
+                        ListedEntry {
+                            id: entry.info.team_id.clone(),
+                            fingerprint,
+                            object: Kept::Team(entry.info),
+                        }
+                    })
+                    .collect();
+                Page {
+                    entries,
+                    total: teams.total,
+                }
+            }
+        };
+        Ok(Listing { page, asked })
     }
 
     /// Keeps `entry` of a page asked `asked` for the next read of its
-    /// object through this proxy's clients ([`Client::key_info_probed`]),
-    /// which it answers if it still stands then (see [`Prefetched`]).
-    pub fn prefetch_key(&self, entry: ListedEntry, asked: Asked) {
-        self.prefetched().keep_key(entry.key, asked);
+    /// object through this proxy's clients ([`Client::key_info_probed`],
+    /// [`Client::team_info_probed`] without the members' budgets), which it
+    /// answers if it still stands then (see [`Prefetched`]). `false` where
+    /// it cannot stand for a read: it does not say all the read would, or
+    /// a write began since the page was asked.
+    pub fn prefetch(&self, entry: ListedEntry, asked: Asked) -> bool {
+        if entry.fingerprint.is_none() {
+            return false;
+        }
+        let list = match entry.object {
+            Kept::Key(_) => List::Keys,
+            Kept::Team(_) => List::Teams,
+        };
+        self.prefetched().keep(list, entry.id, entry.object, asked)
     }
 }

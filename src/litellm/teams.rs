@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::client::{endpoint, Endpoint, Probe, Read, Reply};
+use super::client::{endpoint, Endpoint, Fingerprint, List, Listed, Probe, Read, Reply};
 use super::{null_as_default, Client, Error, LimitsRequest, UsageRequest};
 
 const TEAM_NEW: Endpoint = endpoint!(POST "/team/new");
@@ -15,6 +15,10 @@ const TEAM_DELETE: Endpoint = endpoint!(POST "/team/delete");
 const MEMBER_ADD: Endpoint = endpoint!(POST "/team/member_add");
 const MEMBER_UPDATE: Endpoint = endpoint!(POST "/team/member_update");
 const MEMBER_DELETE: Endpoint = endpoint!(POST "/team/member_delete");
+
+/// The metadata key under which LiteLLM keeps the id of a team's member
+/// defaults' budget row.
+pub(super) const MEMBER_BUDGET_ID: &str = "team_member_budget_id";
 
 /// Body of `/team/new` and `/team/update`. Unset fields are not sent: LiteLLM
 /// ignores unknown fields silently and answers 403 for some enterprise-only
@@ -61,7 +65,7 @@ pub struct TeamRequest {
 /// The `metadata` entries LiteLLM writes itself and keeps across updates
 /// (`TeamMemberBudgetHandler.SYSTEM_MANAGED_METADATA_KEYS` of 1.108.7): the
 /// id of the members' budget row. A caller's value is dropped.
-pub const SYSTEM_METADATA: &[&str] = &["team_member_budget_id"];
+pub const SYSTEM_METADATA: &[&str] = &[MEMBER_BUDGET_ID];
 
 /// What each member of a team gets (`team_member_*` of `/team/new` and
 /// `/team/update`). LiteLLM keeps the budget and rate limits in one budget
@@ -86,7 +90,7 @@ pub struct MemberDefaultsRequest {
 
 /// The members' budget row of a team (`team_member_budget_table`; only
 /// `/team/info` reports it).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct MemberDefaults {
     pub budget_id: Option<String>,
@@ -97,7 +101,7 @@ pub struct MemberDefaults {
 }
 
 /// The team's model aliases (`litellm_model_table`).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct TeamModelTable {
     #[serde(deserialize_with = "null_as_default")]
@@ -105,7 +109,7 @@ pub struct TeamModelTable {
 }
 
 /// A team as LiteLLM reports it (the fields a provider compares or reports).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct TeamInfo {
     pub team_id: String,
@@ -145,6 +149,28 @@ pub struct TeamInfo {
 }
 
 impl TeamInfo {
+    /// Where the team is listed: `/v2/team/list`, under its id, with the
+    /// fingerprint its entry has while the team is as this; `None` where
+    /// the entry cannot say all this does (an object permission or member
+    /// defaults, which only `/team/info` reports). The members' budgets
+    /// ([`TeamInfo::memberships`]) are never in the entry nor in the
+    /// fingerprint: a reader who compares them reads the team on its own.
+    pub fn listed(&self) -> Option<Listed> {
+        let only_info = self.object_permission.is_some()
+            || self.team_member_budget_table.is_some()
+            || self
+                .metadata
+                .as_ref()
+                .is_some_and(|m| m.contains_key(MEMBER_BUDGET_ID));
+        if only_info {
+            return None;
+        }
+        Some(Listed {
+            list: List::Teams,
+            fingerprint: Fingerprint::of_parsed(self)?,
+        })
+    }
+
     /// The model aliases; `None` before any was set.
     pub fn model_aliases(&self) -> Option<&BTreeMap<String, String>> {
         self.litellm_model_table.as_ref().map(|t| &t.model_aliases)
@@ -159,7 +185,7 @@ struct TeamInfoResponse {
 }
 
 /// A member of a team as `/team/info` lists it (`members_with_roles`).
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct TeamMember {
     pub user_id: Option<String>,
@@ -275,16 +301,37 @@ impl Client {
     }
 
     /// [`Client::team_info`], and the [`Probe`] of its answer: a poll makes
-    /// the read again with [`Client::probe`] to learn whether the team
-    /// changed.
+    /// the read again with [`Client::unchanged`] to learn whether the team
+    /// changed. With `budgets_in_team`, the members' budgets
+    /// ([`TeamInfo::memberships`]) are read and the probe compares them
+    /// too; without, the probe says where the team is listed, where it is,
+    /// and a page's entry may stand for the read (`pages::Prefetched`).
     pub async fn team_info_probed(
         &self,
         team_id: &str,
+        budgets_in_team: bool,
     ) -> Result<(Option<TeamInfo>, Probe), Error> {
         let read = Read::new(&TEAM_INFO, "team_id", team_id);
+        if !budgets_in_team {
+            if let Some(info) = self.prefetched().take_team(team_id) {
+                if let Some(listed) = info.listed() {
+                    return Ok((Some(info), Probe::of_kept(read, listed)));
+                }
+            }
+        }
         let reply = self.read(&read).await?;
         let info = team_info_of(&reply)?;
-        Ok((info, reply.probe(read)))
+        let mut probe = reply.probe(read);
+        if !budgets_in_team {
+            probe.listed = info.as_ref().and_then(TeamInfo::listed);
+        }
+        Ok((info, probe))
+    }
+
+    /// The team `probe` read, read again; `None` where it is gone.
+    pub(super) async fn team_listed(&self, probe: &Probe) -> Result<Option<TeamInfo>, Error> {
+        let reply = self.read(&probe.read).await?;
+        team_info_of(&reply)
     }
 
     /// Adds a user to a team. LiteLLM 1.108.7 refuses the `admin` role

@@ -165,7 +165,8 @@ async fn a_teams_keys_come_in_pages_by_token_each_as_key_info_reads_it() {
 /// Teams come in pages sorted by id; an entry of a team without an object
 /// permission or member defaults is what `/team/info` answers (but for the
 /// members' budgets, which only `/team/info` has), and says so
-/// ([`TeamEntry::complete`]); the others say they are not.
+/// ([`TeamEntry::complete`]), and fingerprints as the read does; the others
+/// say they are not, and their reads are never compared with a page.
 #[tokio::test]
 #[ignore = "needs the test harnesses: tests/run.sh"]
 async fn teams_come_in_pages_by_id_each_as_team_info_reads_it_or_saying_it_is_not() {
@@ -224,6 +225,12 @@ async fn teams_come_in_pages_by_id_each_as_team_info_reads_it_or_saying_it_is_no
             .unwrap()
             .expect("the team");
         assert_eq!(entry.complete(), i < 3, "team {i}: {entry:?}");
+        // What a poll from a page compares (`provider::watch::polls`): the
+        // entry's fingerprint and the read's, where the read is listed.
+        let (_, probe) = client
+            .team_info_probed(&entry.info.team_id, false)
+            .await
+            .unwrap();
         if entry.complete() {
             let mut info = info;
             info.memberships.clear();
@@ -231,9 +238,27 @@ async fn teams_come_in_pages_by_id_each_as_team_info_reads_it_or_saying_it_is_no
                 entry.info, info,
                 "team {i}: the entry is what /team/info reads"
             );
+            assert!(probe.listed.is_some(), "team {i}");
+            assert_eq!(
+                entry.info.listed().map(|l| l.fingerprint),
+                probe.listed.map(|l| l.fingerprint),
+                "team {i}: the entry's fingerprint is the read's"
+            );
         } else {
             assert_eq!(entry.info.team_alias, info.team_alias, "team {i}");
+            assert!(
+                probe.listed.is_none(),
+                "team {i}: read on its own, never from a page"
+            );
         }
+        let (_, probe) = client
+            .team_info_probed(&entry.info.team_id, true)
+            .await
+            .unwrap();
+        assert!(
+            probe.listed.is_none(),
+            "team {i}: the members' budgets read"
+        );
     }
 
     for id in &ids {

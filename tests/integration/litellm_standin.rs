@@ -21,8 +21,8 @@ use litellm_crossplane::api::FreeForm;
 use litellm_crossplane::api::Limits;
 use litellm_crossplane::litellm::LimitsRequest;
 use litellm_crossplane::litellm::{
-    generate_key, token_of, Client, ClientConfig, Error, KeyGenerated, KeyInfo, KeyRequest, Secret,
-    TeamInfo, TeamRequest, UsageRequest,
+    self as litellm, generate_key, token_of, Client, ClientConfig, Error, KeyGenerated, KeyInfo,
+    KeyRequest, List, Secret, TeamInfo, TeamRequest, UsageRequest,
 };
 use litellm_crossplane::provider::kinds::key;
 use litellm_crossplane::provider::kinds::team;
@@ -237,6 +237,18 @@ async fn scenario(url: &str, master_key: &str, s: &str, key1: &Secret) -> Steps 
     steps.record(
         "team_info after update",
         outcome(r, |t| json!(t.as_ref().map(team_fields))),
+    );
+    let r = litellm.team_page(Some(&team_id), 1, 10).await;
+    steps.record(
+        "team_page",
+        outcome(r, |page| {
+            let entries: Vec<Value> = page
+                .entries
+                .iter()
+                .map(|entry| json!([team_fields(&entry.info), entry.complete()]))
+                .collect();
+            json!({"total": page.total, "entries": entries})
+        }),
     );
     let missing_update = TeamRequest {
         team_id: format!("sti-missing-{s}"),
@@ -909,12 +921,48 @@ async fn the_stand_in_lists_keys_in_pages_that_fingerprint_as_their_reads() {
         tokens.push(token_of(&secret));
     }
     tokens.sort();
+    let read = |token: String| {
+        let litellm = &litellm;
+        async move { litellm.key_info_probed(&token).await.unwrap().1 }
+    };
+    listed_as_read(&litellm, List::Keys, &tokens, read).await;
+}
+
+/// Teams as keys: `/v2/team/list` by pages sorted by id, each entry
+/// fingerprinting as the team's own read (without the members' budgets).
+#[tokio::test]
+async fn the_stand_in_lists_teams_in_pages_that_fingerprint_as_their_reads() {
+    let standin = StandIn::start(STANDIN_MASTER_KEY).await;
+    let litellm = client(&standin.url, STANDIN_MASTER_KEY);
+    let mut ids = Vec::new();
+    for i in 0..150 {
+        let team = TeamRequest {
+            team_id: format!("paged-{i}"),
+            team_alias: Some(format!("Paged {i}")),
+            metadata: (i % 2 == 0).then(|| map(json!({"n": i}))),
+            ..TeamRequest::default()
+        };
+        litellm.team_new(&team).await.unwrap();
+        ids.push(team.team_id);
+    }
+    ids.sort();
+    let read = |id: String| {
+        let litellm = &litellm;
+        async move { litellm.team_info_probed(&id, false).await.unwrap().1 }
+    };
+    listed_as_read(&litellm, List::Teams, &ids, read).await;
+}
+
+/// Reads the two pages of `list` (150 objects): every one of `ids` once,
+/// in order, each entry's fingerprint that of its object's `read`.
+async fn listed_as_read<F, Fut>(litellm: &litellm::Client, list: List, ids: &[String], read: F)
+where
+    F: Fn(String) -> Fut,
+    Fut: std::future::Future<Output = litellm::Probe>,
+{
     let mut listed = Vec::new();
     for page in 1..=2 {
-        let answer = litellm
-            .listed_page(litellm_crossplane::litellm::List::Keys, page, 100)
-            .await
-            .unwrap();
+        let answer = litellm.listed_page(list, page, 100).await.unwrap();
         assert_eq!(answer.page.total, 150);
         listed.extend(answer.page.entries);
     }
@@ -923,11 +971,11 @@ async fn the_stand_in_lists_keys_in_pages_that_fingerprint_as_their_reads() {
             .iter()
             .map(|entry| entry.id.as_str())
             .collect::<Vec<_>>(),
-        tokens,
-        "every key once, by token"
+        ids,
+        "every object once, by id"
     );
     for entry in &listed {
-        let (_, probe) = litellm.key_info_probed(&entry.id).await.unwrap();
+        let probe = read(entry.id.clone()).await;
         assert!(entry.fingerprint.is_some());
         assert_eq!(
             entry.fingerprint,

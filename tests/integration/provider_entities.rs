@@ -562,23 +562,29 @@ async fn steady_state_is_one_read_per_poll_and_no_write() {
         .map(|(op, n)| (op.clone(), n - before.get(op).copied().unwrap_or(0)))
         .filter(|(_, n)| *n > 0)
         .collect();
-    let reads = ["GET /key/info", "GET /key/list", "GET /team/info"];
+    let reads = [
+        "GET /key/info",
+        "GET /key/list",
+        "GET /team/info",
+        "GET /v2/team/list",
+    ];
     assert!(
-        grown.keys().all(|op| reads.contains(&op.as_str())) && grown.contains_key(reads[2]),
+        grown.keys().all(|op| reads.contains(&op.as_str())),
         "only reads in the steady state: {grown:?}"
     );
-    // Every poll is one read: the team's own, the key's own or a page of
-    // `/key/list` (which answers a poll of each key it lists; here one,
-    // unless the shared proxy lists more keys than a page holds: then
-    // the key reads on its own). The window holds at least four polls of
+    // Every poll is one read: the object's own, or a page of `/v2/team/list`
+    // or `/key/list` (which answers a poll of each team or key it lists;
+    // here one, unless the shared proxy lists more than a page holds: then
+    // the object reads on its own). The window holds at least four polls of
     // each (counted as they finish), perhaps more of the other kind. A poll
     // counted as it starts at either edge of the window may have its read
     // on the other side: one off at most. The key's every tenth poll
     // reconciles in full, from its page's entry where a page answered it.
     let count = |op: &str| grown.get(op).copied().unwrap_or(0);
     let key_reads = count(reads[0]) + count(reads[1]);
+    let team_reads = count(reads[2]) + count(reads[3]);
     for (what, reads, polls, off) in [
-        ("team", count(reads[2]), polls, 1),
+        ("team", team_reads, polls, 1),
         ("key", key_reads, key_polls, 2),
     ] {
         assert!(
@@ -818,8 +824,12 @@ async fn a_new_team_and_its_key_take_no_read() {
     keys.create(&PostParams::default(), &key).await.unwrap();
     let team = wait_for(&teams, "lean", "Ready for its generation", settled).await;
     let key = wait_for(&keys, "lean-key", "Ready for its generation", settled).await;
-    // What would follow an echo has time to happen.
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    // What would follow an echo of the writes that made them Ready has
+    // happened once the provider has reconciled each after a later change:
+    // the watch delivers an object's events in order. The change is a pause,
+    // which the provider reports without a call to LiteLLM.
+    pause(&teams, "lean", true).await;
+    pause(&keys, "lean-key", true).await;
     let calls = support::provider::requests_by_operation(&registry);
     assert_eq!(
         calls,
@@ -873,8 +883,27 @@ async fn a_new_team_and_its_key_take_no_read() {
         "the key's spec as written"
     );
 
+    pause(&teams, "lean", false).await;
+    pause(&keys, "lean-key", false).await;
     delete_key_then_team(&keys, "lean-key", &teams, "lean").await;
     controllers.abort();
+}
+
+/// Pauses `name` (or lets it go on) with crossplane-runtime's annotation,
+/// and waits until the provider has reconciled it since: `Synced` says
+/// `ReconcilePaused`, or no longer does.
+async fn pause<K: ManagedKind>(api: &Api<K>, name: &str, paused: bool) {
+    let value = paused.then_some("true");
+    let patch = json!({"metadata": {"annotations": {"crossplane.io/paused": value}}});
+    api.patch(name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .unwrap();
+    let what = if paused { "ReconcilePaused" } else { "resumed" };
+    wait_for(api, name, what, |object| {
+        let reported = condition(object, "Synced").is_some_and(|c| c.reason == "ReconcilePaused");
+        reported == paused
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -1212,14 +1241,15 @@ async fn a_key_applied_with_its_team_waits_unreported() {
 }
 
 /// A key that waited for its team starts as soon as the team is Ready, not
-/// after its backoff: the key controller watches teams.
+/// at its next look: the key controller watches teams.
 #[tokio::test]
 #[ignore = "needs the test harnesses: tests/run.sh"]
 async fn a_key_starts_as_soon_as_its_team_is_ready() {
     let Some(world) = world("pe-wake").await else {
         return;
     };
-    // A long poll interval, so the backoff grows past what the test waits.
+    // A long poll interval: the key's next look is far past what the test
+    // waits.
     let key = manifest::<LiteLLMVirtualKey>(
         "LiteLLMVirtualKey",
         "patient",
@@ -1234,8 +1264,9 @@ async fn a_key_starts_as_soon_as_its_team_is_ready() {
         is(k, "Synced", "False")
     })
     .await;
-    // Failures at about 0, 1, 3, 7 and 15 s: the next retry is 16 s away.
-    tokio::time::sleep(Duration::from_secs(17)).await;
+    // A key waiting for its team is not retried on a timer: it looks
+    // again at its poll interval (10 minutes here), so only the team's
+    // watch can wake it within the test.
 
     let teams = world.create(&team_manifest("slow", "Slow")).await;
     wait_for(&teams, "slow", "team Ready", |t| is(t, "Ready", "True")).await;

@@ -29,11 +29,12 @@ use support::provider::INSTANCE;
 use support::provider::{eventually, is, manifest, wait_for, wait_gone, world_with, Setup, World};
 
 /// What the provider reads to observe each entity of this test: its read,
-/// and for the key the pages of `/key/list` that answer its polls where
-/// the proxy's keys fit few pages. `/budget/info` is LiteLLM's read of a
+/// and for the team and the key the pages of `/v2/team/list` and
+/// `/key/list` that answer their polls where the proxy's teams and keys
+/// fit few pages. `/budget/info` is LiteLLM's read of a
 /// budget, a POST by design.
 const OBSERVES: [&[&str]; 4] = [
-    &["GET /team/info"],
+    &["GET /team/info", "GET /v2/team/list"],
     &["POST /budget/info"],
     &["GET /key/info", "GET /key/list"],
     &["GET /v2/model/info"],

@@ -80,7 +80,7 @@ use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
 /// The operations counted by [`StandIn::requests`], in the client's names.
-pub const OPERATIONS: [&str; 22] = [
+pub const OPERATIONS: [&str; 23] = [
     "POST /team/new",
     "GET /team/info",
     "POST /team/update",
@@ -102,6 +102,7 @@ pub const OPERATIONS: [&str; 22] = [
     "POST /user/new",
     "GET /user/info",
     "POST /user/delete",
+    "GET /v2/team/list",
     "other",
 ];
 
@@ -523,6 +524,15 @@ impl State {
                      with your API key.",
                     "bad_request_error",
                     Value::from("user_id"),
+                )),
+            },
+            Op::TeamList => match caller {
+                Caller::Admin => self.team_list(query),
+                Caller::Key { .. } => Err(error(
+                    StatusCode::UNAUTHORIZED,
+                    "Only admin users can query all teams/other teams. Your user role=None",
+                    "auth_error",
+                    Value::from("None"),
                 )),
             },
             Op::OrganizationNew
@@ -1486,6 +1496,55 @@ impl State {
             "total_pages": (total + size - 1) / size,
         }))
     }
+
+    /// `/v2/team/list`: the teams' rows without what `/team/info` adds
+    /// (member defaults, members' budgets), by `page` and `page_size`, in
+    /// the order of `sort_by=team_id` where asked (by creation otherwise).
+    fn team_list(&self, query: &[(String, String)]) -> Result<Value, Answer> {
+        let page = query_int(query, "page", 1, 1, i64::MAX)?;
+        let size = query_int(query, "page_size", 10, 1, 100)?;
+        let db = self.read();
+        let mut found: Vec<(&String, &Team)> = db.teams.iter().collect();
+        // `search`: the id by prefix (`search_team_id_match=prefix`) or
+        // where it holds it, or the alias holding it, case aside.
+        if let Some(search) = param(query, "search").filter(|s| !s.is_empty()) {
+            let by_prefix = param(query, "search_team_id_match") == Some("prefix");
+            let lower = search.to_lowercase();
+            found.retain(|(team_id, team)| {
+                let id_matches = if by_prefix {
+                    team_id.starts_with(search)
+                } else {
+                    team_id.contains(search)
+                };
+                let alias_matches = team
+                    .fields
+                    .get("team_alias")
+                    .and_then(Value::as_str)
+                    .is_some_and(|alias| alias.to_lowercase().contains(&lower));
+                id_matches || alias_matches
+            });
+        }
+        match (param(query, "sort_by"), param(query, "sort_order")) {
+            (Some("team_id"), Some("desc")) => found.sort_by(|a, b| b.0.cmp(a.0)),
+            (Some("team_id"), _) => found.sort_by(|a, b| a.0.cmp(b.0)),
+            _ => found.sort_by(|a, b| b.1.created.cmp(&a.1.created).then(a.0.cmp(b.0))),
+        }
+        let total = found.len() as i64;
+        let skip = usize::try_from((page - 1).saturating_mul(size)).unwrap_or(usize::MAX);
+        let teams: Vec<Value> = found
+            .into_iter()
+            .skip(skip)
+            .take(size as usize)
+            .map(|(_, team)| Value::Object(team_object(team)))
+            .collect();
+        Ok(json!({
+            "teams": teams,
+            "total": total,
+            "page": page,
+            "page_size": size,
+            "total_pages": (total + size - 1) / size,
+        }))
+    }
 }
 
 impl Db {
@@ -1556,6 +1615,7 @@ enum Op {
     UserNew,
     UserInfo,
     UserDelete,
+    TeamList,
 }
 
 struct Route {
@@ -1565,7 +1625,7 @@ struct Route {
     op: Op,
 }
 
-static ROUTES: std::sync::LazyLock<[Route; 21]> = std::sync::LazyLock::new(|| {
+static ROUTES: std::sync::LazyLock<[Route; 22]> = std::sync::LazyLock::new(|| {
     let route = |method: Method, path, name, op| Route {
         method,
         path,
@@ -1644,6 +1704,7 @@ static ROUTES: std::sync::LazyLock<[Route; 21]> = std::sync::LazyLock::new(|| {
         route(Method::POST, "/user/new", OPERATIONS[18], Op::UserNew),
         route(Method::GET, "/user/info", OPERATIONS[19], Op::UserInfo),
         route(Method::POST, "/user/delete", OPERATIONS[20], Op::UserDelete),
+        route(Method::GET, "/v2/team/list", OPERATIONS[21], Op::TeamList),
     ]
 });
 

@@ -52,7 +52,7 @@ use std::time::{Duration, Instant};
 
 use tokio::task::JoinSet;
 
-use crate::litellm;
+use crate::litellm::{self, Reread};
 
 use crate::provider::watch::changes::{self, Changes, Scope};
 use crate::provider::watch::timing;
@@ -375,15 +375,21 @@ pub(crate) const BUSY_WINDOW: Duration = Duration::from_secs(1);
 async fn poll(queue: Arc<Queue>, key: Arc<str>, memo: Box<Memo>, tick: Duration) {
     let started = Instant::now();
     // `None`: no answer to compare (an error).
-    let same_answer = memo.client.unchanged(&memo.probe).await.ok();
-    if same_answer != Some(true) || !queue.holds(&memo) {
-        if same_answer == Some(false) {
-            queue.lock().missed(&key);
-        }
-        queue.reconcile(&key);
+    let reread = memo.client.reread(&memo.probe).await.ok();
+    if reread == Some(Reread::Same) && queue.holds(&memo) {
+        answered(&queue, key, memo, tick, started.elapsed(), false);
         return;
     }
-    answered(&queue, key, memo, tick, started.elapsed(), false);
+    match reread {
+        // The reconciliation observes the answer this read kept: a changed
+        // answer costs no second read, and the memos go on.
+        Some(Reread::Changed { kept: true }) => {
+            queue.lock().changing.remove(&key);
+        }
+        Some(Reread::Changed { kept: false }) => queue.lock().missed(&key),
+        Some(Reread::Same) | None => {}
+    }
+    queue.reconcile(&key);
 }
 
 /// A due memo that passed the checks a poll makes first: the object's
@@ -394,8 +400,8 @@ type Answerable = (Arc<str>, Box<Memo>);
 /// last sweep began, whether one is under way, and how many objects the
 /// route listed then.
 ///
-/// **Sweeps.** Where the due memos of listed objects (keys: `/key/list`)
-/// of one proxy, with those falling due within half their interval, are
+/// **Sweeps.** Where the due memos of listed objects (keys: `/key/list`;
+/// teams: `/v2/team/list`) of one proxy, with those falling due within half their interval, are
 /// at least as many as the route's pages, one sweep reads the pages
 /// ([`litellm::pages::MAX_PAGE_SIZE`] objects each) and answers them all:
 /// an entry parsed to what the memo's read parsed to is the same answer
@@ -558,10 +564,17 @@ async fn sweep(
             } else {
                 // A changed answer, a spent memo, a change in Kubernetes:
                 // the reconciliation observes what the page said.
-                if !same {
+                if client.prefetch(entry, asked) {
+                    // The page stands for its read: a changed answer costs
+                    // nothing more, so an object whose answers keep
+                    // changing (a key in use) keeps its memos and is
+                    // polled by pages.
+                    queue.lock().changing.remove(&key);
+                } else if !same {
+                    // It reads on its own: an object whose answers keep
+                    // changing pays that read less often (see [`Changing`]).
                     queue.lock().missed(&key);
                 }
-                client.prefetch_key(entry, asked);
                 queue.reconcile(&key);
             }
         }
@@ -1004,7 +1017,7 @@ mod tests {
             left,
             jitter: timing::DEFAULT_POLL_JITTER_PERCENTAGE,
         };
-        let (found, probe) = client.team_info_probed("t").await.unwrap();
+        let (found, probe) = client.team_info_probed("t", true).await.unwrap();
         assert!(found.is_none());
         let polling = Mutex::new(JoinSet::new());
         let due = || polls.fire_due(now_tick() + 1_000, TICK, &mut polling.lock().unwrap());
@@ -1097,10 +1110,11 @@ mod tests {
         assert_eq!(proxy.requests(), 5);
     }
 
-    /// The poll queue of keys on an [`Answering`] proxy: what it handed
-    /// to the controller, and what it polled (`namespace/name`, and whether
-    /// by a page).
-    struct KeyQueue {
+    /// The poll queue of a listed kind (`key`, `team`) on an [`Answering`]
+    /// proxy: what it handed to the controller, and what it polled
+    /// (`namespace/name`, and whether by a page).
+    struct ListedQueue {
+        kind: &'static str,
         client: crate::litellm::Client,
         changes: &'static Changes,
         polls: Polls,
@@ -1108,19 +1122,20 @@ mod tests {
         polled: Arc<Mutex<Vec<(String, bool)>>>,
     }
 
-    impl KeyQueue {
-        fn on(proxy: &Answering) -> Self {
+    impl ListedQueue {
+        fn on(proxy: &Answering, kind: &'static str) -> Self {
             let changes: &'static Changes = Box::leak(Box::default());
             let polls = Polls::with_changes(changes);
             let (reconciled, fire) = fired();
             let polled = Arc::new(Mutex::new(Vec::new()));
-            polls.register("key", fire, {
+            polls.register(kind, fire, {
                 let polled = polled.clone();
                 move |key: &str, _memo: &Memo, _after, _took, by_page| {
                     polled.lock().unwrap().push((key.to_owned(), by_page))
                 }
             });
             Self {
+                kind,
                 client: proxy.client(),
                 changes,
                 polls,
@@ -1151,13 +1166,23 @@ mod tests {
             }
         }
 
-        /// Queues `tenant/k{n}` with the memo of a read of key `n` made
-        /// now, `after` from now.
+        /// The probe of team `t{n}`, read now without the members' budgets.
+        async fn team_probe(&self, n: u64) -> crate::litellm::Probe {
+            let (found, probe) = self
+                .client
+                .team_info_probed(&format!("t{n}"), false)
+                .await
+                .unwrap();
+            assert!(found.is_some());
+            probe
+        }
+
+        /// Queues `tenant/k{n}` with `memo`, `after` from now.
         fn schedule(&self, n: u64, memo: Memo, after: Duration) {
             let key = format!("tenant/k{n}");
             assert!(self
                 .polls
-                .schedule_with("key", &key, after, TICK, Some(memo)));
+                .schedule_with(self.kind, &key, after, TICK, Some(memo)));
         }
 
         /// Reads each of `keys` and queues its memo, due at the next tick.
@@ -1169,16 +1194,43 @@ mod tests {
         }
     }
 
+    /// Moves back the start of `kind`'s sweeps by `by`, as if they had
+    /// begun that much earlier.
+    fn age_sweeps(polls: &Polls, kind: &str, by: Duration) {
+        let queue = polls.queue(kind).unwrap();
+        for sweep in queue.sweeps.lock().unwrap().iter_mut() {
+            sweep.began = sweep.began.map(|b| b - by);
+        }
+    }
+
     /// The keys a `/key/list` page lists (by number, each with its
     /// `max_budget`), and the total it says the route lists.
     type Listing = Arc<Mutex<(Vec<(usize, f64)>, u64)>>;
 
-    /// Keys `t0`..: their `/key/info` answers, and a `/key/list` page of
-    /// those in `listed`.
+    /// A proxy that serves keys by `listing` ([`key_routes`]), and the
+    /// poll queue of keys on it.
+    async fn key_queue(listing: (Vec<(usize, f64)>, u64)) -> (Answering, Listing, ListedQueue) {
+        let proxy = Answering::start(500, r#"{"detail":"unexpected"}"#).await;
+        let listed: Listing = Arc::new(Mutex::new(listing));
+        *proxy.route.lock().unwrap() = Some(key_routes(listed.clone()));
+        let queue = ListedQueue::on(&proxy, "key");
+        (proxy, listed, queue)
+    }
+
+    /// Keys `t0`..: their `/key/info` answers (the budget `listed` gives a
+    /// listed key, 1.0 otherwise), and a `/key/list` page of those in
+    /// `listed`.
     fn key_routes(listed: Listing) -> Route {
         Box::new(move |target: &str| {
             if let Some(token) = target.strip_prefix("/key/info?key=") {
-                let body = serde_json::json!({"key": token, "info": {"max_budget": 1.0}});
+                let budget = listed
+                    .lock()
+                    .unwrap()
+                    .0
+                    .iter()
+                    .find(|(n, _)| format!("t{n}") == token)
+                    .map_or(1.0, |(_, budget)| *budget);
+                let body = serde_json::json!({"key": token, "info": {"max_budget": budget}});
                 return Some((200, body.to_string()));
             }
             target.starts_with("/key/list?").then(|| {
@@ -1202,14 +1254,8 @@ mod tests {
     /// less than half an interval ago, and each polls by its own read.
     #[tokio::test]
     async fn listed_memos_are_answered_by_a_sweep_of_pages() {
-        let proxy = Answering::start(500, r#"{"detail":"unexpected"}"#).await;
-        let listed: Listing = Arc::new(Mutex::new((
-            (0..4).map(|n| (n, 1.0)).collect::<Vec<_>>(),
-            4u64,
-        )));
-        *proxy.route.lock().unwrap() = Some(key_routes(listed.clone()));
-        let queue = KeyQueue::on(&proxy);
-        let KeyQueue {
+        let (proxy, listed, queue) = key_queue(((0..4).map(|n| (n, 1.0)).collect(), 4)).await;
+        let ListedQueue {
             client,
             polls,
             reconciled,
@@ -1265,15 +1311,9 @@ mod tests {
         assert_eq!((infos(), pages()), (4, 1));
 
         // Half an interval on: k1 changed in LiteLLM and k2 is missing
-        // from the pages; both go to the controller, k1 as a changed
-        // answer (its next requeue takes no memo), the rest are answered.
-        let age = |polls: &Polls| {
-            let queue = polls.queue("key").unwrap();
-            for sweep in queue.sweeps.lock().unwrap().iter_mut() {
-                sweep.began = sweep.began.map(|b| b - interval);
-            }
-        };
-        age(&polls);
+        // from the pages; both go to the controller, k1 with its entry, the
+        // rest are answered.
+        age_sweeps(polls, "key", interval);
         *listed.lock().unwrap() = (vec![(0, 1.0), (1, 9.0), (3, 1.0)], 3);
         for n in 0..4 {
             assert!(polls.schedule_with("key", &format!("tenant/k{n}"), TICK, TICK, Some(memo(n))));
@@ -1290,15 +1330,17 @@ mod tests {
         assert_eq!(infos(), 4, "the page stood for the read");
         client.key_info_probed("t1").await.unwrap();
         assert_eq!(infos(), 5, "for one read");
+        // A changed answer the page stood for cost no read: the key keeps
+        // its memos (a key in use, whose spend changes, is polled by pages).
         assert!(polls.schedule_with("key", "tenant/k1", TICK, TICK, Some(memo(1))));
         assert!(
-            !polls.has_memo("key", "tenant/k1"),
-            "a changed answer skips a memo"
+            polls.has_memo("key", "tenant/k1"),
+            "a changed answer from a page keeps the memos"
         );
         polls.cancel("key", "tenant/k1");
 
         // The route lists 1,000 keys (10 pages): two memos poll on their own.
-        age(&polls);
+        age_sweeps(polls, "key", interval);
         *listed.lock().unwrap() = (vec![(0, 1.0)], 1000);
         polls.fire_due(now_tick() + 1_000, TICK, &mut polling.lock().unwrap());
         until("the third sweep", || polled.lock().unwrap().len() == 6).await;
@@ -1309,7 +1351,7 @@ mod tests {
         })
         .await;
         assert_eq!((infos(), pages()), (5, 3));
-        age(&polls);
+        age_sweeps(polls, "key", interval);
         for n in [0, 3] {
             polls.cancel("key", &format!("tenant/k{n}"));
             assert!(polls.schedule_with("key", &format!("tenant/k{n}"), TICK, TICK, Some(memo(n))));
@@ -1328,11 +1370,8 @@ mod tests {
     /// client began since the page was asked.
     #[tokio::test]
     async fn a_spent_memo_reconciles_from_its_page_unless_a_write_came_between() {
-        let proxy = Answering::start(500, r#"{"detail":"unexpected"}"#).await;
-        let listed: Listing = Arc::new(Mutex::new((vec![(0, 1.0), (1, 1.0)], 2)));
-        *proxy.route.lock().unwrap() = Some(key_routes(listed));
-        let queue = KeyQueue::on(&proxy);
-        let KeyQueue {
+        let (proxy, _listed, queue) = key_queue((vec![(0, 1.0), (1, 1.0)], 2)).await;
+        let ListedQueue {
             client,
             polls,
             reconciled,
@@ -1392,8 +1431,8 @@ mod tests {
                 serde_json::json!({"keys": keys, "total_count": 250}).to_string(),
             ))
         }));
-        let queue = KeyQueue::on(&proxy);
-        let KeyQueue {
+        let queue = ListedQueue::on(&proxy, "key");
+        let ListedQueue {
             polls,
             reconciled,
             polled,
@@ -1417,6 +1456,153 @@ mod tests {
         );
         assert_eq!(*reconciled.lock().unwrap(), ["tenant/k150"]);
         assert_eq!(proxy.requests_to("/key/list"), 3, "every page asked once");
+    }
+
+    /// A listed key polled on its own (fewer due than the route's pages)
+    /// whose answer changed goes to the controller with that answer kept:
+    /// its reconciliation reads nothing, and its next requeue takes a memo
+    /// again (a key in use costs one read a poll, not two).
+    #[tokio::test]
+    async fn a_changed_answer_of_a_poll_on_its_own_stands_for_the_reconciliations_read() {
+        let (proxy, listed, queue) = key_queue((vec![(0, 1.0)], 1000)).await;
+        let ListedQueue {
+            client,
+            polls,
+            reconciled,
+            polled,
+            ..
+        } = &queue;
+        let probe = queue.probe(0).await;
+        // The first sweep learns that the route lists ten pages.
+        queue.schedule(0, queue.memo(probe.clone(), 0, 5), TICK);
+        let mut polling = JoinSet::new();
+        polls.fire_due(now_tick() + 1_000, TICK, &mut polling);
+        until("the sweep", || polled.lock().unwrap().len() == 1).await;
+        age_sweeps(polls, "key", Duration::from_secs(4));
+        polls.cancel("key", "tenant/k0");
+
+        queue.schedule(0, queue.memo(probe.clone(), 0, 5), TICK);
+        listed.lock().unwrap().0[0].1 = 2.0;
+        polls.fire_due(now_tick() + 1_000, TICK, &mut polling);
+        until("the poll", || reconciled.lock().unwrap().len() == 1).await;
+        assert_eq!(proxy.requests_to("/key/list"), 1, "ten pages for one key");
+        assert_eq!(
+            proxy.requests_to("/key/info"),
+            2,
+            "the probe's read and the poll's"
+        );
+        let (found, _) = client.key_info_probed("t0").await.unwrap();
+        assert_eq!(found.unwrap().max_budget, Some(2.0));
+        assert_eq!(
+            proxy.requests_to("/key/info"),
+            2,
+            "the poll's answer stood for the read"
+        );
+        queue.schedule(0, queue.memo(probe, 0, 5), TICK);
+        assert!(polls.has_memo("key", "tenant/k0"), "no memo skipped");
+    }
+
+    /// Teams are swept by pages of `/v2/team/list` as keys are by
+    /// `/key/list`, where the entry says all `/team/info` would: a team
+    /// with an object permission or member defaults is never listed, nor
+    /// one whose reader compares the members' budgets (only `/team/info`
+    /// has them), and an entry that gained an object permission since the
+    /// read goes to the controller, which reads the team on its own.
+    #[tokio::test]
+    async fn teams_are_swept_by_pages_where_an_entry_says_all_a_read_would() {
+        let proxy = Answering::start(500, r#"{"detail":"unexpected"}"#).await;
+        // Team `t{n}`'s budget, and the id of its object permission.
+        type Teams = Arc<Mutex<Vec<(usize, f64, Option<&'static str>)>>>;
+        let teams: Teams = Arc::new(Mutex::new(vec![
+            (0, 1.0, None),
+            (1, 1.0, None),
+            (2, 1.0, None),
+        ]));
+        let table = teams.clone();
+        *proxy.route.lock().unwrap() = Some(Box::new(move |target: &str| {
+            let teams = table.lock().unwrap();
+            let row = |n: usize, budget: f64| serde_json::json!({"team_id": format!("t{n}"), "max_budget": budget, "metadata": {}});
+            if let Some(id) = target.strip_prefix("/team/info?team_id=") {
+                let &(n, budget, permission) =
+                    teams.iter().find(|(n, ..)| format!("t{n}") == id)?;
+                let mut info = row(n, budget);
+                if permission.is_some() {
+                    info["object_permission"] = serde_json::json!({"mcp_servers": ["m"]});
+                }
+                let body = serde_json::json!({"team_info": info, "team_memberships": []});
+                return Some((200, body.to_string()));
+            }
+            target.starts_with("/v2/team/list?").then(|| {
+                let listed: Vec<_> = teams
+                    .iter()
+                    .map(|&(n, budget, permission)| {
+                        let mut entry = row(n, budget);
+                        entry["object_permission_id"] = serde_json::json!(permission);
+                        entry
+                    })
+                    .collect();
+                let body = serde_json::json!({"teams": listed, "total": teams.len()});
+                (200, body.to_string())
+            })
+        }));
+        let queue = ListedQueue::on(&proxy, "team");
+        let ListedQueue {
+            client,
+            polls,
+            reconciled,
+            polled,
+            ..
+        } = &queue;
+        let infos = || proxy.requests_to("/team/info");
+        let pages = || proxy.requests_to("/v2/team/list");
+
+        // Who is listed: not a team whose reader wants the members'
+        // budgets, nor one with an object permission.
+        let (_, probe) = client.team_info_probed("t2", true).await.unwrap();
+        assert!(probe.listed.is_none(), "the members' budgets are read");
+        teams.lock().unwrap()[2].2 = Some("op");
+        let (_, probe) = client.team_info_probed("t2", false).await.unwrap();
+        assert!(probe.listed.is_none(), "an object permission is read");
+        for n in [0, 1] {
+            let probe = queue.team_probe(n).await;
+            assert_eq!(
+                probe.listed.map(|l| l.list),
+                Some(crate::litellm::List::Teams)
+            );
+            queue.schedule(n, queue.memo(probe, n, 5), TICK);
+        }
+        assert_eq!(infos(), 4);
+
+        // Team t0 is as read; t1 gained an object permission in LiteLLM.
+        teams.lock().unwrap()[1].2 = Some("op");
+        let mut polling = JoinSet::new();
+        polls.fire_due(now_tick() + 1_000, TICK, &mut polling);
+        until("the sweep", || {
+            polled.lock().unwrap().len() == 1 && reconciled.lock().unwrap().len() == 1
+        })
+        .await;
+        assert_eq!(*polled.lock().unwrap(), [("tenant/k0".to_owned(), true)]);
+        assert_eq!(*reconciled.lock().unwrap(), ["tenant/k1"]);
+        assert_eq!((infos(), pages()), (4, 1), "one page for two polls");
+        // The entry could not stand for the read: the reconciliation reads.
+        let (found, probe) = client.team_info_probed("t1", false).await.unwrap();
+        assert!(found.unwrap().object_permission.is_some());
+        assert!(probe.listed.is_none());
+        assert_eq!(infos(), 5);
+
+        // t0's budget changed: the entry stands for its reconciliation's
+        // read (without the members' budgets), which reads nothing.
+        teams.lock().unwrap()[0].1 = 7.0;
+        age_sweeps(polls, "team", Duration::from_secs(4));
+        polls.cancel("team", "tenant/k0");
+        queue.schedule(0, queue.memo(queue.team_probe(0).await, 0, 5), TICK);
+        teams.lock().unwrap()[0].1 = 8.0;
+        polls.fire_due(now_tick() + 1_000, TICK, &mut polling);
+        until("the second sweep", || reconciled.lock().unwrap().len() == 2).await;
+        assert_eq!((infos(), pages()), (6, 2));
+        let (found, _) = client.team_info_probed("t0", false).await.unwrap();
+        assert_eq!(found.unwrap().max_budget, Some(8.0));
+        assert_eq!(infos(), 6, "the page stood for the read");
     }
 
     #[test]

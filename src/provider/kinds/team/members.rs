@@ -72,6 +72,17 @@ fn refs_of(params: &TeamParameters) -> impl Iterator<Item = &LocalRef> {
         .filter_map(|m| m.user_ref.as_ref())
 }
 
+/// Whether a member's budget in the team is set: only then are the
+/// members' budgets compared, and only then must the team's reads carry
+/// them (`/team/info`; no page of `/v2/team/list` lists them).
+pub fn budgets_in_team(params: &TeamParameters) -> bool {
+    params
+        .members
+        .iter()
+        .flatten()
+        .any(|m| m.max_budget_in_team.is_some())
+}
+
 /// The users the team joins: a user's deletion waits for the teams that
 /// list it (LiteLLM would drop it from them, and the next poll would add
 /// it back, creating a user no resource owns).

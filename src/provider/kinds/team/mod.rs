@@ -382,7 +382,8 @@ impl External<LiteLLMTeam> for TeamExternal {
         mr: &LiteLLMTeam,
         id: &str,
     ) -> Result<Observation<LiteLLMTeam>, ExternalError> {
-        let (live, probe) = self.client.team_info_probed(id).await?;
+        let budgets_in_team = members::budgets_in_team(&mr.spec.for_provider);
+        let (live, probe) = self.client.team_info_probed(id, budgets_in_team).await?;
         let mut observation = match live {
             Some(live) => self.observation(mr, live, false),
             None => Observation::absent(),
