@@ -485,24 +485,20 @@ impl Client {
             Some(Listed { list, fingerprint }) => {
                 let asked = self.prefetched().asked();
                 let found = match list {
-                    List::Keys => self.key_listed(probe).await?.map(|info| {
-                        let listed = info.listed().map(|l| l.fingerprint);
-                        (listed, super::pages::Kept::Key(info))
-                    }),
-                    List::Teams => self.team_listed(probe).await?.map(|info| {
-                        let listed = info.listed().map(|l| l.fingerprint);
-                        (listed, super::pages::Kept::Team(info))
-                    }),
+                    List::Keys => self.key_listed(probe).await?.map(super::pages::Kept::Key),
+                    List::Teams => self.team_listed(probe).await?.map(super::pages::Kept::Team),
                 };
-                Ok(match found {
-                    Some((Some(now), _)) if now == fingerprint => Reread::Same,
-                    Some((now, object)) => Reread::Changed {
+                let Some(object) = found else {
+                    return Ok(Reread::Changed { kept: false });
+                };
+                Ok(match object.fingerprint() {
+                    Some(now) if now == fingerprint => Reread::Same,
+                    now => Reread::Changed {
                         kept: now.is_some()
                             && self
                                 .prefetched()
                                 .keep(list, probe.id().to_owned(), object, asked),
                     },
-                    None => Reread::Changed { kept: false },
                 })
             }
             None => Ok(if self.probe(&probe.read).await? == probe.fingerprint {

@@ -281,7 +281,7 @@ impl Client {
         let read = Read::new(&KEY_INFO, "key", &token);
         // A page's entry read a moment ago stands for the read
         // (`pages::Prefetched`); its probe is compared by what it parsed
-        // to, as every listed object's is (`Client::unchanged`).
+        // to, as every listed object's is (`Client::reread`).
         if let Some(info) = self.prefetched().take_key(&token) {
             if let Some(listed) = info.listed() {
                 return Ok((Some(info), Probe::of_kept(read, listed)));

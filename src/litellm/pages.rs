@@ -61,12 +61,7 @@ impl TeamEntry {
     /// object permission and no member defaults, which only `/team/info`
     /// reports. The members' budgets in the team are never in the entry.
     pub fn complete(&self) -> bool {
-        self.object_permission_id.is_none()
-            && !self
-                .info
-                .metadata
-                .as_ref()
-                .is_some_and(|m| m.contains_key(super::teams::MEMBER_BUDGET_ID))
+        self.object_permission_id.is_none() && !self.info.names_member_defaults()
     }
 }
 
@@ -199,6 +194,17 @@ pub struct ListedEntry {
     object: Kept,
 }
 
+impl ListedEntry {
+    /// The entry of `object`, under `id`, fingerprinted as it parsed.
+    fn of(id: String, object: Kept) -> Self {
+        ListedEntry {
+            id,
+            fingerprint: object.fingerprint(),
+            object,
+        }
+    }
+}
+
 /// What pages said of objects, by route and id, and when each was asked.
 type KeptEntries = HashMap<(List, Box<str>), (Kept, Asked)>;
 
@@ -208,6 +214,26 @@ type KeptEntries = HashMap<(List, Box<str>), (Kept, Asked)>;
 pub(super) enum Kept {
     Key(KeyInfo),
     Team(TeamInfo),
+}
+
+impl Kept {
+    /// Its route.
+    fn list(&self) -> List {
+        match self {
+            Kept::Key(_) => List::Keys,
+            Kept::Team(_) => List::Teams,
+        }
+    }
+
+    /// The fingerprint of what it parsed to, where it is listed as a whole
+    /// (see [`super::Listed`]).
+    pub(super) fn fingerprint(&self) -> Option<Fingerprint> {
+        match self {
+            Kept::Key(key) => key.listed(),
+            Kept::Team(team) => team.listed(),
+        }
+        .map(|listed| listed.fingerprint)
+    }
 }
 
 /// A page of a list route and when it was asked ([`Client::prefetch`]).
@@ -337,11 +363,7 @@ impl Client {
                 let entries = keys
                     .entries
                     .into_iter()
-                    .map(|key| ListedEntry {
-                        id: key.token.clone(),
-                        fingerprint: key.listed().map(|listed| listed.fingerprint),
-                        object: Kept::Key(key),
-                    })
+                    .map(|key| ListedEntry::of(key.token.clone(), Kept::Key(key)))
                     .collect();
                 Page {
                     entries,
@@ -354,16 +376,13 @@ impl Client {
                     .entries
                     .into_iter()
                     .map(|entry| {
-                        let fingerprint = entry
-                            .complete()
-                            .then(|| entry.info.listed())
-                            .flatten()
-                            .map(|listed| listed.fingerprint);
-                        ListedEntry {
-                            id: entry.info.team_id.clone(),
-                            fingerprint,
-                            object: Kept::Team(entry.info),
+                        let complete = entry.complete();
+                        let mut listed =
+                            ListedEntry::of(entry.info.team_id.clone(), Kept::Team(entry.info));
+                        if !complete {
+                            listed.fingerprint = None;
                         }
+                        listed
                     })
                     .collect();
                 Page {
@@ -385,10 +404,7 @@ impl Client {
         if entry.fingerprint.is_none() {
             return false;
         }
-        let list = match entry.object {
-            Kept::Key(_) => List::Keys,
-            Kept::Team(_) => List::Teams,
-        };
-        self.prefetched().keep(list, entry.id, entry.object, asked)
+        self.prefetched()
+            .keep(entry.object.list(), entry.id, entry.object, asked)
     }
 }

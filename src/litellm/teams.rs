@@ -18,7 +18,7 @@ const MEMBER_DELETE: Endpoint = endpoint!(POST "/team/member_delete");
 
 /// The metadata key under which LiteLLM keeps the id of a team's member
 /// defaults' budget row.
-pub(super) const MEMBER_BUDGET_ID: &str = "team_member_budget_id";
+const MEMBER_BUDGET_ID: &str = "team_member_budget_id";
 
 /// Body of `/team/new` and `/team/update`. Unset fields are not sent: LiteLLM
 /// ignores unknown fields silently and answers 403 for some enterprise-only
@@ -158,10 +158,7 @@ impl TeamInfo {
     pub fn listed(&self) -> Option<Listed> {
         let only_info = self.object_permission.is_some()
             || self.team_member_budget_table.is_some()
-            || self
-                .metadata
-                .as_ref()
-                .is_some_and(|m| m.contains_key(MEMBER_BUDGET_ID));
+            || self.names_member_defaults();
         if only_info {
             return None;
         }
@@ -169,6 +166,14 @@ impl TeamInfo {
             list: List::Teams,
             fingerprint: Fingerprint::of_parsed(self)?,
         })
+    }
+
+    /// Whether the metadata names a member defaults' budget row, as a list
+    /// entry shows member defaults it does not carry.
+    pub(super) fn names_member_defaults(&self) -> bool {
+        self.metadata
+            .as_ref()
+            .is_some_and(|m| m.contains_key(MEMBER_BUDGET_ID))
     }
 
     /// The model aliases; `None` before any was set.
@@ -301,7 +306,7 @@ impl Client {
     }
 
     /// [`Client::team_info`], and the [`Probe`] of its answer: a poll makes
-    /// the read again with [`Client::unchanged`] to learn whether the team
+    /// the read again with [`Client::reread`] to learn whether the team
     /// changed. With `budgets_in_team`, the members' budgets
     /// ([`TeamInfo::memberships`]) are read and the probe compares them
     /// too; without, the probe says where the team is listed, where it is,

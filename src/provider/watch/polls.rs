@@ -401,8 +401,9 @@ type Answerable = (Arc<str>, Box<Memo>);
 /// route listed then.
 ///
 /// **Sweeps.** Where the due memos of listed objects (keys: `/key/list`;
-/// teams: `/v2/team/list`) of one proxy, with those falling due within half their interval, are
-/// at least as many as the route's pages, one sweep reads the pages
+/// teams: `/v2/team/list`) of one proxy, with those falling due within
+/// half their interval, are at least as many as the route's pages, one
+/// sweep reads the pages
 /// ([`litellm::pages::MAX_PAGE_SIZE`] objects each) and answers them all:
 /// an entry parsed to what the memo's read parsed to is the same answer
 /// ([`litellm::Listed`]); another goes to the controller, as a different
