@@ -568,7 +568,7 @@ impl Client {
         }
         // Held until the body is read.
         let permit = match &self.shared.pacing {
-            Some(pacing) => Some(pacing.acquire(self.background).await),
+            Some(pacing) => Some(pacing.acquire(self.background, endpoint.name).await?),
             None => None,
         };
         // Entries of pages asked before this write ends answer no read.
@@ -607,19 +607,25 @@ impl Client {
             observer(endpoint.name, status, elapsed);
         }
         if let Some(pacing) = &self.shared.pacing {
-            // No answer (a timeout, a refused connection) or one that asks
-            // to slow down: the proxy has more than it can take.
-            let congested = match &outcome {
-                Ok(reply) => match reply.throttled() {
-                    Some(Error::Throttled { asked, detail, .. }) => {
-                        pacing.throttled(asked, &detail);
-                        true
-                    }
-                    _ => false,
-                },
-                Err(_) => true,
-            };
-            pacing.answered(elapsed, congested);
+            match &outcome {
+                // No answer, or not all of it: a timeout, a failed
+                // connection (transport errors are the retryable ones here;
+                // statuses are the caller's).
+                Err(Error::Retryable { .. }) => pacing.unanswered(),
+                // An answer that asks to slow down, or one too large to
+                // read: the proxy has more than it can take.
+                Err(_) => pacing.answered(elapsed, true),
+                Ok(reply) => {
+                    let congested = match reply.throttled() {
+                        Some(Error::Throttled { asked, detail, .. }) => {
+                            pacing.throttled(asked, &detail);
+                            true
+                        }
+                        _ => false,
+                    };
+                    pacing.answered(elapsed, congested);
+                }
+            }
         }
         drop(permit);
         outcome

@@ -596,10 +596,21 @@ pub async fn patch_instance_spec(kube: &kube::Client, namespace: &str, spec: ser
 }
 
 pub async fn set_instance_ready(kube: &kube::Client, namespace: &str, endpoint: &str, ready: bool) {
+    set_instance_ready_named(kube, namespace, INSTANCE, endpoint, ready).await;
+}
+
+/// [`set_instance_ready`] for the instance `name`.
+pub async fn set_instance_ready_named(
+    kube: &kube::Client,
+    namespace: &str,
+    name: &str,
+    endpoint: &str,
+    ready: bool,
+) {
     let instances: Api<LiteLLMInstance> = Api::namespaced(kube.clone(), namespace);
     let status = json!({"status": {"ready": ready, "endpoint": endpoint}});
     instances
-        .patch_status(INSTANCE, &PatchParams::default(), &Patch::Merge(&status))
+        .patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
         .await
         .expect("instance status");
 }
