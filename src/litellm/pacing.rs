@@ -327,7 +327,8 @@ mod tests {
         drop(held);
         tokio::time::timeout(Duration::from_secs(1), pacing.acquire(true, "test"))
             .await
-            .expect("nothing urgent waits");
+            .expect("nothing urgent waits")
+            .expect("a slot");
     }
 
     #[tokio::test]

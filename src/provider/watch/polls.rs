@@ -538,8 +538,18 @@ async fn sweep(
     let mut page = 1u32;
     while !wanted.is_empty() {
         let started = Instant::now();
-        let (answer, asked) = match client.listed_page(list, page, size).await {
-            Ok(listing) => (listing.page, listing.asked),
+        // Entries of objects not due are left out, and entries whose text is
+        // the one last found to stand for a usable memo are not parsed.
+        let wants = |id: &str| {
+            let (_, memo) = wanted.get(id)?;
+            Some(
+                (memo.left > 0 && queue.holds(memo))
+                    .then(|| memo.probe.listed_entry())
+                    .flatten(),
+            )
+        };
+        let (answer, asked, listed) = match client.listed_page_for(list, page, size, wants).await {
+            Ok(listing) => (listing.page, listing.asked, listing.sent),
             // A page too large to read (objects with much metadata) leaves
             // its objects to their own reads; the next page is read all
             // the same, as only as many pages are read as the total says.
@@ -552,15 +562,16 @@ async fn sweep(
             Err(_) => break,
         };
         total = Some(answer.total);
-        let listed = answer.entries.len();
         let took = started.elapsed() / u32::try_from(listed.max(1)).unwrap_or(u32::MAX);
         for entry in answer.entries {
-            let Some((key, memo)) = wanted.remove(entry.id.as_str()) else {
+            let Some((key, mut memo)) = wanted.remove(entry.id.as_str()) else {
                 continue;
             };
-            let same = entry.fingerprint.is_some()
-                && entry.fingerprint == memo.probe.listed.map(|l| l.fingerprint);
+            let same = entry.known()
+                || entry.fingerprint.is_some()
+                    && entry.fingerprint == memo.probe.listed.map(|l| l.fingerprint);
             if same && memo.left > 0 && queue.holds(&memo) {
+                memo.probe.found_listed_as(entry.text);
                 answered(&queue, key, memo, tick, took, true);
             } else {
                 // A changed answer, a spent memo, a change in Kubernetes:
@@ -1121,6 +1132,9 @@ mod tests {
         polls: Polls,
         reconciled: Arc<Mutex<Vec<String>>>,
         polled: Arc<Mutex<Vec<(String, bool)>>>,
+        /// The answered polls whose memo went on knowing its list entry's
+        /// text ([`litellm::Probe::listed_entry`]).
+        remembered: Arc<Mutex<Vec<String>>>,
     }
 
     impl ListedQueue {
@@ -1129,10 +1143,14 @@ mod tests {
             let polls = Polls::with_changes(changes);
             let (reconciled, fire) = fired();
             let polled = Arc::new(Mutex::new(Vec::new()));
+            let remembered = Arc::new(Mutex::new(Vec::new()));
             polls.register(kind, fire, {
-                let polled = polled.clone();
-                move |key: &str, _memo: &Memo, _after, _took, by_page| {
-                    polled.lock().unwrap().push((key.to_owned(), by_page))
+                let (polled, remembered) = (polled.clone(), remembered.clone());
+                move |key: &str, memo: &Memo, _after, _took, by_page| {
+                    polled.lock().unwrap().push((key.to_owned(), by_page));
+                    if memo.probe.listed_entry().is_some() {
+                        remembered.lock().unwrap().push(key.to_owned());
+                    }
                 }
             });
             Self {
@@ -1142,6 +1160,7 @@ mod tests {
                 polls,
                 reconciled,
                 polled,
+                remembered,
             }
         }
 
@@ -1244,6 +1263,68 @@ mod tests {
                 (200, body.to_string())
             })
         })
+    }
+
+    /// A page is parsed only where its caller needs it: entries of ids not
+    /// wanted are left out, and an entry whose text is the one its caller
+    /// knows is left unparsed (it is as it was); a sweep so remembers the
+    /// text of the entry that answered a memo, with the memo.
+    #[tokio::test]
+    async fn a_page_parses_only_wanted_entries_whose_text_changed() {
+        use crate::litellm::{pages::ListedEntry, Fingerprint, List};
+        let (_proxy, listed, queue) = key_queue(((0..3).map(|n| (n, 1.0)).collect(), 3)).await;
+        let client = &queue.client;
+        let first = client
+            .listed_page_for(List::Keys, 1, 100, |id| (id != "t2").then_some(None))
+            .await
+            .unwrap();
+        assert_eq!((first.sent, first.page.total), (3, 3));
+        let ids: Vec<&str> = first.page.entries.iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(ids, ["t0", "t1"], "t2 is not wanted");
+        assert!(first
+            .page
+            .entries
+            .iter()
+            .all(|e| !e.known() && e.fingerprint.is_some()));
+        let texts: HashMap<String, Fingerprint> = first
+            .page
+            .entries
+            .iter()
+            .map(|e| (e.id.clone(), e.text))
+            .collect();
+
+        listed.lock().unwrap().0[1].1 = 9.0;
+        let second = client
+            .listed_page_for(List::Keys, 1, 100, |id| Some(texts.get(id).copied()))
+            .await
+            .unwrap();
+        let entry =
+            |id: &str| -> &ListedEntry { second.page.entries.iter().find(|e| e.id == id).unwrap() };
+        assert!(entry("t0").known(), "the same text: not parsed");
+        assert_eq!(entry("t0").fingerprint, None);
+        assert!(
+            !client.prefetch(entry("t0").clone(), second.asked),
+            "nothing to stand for a read"
+        );
+        assert!(!entry("t1").known(), "its text changed: parsed");
+        assert_ne!(entry("t1").text, texts["t1"]);
+        assert_ne!(entry("t1").fingerprint, first.page.entries[1].fingerprint);
+        assert!(!entry("t2").known() && entry("t2").fingerprint.is_some());
+
+        // A sweep's answered memos go on with the text of their entries.
+        queue.schedule_read(&[0, 1, 2], 5).await;
+        let mut polling = JoinSet::new();
+        queue.polls.fire_due(now_tick() + 1_000, TICK, &mut polling);
+        until("the sweep", || queue.polled.lock().unwrap().len() == 3).await;
+        assert!(queue
+            .polled
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|(_, by_page)| *by_page));
+        let mut remembered = queue.remembered.lock().unwrap().clone();
+        remembered.sort();
+        assert_eq!(remembered, ["tenant/k0", "tenant/k1", "tenant/k2"]);
     }
 
     /// The due memos of listed keys of one proxy, with those falling due
