@@ -1800,10 +1800,23 @@ fn report_restart(n: usize, poll: Duration, restart: &Restart) {
         restart.activity.per_object(n),
         restart.activity.errors
     );
+    let count = |verb: &str| -> u64 {
+        restart
+            .activity
+            .kube
+            .iter()
+            .filter(|(request, _)| request.starts_with(verb))
+            .map(|(_, n)| n)
+            .sum()
+    };
+    let all: u64 = restart.activity.kube.values().sum();
     println!(
-        "Kubernetes requests per object while restarting (the new provider's client; watch \
-         starts included): {}",
-        per_object(&restart.activity.kube, 2 * n)
+        "Kubernetes requests of the new provider until then: {all} ({} lists and {} watch \
+         starts, one of each per kind; {} others: {:.2} an object)",
+        count("list "),
+        count("watch "),
+        all - count("list ") - count("watch "),
+        (all - count("list ") - count("watch ")) as f64 / (2 * n) as f64
     );
     println!(
         "the new provider until then: CPU {:.1} s, peak RSS {:.1} MiB; {}",
