@@ -1092,6 +1092,20 @@ async fn baseline(harness: &Harness, n: usize) -> Baseline {
     }
 }
 
+/// The ids of list entries by their texts' fingerprints.
+#[derive(Default)]
+struct Texts(HashMap<litellm::Fingerprint, String>);
+
+impl litellm::pages::Wants for Texts {
+    fn known(&self, text: litellm::Fingerprint) -> Option<&str> {
+        self.0.get(&text).map(String::as_str)
+    }
+
+    fn wanted(&self, _: &str) -> bool {
+        true
+    }
+}
+
 /// [`STEADY_POLLS`] polls of every team and key on the proxy by pages of
 /// their list routes, each entry compared with the one before (parsed only
 /// where its text changed, as a sweep does), after one poll that parses
@@ -1102,9 +1116,9 @@ async fn baseline_by_pages(
     failures: &mut Vec<String>,
 ) -> (Duration, u64) {
     let size = litellm::pages::MAX_PAGE_SIZE;
-    // Per route, each entry's text as the poll before saw it: an entry of
-    // the same text is not parsed again, as in a sweep.
-    let mut seen: HashMap<litellm::List, HashMap<String, litellm::Fingerprint>> = HashMap::new();
+    // Per route, the ids of the entries' texts as the poll before saw them:
+    // an entry of the same text is not parsed again, as in a sweep.
+    let mut seen: HashMap<litellm::List, Texts> = HashMap::new();
     let mut changed = 0u64;
     let mut pages = 0u64;
     let mut cpu = cpu_time(0);
@@ -1115,11 +1129,11 @@ async fn baseline_by_pages(
             pages = 0;
         }
         for list in [litellm::List::Teams, litellm::List::Keys] {
-            let seen = seen.entry(list).or_default();
+            let known = seen.remove(&list).unwrap_or_default();
+            let mut now = Texts::default();
             let mut page = 1;
             loop {
-                let known = |id: &str| Some(seen.get(id).copied());
-                let listing = match client.listed_page_for(list, page, size, known).await {
+                let listing = match client.listed_page_for(list, page, size, &known).await {
                     Ok(listing) => listing,
                     Err(err) => {
                         failures.push(err.to_string());
@@ -1132,7 +1146,7 @@ async fn baseline_by_pages(
                     if round > 0 && !entry.known() {
                         changed += 1;
                     }
-                    seen.insert(entry.id, entry.text);
+                    now.0.insert(entry.text, entry.id);
                 }
                 if listed < size as usize || u64::from(page) * u64::from(size) >= listing.page.total
                 {
@@ -1140,6 +1154,7 @@ async fn baseline_by_pages(
                 }
                 page += 1;
             }
+            seen.insert(list, now);
         }
     }
     let cpu = (cpu_time(0) - cpu) / STEADY_POLLS;

@@ -156,7 +156,7 @@ impl Read {
 /// (SipHash with this process's random keys, so no one can choose two
 /// answers that look alike to it). Two equal fingerprints of the same
 /// [`Read`] mean the proxy answered byte for byte the same.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Fingerprint(u64);
 
 impl Fingerprint {

@@ -309,11 +309,29 @@ impl ListedEntry {
     }
 }
 
-/// What a caller of [`Client::listed_page_for`] wants of the entry of an
-/// id: nothing (`None`: it is left out), or the entry, parsed unless its
-/// text is the one given (`Some(Some(text))`: the caller knows what it
-/// parses to).
-pub type Wanted = Option<Option<Fingerprint>>;
+/// What a caller of [`Client::listed_page_for`] wants of a page.
+pub trait Wants {
+    /// The id of the object whose entry the caller knows to be of text
+    /// `text` (a [`ListedEntry::text`] it was given before), and so knows
+    /// what it parses to.
+    fn known(&self, text: Fingerprint) -> Option<&str>;
+
+    /// Whether it wants the entry of `id`, if not known by its text.
+    fn wanted(&self, id: &str) -> bool;
+}
+
+/// Every entry, each parsed ([`Client::listed_page`]).
+struct Every;
+
+impl Wants for Every {
+    fn known(&self, _: Fingerprint) -> Option<&str> {
+        None
+    }
+
+    fn wanted(&self, _: &str) -> bool {
+        true
+    }
+}
 
 /// What pages said of objects, by route and id, and when each was asked.
 type KeptEntries = HashMap<(List, Box<str>), (Kept, Asked)>;
@@ -469,19 +487,20 @@ impl Client {
     /// parsed to: equal to a [`super::Probe`]'s [`super::Listed`]
     /// fingerprint where the object is as its read found it.
     pub async fn listed_page(&self, list: List, page: u32, size: u32) -> Result<Listing, Error> {
-        self.listed_page_for(list, page, size, |_| Some(None)).await
+        self.listed_page_for(list, page, size, &Every).await
     }
 
-    /// [`Client::listed_page`] with only the entries `wanted` wants, each
-    /// parsed unless its text is the one `wanted` knows for its id. An entry
-    /// left out or left unparsed costs a read of its id and, for the
-    /// latter, a hash of its text: a sweep parses only what changed.
+    /// [`Client::listed_page`] with only what `wants` wants: an entry whose
+    /// text it knows is left unparsed, under the id it knows it by; of the
+    /// others, only those of ids it wants are parsed. An entry costs a hash
+    /// of its text, and one not known by it a read of its id too: a sweep
+    /// parses only what changed.
     pub async fn listed_page_for(
         &self,
         list: List,
         page: u32,
         size: u32,
-        wanted: impl Fn(&str) -> Wanted,
+        wants: &impl Wants,
     ) -> Result<Listing, Error> {
         let asked = self.prefetched().asked();
         let reply = self.page_reply(list, None, page, size).await?;
@@ -491,18 +510,18 @@ impl Client {
         let mut entries = Vec::with_capacity(sent);
         for entry in raw.entries {
             let text = entry.get();
-            let id = list.id_of(text).map_err(decode)?;
-            let Some(known) = wanted(&id) else {
-                continue;
-            };
             let fingerprint = Fingerprint::of_entry(text);
-            if known == Some(fingerprint) {
+            if let Some(id) = wants.known(fingerprint) {
                 entries.push(ListedEntry {
-                    id: id.into_owned(),
+                    id: id.to_owned(),
                     text: fingerprint,
                     fingerprint: None,
                     object: None,
                 });
+                continue;
+            }
+            let id = list.id_of(text).map_err(decode)?;
+            if !wants.wanted(&id) {
                 continue;
             }
             let id = id.into_owned();

@@ -533,6 +533,13 @@ async fn sweep(
         .into_iter()
         .map(|(key, memo)| (Box::from(memo.probe.id()), (key, memo)))
         .collect();
+    // The text of the entry that stood for each memo that may answer: an
+    // entry of the same text is the same object as it was, not parsed.
+    let texts: HashMap<litellm::Fingerprint, Box<str>> = wanted
+        .iter()
+        .filter(|(_, (_, memo))| memo.left > 0 && queue.holds(memo))
+        .filter_map(|(id, (_, memo))| Some((memo.probe.listed_entry()?, id.clone())))
+        .collect();
     let size = litellm::pages::MAX_PAGE_SIZE;
     let mut total = None;
     let mut page = 1u32;
@@ -540,15 +547,11 @@ async fn sweep(
         let started = Instant::now();
         // Entries of objects not due are left out, and entries whose text is
         // the one last found to stand for a usable memo are not parsed.
-        let wants = |id: &str| {
-            let (_, memo) = wanted.get(id)?;
-            Some(
-                (memo.left > 0 && queue.holds(memo))
-                    .then(|| memo.probe.listed_entry())
-                    .flatten(),
-            )
+        let wants = SweepWants {
+            wanted: &wanted,
+            texts: &texts,
         };
-        let (answer, asked, listed) = match client.listed_page_for(list, page, size, wants).await {
+        let (answer, asked, listed) = match client.listed_page_for(list, page, size, &wants).await {
             Ok(listing) => (listing.page, listing.asked, listing.sent),
             // A page too large to read (objects with much metadata) leaves
             // its objects to their own reads; the next page is read all
@@ -600,6 +603,24 @@ async fn sweep(
         queue.reconcile(&key);
     }
     queue.sweep_done(&client, list, total);
+}
+
+/// What a sweep wants of a page ([`litellm::pages::Wants`]): the entries
+/// of the due objects, parsed unless their text is that of the entry that
+/// last stood for their memo.
+struct SweepWants<'a> {
+    wanted: &'a HashMap<Box<str>, Answerable>,
+    texts: &'a HashMap<litellm::Fingerprint, Box<str>>,
+}
+
+impl litellm::pages::Wants for SweepWants<'_> {
+    fn known(&self, text: litellm::Fingerprint) -> Option<&str> {
+        self.texts.get(&text).map(|id| &**id)
+    }
+
+    fn wanted(&self, id: &str) -> bool {
+        self.wanted.contains_key(id)
+    }
 }
 
 /// How many ticks of `every` fit in `span`.
@@ -1274,8 +1295,18 @@ mod tests {
         use crate::litellm::{pages::ListedEntry, Fingerprint, List};
         let (_proxy, listed, queue) = key_queue(((0..3).map(|n| (n, 1.0)).collect(), 3)).await;
         let client = &queue.client;
+        /// Wants `ids`, and knows `texts`.
+        struct Asking<'a>(&'a [&'a str], HashMap<Fingerprint, String>);
+        impl crate::litellm::pages::Wants for Asking<'_> {
+            fn known(&self, text: Fingerprint) -> Option<&str> {
+                self.1.get(&text).map(String::as_str)
+            }
+            fn wanted(&self, id: &str) -> bool {
+                self.0.contains(&id)
+            }
+        }
         let first = client
-            .listed_page_for(List::Keys, 1, 100, |id| (id != "t2").then_some(None))
+            .listed_page_for(List::Keys, 1, 100, &Asking(&["t0", "t1"], HashMap::new()))
             .await
             .unwrap();
         assert_eq!((first.sent, first.page.total), (3, 3));
@@ -1286,18 +1317,24 @@ mod tests {
             .entries
             .iter()
             .all(|e| !e.known() && e.fingerprint.is_some()));
-        let texts: HashMap<String, Fingerprint> = first
+        let texts: HashMap<Fingerprint, String> = first
             .page
             .entries
             .iter()
-            .map(|e| (e.id.clone(), e.text))
+            .map(|e| (e.text, e.id.clone()))
             .collect();
 
         listed.lock().unwrap().0[1].1 = 9.0;
         let second = client
-            .listed_page_for(List::Keys, 1, 100, |id| Some(texts.get(id).copied()))
+            .listed_page_for(
+                List::Keys,
+                1,
+                100,
+                &Asking(&["t0", "t1", "t2"], texts.clone()),
+            )
             .await
             .unwrap();
+        let text_of = |id: &str| *texts.iter().find(|(_, known)| *known == id).unwrap().0;
         let entry =
             |id: &str| -> &ListedEntry { second.page.entries.iter().find(|e| e.id == id).unwrap() };
         assert!(entry("t0").known(), "the same text: not parsed");
@@ -1307,7 +1344,8 @@ mod tests {
             "nothing to stand for a read"
         );
         assert!(!entry("t1").known(), "its text changed: parsed");
-        assert_ne!(entry("t1").text, texts["t1"]);
+        assert_eq!(entry("t0").text, text_of("t0"));
+        assert_ne!(entry("t1").text, text_of("t1"));
         assert_ne!(entry("t1").fingerprint, first.page.entries[1].fingerprint);
         assert!(!entry("t2").known() && entry("t2").fingerprint.is_some());
 
