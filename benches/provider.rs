@@ -1,6 +1,8 @@
 //! The provider's entity controllers against the real harnesses: N teams and
 //! N keys (each key in its team) converged from an empty state, held at
-//! steady state for two poll intervals, then deleted. The same LiteLLM calls
+//! steady state for two poll intervals, the provider restarted (a new
+//! process, as a rollout or a new leader: how long until it is back at its
+//! steady state), then deleted. The same LiteLLM calls
 //! made directly with the client in the same run (at a concurrency that
 //! saturates the proxy without queueing past the timeout) are the baseline
 //! every figure is a ratio of: the machine is shared, so only same-run
@@ -362,10 +364,14 @@ impl ProviderProcess {
     }
 }
 
-impl Drop for ProviderProcess {
-    /// SIGTERM first (the controllers shut down on it, and a profiler
-    /// wrapping the process writes its data), SIGKILL after 30 s.
-    fn drop(&mut self) {
+impl ProviderProcess {
+    /// SIGTERM first (the controllers shut down on it, as in a rollout, and
+    /// a profiler wrapping the process writes its data), SIGKILL after
+    /// 30 s. Once only.
+    fn stop(&mut self) {
+        if let Ok(Some(_)) = self.child.try_wait() {
+            return;
+        }
         // SAFETY: signals a process this bench started.
         unsafe { libc::kill(self.pid as libc::pid_t, libc::SIGTERM) };
         let started = Instant::now();
@@ -379,6 +385,12 @@ impl Drop for ProviderProcess {
         unsafe { libc::kill(self.pid as libc::pid_t, libc::SIGKILL) };
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+impl Drop for ProviderProcess {
+    fn drop(&mut self) {
+        self.stop();
     }
 }
 
@@ -510,7 +522,7 @@ async fn run(harness: &Harness, n: usize, wave: usize, poll: Duration) -> bool {
     let base = baseline(harness, n).await;
     eprintln!("N={n}: provider (waves of {wave} pairs, poll {poll:?})");
     wait_until_idle(&harness.litellm).await;
-    let world = World::start(harness, poll).await;
+    let mut world = World::start(harness, poll).await;
     let rss_before_kib = world.provider.rss_before_kib;
     let convergence = world.converge(n, wave).await;
     let steady = match convergence.elapsed {
@@ -526,6 +538,11 @@ async fn run(harness: &Harness, n: usize, wave: usize, poll: Duration) -> bool {
         world.provider.get("/limits").await
     );
     let ok = report(n, wave, poll, &base, &convergence, steady.as_ref(), memory);
+    if convergence.elapsed.is_some() {
+        eprintln!("N={n}: restarting the provider");
+        let restart = world.restart(n, poll).await;
+        report_restart(n, poll, &restart);
+    }
     eprintln!("N={n}: deleting");
     let deletion = world.delete(n, wave).await;
     report_deletion(n, &base, &deletion);
@@ -1075,23 +1092,48 @@ async fn baseline(harness: &Harness, n: usize) -> Baseline {
     }
 }
 
+/// The ids of list entries by their texts' fingerprints.
+#[derive(Default)]
+struct Texts(HashMap<litellm::Fingerprint, String>);
+
+impl litellm::pages::Wants for Texts {
+    fn known(&self, text: litellm::Fingerprint) -> Option<&str> {
+        self.0.get(&text).map(String::as_str)
+    }
+
+    fn wanted(&self, _: &str) -> bool {
+        true
+    }
+}
+
 /// [`STEADY_POLLS`] polls of every team and key on the proxy by pages of
-/// their list routes, each entry compared with the one before: the CPU
-/// time and the pages of one poll (means). Failures go to `failures`.
+/// their list routes, each entry compared with the one before (parsed only
+/// where its text changed, as a sweep does), after one poll that parses
+/// them all: the CPU time and the pages of one poll (means). Failures go to
+/// `failures`.
 async fn baseline_by_pages(
     client: &litellm::Client,
     failures: &mut Vec<String>,
 ) -> (Duration, u64) {
     let size = litellm::pages::MAX_PAGE_SIZE;
-    let mut seen: HashMap<(litellm::List, String), Option<litellm::Fingerprint>> = HashMap::new();
+    // Per route, the ids of the entries' texts as the poll before saw them:
+    // an entry of the same text is not parsed again, as in a sweep.
+    let mut seen: HashMap<litellm::List, Texts> = HashMap::new();
     let mut changed = 0u64;
     let mut pages = 0u64;
-    let cpu = cpu_time(0);
-    for round in 0..STEADY_POLLS {
+    let mut cpu = cpu_time(0);
+    for round in 0..=STEADY_POLLS {
+        if round == 1 {
+            // What a steady state polls from.
+            cpu = cpu_time(0);
+            pages = 0;
+        }
         for list in [litellm::List::Teams, litellm::List::Keys] {
+            let known = seen.remove(&list).unwrap_or_default();
+            let mut now = Texts::default();
             let mut page = 1;
             loop {
-                let listing = match client.listed_page(list, page, size).await {
+                let listing = match client.listed_page_for(list, page, size, &known).await {
                     Ok(listing) => listing,
                     Err(err) => {
                         failures.push(err.to_string());
@@ -1099,12 +1141,12 @@ async fn baseline_by_pages(
                     }
                 };
                 pages += 1;
-                let listed = listing.page.entries.len();
+                let listed = listing.sent;
                 for entry in listing.page.entries {
-                    let before = seen.insert((list, entry.id), entry.fingerprint);
-                    if round > 0 && before != Some(entry.fingerprint) {
+                    if round > 0 && !entry.known() {
                         changed += 1;
                     }
+                    now.0.insert(entry.text, entry.id);
                 }
                 if listed < size as usize || u64::from(page) * u64::from(size) >= listing.page.total
                 {
@@ -1112,6 +1154,7 @@ async fn baseline_by_pages(
                 }
                 page += 1;
             }
+            seen.insert(list, now);
         }
     }
     let cpu = (cpu_time(0) - cpu) / STEADY_POLLS;
@@ -1145,6 +1188,21 @@ struct Convergence {
     /// CPU time of the provider's process meanwhile.
     cpu: Duration,
     /// What the machine's CPU did meanwhile ([`Machine::since`]).
+    machine: String,
+}
+
+/// A provider stopped and another started over the same converged
+/// objects: a rollout, or a new leader.
+struct Restart {
+    /// From the new process's start until every team and key was
+    /// reconciled in full once (after which each polls from its memo);
+    /// `None` after [`CONVERGE_TIMEOUT`].
+    elapsed: Option<Duration>,
+    /// The new process's, from its start.
+    activity: Activity,
+    cpu: Duration,
+    /// The new process's peak RSS until then.
+    peak_kib: u64,
     machine: String,
 }
 
@@ -1404,6 +1462,40 @@ impl World {
         all
     }
 
+    /// Stops the provider (SIGTERM, as a rollout does) and starts another,
+    /// which knows nothing of the first: its caches list everything again,
+    /// and each object's first reconciliation is one in full. Measured from
+    /// the new process's start until every team and key had one.
+    async fn restart(&mut self, n: usize, poll: Duration) -> Restart {
+        self.provider.stop();
+        let machine = self.machine();
+        let started = Instant::now();
+        self.provider = ProviderProcess::start(&self.namespace, poll);
+        let nothing = BTreeMap::new();
+        let full = |activity: &Activity, kind: &str| {
+            activity
+                .reconciles(kind)
+                .saturating_sub(activity.unchanged.get(kind).copied().unwrap_or(0))
+        };
+        let elapsed = loop {
+            let activity = Activity::between(&nothing, &self.series().await);
+            if full(&activity, "team") >= n as u64 && full(&activity, "key") >= n as u64 {
+                break Some(started.elapsed());
+            }
+            if started.elapsed() > *CONVERGE_TIMEOUT {
+                break None;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        Restart {
+            elapsed,
+            activity: Activity::between(&nothing, &self.series().await),
+            cpu: self.cpu_time(),
+            peak_kib: vm_kib(self.provider.pid(), "VmHWM"),
+            machine: self.machine().since(&machine),
+        }
+    }
+
     async fn steady(&self, poll: Duration) -> Steady {
         // The last objects to converge still have the reconcile their own
         // status write triggers; one full (jittered) interval later every
@@ -1539,7 +1631,8 @@ fn report(
         "baseline: the least work, {BASELINE_CONCURRENCY} in flight: create 2 LiteLLM calls a pair \
          (/team/new, /key/generate), read 2 a pair and poll (GET, fingerprinted unparsed, as a \
          memo poll) or by pages ({} pages a poll of all: /v2/team/list and /key/list, 100 \
-         entries a page, each parsed and fingerprinted, as a sweep), delete 1 a pair \
+         entries a page, each parsed and fingerprinted where its text changed, as a sweep), \
+         delete 1 a pair \
          (/team/delete takes the team's keys)",
         base.pages
     );
@@ -1566,15 +1659,15 @@ fn report(
         let cpu_per_poll = steady.cpu.as_secs_f64() / polls.max(1) as f64;
         ratio_row(
             "CPU per object poll (read)",
-            cpu_per_poll * 1e3,
-            cpu_per_read * 1e3,
-            "ms",
+            cpu_per_poll * 1e6,
+            cpu_per_read * 1e6,
+            "µs",
         );
         ratio_row(
             "CPU per object poll (by pages)",
-            cpu_per_poll * 1e3,
-            base.paged_cpu.as_secs_f64() / objects as f64 * 1e3,
-            "ms",
+            cpu_per_poll * 1e6,
+            base.paged_cpu.as_secs_f64() / objects as f64 * 1e6,
+            "µs",
         );
     }
     ratio_row("peak RSS (VmHWM)", mib(peak_kib), mib(base.peak_kib), "Mi");
@@ -1699,6 +1792,53 @@ fn report(
         if ok { "" } else { "  <-- CONTRACT BROKEN" }
     );
     ok
+}
+
+/// Prints how long a new provider took to be back at its steady state,
+/// against the poll interval (issue 40, goal 3: within one).
+fn report_restart(n: usize, poll: Duration, restart: &Restart) {
+    let Some(elapsed) = restart.elapsed else {
+        println!(
+            "restart: not every object reconciled within {:?}",
+            *CONVERGE_TIMEOUT
+        );
+        return;
+    };
+    println!(
+        "restart -> every object reconciled  {:>8.2} s of a {:.0} s poll interval ({:.2} of it)",
+        elapsed.as_secs_f64(),
+        poll.as_secs_f64(),
+        elapsed.as_secs_f64() / poll.as_secs_f64()
+    );
+    println!(
+        "LiteLLM calls per object while restarting: {}; errors {:?}",
+        restart.activity.per_object(n),
+        restart.activity.errors
+    );
+    let count = |verb: &str| -> u64 {
+        restart
+            .activity
+            .kube
+            .iter()
+            .filter(|(request, _)| request.starts_with(verb))
+            .map(|(_, n)| n)
+            .sum()
+    };
+    let all: u64 = restart.activity.kube.values().sum();
+    println!(
+        "Kubernetes requests of the new provider until then: {all} ({} lists and {} watch \
+         starts, one of each per kind; {} others: {:.2} an object)",
+        count("list "),
+        count("watch "),
+        all - count("list ") - count("watch "),
+        (all - count("list ") - count("watch ")) as f64 / (2 * n) as f64
+    );
+    println!(
+        "the new provider until then: CPU {:.1} s, peak RSS {:.1} MiB; {}",
+        restart.cpu.as_secs_f64(),
+        mib(restart.peak_kib),
+        restart.machine
+    );
 }
 
 fn report_deletion(n: usize, base: &Baseline, deletion: &Deletion) {

@@ -156,7 +156,7 @@ impl Read {
 /// (SipHash with this process's random keys, so no one can choose two
 /// answers that look alike to it). Two equal fingerprints of the same
 /// [`Read`] mean the proxy answered byte for byte the same.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Fingerprint(u64);
 
 impl Fingerprint {
@@ -172,6 +172,13 @@ impl Fingerprint {
     pub(super) fn of_parsed<T: Serialize>(parsed: &T) -> Option<Self> {
         let bytes = serde_json::to_vec(parsed).ok()?;
         Some(Self(keyed_hash(("parsed", bytes.as_slice()))))
+    }
+
+    /// The fingerprint of a list entry's text as the route sent it: equal
+    /// where the proxy listed the object byte for byte the same, which
+    /// makes it parse to the same too.
+    pub(super) fn of_entry(text: &str) -> Self {
+        Self(keyed_hash(("entry", text.as_bytes())))
     }
 }
 
@@ -201,6 +208,10 @@ pub enum List {
 pub struct Listed {
     pub list: List,
     pub fingerprint: Fingerprint,
+    /// The fingerprint of the text of the list entry last found to parse
+    /// to `fingerprint` ([`Probe::found_listed_as`]), once one was: an
+    /// entry of the same text is the same without being parsed.
+    pub entry: Option<Fingerprint>,
 }
 
 /// What a read made again found ([`Client::reread`]).
@@ -241,6 +252,20 @@ impl Probe {
     pub fn id(&self) -> &str {
         &self.read.value
     }
+
+    /// The text of the list entry that stands for this probe's answer, as
+    /// far as it is known ([`Listed::entry`]).
+    pub fn listed_entry(&self) -> Option<Fingerprint> {
+        self.listed.and_then(|listed| listed.entry)
+    }
+
+    /// A list entry of text `entry` was found to parse to this probe's
+    /// answer: the next one of that text need not be parsed.
+    pub fn found_listed_as(&mut self, entry: Fingerprint) {
+        if let Some(listed) = &mut self.listed {
+            listed.entry = Some(entry);
+        }
+    }
 }
 
 /// A complete response, whatever its status.
@@ -278,6 +303,18 @@ impl Reply {
             StatusCode::NOT_FOUND => Ok(false),
             _ => Err(self.error()),
         }
+    }
+
+    /// The body of a success response as text; any other status is an
+    /// error.
+    pub(super) fn text(&self) -> Result<&str, Error> {
+        if !self.status.is_success() {
+            return Err(self.error());
+        }
+        std::str::from_utf8(&self.body).map_err(|_| Error::Decode {
+            op: self.op,
+            detail: "the body is not UTF-8".into(),
+        })
     }
 
     /// The body, whatever the status (health probes answer 503 with JSON).
@@ -482,7 +519,9 @@ impl Client {
     /// (`pages::Prefetched`).
     pub async fn reread(&self, probe: &Probe) -> Result<Reread, Error> {
         match probe.listed {
-            Some(Listed { list, fingerprint }) => {
+            Some(Listed {
+                list, fingerprint, ..
+            }) => {
                 let asked = self.prefetched().asked();
                 let found = match list {
                     List::Keys => self.key_listed(probe).await?.map(super::pages::Kept::Key),
@@ -568,7 +607,7 @@ impl Client {
         }
         // Held until the body is read.
         let permit = match &self.shared.pacing {
-            Some(pacing) => Some(pacing.acquire(self.background).await),
+            Some(pacing) => Some(pacing.acquire(self.background, endpoint.name).await?),
             None => None,
         };
         // Entries of pages asked before this write ends answer no read.
@@ -607,19 +646,25 @@ impl Client {
             observer(endpoint.name, status, elapsed);
         }
         if let Some(pacing) = &self.shared.pacing {
-            // No answer (a timeout, a refused connection) or one that asks
-            // to slow down: the proxy has more than it can take.
-            let congested = match &outcome {
-                Ok(reply) => match reply.throttled() {
-                    Some(Error::Throttled { asked, detail, .. }) => {
-                        pacing.throttled(asked, &detail);
-                        true
-                    }
-                    _ => false,
-                },
-                Err(_) => true,
-            };
-            pacing.answered(elapsed, congested);
+            match &outcome {
+                // No answer, or not all of it: a timeout, a failed
+                // connection (transport errors are the retryable ones here;
+                // statuses are the caller's).
+                Err(Error::Retryable { .. }) => pacing.unanswered(),
+                // An answer that asks to slow down, or one too large to
+                // read: the proxy has more than it can take.
+                Err(_) => pacing.answered(elapsed, true),
+                Ok(reply) => {
+                    let congested = match reply.throttled() {
+                        Some(Error::Throttled { asked, detail, .. }) => {
+                            pacing.throttled(asked, &detail);
+                            true
+                        }
+                        _ => false,
+                    };
+                    pacing.answered(elapsed, congested);
+                }
+            }
         }
         drop(permit);
         outcome

@@ -163,6 +163,7 @@ impl KeyInfo {
         Some(Listed {
             list: List::Keys,
             fingerprint: Fingerprint::of_parsed(self)?,
+            entry: None,
         })
     }
 

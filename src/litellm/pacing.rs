@@ -12,6 +12,15 @@
 //! them runs into the client's timeout, and a recovered one gets its
 //! maximum back within a few hundred requests.
 //!
+//! A request that got no answer at all (it timed out, or the connection
+//! failed) sets the limit to 1, as TCP's retransmission timeout sets its
+//! window to one segment, and until the proxy answers again no request
+//! waits for a slot: with none free it fails at once. A proxy that accepts
+//! connections and never answers so holds one request at a time, and the
+//! reconciliations of the provider's other proxies are not held up queueing
+//! behind it (they share the provider's per-kind limit on reconciliations
+//! at once).
+//!
 //! Background requests (polls of objects that are up to date) take a slot
 //! only while no other request waits for one: a burst of new objects goes
 //! first, the polls of the objects already done wait.
@@ -46,6 +55,8 @@ struct State {
     urgent_waiting: usize,
     /// When the last one that is not a background one got its slot.
     last_urgent: Option<Instant>,
+    /// The last request to end got no answer, and none was answered since.
+    unanswered: bool,
 }
 
 #[derive(Debug)]
@@ -106,6 +117,7 @@ impl Pacing {
                 lowest: max as f64,
                 urgent_waiting: 0,
                 last_urgent: None,
+                unanswered: false,
             }),
             freed: Notify::new(),
             max,
@@ -129,8 +141,13 @@ impl Pacing {
 
     /// Waits for a slot under the current limit (before the request's
     /// timeout starts); a `background` request also waits while any other
-    /// does.
-    pub async fn acquire(self: &Arc<Self>, background: bool) -> Permit {
+    /// does. While the proxy has not answered since a request got no answer,
+    /// nothing waits: with no slot free, request `op` fails at once.
+    pub async fn acquire(
+        self: &Arc<Self>,
+        background: bool,
+        op: &'static str,
+    ) -> Result<Permit, Error> {
         let mut waiting = Waiting {
             pacing: self,
             counted: false,
@@ -154,9 +171,19 @@ impl Pacing {
                         state.urgent_waiting -= 1;
                         waiting.counted = false;
                     }
-                    return Permit {
+                    return Ok(Permit {
                         pacing: self.clone(),
-                    };
+                    });
+                }
+                if state.unanswered {
+                    return Err(Error::Retryable {
+                        op,
+                        detail: format!(
+                            "not sent: the proxy did not answer its last request, and {} \
+                             request(s) to it still wait for an answer",
+                            state.in_flight
+                        ),
+                    });
                 }
                 if !background && !waiting.counted {
                     state.urgent_waiting += 1;
@@ -174,10 +201,24 @@ impl Pacing {
         state.urgent_waiting > 0 || state.last_urgent.is_some_and(|at| at.elapsed() < within)
     }
 
-    /// How a request went: `elapsed` from sending to the whole answer, and
-    /// whether the proxy did not answer or asked to slow down.
+    /// A request got no answer (a timeout, a failed connection): the limit
+    /// drops to 1, and nothing waits for a slot until an answer comes.
+    pub fn unanswered(&self) {
+        let mut state = self.state();
+        state.limit = 1.0;
+        state.lowest = 1.0;
+        state.cut = Some(Instant::now());
+        state.unanswered = true;
+        drop(state);
+        // Whoever waits now fails at once instead.
+        self.freed.notify_waiters();
+    }
+
+    /// How an answered request went: `elapsed` from sending to the whole
+    /// answer, and whether it asked to slow down (or could not be read).
     pub fn answered(&self, elapsed: Duration, congested: bool) {
         let mut state = self.state();
+        state.unanswered = false;
         if congested || elapsed > self.slow {
             let now = Instant::now();
             if state
@@ -254,14 +295,14 @@ mod tests {
     #[tokio::test]
     async fn background_requests_give_way_while_others_wait() {
         let pacing = Pacing::new(1, Duration::from_secs(1));
-        let first = pacing.acquire(false).await;
+        let first = pacing.acquire(false, "test").await.unwrap();
         let urgent = tokio::spawn({
             let pacing = pacing.clone();
-            async move { pacing.acquire(false).await }
+            async move { pacing.acquire(false, "test").await.unwrap() }
         });
         let background = tokio::spawn({
             let pacing = pacing.clone();
-            async move { pacing.acquire(true).await }
+            async move { pacing.acquire(true, "test").await.unwrap() }
         });
         tokio::time::sleep(Duration::from_millis(50)).await;
         drop(first);
@@ -278,25 +319,28 @@ mod tests {
             .expect("then the background one")
             .unwrap();
         // A waiting urgent request that gives up lets background ones go.
-        let held = pacing.acquire(false).await;
-        let gave_up = tokio::time::timeout(Duration::from_millis(50), pacing.acquire(false)).await;
+        let held = pacing.acquire(false, "test").await.unwrap();
+        let gave_up =
+            tokio::time::timeout(Duration::from_millis(50), pacing.acquire(false, "test")).await;
         assert!(gave_up.is_err());
         assert_eq!(pacing.state().urgent_waiting, 0);
         drop(held);
-        tokio::time::timeout(Duration::from_secs(1), pacing.acquire(true))
+        tokio::time::timeout(Duration::from_secs(1), pacing.acquire(true, "test"))
             .await
-            .expect("nothing urgent waits");
+            .expect("nothing urgent waits")
+            .expect("a slot");
     }
 
     #[tokio::test]
     async fn no_more_requests_in_flight_than_the_limit() {
         let pacing = Pacing::new(3, Duration::from_millis(10));
         let held: Vec<Permit> = vec![
-            pacing.acquire(false).await,
-            pacing.acquire(false).await,
-            pacing.acquire(false).await,
+            pacing.acquire(false, "test").await.unwrap(),
+            pacing.acquire(false, "test").await.unwrap(),
+            pacing.acquire(false, "test").await.unwrap(),
         ];
-        let waiting = tokio::time::timeout(Duration::from_millis(50), pacing.acquire(false)).await;
+        let waiting =
+            tokio::time::timeout(Duration::from_millis(50), pacing.acquire(false, "test")).await;
         assert!(waiting.is_err(), "a fourth waits");
         // A cut below what is in flight lets nothing new out until enough
         // requests finish.
@@ -304,13 +348,94 @@ mod tests {
         assert_eq!(pacing.limits().limit.floor(), 2.0);
         let mut held = held;
         held.pop();
-        let waiting = tokio::time::timeout(Duration::from_millis(50), pacing.acquire(false)).await;
+        let waiting =
+            tokio::time::timeout(Duration::from_millis(50), pacing.acquire(false, "test")).await;
         assert!(waiting.is_err(), "still two in flight under a limit of 2");
         held.pop();
-        let next = tokio::time::timeout(Duration::from_secs(1), pacing.acquire(false)).await;
+        let next =
+            tokio::time::timeout(Duration::from_secs(1), pacing.acquire(false, "test")).await;
         assert!(
             next.is_ok(),
             "a slot freed under the limit wakes the waiter"
         );
+    }
+
+    #[tokio::test]
+    async fn a_proxy_that_did_not_answer_gets_one_request_and_no_queue_until_it_answers() {
+        let pacing = Pacing::new(10, Duration::from_secs(1));
+        let held: Vec<Permit> = vec![
+            pacing.acquire(false, "test").await.unwrap(),
+            pacing.acquire(false, "test").await.unwrap(),
+        ];
+        let waiting = tokio::spawn({
+            let pacing = pacing.clone();
+            async move {
+                // Waits: the limit is not reached yet, so it gets a slot.
+                pacing.acquire(false, "test").await.map(drop)
+            }
+        });
+        waiting.await.unwrap().unwrap();
+        // One request times out: the limit is 1, and with the other one
+        // still out, nothing is free and nothing waits.
+        pacing.unanswered();
+        assert_eq!(pacing.limits().limit, 1.0);
+        let refused = tokio::time::timeout(
+            Duration::from_millis(50),
+            pacing.acquire(false, "POST /team/new"),
+        )
+        .await
+        .expect("fails at once instead of waiting");
+        let Err(Error::Retryable { op, detail }) = refused else {
+            panic!("a retryable error")
+        };
+        assert_eq!(op, "POST /team/new");
+        assert!(detail.contains("did not answer"), "{detail}");
+        let background =
+            tokio::time::timeout(Duration::from_millis(50), pacing.acquire(true, "test"))
+                .await
+                .expect("background requests do not wait either");
+        assert!(background.is_err());
+        // Once nothing is in flight, one request goes: the next probe.
+        drop(held);
+        let probe = pacing.acquire(false, "test").await.expect("a slot");
+        assert!(pacing.acquire(false, "test").await.is_err(), "only one");
+        // A waiter queued before the proxy went silent is told at once.
+        drop(probe);
+        pacing.answered(Duration::from_millis(1), false);
+        assert_eq!(pacing.limits().limit, 2.0);
+        let first = [
+            pacing.acquire(false, "test").await.unwrap(),
+            pacing.acquire(false, "test").await.unwrap(),
+        ];
+        let queued = tokio::spawn({
+            let pacing = pacing.clone();
+            async move { pacing.acquire(false, "test").await.map(drop) }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!queued.is_finished(), "an answering proxy's requests wait");
+        pacing.unanswered();
+        let told = tokio::time::timeout(Duration::from_secs(1), queued)
+            .await
+            .expect("woken when the proxy is known silent")
+            .unwrap();
+        assert!(told.is_err());
+        drop(first);
+        // An answer ends it: requests wait for slots again, and the limit
+        // grows back.
+        pacing.answered(Duration::from_millis(1), false);
+        let one = pacing.acquire(false, "test").await.unwrap();
+        let two = pacing.acquire(false, "test").await.unwrap();
+        let waits = tokio::spawn({
+            let pacing = pacing.clone();
+            async move { pacing.acquire(false, "test").await.map(drop) }
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!waits.is_finished(), "a third waits for a slot");
+        drop((one, two));
+        tokio::time::timeout(Duration::from_secs(1), waits)
+            .await
+            .expect("and gets it")
+            .unwrap()
+            .unwrap();
     }
 }

@@ -29,7 +29,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
+use serde_json::value::RawValue;
 
 use super::client::{endpoint, Endpoint, Fingerprint, List, Reply};
 use super::{Client, Error, KeyInfo, TeamInfo};
@@ -65,28 +68,100 @@ impl TeamEntry {
     }
 }
 
+/// A page of keys as the route sent it: each entry's text, parsed only
+/// where wanted ([`Client::listed_page_for`]), and the count of all.
 #[derive(Deserialize)]
-struct KeyPage {
-    #[serde(default)]
-    keys: Vec<KeyInfo>,
+struct RawKeyPage<'a> {
+    #[serde(default, borrow)]
+    keys: Vec<&'a RawValue>,
     #[serde(default)]
     total_count: u64,
 }
 
+/// A page of teams, as [`RawKeyPage`].
 #[derive(Deserialize)]
-struct TeamPage {
-    #[serde(default)]
-    teams: Vec<TeamRow>,
+struct RawTeamPage<'a> {
+    #[serde(default, borrow)]
+    teams: Vec<&'a RawValue>,
     #[serde(default)]
     total: u64,
 }
 
+/// A page's entries as the route sent them, and its count of all.
+struct RawPage<'a> {
+    entries: Vec<&'a RawValue>,
+    total: u64,
+}
+
+/// A key entry's id, read without the rest.
 #[derive(Deserialize)]
-struct TeamRow {
-    #[serde(flatten)]
-    info: TeamInfo,
-    #[serde(default)]
-    object_permission_id: Option<String>,
+struct KeyHead<'a> {
+    #[serde(default, borrow)]
+    token: Cow<'a, str>,
+}
+
+/// A team entry's id and what says whether it is complete, read without the
+/// rest.
+#[derive(Deserialize)]
+struct TeamHead<'a> {
+    #[serde(default, borrow)]
+    team_id: Cow<'a, str>,
+    #[serde(default, borrow)]
+    object_permission_id: Option<Cow<'a, str>>,
+}
+
+impl List {
+    fn endpoint(self) -> &'static Endpoint {
+        match self {
+            List::Keys => &KEY_LIST,
+            List::Teams => &TEAM_LIST,
+        }
+    }
+
+    /// The page of text `text`.
+    fn raw_page(self, text: &str) -> Result<RawPage<'_>, serde_json::Error> {
+        Ok(match self {
+            List::Keys => {
+                let page: RawKeyPage = serde_json::from_str(text)?;
+                RawPage {
+                    entries: page.keys,
+                    total: page.total_count,
+                }
+            }
+            List::Teams => {
+                let page: RawTeamPage = serde_json::from_str(text)?;
+                RawPage {
+                    entries: page.teams,
+                    total: page.total,
+                }
+            }
+        })
+    }
+
+    /// The id of the entry of text `text`.
+    fn id_of(self, text: &str) -> Result<Cow<'_, str>, serde_json::Error> {
+        match self {
+            List::Keys => serde_json::from_str::<KeyHead>(text).map(|head| head.token),
+            List::Teams => serde_json::from_str::<TeamHead>(text).map(|head| head.team_id),
+        }
+    }
+}
+
+fn key_of(text: &str) -> Result<KeyInfo, serde_json::Error> {
+    let mut key: KeyInfo = serde_json::from_str(text)?;
+    info_form(&mut key.created_at);
+    info_form(&mut key.updated_at);
+    info_form(&mut key.expires);
+    info_form(&mut key.budget_reset_at);
+    Ok(key)
+}
+
+fn team_of(text: &str) -> Result<TeamEntry, serde_json::Error> {
+    let head: TeamHead = serde_json::from_str(text)?;
+    Ok(TeamEntry {
+        info: serde_json::from_str(text)?,
+        object_permission_id: head.object_permission_id.map(Cow::into_owned),
+    })
 }
 
 /// A key list entry's timestamp (`2026-12-06T23:47:54.846000Z`) in the form
@@ -109,6 +184,67 @@ fn page_arguments(page: u32, size: u32) -> (String, String) {
 }
 
 impl Client {
+    /// Page `page` (from 1) of `list`, `size` a page, sorted by id; with
+    /// `filter`, only the keys of that team, or the teams whose id starts
+    /// with it (or whose alias contains it: LiteLLM searches both).
+    async fn page_reply(
+        &self,
+        list: List,
+        filter: Option<&str>,
+        page: u32,
+        size: u32,
+    ) -> Result<Reply, Error> {
+        let (page, size) = page_arguments(page, size);
+        let mut query = match list {
+            List::Keys => vec![
+                ("return_full_object", "true"),
+                ("sort_by", "token"),
+                ("sort_order", "asc"),
+                ("page", page.as_str()),
+                ("size", size.as_str()),
+            ],
+            List::Teams => vec![
+                ("sort_by", "team_id"),
+                ("sort_order", "asc"),
+                ("page", page.as_str()),
+                ("page_size", size.as_str()),
+            ],
+        };
+        if let Some(filter) = filter {
+            match list {
+                List::Keys => query.push(("team_id", filter)),
+                List::Teams => {
+                    query.push(("search", filter));
+                    query.push(("search_team_id_match", "prefix"));
+                }
+            }
+        }
+        self.get(list.endpoint(), &query).await
+    }
+
+    /// Every entry of a page, parsed by `parse`.
+    async fn parsed_page<T>(
+        &self,
+        list: List,
+        filter: Option<&str>,
+        page: u32,
+        size: u32,
+        parse: fn(&str) -> Result<T, serde_json::Error>,
+    ) -> Result<Page<T>, Error> {
+        let reply = self.page_reply(list, filter, page, size).await?;
+        let decode = |err| Error::decode(reply.op, &err);
+        let raw = list.raw_page(reply.text()?).map_err(decode)?;
+        let entries = raw
+            .entries
+            .iter()
+            .map(|entry| parse(entry.get()).map_err(decode))
+            .collect::<Result<_, _>>()?;
+        Ok(Page {
+            entries,
+            total: raw.total,
+        })
+    }
+
     /// Page `page` (from 1) of the keys, `size` (at most [`MAX_PAGE_SIZE`])
     /// a page, sorted by token;
     /// with `team_id`, only that team's keys.
@@ -118,33 +254,8 @@ impl Client {
         page: u32,
         size: u32,
     ) -> Result<Page<KeyInfo>, Error> {
-        let (page, size) = page_arguments(page, size);
-        let mut query = vec![
-            ("return_full_object", "true"),
-            ("sort_by", "token"),
-            ("sort_order", "asc"),
-            ("page", page.as_str()),
-            ("size", size.as_str()),
-        ];
-        if let Some(team_id) = team_id {
-            query.push(("team_id", team_id));
-        }
-        let reply: Reply = self.get(&KEY_LIST, &query).await?;
-        let KeyPage { keys, total_count } = reply.json()?;
-        let entries = keys
-            .into_iter()
-            .map(|mut key| {
-                info_form(&mut key.created_at);
-                info_form(&mut key.updated_at);
-                info_form(&mut key.expires);
-                info_form(&mut key.budget_reset_at);
-                key
-            })
-            .collect();
-        Ok(Page {
-            entries,
-            total: total_count,
-        })
+        self.parsed_page(List::Keys, team_id, page, size, key_of)
+            .await
     }
 
     /// Page `page` (from 1) of the teams, `size` (at most [`MAX_PAGE_SIZE`])
@@ -157,27 +268,8 @@ impl Client {
         page: u32,
         size: u32,
     ) -> Result<Page<TeamEntry>, Error> {
-        let (page, size) = page_arguments(page, size);
-        let mut query = vec![
-            ("sort_by", "team_id"),
-            ("sort_order", "asc"),
-            ("page", page.as_str()),
-            ("page_size", size.as_str()),
-        ];
-        if let Some(prefix) = id_prefix {
-            query.push(("search", prefix));
-            query.push(("search_team_id_match", "prefix"));
-        }
-        let reply: Reply = self.get(&TEAM_LIST, &query).await?;
-        let TeamPage { teams, total } = reply.json()?;
-        let entries = teams
-            .into_iter()
-            .map(|row| TeamEntry {
-                info: row.info,
-                object_permission_id: row.object_permission_id,
-            })
-            .collect();
-        Ok(Page { entries, total })
+        self.parsed_page(List::Teams, id_prefix, page, size, team_of)
+            .await
     }
 }
 
@@ -186,22 +278,58 @@ impl Client {
 pub struct ListedEntry {
     /// The object's id, as its read knows it.
     pub id: String,
+    /// The fingerprint of its text as the route sent it (see
+    /// [`super::Listed::entry`]).
+    pub text: Fingerprint,
     /// The fingerprint of what it parsed to: a [`super::Listed`]'s where the
     /// object is as its read found it; `None` where the entry cannot say
-    /// all the read would (a team's object permission or member defaults).
+    /// all the read would (a team's object permission or member defaults),
+    /// or was not parsed ([`ListedEntry::known`]).
     pub fingerprint: Option<Fingerprint>,
-    /// The object it stands for.
-    object: Kept,
+    /// The object it stands for; `None` where it was not parsed.
+    object: Option<Kept>,
 }
 
 impl ListedEntry {
-    /// The entry of `object`, under `id`, fingerprinted as it parsed.
-    fn of(id: String, object: Kept) -> Self {
+    /// The entry of `object`, under `id`, of text `text`, fingerprinted as
+    /// it parsed.
+    fn of(id: String, text: Fingerprint, object: Kept) -> Self {
         ListedEntry {
             id,
+            text,
             fingerprint: object.fingerprint(),
-            object,
+            object: Some(object),
         }
+    }
+
+    /// Whether it was left unparsed, its text being the one its caller
+    /// knew ([`Client::listed_page_for`]): the object is as it was then.
+    pub fn known(&self) -> bool {
+        self.object.is_none()
+    }
+}
+
+/// What a caller of [`Client::listed_page_for`] wants of a page.
+pub trait Wants {
+    /// The id of the object whose entry the caller knows to be of text
+    /// `text` (a [`ListedEntry::text`] it was given before), and so knows
+    /// what it parses to.
+    fn known(&self, text: Fingerprint) -> Option<&str>;
+
+    /// Whether it wants the entry of `id`, if not known by its text.
+    fn wanted(&self, id: &str) -> bool;
+}
+
+/// Every entry, each parsed ([`Client::listed_page`]).
+struct Every;
+
+impl Wants for Every {
+    fn known(&self, _: Fingerprint) -> Option<&str> {
+        None
+    }
+
+    fn wanted(&self, _: &str) -> bool {
+        true
     }
 }
 
@@ -239,7 +367,10 @@ impl Kept {
 /// A page of a list route and when it was asked ([`Client::prefetch`]).
 #[derive(Debug, Clone)]
 pub struct Listing {
+    /// The entries wanted ([`Client::listed_page_for`]).
     pub page: Page<ListedEntry>,
+    /// How many entries the route sent, wanted or not.
+    pub sent: usize,
     pub asked: Asked,
 }
 
@@ -356,42 +487,67 @@ impl Client {
     /// parsed to: equal to a [`super::Probe`]'s [`super::Listed`]
     /// fingerprint where the object is as its read found it.
     pub async fn listed_page(&self, list: List, page: u32, size: u32) -> Result<Listing, Error> {
+        self.listed_page_for(list, page, size, &Every).await
+    }
+
+    /// [`Client::listed_page`] with only what `wants` wants: an entry whose
+    /// text it knows is left unparsed, under the id it knows it by; of the
+    /// others, only those of ids it wants are parsed. An entry costs a hash
+    /// of its text, and one not known by it a read of its id too: a sweep
+    /// parses only what changed.
+    pub async fn listed_page_for(
+        &self,
+        list: List,
+        page: u32,
+        size: u32,
+        wants: &impl Wants,
+    ) -> Result<Listing, Error> {
         let asked = self.prefetched().asked();
-        let page = match list {
-            List::Keys => {
-                let keys = self.key_page(None, page, size).await?;
-                let entries = keys
-                    .entries
-                    .into_iter()
-                    .map(|key| ListedEntry::of(key.token.clone(), Kept::Key(key)))
-                    .collect();
-                Page {
-                    entries,
-                    total: keys.total,
-                }
+        let reply = self.page_reply(list, None, page, size).await?;
+        let decode = |err| Error::decode(reply.op, &err);
+        let raw = list.raw_page(reply.text()?).map_err(decode)?;
+        let sent = raw.entries.len();
+        let mut entries = Vec::with_capacity(sent);
+        for entry in raw.entries {
+            let text = entry.get();
+            let fingerprint = Fingerprint::of_entry(text);
+            if let Some(id) = wants.known(fingerprint) {
+                entries.push(ListedEntry {
+                    id: id.to_owned(),
+                    text: fingerprint,
+                    fingerprint: None,
+                    object: None,
+                });
+                continue;
             }
-            List::Teams => {
-                let teams = self.team_page(None, page, size).await?;
-                let entries = teams
-                    .entries
-                    .into_iter()
-                    .map(|entry| {
-                        let complete = entry.complete();
-                        let mut listed =
-                            ListedEntry::of(entry.info.team_id.clone(), Kept::Team(entry.info));
-                        if !complete {
-                            listed.fingerprint = None;
-                        }
-                        listed
-                    })
-                    .collect();
-                Page {
-                    entries,
-                    total: teams.total,
-                }
+            let id = list.id_of(text).map_err(decode)?;
+            if !wants.wanted(&id) {
+                continue;
             }
-        };
-        Ok(Listing { page, asked })
+            let id = id.into_owned();
+            entries.push(match list {
+                List::Keys => {
+                    ListedEntry::of(id, fingerprint, Kept::Key(key_of(text).map_err(decode)?))
+                }
+                List::Teams => {
+                    let team = team_of(text).map_err(decode)?;
+                    let complete = team.complete();
+                    let mut listed = ListedEntry::of(id, fingerprint, Kept::Team(team.info));
+                    if !complete {
+                        listed.fingerprint = None;
+                    }
+                    listed
+                }
+            });
+        }
+        Ok(Listing {
+            page: Page {
+                entries,
+                total: raw.total,
+            },
+            sent,
+            asked,
+        })
     }
 
     /// Keeps `entry` of a page asked `asked` for the next read of its
@@ -401,10 +557,10 @@ impl Client {
     /// it cannot stand for a read: it does not say all the read would, or
     /// a write began since the page was asked.
     pub fn prefetch(&self, entry: ListedEntry, asked: Asked) -> bool {
-        if entry.fingerprint.is_none() {
+        let (Some(object), Some(_)) = (entry.object, entry.fingerprint) else {
             return false;
-        }
+        };
         self.prefetched()
-            .keep(entry.object.list(), entry.id, entry.object, asked)
+            .keep(object.list(), entry.id, object, asked)
     }
 }

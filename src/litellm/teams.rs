@@ -165,6 +165,7 @@ impl TeamInfo {
         Some(Listed {
             list: List::Teams,
             fingerprint: Fingerprint::of_parsed(self)?,
+            entry: None,
         })
     }
 

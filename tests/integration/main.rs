@@ -65,6 +65,7 @@ mod provider_models;
 mod provider_observability;
 mod provider_organizations;
 mod provider_pages;
+mod provider_proxies;
 mod provider_rbac;
 mod provider_repoint;
 mod provider_rotation;

@@ -63,6 +63,12 @@ struct State {
     /// Stalled requests not yet forwarded.
     stalled: u32,
     refusing: bool,
+    /// While set, requests are read and held without an answer.
+    silent: bool,
+    /// Requests held without an answer right now, and the most there were
+    /// since [`FaultProxy::mark`].
+    held: u32,
+    peak_held: u32,
     /// Requests being forwarded right now, and the most there ever were.
     in_flight: u32,
     peak_in_flight: u32,
@@ -162,6 +168,33 @@ impl FaultProxy {
         self.state().refusing = refusing;
     }
 
+    /// While `true`, every request is read and then held without an
+    /// answer until the client gives up and closes the connection: a proxy
+    /// that accepts connections and stops answering (a hung process, a
+    /// black-holed network path). Requests held when it is lifted stay
+    /// unanswered; later ones are forwarded again.
+    pub fn silence(&self, silent: bool) {
+        self.state().silent = silent;
+    }
+
+    /// How many requests are held without an answer right now.
+    pub fn held(&self) -> u32 {
+        self.state().held
+    }
+
+    /// The most requests held without an answer at the same time since the
+    /// last [`FaultProxy::mark`] (or the start).
+    pub fn peak_held(&self) -> u32 {
+        self.state().peak_held
+    }
+
+    /// Starts counting [`FaultProxy::peak_held`] again from what is held
+    /// now.
+    pub fn mark(&self) {
+        let mut state = self.state();
+        state.peak_held = state.held;
+    }
+
     /// How many requests of `method path` reached the upstream.
     pub fn forwarded(&self, method: &str, path: &str) -> u32 {
         let route = route(method, path);
@@ -187,6 +220,11 @@ impl FaultProxy {
     /// The most requests this proxy was forwarding at the same time.
     pub fn peak_in_flight(&self) -> u32 {
         self.state().peak_in_flight
+    }
+
+    /// How many requests arrived so far, of every route.
+    pub fn arrived(&self) -> usize {
+        self.state().arrivals.values().map(Vec::len).sum()
     }
 
     /// When each request of `method path` arrived, in order.
@@ -363,15 +401,29 @@ impl Forwarder {
         };
         let mut stream = reader.into_inner();
         let route = route(&request.method, &request.target);
-        let fault = {
+        let (silenced, fault) = {
             let mut state = self.state();
             state
                 .arrivals
                 .entry(route.clone())
                 .or_default()
                 .push(std::time::Instant::now());
-            state.take_fault(&route)
+            if state.silent {
+                state.held += 1;
+                state.peak_held = state.peak_held.max(state.held);
+                (true, None)
+            } else {
+                (false, state.take_fault(&route))
+            }
         };
+        if silenced {
+            // Nothing is answered; the request ends when the client closes
+            // the connection (a read of 0 bytes, or an error).
+            let mut rest = [0u8; 512];
+            while matches!(stream.read(&mut rest).await, Ok(n) if n > 0) {}
+            self.state().held -= 1;
+            return;
+        }
         let reply = match fault {
             None => self.forward(&route, request).await,
             Some(Fault::Status(code)) => {

@@ -471,11 +471,25 @@ pub async fn create_instance_with(
         .create(&PostParams::default(), &secret)
         .await
         .expect("master key Secret");
+    create_named_instance(kube, namespace, INSTANCE, workload, endpoint, ready).await;
+}
+
+/// An instance `name` with `workload` whose status says `ready` at
+/// `endpoint`, its master key in the namespace's `litellm-master-key`
+/// Secret (which [`create_instance_with`] writes).
+pub async fn create_named_instance(
+    kube: &kube::Client,
+    namespace: &str,
+    name: &str,
+    workload: serde_json::Value,
+    endpoint: &str,
+    ready: bool,
+) {
     let instances: Api<LiteLLMInstance> = Api::namespaced(kube.clone(), namespace);
     let instance = serde_json::from_value(json!({
         "apiVersion": "litellm.m.crossplane.io/v1alpha1",
         "kind": "LiteLLMInstance",
-        "metadata": {"name": INSTANCE},
+        "metadata": {"name": name},
         "spec": {
             "workload": workload,
             "masterKey": {"secretRef": {"name": "litellm-master-key", "key": "masterKey"}},
@@ -486,7 +500,7 @@ pub async fn create_instance_with(
         .create(&PostParams::default(), &instance)
         .await
         .expect("instance");
-    set_instance_ready(kube, namespace, endpoint, ready).await;
+    set_instance_ready_named(kube, namespace, name, endpoint, ready).await;
 }
 
 /// Writes the Secret `name` of `namespace` with `data` as its string data:
@@ -596,10 +610,21 @@ pub async fn patch_instance_spec(kube: &kube::Client, namespace: &str, spec: ser
 }
 
 pub async fn set_instance_ready(kube: &kube::Client, namespace: &str, endpoint: &str, ready: bool) {
+    set_instance_ready_named(kube, namespace, INSTANCE, endpoint, ready).await;
+}
+
+/// [`set_instance_ready`] for the instance `name`.
+pub async fn set_instance_ready_named(
+    kube: &kube::Client,
+    namespace: &str,
+    name: &str,
+    endpoint: &str,
+    ready: bool,
+) {
     let instances: Api<LiteLLMInstance> = Api::namespaced(kube.clone(), namespace);
     let status = json!({"status": {"ready": ready, "endpoint": endpoint}});
     instances
-        .patch_status(INSTANCE, &PatchParams::default(), &Patch::Merge(&status))
+        .patch_status(name, &PatchParams::default(), &Patch::Merge(&status))
         .await
         .expect("instance status");
 }

@@ -348,19 +348,11 @@ fn controller<K: ManagedKind + Debug>(
             due.send(object).is_ok()
         },
         {
-            let metrics = ctx.metrics.clone();
+            let series = ctx
+                .metrics
+                .poll_series(metrics::managed_controller::<K>(), K::NOUN);
             move |key, memo, after, took, by_page| {
-                metrics.polled(
-                    metrics::managed_controller::<K>(),
-                    K::NOUN,
-                    key,
-                    memo.metrics_id,
-                    after,
-                    took,
-                );
-                if by_page {
-                    metrics.paged(K::NOUN);
-                }
+                series.polled(key, memo.metrics_id, after, took, by_page);
             }
         },
     );

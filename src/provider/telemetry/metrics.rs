@@ -279,6 +279,45 @@ impl Shared {
     }
 }
 
+/// The series a poll of one kind records ([`Metrics::poll_series`]).
+#[derive(Clone)]
+pub struct PollSeries {
+    metrics: Metrics,
+    controller: &'static str,
+    reconciles: Counter,
+    unchanged: Counter,
+    paged: Counter,
+    requeued: Counter,
+    time: Histogram,
+}
+
+impl PollSeries {
+    /// A poll that found nothing changed without a reconciliation
+    /// ([`crate::provider::watch::polls`]), recorded as the reconciliation
+    /// it stands for: a reconciliation of the kind by the controller that
+    /// took `took` and requeued the object `key` (resource `object_id`, see
+    /// [`Metrics::object_id`]) after `after`, having found it up to date;
+    /// `by_page`: a page of the kind's list route answered it.
+    pub fn polled(
+        &self,
+        key: &str,
+        object_id: u64,
+        after: Duration,
+        took: Duration,
+        by_page: bool,
+    ) {
+        self.reconciles.inc();
+        self.unchanged.inc();
+        if by_page {
+            self.paged.inc();
+        }
+        self.requeued.inc();
+        self.time.observe(took.as_secs_f64());
+        self.metrics
+            .requeued_unchanged(self.controller, key, object_id, after);
+    }
+}
+
 /// Every series of the provider. Cloning shares them.
 #[derive(Clone)]
 pub struct Metrics {
@@ -538,41 +577,34 @@ impl Metrics {
     }
 
     /// The id the lifecycle maps know the resource of `uid` by, for
-    /// [`Metrics::polled`].
+    /// [`PollSeries::polled`].
     pub fn object_id(&self, uid: &str) -> u64 {
         self.shared().id(uid)
     }
 
-    /// A poll that found nothing changed without a reconciliation
-    /// ([`crate::provider::watch::polls`]), recorded as the reconciliation it stands for:
-    /// a reconciliation of `kind` by `controller` that took `took` and
-    /// requeued the object `key` (resource `object_id`, see
-    /// [`Metrics::object_id`]) after `after`, having found it up to date.
-    /// A poll of `kind` that [`Metrics::polled`] records was answered by a
-    /// page of its list route.
-    pub fn paged(&self, kind: &'static str) {
-        self.page_polls.get_or_create(&KindLabel { kind }).inc();
-    }
-
-    pub fn polled(
-        &self,
-        controller: &'static str,
-        kind: &'static str,
-        key: &str,
-        object_id: u64,
-        after: Duration,
-        took: Duration,
-    ) {
-        self.reconciled(kind);
-        self.unchanged_polls
-            .get_or_create(&KindLabel { kind })
-            .inc();
-        self.ended(controller, ReconcileResult::RequeueAfter, took);
-        self.requeued(controller, key, after);
-        self.shared()
-            .lifecycle
-            .last_unchanged
-            .insert(object_id, Instant::now());
+    /// The series of `kind`'s polls by `controller`, looked up once: a
+    /// poll that found nothing changed then records itself without a
+    /// lookup of each by its labels ([`PollSeries::polled`]).
+    pub fn poll_series(&self, controller: &'static str, kind: &'static str) -> PollSeries {
+        let label = KindLabel { kind };
+        PollSeries {
+            metrics: self.clone(),
+            controller,
+            reconciles: self.reconciles.get_or_create(&label).clone(),
+            unchanged: self.unchanged_polls.get_or_create(&label).clone(),
+            paged: self.page_polls.get_or_create(&label).clone(),
+            requeued: self
+                .reconcile_total
+                .get_or_create(&ResultLabel {
+                    controller,
+                    result: ReconcileResult::RequeueAfter.label(),
+                })
+                .clone(),
+            time: self
+                .reconcile_time
+                .get_or_create(&ControllerLabel { controller })
+                .clone(),
+        }
     }
 
     /// A reconciliation by `controller` ended with `result` after `took`:
@@ -592,6 +624,26 @@ impl Metrics {
         self.reconcile_time
             .get_or_create(&label)
             .observe(took.as_secs_f64());
+    }
+
+    /// [`Metrics::requeued`] and the note that `object_id` was found
+    /// unchanged ([`PollSeries::polled`]), under one lock.
+    fn requeued_unchanged(&self, controller: &str, key: &str, object_id: u64, after: Duration) {
+        let now = Instant::now();
+        let mut shared = self.shared();
+        let id = shared.id(key);
+        match shared.queues.get_mut(controller) {
+            Some(queue) => {
+                queue.insert(id, Some(now + after));
+            }
+            None => {
+                shared.queues.insert(
+                    controller.to_owned(),
+                    HashMap::from([(id, Some(now + after))]),
+                );
+            }
+        }
+        shared.lifecycle.last_unchanged.insert(object_id, now);
     }
 
     /// `Action::requeue(after)` for the object `key` (see [`object_key`]),

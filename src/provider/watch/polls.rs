@@ -533,13 +533,26 @@ async fn sweep(
         .into_iter()
         .map(|(key, memo)| (Box::from(memo.probe.id()), (key, memo)))
         .collect();
+    // The text of the entry that stood for each memo that may answer: an
+    // entry of the same text is the same object as it was, not parsed.
+    let texts: HashMap<litellm::Fingerprint, Box<str>> = wanted
+        .iter()
+        .filter(|(_, (_, memo))| memo.left > 0 && queue.holds(memo))
+        .filter_map(|(id, (_, memo))| Some((memo.probe.listed_entry()?, id.clone())))
+        .collect();
     let size = litellm::pages::MAX_PAGE_SIZE;
     let mut total = None;
     let mut page = 1u32;
     while !wanted.is_empty() {
         let started = Instant::now();
-        let (answer, asked) = match client.listed_page(list, page, size).await {
-            Ok(listing) => (listing.page, listing.asked),
+        // Entries of objects not due are left out, and entries whose text is
+        // the one last found to stand for a usable memo are not parsed.
+        let wants = SweepWants {
+            wanted: &wanted,
+            texts: &texts,
+        };
+        let (answer, asked, listed) = match client.listed_page_for(list, page, size, &wants).await {
+            Ok(listing) => (listing.page, listing.asked, listing.sent),
             // A page too large to read (objects with much metadata) leaves
             // its objects to their own reads; the next page is read all
             // the same, as only as many pages are read as the total says.
@@ -552,15 +565,16 @@ async fn sweep(
             Err(_) => break,
         };
         total = Some(answer.total);
-        let listed = answer.entries.len();
         let took = started.elapsed() / u32::try_from(listed.max(1)).unwrap_or(u32::MAX);
         for entry in answer.entries {
-            let Some((key, memo)) = wanted.remove(entry.id.as_str()) else {
+            let Some((key, mut memo)) = wanted.remove(entry.id.as_str()) else {
                 continue;
             };
-            let same = entry.fingerprint.is_some()
-                && entry.fingerprint == memo.probe.listed.map(|l| l.fingerprint);
+            let same = entry.known()
+                || entry.fingerprint.is_some()
+                    && entry.fingerprint == memo.probe.listed.map(|l| l.fingerprint);
             if same && memo.left > 0 && queue.holds(&memo) {
+                memo.probe.found_listed_as(entry.text);
                 answered(&queue, key, memo, tick, took, true);
             } else {
                 // A changed answer, a spent memo, a change in Kubernetes:
@@ -589,6 +603,24 @@ async fn sweep(
         queue.reconcile(&key);
     }
     queue.sweep_done(&client, list, total);
+}
+
+/// What a sweep wants of a page ([`litellm::pages::Wants`]): the entries
+/// of the due objects, parsed unless their text is that of the entry that
+/// last stood for their memo.
+struct SweepWants<'a> {
+    wanted: &'a HashMap<Box<str>, Answerable>,
+    texts: &'a HashMap<litellm::Fingerprint, Box<str>>,
+}
+
+impl litellm::pages::Wants for SweepWants<'_> {
+    fn known(&self, text: litellm::Fingerprint) -> Option<&str> {
+        self.texts.get(&text).map(|id| &**id)
+    }
+
+    fn wanted(&self, id: &str) -> bool {
+        self.wanted.contains_key(id)
+    }
 }
 
 /// How many ticks of `every` fit in `span`.
@@ -1121,6 +1153,9 @@ mod tests {
         polls: Polls,
         reconciled: Arc<Mutex<Vec<String>>>,
         polled: Arc<Mutex<Vec<(String, bool)>>>,
+        /// The answered polls whose memo went on knowing its list entry's
+        /// text ([`litellm::Probe::listed_entry`]).
+        remembered: Arc<Mutex<Vec<String>>>,
     }
 
     impl ListedQueue {
@@ -1129,10 +1164,14 @@ mod tests {
             let polls = Polls::with_changes(changes);
             let (reconciled, fire) = fired();
             let polled = Arc::new(Mutex::new(Vec::new()));
+            let remembered = Arc::new(Mutex::new(Vec::new()));
             polls.register(kind, fire, {
-                let polled = polled.clone();
-                move |key: &str, _memo: &Memo, _after, _took, by_page| {
-                    polled.lock().unwrap().push((key.to_owned(), by_page))
+                let (polled, remembered) = (polled.clone(), remembered.clone());
+                move |key: &str, memo: &Memo, _after, _took, by_page| {
+                    polled.lock().unwrap().push((key.to_owned(), by_page));
+                    if memo.probe.listed_entry().is_some() {
+                        remembered.lock().unwrap().push(key.to_owned());
+                    }
                 }
             });
             Self {
@@ -1142,6 +1181,7 @@ mod tests {
                 polls,
                 reconciled,
                 polled,
+                remembered,
             }
         }
 
@@ -1244,6 +1284,85 @@ mod tests {
                 (200, body.to_string())
             })
         })
+    }
+
+    /// A page is parsed only where its caller needs it: entries of ids not
+    /// wanted are left out, and an entry whose text is the one its caller
+    /// knows is left unparsed (it is as it was); a sweep so remembers the
+    /// text of the entry that answered a memo, with the memo.
+    #[tokio::test]
+    async fn a_page_parses_only_wanted_entries_whose_text_changed() {
+        use crate::litellm::{pages::ListedEntry, Fingerprint, List};
+        let (_proxy, listed, queue) = key_queue(((0..3).map(|n| (n, 1.0)).collect(), 3)).await;
+        let client = &queue.client;
+        /// Wants `ids`, and knows `texts`.
+        struct Asking<'a>(&'a [&'a str], HashMap<Fingerprint, String>);
+        impl crate::litellm::pages::Wants for Asking<'_> {
+            fn known(&self, text: Fingerprint) -> Option<&str> {
+                self.1.get(&text).map(String::as_str)
+            }
+            fn wanted(&self, id: &str) -> bool {
+                self.0.contains(&id)
+            }
+        }
+        let first = client
+            .listed_page_for(List::Keys, 1, 100, &Asking(&["t0", "t1"], HashMap::new()))
+            .await
+            .unwrap();
+        assert_eq!((first.sent, first.page.total), (3, 3));
+        let ids: Vec<&str> = first.page.entries.iter().map(|e| e.id.as_str()).collect();
+        assert_eq!(ids, ["t0", "t1"], "t2 is not wanted");
+        assert!(first
+            .page
+            .entries
+            .iter()
+            .all(|e| !e.known() && e.fingerprint.is_some()));
+        let texts: HashMap<Fingerprint, String> = first
+            .page
+            .entries
+            .iter()
+            .map(|e| (e.text, e.id.clone()))
+            .collect();
+
+        listed.lock().unwrap().0[1].1 = 9.0;
+        let second = client
+            .listed_page_for(
+                List::Keys,
+                1,
+                100,
+                &Asking(&["t0", "t1", "t2"], texts.clone()),
+            )
+            .await
+            .unwrap();
+        let text_of = |id: &str| *texts.iter().find(|(_, known)| *known == id).unwrap().0;
+        let entry =
+            |id: &str| -> &ListedEntry { second.page.entries.iter().find(|e| e.id == id).unwrap() };
+        assert!(entry("t0").known(), "the same text: not parsed");
+        assert_eq!(entry("t0").fingerprint, None);
+        assert!(
+            !client.prefetch(entry("t0").clone(), second.asked),
+            "nothing to stand for a read"
+        );
+        assert!(!entry("t1").known(), "its text changed: parsed");
+        assert_eq!(entry("t0").text, text_of("t0"));
+        assert_ne!(entry("t1").text, text_of("t1"));
+        assert_ne!(entry("t1").fingerprint, first.page.entries[1].fingerprint);
+        assert!(!entry("t2").known() && entry("t2").fingerprint.is_some());
+
+        // A sweep's answered memos go on with the text of their entries.
+        queue.schedule_read(&[0, 1, 2], 5).await;
+        let mut polling = JoinSet::new();
+        queue.polls.fire_due(now_tick() + 1_000, TICK, &mut polling);
+        until("the sweep", || queue.polled.lock().unwrap().len() == 3).await;
+        assert!(queue
+            .polled
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|(_, by_page)| *by_page));
+        let mut remembered = queue.remembered.lock().unwrap().clone();
+        remembered.sort();
+        assert_eq!(remembered, ["tenant/k0", "tenant/k1", "tenant/k2"]);
     }
 
     /// The due memos of listed keys of one proxy, with those falling due
