@@ -12,10 +12,12 @@
 //! them runs into the client's timeout, and a recovered one gets its
 //! maximum back within a few hundred requests.
 //!
-//! A request that got no answer at all (it timed out, or the connection
-//! failed) sets the limit to 1, as TCP's retransmission timeout sets its
-//! window to one segment, and until the proxy answers again no request
-//! waits for a slot: with none free it fails at once. A proxy that accepts
+//! Two requests in a row that got no answer at all (each timed out, or its
+//! connection failed) set the limit to 1, as TCP's retransmission timeout
+//! sets its window to one segment, and until the proxy answers again no
+//! request waits for a slot: with none free it fails at once. (One such
+//! request alone is a cut to 70%, so that one reset connection of a busy
+//! proxy does not fail every request queued for it.) A proxy that accepts
 //! connections and never answers so holds one request at a time, and the
 //! reconciliations of the provider's other proxies are not held up queueing
 //! behind it (they share the provider's per-kind limit on reconciliations
@@ -31,6 +33,10 @@ use std::time::{Duration, Instant};
 use tokio::sync::Notify;
 
 use super::Error;
+
+/// Requests in a row without an answer after which a proxy is taken to
+/// have stopped answering (see the module).
+const SILENT_AFTER: u32 = 2;
 
 /// Shared by every client of one proxy; see the module.
 #[derive(Debug)]
@@ -55,8 +61,8 @@ struct State {
     urgent_waiting: usize,
     /// When the last one that is not a background one got its slot.
     last_urgent: Option<Instant>,
-    /// The last request to end got no answer, and none was answered since.
-    unanswered: bool,
+    /// The requests in a row, up to the last to end, that got no answer.
+    unanswered: u32,
 }
 
 #[derive(Debug)]
@@ -117,7 +123,7 @@ impl Pacing {
                 lowest: max as f64,
                 urgent_waiting: 0,
                 last_urgent: None,
-                unanswered: false,
+                unanswered: 0,
             }),
             freed: Notify::new(),
             max,
@@ -175,7 +181,7 @@ impl Pacing {
                         pacing: self.clone(),
                     });
                 }
-                if state.unanswered {
+                if state.unanswered >= SILENT_AFTER {
                     return Err(Error::Retryable {
                         op,
                         detail: format!(
@@ -201,14 +207,19 @@ impl Pacing {
         state.urgent_waiting > 0 || state.last_urgent.is_some_and(|at| at.elapsed() < within)
     }
 
-    /// A request got no answer (a timeout, a failed connection): the limit
-    /// drops to 1, and nothing waits for a slot until an answer comes.
+    /// A request got no answer (a timeout, a failed connection): a cut, and
+    /// from the second in a row the limit drops to 1 and nothing waits for
+    /// a slot until an answer comes.
     pub fn unanswered(&self) {
         let mut state = self.state();
+        state.unanswered = state.unanswered.saturating_add(1);
+        if state.unanswered < SILENT_AFTER {
+            self.cut(&mut state);
+            return;
+        }
         state.limit = 1.0;
         state.lowest = 1.0;
         state.cut = Some(Instant::now());
-        state.unanswered = true;
         drop(state);
         // Whoever waits now fails at once instead.
         self.freed.notify_waiters();
@@ -218,19 +229,24 @@ impl Pacing {
     /// answer, and whether it asked to slow down (or could not be read).
     pub fn answered(&self, elapsed: Duration, congested: bool) {
         let mut state = self.state();
-        state.unanswered = false;
+        state.unanswered = 0;
         if congested || elapsed > self.slow {
-            let now = Instant::now();
-            if state
-                .cut
-                .is_none_or(|cut| now.duration_since(cut) >= self.slow)
-            {
-                state.limit = (state.limit * 0.7).max(1.0);
-                state.lowest = state.lowest.min(state.limit);
-                state.cut = Some(now);
-            }
+            self.cut(&mut state);
         } else if elapsed <= self.slow / 2 {
             state.limit = (state.limit + 1.0 / state.limit).min(self.max as f64);
+        }
+    }
+
+    /// The limit to 70%, at most once per `slow`, down to 1.
+    fn cut(&self, state: &mut State) {
+        let now = Instant::now();
+        if state
+            .cut
+            .is_none_or(|cut| now.duration_since(cut) >= self.slow)
+        {
+            state.limit = (state.limit * 0.7).max(1.0);
+            state.lowest = state.lowest.min(state.limit);
+            state.cut = Some(now);
         }
     }
 
@@ -375,8 +391,13 @@ mod tests {
             }
         });
         waiting.await.unwrap().unwrap();
-        // One request times out: the limit is 1, and with the other one
-        // still out, nothing is free and nothing waits.
+        // One request times out: a cut, and requests still wait their turn.
+        pacing.unanswered();
+        assert_eq!(pacing.limits().limit, 7.0);
+        let waits = tokio::time::timeout(Duration::from_millis(50), pacing.acquire(false, "test"));
+        assert!(waits.await.unwrap().is_ok(), "a slot under the limit of 7");
+        // A second in a row: the limit is 1, and with others still out,
+        // nothing is free and nothing waits.
         pacing.unanswered();
         assert_eq!(pacing.limits().limit, 1.0);
         let refused = tokio::time::timeout(
@@ -413,6 +434,9 @@ mod tests {
         });
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert!(!queued.is_finished(), "an answering proxy's requests wait");
+        pacing.unanswered();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!queued.is_finished(), "one unanswered request: still waits");
         pacing.unanswered();
         let told = tokio::time::timeout(Duration::from_secs(1), queued)
             .await

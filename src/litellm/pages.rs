@@ -24,12 +24,11 @@
 //! Whoever reads by pages reads an object missing from them on its own,
 //! and takes only that read's answer for its absence.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-use std::borrow::Cow;
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
