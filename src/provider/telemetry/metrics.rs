@@ -277,6 +277,20 @@ impl Shared {
         use std::hash::BuildHasher;
         self.ids.hash_one(key)
     }
+
+    /// `controller`'s object `key` is due again at `due`.
+    fn requeued(&mut self, controller: &str, key: &str, due: Instant) {
+        let id = self.id(key);
+        match self.queues.get_mut(controller) {
+            Some(queue) => {
+                queue.insert(id, Some(due));
+            }
+            None => {
+                let queue = HashMap::from([(id, Some(due))]);
+                self.queues.insert(controller.to_owned(), queue);
+            }
+        }
+    }
 }
 
 /// The series a poll of one kind records ([`Metrics::poll_series`]).
@@ -631,18 +645,7 @@ impl Metrics {
     fn requeued_unchanged(&self, controller: &str, key: &str, object_id: u64, after: Duration) {
         let now = Instant::now();
         let mut shared = self.shared();
-        let id = shared.id(key);
-        match shared.queues.get_mut(controller) {
-            Some(queue) => {
-                queue.insert(id, Some(now + after));
-            }
-            None => {
-                shared.queues.insert(
-                    controller.to_owned(),
-                    HashMap::from([(id, Some(now + after))]),
-                );
-            }
-        }
+        shared.requeued(controller, key, now + after);
         shared.lifecycle.last_unchanged.insert(object_id, now);
     }
 
@@ -656,14 +659,8 @@ impl Metrics {
     /// The object will be reconciled again after `after` (an `Action`'s
     /// requeue, or the error policy's backoff).
     pub fn requeued(&self, controller: &str, key: &str, after: Duration) {
-        let due = Some(Instant::now() + after);
-        let mut shared = self.shared();
-        let id = shared.id(key);
-        if !shared.queues.contains_key(controller) {
-            shared.queues.insert(controller.to_owned(), HashMap::new());
-        }
-        let queue = shared.queues.get_mut(controller).expect("inserted");
-        queue.insert(id, due);
+        self.shared()
+            .requeued(controller, key, Instant::now() + after);
     }
 
     /// crossplane-runtime's `recordFirstTimeReconciled`: a reconciliation
