@@ -651,8 +651,8 @@ impl Client {
                 // connection (transport errors are the retryable ones here;
                 // statuses are the caller's).
                 Err(Error::Retryable { .. }) => pacing.unanswered(),
-                // An answer that asks to slow down, or one too large to
-                // read: the proxy has more than it can take.
+                // An answer too large to read: the proxy (or something
+                // between) has more than the client takes.
                 Err(_) => pacing.answered(elapsed, true),
                 Ok(reply) => {
                     let congested = match reply.throttled() {

@@ -109,6 +109,12 @@ struct TeamHead<'a> {
     object_permission_id: Option<Cow<'a, str>>,
 }
 
+/// An entry's id, and a team's object permission id (a key's is `None`).
+struct Head<'a> {
+    id: Cow<'a, str>,
+    object_permission_id: Option<Cow<'a, str>>,
+}
+
 impl List {
     fn endpoint(self) -> &'static Endpoint {
         match self {
@@ -137,12 +143,21 @@ impl List {
         })
     }
 
-    /// The id of the entry of text `text`.
-    fn id_of(self, text: &str) -> Result<Cow<'_, str>, serde_json::Error> {
-        match self {
-            List::Keys => serde_json::from_str::<KeyHead>(text).map(|head| head.token),
-            List::Teams => serde_json::from_str::<TeamHead>(text).map(|head| head.team_id),
-        }
+    /// The head of the entry of text `text`.
+    fn head_of(self, text: &str) -> Result<Head<'_>, serde_json::Error> {
+        Ok(match self {
+            List::Keys => Head {
+                id: serde_json::from_str::<KeyHead>(text)?.token,
+                object_permission_id: None,
+            },
+            List::Teams => {
+                let head: TeamHead = serde_json::from_str(text)?;
+                Head {
+                    id: head.team_id,
+                    object_permission_id: head.object_permission_id,
+                }
+            }
+        })
     }
 }
 
@@ -156,10 +171,17 @@ fn key_of(text: &str) -> Result<KeyInfo, serde_json::Error> {
 }
 
 fn team_of(text: &str) -> Result<TeamEntry, serde_json::Error> {
-    let head: TeamHead = serde_json::from_str(text)?;
+    team_with(text, List::Teams.head_of(text)?.object_permission_id)
+}
+
+/// The team of entry `text`, whose object permission id was read already.
+fn team_with(
+    text: &str,
+    object_permission_id: Option<Cow<'_, str>>,
+) -> Result<TeamEntry, serde_json::Error> {
     Ok(TeamEntry {
         info: serde_json::from_str(text)?,
-        object_permission_id: head.object_permission_id.map(Cow::into_owned),
+        object_permission_id: object_permission_id.map(Cow::into_owned),
     })
 }
 
@@ -519,17 +541,17 @@ impl Client {
                 });
                 continue;
             }
-            let id = list.id_of(text).map_err(decode)?;
-            if !wants.wanted(&id) {
+            let head = list.head_of(text).map_err(decode)?;
+            if !wants.wanted(&head.id) {
                 continue;
             }
-            let id = id.into_owned();
+            let id = head.id.into_owned();
             entries.push(match list {
                 List::Keys => {
                     ListedEntry::of(id, fingerprint, Kept::Key(key_of(text).map_err(decode)?))
                 }
                 List::Teams => {
-                    let team = team_of(text).map_err(decode)?;
+                    let team = team_with(text, head.object_permission_id).map_err(decode)?;
                     let complete = team.complete();
                     let mut listed = ListedEntry::of(id, fingerprint, Kept::Team(team.info));
                     if !complete {
