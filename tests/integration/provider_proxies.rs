@@ -9,19 +9,31 @@
 //! holding every request without an answer while silenced; the other
 //! instance is the real proxy. One controller per kind serves both, as in a
 //! cluster: both instances live in the test's namespace.
+//!
+//! A tenant with many such proxies could still hold every place of a kind;
+//! the namespaces' shares of the places (`provider::watch::places`) keep
+//! the other tenants' reconciliations going. That test runs the provider
+//! cluster-wide, as a cluster runs it, on an API server of its own
+//! (`support::cluster`).
 
 use crate::support;
 
 use std::time::{Duration, Instant};
 
-use kube::api::PostParams;
-use litellm_crossplane::api::LiteLLMTeam;
+use std::sync::Arc;
+
+use kube::api::{Api, PostParams};
+use litellm_crossplane::api::{LiteLLMInstance, LiteLLMTeam};
+use litellm_crossplane::provider::instance::{self, InstanceOptions};
+use litellm_crossplane::provider::runtime::controllers;
+use litellm_crossplane::provider::telemetry::metrics::Metrics;
 use serde_json::json;
+use support::cluster::PrivateCluster;
 use support::fault_proxy::FaultProxy;
 use support::k8s;
 use support::provider::{
-    condition, create_named_instance, delete_and_wait, is, manifest, ready, wait_for, world_with,
-    Setup,
+    condition, create_instance, create_named_instance, delete_and_wait, is, manifest, ready,
+    wait_for, world_with, Setup,
 };
 
 /// The provider's LiteLLM request timeout here: how long a request to the
@@ -155,4 +167,224 @@ async fn a_proxy_that_stops_answering_holds_up_no_other_instance() {
     for name in &answered {
         delete_and_wait(&teams, name).await;
     }
+}
+
+/// Silent proxies of the tenant that holds up the others: as many as a
+/// kind's reconciliations at once (`--max-reconcile-rate`, 10), each its
+/// own instance, so that no proxy's own limit spares a place.
+const SILENT_PROXIES: usize = 10;
+
+/// Aborts the provider's controllers on drop.
+struct Running(tokio::task::JoinHandle<()>);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// An API server of the test's own, with the CRDs and two tenants'
+/// namespaces, and the real proxy's URL and master key.
+struct TwoTenants {
+    cluster: PrivateCluster,
+    url: String,
+    master_key: String,
+    /// The tenant whose proxies never answer.
+    holding: String,
+    other: String,
+}
+
+/// [`TwoTenants`], or `None` (the test is skipped) without the harnesses.
+async fn two_tenants(prefix: &str) -> Option<TwoTenants> {
+    let (url, master_key) = support::harness::litellm()?;
+    let cluster = PrivateCluster::start(prefix).await?;
+    k8s::install_crds(&cluster.client).await;
+    let holding = k8s::namespace(&cluster.client, "holding").await;
+    let other = k8s::namespace(&cluster.client, "other").await;
+    Some(TwoTenants {
+        cluster,
+        url,
+        master_key,
+        holding,
+        other,
+    })
+}
+
+#[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
+async fn a_tenant_whose_proxies_never_answer_leaves_the_other_tenants_places() {
+    let Some(TwoTenants {
+        cluster,
+        url,
+        master_key,
+        holding,
+        other,
+    }) = two_tenants("places").await
+    else {
+        return;
+    };
+    let kube = cluster.client.clone();
+    create_instance(&kube, &holding, &url, &master_key, true).await;
+    create_instance(&kube, &other, &url, &master_key, true).await;
+    let mut silent = Vec::new();
+    for i in 0..SILENT_PROXIES {
+        let proxy = FaultProxy::start(&url).await;
+        proxy.silence(true);
+        let workload = json!({"managed": false, "endpoint": proxy.url()});
+        let name = format!("silent-{i}");
+        create_named_instance(&kube, &holding, &name, workload, proxy.url(), true).await;
+        silent.push(proxy);
+    }
+
+    // One provider for the whole cluster, as Crossplane runs it: one
+    // controller per kind over every namespace.
+    let ctx = Arc::new(
+        support::provider::context(&kube, Metrics::default()).with_litellm_timeout(TIMEOUT),
+    );
+    let _provider = Running(tokio::spawn(controllers::run(ctx.clone(), None)));
+
+    // The holding tenant: two teams on each silent proxy, twice as many as
+    // the kind reconciles at once.
+    let suffix = k8s::unique_suffix();
+    let held_teams: Api<LiteLLMTeam> = Api::namespaced(kube.clone(), &holding);
+    let mut held_names = Vec::new();
+    for i in 0..SILENT_PROXIES {
+        for j in 0..2 {
+            let name = format!("held-{i}-{j}");
+            held_teams
+                .create(
+                    &PostParams::default(),
+                    &team_on(&format!("silent-{i}"), &name, &format!("{name}-{suffix}")),
+                )
+                .await
+                .unwrap();
+            held_names.push(name);
+        }
+    }
+    // Its reconciliations hold its whole share, each a request its proxy
+    // will not answer for a timeout.
+    let held = || silent.iter().map(FaultProxy::held).sum::<u32>();
+    support::provider::eventually("the holding tenant's share held", || async {
+        (held() >= 10).then_some(())
+    })
+    .await;
+    assert_eq!(ctx.places.held("team", &holding), 10);
+
+    // The other tenant's teams converge meanwhile, well within the
+    // timeout the held places wait for.
+    let started = Instant::now();
+    let teams: Api<LiteLLMTeam> = Api::namespaced(kube.clone(), &other);
+    let answered: Vec<String> = (0..3).map(|i| format!("other-{i}")).collect();
+    for name in &answered {
+        teams
+            .create(
+                &PostParams::default(),
+                &team_on(
+                    support::provider::INSTANCE,
+                    name,
+                    &format!("{name}-{suffix}"),
+                ),
+            )
+            .await
+            .unwrap();
+    }
+    for name in &answered {
+        ready(&teams, name).await;
+    }
+    let took = started.elapsed();
+    assert!(
+        took < TIMEOUT / 2,
+        "the other tenant's teams took {took:?} while the holding tenant's proxies were silent"
+    );
+    assert!(
+        ctx.places.held("team", &holding) <= 10,
+        "the holding tenant never holds more than its share"
+    );
+
+    // Its proxies answer again: its teams converge too, every one of them
+    // started again from where it waited.
+    for proxy in &silent {
+        proxy.silence(false);
+    }
+    for name in &held_names {
+        ready(&held_teams, name).await;
+    }
+    for name in &held_names {
+        delete_and_wait(&held_teams, name).await;
+    }
+    for name in &answered {
+        delete_and_wait(&teams, name).await;
+    }
+}
+
+#[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
+async fn a_tenant_whose_proxies_never_answer_leaves_the_other_tenants_probes() {
+    let Some(TwoTenants {
+        cluster,
+        url,
+        master_key,
+        holding,
+        other,
+    }) = two_tenants("probes").await
+    else {
+        return;
+    };
+    let kube = cluster.client.clone();
+    // The instance controller for the whole cluster, probing every second,
+    // each probe bounded by the timeout.
+    let options = InstanceOptions {
+        namespace: None,
+        ready_interval: Duration::from_secs(1),
+        not_ready_interval: Duration::from_secs(1),
+        probe_timeout: TIMEOUT,
+        ..InstanceOptions::default()
+    };
+    let _provider = Running(tokio::spawn(instance::controller_with_metrics(
+        kube.clone(),
+        options,
+        Metrics::default(),
+    )));
+
+    // The holding tenant: twice as many instances as the controller
+    // probes at once, each on a proxy that never answers.
+    create_instance(&kube, &holding, &url, &master_key, false).await;
+    let mut silent = Vec::new();
+    for i in 0..2 * SILENT_PROXIES {
+        let proxy = FaultProxy::start(&url).await;
+        proxy.silence(true);
+        let workload = json!({"managed": false, "endpoint": proxy.url()});
+        create_named_instance(
+            &kube,
+            &holding,
+            &format!("silent-{i}"),
+            workload,
+            proxy.url(),
+            false,
+        )
+        .await;
+        silent.push(proxy);
+    }
+    let held = || silent.iter().map(FaultProxy::held).sum::<u32>();
+    support::provider::eventually("the holding tenant's probes held", || async {
+        (held() >= 10).then_some(())
+    })
+    .await;
+
+    // The other tenant's instance is probed and ready meanwhile, well
+    // within the timeout the held probes wait for.
+    let started = Instant::now();
+    create_instance(&kube, &other, &url, &master_key, false).await;
+    let instances: Api<LiteLLMInstance> = Api::namespaced(kube.clone(), &other);
+    support::provider::eventually("the other tenant's instance ready", || async {
+        let instance = instances.get(support::provider::INSTANCE).await.ok()?;
+        instance.status.is_some_and(|s| s.ready).then_some(())
+    })
+    .await;
+    let took = started.elapsed();
+    assert!(
+        took < TIMEOUT / 2,
+        "the other tenant's instance took {took:?} to be ready while the holding tenant's \
+         proxies were silent"
+    );
 }

@@ -177,6 +177,11 @@ impl FaultProxy {
         self.state().silent = silent;
     }
 
+    /// Requests held without an answer right now.
+    pub fn held(&self) -> u32 {
+        self.state().held
+    }
+
     /// The most requests held without an answer at the same time since the
     /// last [`FaultProxy::mark`] (or the start).
     pub fn peak_held(&self) -> u32 {

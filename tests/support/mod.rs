@@ -4,6 +4,7 @@
 
 pub mod authz;
 pub mod binary;
+pub mod cluster;
 pub mod crd_guard;
 pub mod fault_proxy;
 pub mod harness;

@@ -13,6 +13,7 @@ use kube::api::{Api, Patch, PatchParams};
 use kube::core::PartialObjectMeta;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::finalizer::{self, finalizer, Event};
+use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{watcher, WatchStreamExt};
 use kube::ResourceExt;
 use serde_json::json;
@@ -29,6 +30,7 @@ use crate::provider::managed::reconciler::PAUSED_NOTE;
 use crate::provider::telemetry::events::{EventType, Recorder};
 use crate::provider::telemetry::metrics::{object_key, result_of, Metrics, Seen};
 use crate::provider::watch::cache::Caches;
+use crate::provider::watch::places::{self, Places};
 use crate::provider::watch::tolerant::{self, Tolerant};
 use crate::provider::watch::wanted::Wanted;
 
@@ -37,6 +39,10 @@ use super::{
     admission, condition_type, desired_status, probe, probe_target, provision, provisioned_status,
     reason, requeue_after, teardown, Error, ProbeResult,
 };
+
+/// The instances' name among the kinds whose places are shared out
+/// ([`places`]), and in `provider_litellm_place_waits`.
+const INSTANCE: &str = "instance";
 
 /// Field manager of the status patches and of the workload objects.
 pub const FIELD_MANAGER: &str = "provider-litellm-instance";
@@ -96,6 +102,8 @@ struct Context {
     controller: &'static str,
     /// Unreadable instances reported, by uid.
     unreadable: tolerant::Reports,
+    /// The reconciliations at once, shared out by namespace.
+    places: Places,
 }
 
 /// Runs the controller until SIGTERM or Ctrl-C (graceful shutdown: running
@@ -150,7 +158,15 @@ pub fn build(
     let deployments: Api<PartialObjectMeta<Deployment>> = scoped(&client, &options.namespace);
     let jobs: Api<PartialObjectMeta<Job>> = scoped(&client, &options.namespace);
     let workloads = Wanted::default();
+    // Instances that waited for a place of their namespace are started
+    // again through this trigger (see `places`).
+    let (due, woken) = tokio::sync::mpsc::unbounded_channel();
+    let places = Places::default();
+    places.register(INSTANCE, options.concurrency, move |namespace, name| {
+        due.send(ObjectRef::new(name).within(namespace)).is_ok()
+    });
     let context = Arc::new(Context {
+        places,
         workloads: workloads.clone(),
         recorder: Recorder::for_provider(client.clone()),
         client,
@@ -166,8 +182,10 @@ pub fn build(
     // counts and the migration's outcome reach the status without
     // waiting for the requeue. Pods are not owned by the instance; the
     // requeue interval covers them.
+    // One namespace's instances hold `--max-reconcile-rate` places; the
+    // controller runs a reserve for the others.
     let config = kube::runtime::controller::Config::default()
-        .concurrency(context.options.concurrency.max(1));
+        .concurrency(places::controller_concurrency(context.options.concurrency));
     // Its own reflector, not `Controller::new`'s: `/readyz` waits for its
     // `Synced` flag, which `Store::wait_until_ready` cannot give a second
     // waiter beside the controller's runner (see `cache::Reflected`).
@@ -175,6 +193,7 @@ pub fn build(
         crate::provider::watch::cache::reflect(api, crate::provider::watch::cache::strip);
     let controller = Controller::for_stream(stream, instances.store.clone())
         .with_config(config)
+        .reconcile_on(tokio_stream::wrappers::UnboundedReceiverStream::new(woken))
         .owns_stream(workloads.stream(move || {
             watcher(deployments, watcher::Config::default())
                 .default_backoff()
@@ -221,6 +240,18 @@ async fn reconcile_measured(
     object: Arc<Tolerant<LiteLLMInstance>>,
     context: Arc<Context>,
 ) -> Result<Action, Error> {
+    // A probe holds its place up to the probe timeout: one namespace's
+    // instances (a tenant's servers that never answer) hold only their
+    // namespace's share.
+    let meta = kube::Resource::meta(&*object);
+    let Some(_place) = context.places.enter(
+        INSTANCE,
+        meta.namespace.as_deref().unwrap_or_default(),
+        meta.name.as_deref().unwrap_or_default(),
+    ) else {
+        context.metrics.waited_for_place(INSTANCE);
+        return Ok(Action::await_change());
+    };
     let running = context.metrics.reconciling(
         context.controller,
         &object_key(kube::Resource::meta(&*object)),

@@ -37,6 +37,7 @@ use crate::provider::telemetry::metrics::{
     self as series, object_key, result_of, Metrics, ReconcileResult,
 };
 use crate::provider::watch::cache::{Cache, Kube};
+use crate::provider::watch::places::Places;
 use crate::provider::watch::polls::BUSY_WINDOW;
 use crate::provider::watch::polls::{memo_polls, Memo, Polls, PutOff, MAX_PUT_OFF};
 use crate::provider::watch::timing;
@@ -134,6 +135,10 @@ pub struct Context {
     /// Requeues of managed resources, outside kube-runtime's scheduler
     /// ([`polls`](crate::provider::watch::polls)); the controllers register their kinds.
     pub polls: Polls,
+    /// Each kind's reconciliations at once, shared out by namespace
+    /// ([`places`](crate::provider::watch::places)); the controllers register their
+    /// kinds.
+    pub places: Places,
 }
 
 impl Context {
@@ -185,6 +190,7 @@ impl Context {
             deferred: PutOff::default(),
             verified: Arc::default(),
             polls: Polls::default(),
+            places: Places::default(),
         }
     }
 
@@ -569,6 +575,18 @@ pub async fn reconcile_with<K: ManagedKind, C: Connecter<K>>(
 ) -> Result<Action, Error> {
     // Before anything is read: what the poll queue's memo is valid from.
     let since = ctx.polls.changes().now();
+    // Its namespace's share of the kind's places taken
+    // ([`places`](crate::provider::watch::places)): it ends at once, doing
+    // nothing and keeping its queued poll, and starts again when one of
+    // its namespace's places frees.
+    let Some(_place) = ctx.places.enter(
+        K::NOUN,
+        mr.meta().namespace.as_deref().unwrap_or_default(),
+        mr.meta().name.as_deref().unwrap_or_default(),
+    ) else {
+        ctx.metrics.waited_for_place(K::NOUN);
+        return Ok(Action::await_change());
+    };
     let key = object_key(mr.meta());
     // Whatever brought this reconciliation, it asks for its own requeue.
     ctx.polls.cancel(K::NOUN, &key);

@@ -21,6 +21,7 @@ use crate::provider::telemetry::metrics::{self, object_key, Metrics, Seen};
 use crate::provider::watch::cache::Caches;
 use crate::provider::watch::cache::{self, Cache, Reflected, Scope, Secrets, Stores};
 use crate::provider::watch::joins::Joins;
+use crate::provider::watch::places;
 use crate::provider::watch::tolerant::Tolerant;
 
 /// What the state gauges and the queue need of a cached object: an object
@@ -333,29 +334,31 @@ fn controller<K: ManagedKind + Debug>(
     stream: impl Stream<Item = Result<Tolerant<K>, watcher::Error>> + Send + 'static,
     ctx: &Arc<Context>,
 ) -> Controller<Tolerant<K>> {
-    let concurrency = ctx.concurrency;
-    // Requeues the poll queue holds come back through this trigger.
+    // One namespace runs `--max-reconcile-rate` of the kind's
+    // reconciliations at once; the controller runs a reserve beyond that
+    // for the others (see `places`).
+    let concurrency = places::controller_concurrency(ctx.concurrency);
+    // Requeues the poll queue holds, and objects that waited for a place,
+    // come back through this trigger.
     let (due, requeued) = tokio::sync::mpsc::unbounded_channel();
-    ctx.polls.register(
-        K::NOUN,
-        move |namespace, name| {
-            let object = ObjectRef::new(name);
-            let object = if namespace.is_empty() {
-                object
-            } else {
-                object.within(namespace)
-            };
-            due.send(object).is_ok()
-        },
-        {
-            let series = ctx
-                .metrics
-                .poll_series(metrics::managed_controller::<K>(), K::NOUN);
-            move |key, memo, after, took, by_page| {
-                series.polled(key, memo.metrics_id, after, took, by_page);
-            }
-        },
-    );
+    let fire = move |namespace: &str, name: &str| {
+        let object = ObjectRef::new(name);
+        let object = if namespace.is_empty() {
+            object
+        } else {
+            object.within(namespace)
+        };
+        due.send(object).is_ok()
+    };
+    ctx.places.register(K::NOUN, ctx.concurrency, fire.clone());
+    ctx.polls.register(K::NOUN, fire, {
+        let series = ctx
+            .metrics
+            .poll_series(metrics::managed_controller::<K>(), K::NOUN);
+        move |key, memo, after, took, by_page| {
+            series.polled(key, memo.metrics_id, after, took, by_page);
+        }
+    });
     let ctx = ctx.clone();
     let mut seen = DesiredStateSeen::new();
     let trigger = stream.filter(move |event| match event {

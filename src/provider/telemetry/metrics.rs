@@ -338,6 +338,7 @@ pub struct Metrics {
     reconciles: Family<KindLabel, Counter>,
     unchanged_polls: Family<KindLabel, Counter>,
     page_polls: Family<KindLabel, Counter>,
+    place_waits: Family<KindLabel, Counter>,
     errors: Family<ErrorLabel, Counter>,
     requests: Histograms<RequestLabel>,
     reconcile_total: Family<ResultLabel, Counter>,
@@ -364,6 +365,7 @@ impl Default for Metrics {
             reconciles: Family::default(),
             unchanged_polls: Family::default(),
             page_polls: Family::default(),
+            place_waits: Family::default(),
             errors: Family::default(),
             requests: Family::new_with_constructor(request_histogram),
             reconcile_total: Family::default(),
@@ -416,6 +418,13 @@ impl Metrics {
              other objects' polls, instead of a read of their own (counted in \
              provider_litellm_unchanged_polls too)",
             self.page_polls.clone(),
+        );
+        registry.register(
+            "provider_litellm_place_waits",
+            "Reconciliations by kind that found their namespace's share of the kind's \
+             reconciliations at once taken, and so did nothing and waited for a place (not \
+             counted in provider_litellm_reconciles)",
+            self.place_waits.clone(),
         );
         registry.register(
             "provider_litellm_reconcile_errors",
@@ -482,6 +491,12 @@ impl Metrics {
 
     pub fn reconciled(&self, kind: &'static str) {
         self.reconciles.get_or_create(&KindLabel { kind }).inc();
+    }
+
+    /// A reconciliation of `kind` waits for a place of its namespace
+    /// ([`crate::provider::watch::places`]).
+    pub fn waited_for_place(&self, kind: &'static str) {
+        self.place_waits.get_or_create(&KindLabel { kind }).inc();
     }
 
     pub fn failed(&self, kind: &'static str, reason: &'static str) {

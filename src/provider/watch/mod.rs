@@ -1,7 +1,8 @@
 //! What the provider knows of the cluster between reconciliations: the
 //! watch caches ([`cache`]), lists that tolerate objects they cannot read
 //! ([`tolerant`]), change counting ([`changes`]), memo polls and polls put
-//! off ([`polls`], [`timing`]), the provider's own last writes to each
+//! off ([`polls`], [`timing`]), each kind's reconciliations at once shared
+//! out by namespace ([`places`]), the provider's own last writes to each
 //! resource and their echoes ([`written`], [`echo`]), and what each
 //! resource joins ([`joins`]).
 //!
@@ -12,6 +13,7 @@ pub mod cache;
 pub mod changes;
 pub mod echo;
 pub mod joins;
+pub mod places;
 pub mod polls;
 pub mod timing;
 pub mod tolerant;
