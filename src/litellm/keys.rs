@@ -61,7 +61,7 @@ pub struct KeyRequest {
     /// `/key/update` replaces the whole map, it does not merge.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Map<String, Value>>,
-    /// Merged field by field by LiteLLM; see [`ObjectPermission`].
+    /// Merged field by field by LiteLLM; see [`ObjectPermission`](super::ObjectPermission).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub object_permission: Option<super::ObjectPermission>,
 }

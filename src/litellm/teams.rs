@@ -53,7 +53,7 @@ pub struct TeamRequest {
     /// LiteLLM's own entries, [`SYSTEM_METADATA`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metadata: Option<Map<String, Value>>,
-    /// Merged field by field by LiteLLM; see [`ObjectPermission`].
+    /// Merged field by field by LiteLLM; see [`ObjectPermission`](super::ObjectPermission).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub object_permission: Option<super::ObjectPermission>,
     /// The organization the team belongs to (must exist; `/team/update`
