@@ -210,31 +210,46 @@ async fn two_tenants(prefix: &str) -> Option<TwoTenants> {
     })
 }
 
+impl TwoTenants {
+    /// The holding tenant's instances: its master key Secret and an
+    /// instance on the real proxy (so the Secret is made as for any
+    /// instance), then `count` instances `silent-<i>`, each on a fault
+    /// proxy of its own that never answers; `ready`: their status says
+    /// ready (no instance controller runs to say it).
+    async fn silent_instances(&self, count: usize, ready: bool) -> Vec<FaultProxy> {
+        let kube = &self.cluster.client;
+        create_instance(kube, &self.holding, &self.url, &self.master_key, ready).await;
+        let mut silent = Vec::new();
+        for i in 0..count {
+            let proxy = FaultProxy::start(&self.url).await;
+            proxy.silence(true);
+            let workload = json!({"managed": false, "endpoint": proxy.url()});
+            let name = format!("silent-{i}");
+            create_named_instance(kube, &self.holding, &name, workload, proxy.url(), ready).await;
+            silent.push(proxy);
+        }
+        silent
+    }
+}
+
+/// Waits until the `silent` proxies hold `count` requests between them.
+async fn until_held(silent: &[FaultProxy], count: u32, what: &str) {
+    support::provider::eventually(what, || async {
+        (silent.iter().map(FaultProxy::held).sum::<u32>() >= count).then_some(())
+    })
+    .await;
+}
+
 #[tokio::test]
 #[ignore = "needs the test harnesses: tests/run.sh"]
 async fn a_tenant_whose_proxies_never_answer_leaves_the_other_tenants_places() {
-    let Some(TwoTenants {
-        cluster,
-        url,
-        master_key,
-        holding,
-        other,
-    }) = two_tenants("places").await
-    else {
+    let Some(tenants) = two_tenants("places").await else {
         return;
     };
-    let kube = cluster.client.clone();
-    create_instance(&kube, &holding, &url, &master_key, true).await;
-    create_instance(&kube, &other, &url, &master_key, true).await;
-    let mut silent = Vec::new();
-    for i in 0..SILENT_PROXIES {
-        let proxy = FaultProxy::start(&url).await;
-        proxy.silence(true);
-        let workload = json!({"managed": false, "endpoint": proxy.url()});
-        let name = format!("silent-{i}");
-        create_named_instance(&kube, &holding, &name, workload, proxy.url(), true).await;
-        silent.push(proxy);
-    }
+    let kube = tenants.cluster.client.clone();
+    let (holding, other) = (&tenants.holding, &tenants.other);
+    let silent = tenants.silent_instances(SILENT_PROXIES, true).await;
+    create_instance(&kube, other, &tenants.url, &tenants.master_key, true).await;
 
     // One provider for the whole cluster, as Crossplane runs it: one
     // controller per kind over every namespace.
@@ -246,7 +261,7 @@ async fn a_tenant_whose_proxies_never_answer_leaves_the_other_tenants_places() {
     // The holding tenant: two teams on each silent proxy, twice as many as
     // the kind reconciles at once.
     let suffix = k8s::unique_suffix();
-    let held_teams: Api<LiteLLMTeam> = Api::namespaced(kube.clone(), &holding);
+    let held_teams: Api<LiteLLMTeam> = Api::namespaced(kube.clone(), holding);
     let mut held_names = Vec::new();
     for i in 0..SILENT_PROXIES {
         for j in 0..2 {
@@ -263,17 +278,13 @@ async fn a_tenant_whose_proxies_never_answer_leaves_the_other_tenants_places() {
     }
     // Its reconciliations hold its whole share, each a request its proxy
     // will not answer for a timeout.
-    let held = || silent.iter().map(FaultProxy::held).sum::<u32>();
-    support::provider::eventually("the holding tenant's share held", || async {
-        (held() >= 10).then_some(())
-    })
-    .await;
-    assert_eq!(ctx.places.held("team", &holding), 10);
+    until_held(&silent, 10, "the holding tenant's share held").await;
+    assert_eq!(ctx.places.held("team", holding), 10);
 
     // The other tenant's teams converge meanwhile, well within the
     // timeout the held places wait for.
     let started = Instant::now();
-    let teams: Api<LiteLLMTeam> = Api::namespaced(kube.clone(), &other);
+    let teams: Api<LiteLLMTeam> = Api::namespaced(kube.clone(), other);
     let answered: Vec<String> = (0..3).map(|i| format!("other-{i}")).collect();
     for name in &answered {
         teams
@@ -297,7 +308,7 @@ async fn a_tenant_whose_proxies_never_answer_leaves_the_other_tenants_places() {
         "the other tenant's teams took {took:?} while the holding tenant's proxies were silent"
     );
     assert!(
-        ctx.places.held("team", &holding) <= 10,
+        ctx.places.held("team", holding) <= 10,
         "the holding tenant never holds more than its share"
     );
 
@@ -320,17 +331,11 @@ async fn a_tenant_whose_proxies_never_answer_leaves_the_other_tenants_places() {
 #[tokio::test]
 #[ignore = "needs the test harnesses: tests/run.sh"]
 async fn a_tenant_whose_proxies_never_answer_leaves_the_other_tenants_probes() {
-    let Some(TwoTenants {
-        cluster,
-        url,
-        master_key,
-        holding,
-        other,
-    }) = two_tenants("probes").await
-    else {
+    let Some(tenants) = two_tenants("probes").await else {
         return;
     };
-    let kube = cluster.client.clone();
+    let kube = tenants.cluster.client.clone();
+    let other = &tenants.other;
     // The instance controller for the whole cluster, probing every second,
     // each probe bounded by the timeout.
     let options = InstanceOptions {
@@ -348,34 +353,14 @@ async fn a_tenant_whose_proxies_never_answer_leaves_the_other_tenants_probes() {
 
     // The holding tenant: twice as many instances as the controller
     // probes at once, each on a proxy that never answers.
-    create_instance(&kube, &holding, &url, &master_key, false).await;
-    let mut silent = Vec::new();
-    for i in 0..2 * SILENT_PROXIES {
-        let proxy = FaultProxy::start(&url).await;
-        proxy.silence(true);
-        let workload = json!({"managed": false, "endpoint": proxy.url()});
-        create_named_instance(
-            &kube,
-            &holding,
-            &format!("silent-{i}"),
-            workload,
-            proxy.url(),
-            false,
-        )
-        .await;
-        silent.push(proxy);
-    }
-    let held = || silent.iter().map(FaultProxy::held).sum::<u32>();
-    support::provider::eventually("the holding tenant's probes held", || async {
-        (held() >= 10).then_some(())
-    })
-    .await;
+    let silent = tenants.silent_instances(2 * SILENT_PROXIES, false).await;
+    until_held(&silent, 10, "the holding tenant's probes held").await;
 
     // The other tenant's instance is probed and ready meanwhile, well
     // within the timeout the held probes wait for.
     let started = Instant::now();
-    create_instance(&kube, &other, &url, &master_key, false).await;
-    let instances: Api<LiteLLMInstance> = Api::namespaced(kube.clone(), &other);
+    create_instance(&kube, other, &tenants.url, &tenants.master_key, false).await;
+    let instances: Api<LiteLLMInstance> = Api::namespaced(kube.clone(), other);
     support::provider::eventually("the other tenant's instance ready", || async {
         let instance = instances.get(support::provider::INSTANCE).await.ok()?;
         instance.status.is_some_and(|s| s.ready).then_some(())

@@ -13,7 +13,6 @@ use kube::api::{Api, Patch, PatchParams};
 use kube::core::PartialObjectMeta;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::finalizer::{self, finalizer, Event};
-use kube::runtime::reflector::ObjectRef;
 use kube::runtime::{watcher, WatchStreamExt};
 use kube::ResourceExt;
 use serde_json::json;
@@ -162,9 +161,11 @@ pub fn build(
     // again through this trigger (see `places`).
     let (due, woken) = tokio::sync::mpsc::unbounded_channel();
     let places = Places::default();
-    places.register(INSTANCE, options.concurrency, move |namespace, name| {
-        due.send(ObjectRef::new(name).within(namespace)).is_ok()
-    });
+    places.register(
+        INSTANCE,
+        options.concurrency,
+        places::trigger::<Tolerant<LiteLLMInstance>>(due),
+    );
     let context = Arc::new(Context {
         places,
         workloads: workloads.clone(),
@@ -244,18 +245,13 @@ async fn reconcile_measured(
     // instances (a tenant's servers that never answer) hold only their
     // namespace's share.
     let meta = kube::Resource::meta(&*object);
-    let Some(_place) = context.places.enter(
-        INSTANCE,
-        meta.namespace.as_deref().unwrap_or_default(),
-        meta.name.as_deref().unwrap_or_default(),
-    ) else {
+    let Some(_place) = context.places.enter_object(INSTANCE, meta) else {
         context.metrics.waited_for_place(INSTANCE);
         return Ok(Action::await_change());
     };
-    let running = context.metrics.reconciling(
-        context.controller,
-        &object_key(kube::Resource::meta(&*object)),
-    );
+    let running = context
+        .metrics
+        .reconciling(context.controller, &object_key(meta));
     let result = reconcile_tolerant(object, context).await;
     running.finish(result_of(&result));
     result

@@ -579,11 +579,7 @@ pub async fn reconcile_with<K: ManagedKind, C: Connecter<K>>(
     // ([`places`](crate::provider::watch::places)): it ends at once, doing
     // nothing and keeping its queued poll, and starts again when one of
     // its namespace's places frees.
-    let Some(_place) = ctx.places.enter(
-        K::NOUN,
-        mr.meta().namespace.as_deref().unwrap_or_default(),
-        mr.meta().name.as_deref().unwrap_or_default(),
-    ) else {
+    let Some(_place) = ctx.places.enter_object(K::NOUN, mr.meta()) else {
         ctx.metrics.waited_for_place(K::NOUN);
         return Ok(Action::await_change());
     };

@@ -341,15 +341,7 @@ fn controller<K: ManagedKind + Debug>(
     // Requeues the poll queue holds, and objects that waited for a place,
     // come back through this trigger.
     let (due, requeued) = tokio::sync::mpsc::unbounded_channel();
-    let fire = move |namespace: &str, name: &str| {
-        let object = ObjectRef::new(name);
-        let object = if namespace.is_empty() {
-            object
-        } else {
-            object.within(namespace)
-        };
-        due.send(object).is_ok()
-    };
+    let fire = places::trigger::<Tolerant<K>>(due);
     ctx.places.register(K::NOUN, ctx.concurrency, fire.clone());
     ctx.polls.register(K::NOUN, fire, {
         let series = ctx

@@ -22,6 +22,11 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
+use kube::api::ObjectMeta;
+use kube::runtime::reflector::ObjectRef;
+use kube::Resource;
+use tokio::sync::mpsc::UnboundedSender;
+
 /// The places only namespaces other than one that holds its whole share
 /// can take: half the share, at least one.
 pub fn reserve(per_namespace: u16) -> u16 {
@@ -36,6 +41,26 @@ pub fn controller_concurrency(per_namespace: u16) -> u16 {
 }
 
 type Fire = Box<dyn Fn(&str, &str) -> bool + Send + Sync>;
+
+/// A controller's trigger as [`Places::register`] (and the poll queue)
+/// fire it: `(namespace, name)` sent to `due`, which the controller
+/// reconciles on; `false` once the controller is gone.
+pub fn trigger<K>(
+    due: UnboundedSender<ObjectRef<K>>,
+) -> impl Fn(&str, &str) -> bool + Clone + Send + Sync + 'static
+where
+    K: Resource<DynamicType = ()> + 'static,
+{
+    move |namespace, name| {
+        let object = ObjectRef::new(name);
+        let object = if namespace.is_empty() {
+            object
+        } else {
+            object.within(namespace)
+        };
+        due.send(object).is_ok()
+    }
+}
 
 /// Every kind's places, by kind; the controllers register their kinds.
 #[derive(Default)]
@@ -178,26 +203,30 @@ impl Places {
         })
     }
 
+    /// [`Places::enter`] for the object of `meta`.
+    pub fn enter_object(&self, kind: &'static str, meta: &ObjectMeta) -> Option<Place> {
+        self.enter(
+            kind,
+            meta.namespace.as_deref().unwrap_or_default(),
+            meta.name.as_deref().unwrap_or_default(),
+        )
+    }
+
     /// Places of `kind` that `namespace` holds now.
     pub fn held(&self, kind: &'static str, namespace: &str) -> usize {
-        let kinds = self.kinds.read().unwrap_or_else(|p| p.into_inner());
-        kinds.get(kind).map_or(0, |shared| {
-            shared
-                .namespaces()
-                .get(namespace)
-                .map_or(0, |entry| entry.held)
-        })
+        self.count(kind, namespace, |entry| entry.held)
     }
 
     /// Objects of `kind` in `namespace` waiting for a place.
     pub fn waiting(&self, kind: &'static str, namespace: &str) -> usize {
+        self.count(kind, namespace, |entry| entry.queued.len())
+    }
+
+    fn count(&self, kind: &'static str, namespace: &str, of: fn(&Namespace) -> usize) -> usize {
         let kinds = self.kinds.read().unwrap_or_else(|p| p.into_inner());
-        kinds.get(kind).map_or(0, |shared| {
-            shared
-                .namespaces()
-                .get(namespace)
-                .map_or(0, |entry| entry.queued.len())
-        })
+        kinds
+            .get(kind)
+            .map_or(0, |shared| shared.namespaces().get(namespace).map_or(0, of))
     }
 }
 
