@@ -275,9 +275,10 @@ fn serve_provider(namespace: String) {
         let address = listener.local_addr().expect("its address");
         tokio::spawn(async move { axum::serve(listener, router).await });
         println!(
-            "http://{address} {} {}",
+            "http://{address} {} {} {}",
             vm_kib(0, "VmRSS"),
-            std::process::id()
+            std::process::id(),
+            vm_kib(0, "RssAnon")
         );
         controllers::run(ctx, Some(namespace)).await;
     });
@@ -290,6 +291,9 @@ struct ProviderProcess {
     http: reqwest::Client,
     /// Its RSS before its controllers started.
     rss_before_kib: u64,
+    /// The anonymous part of that RSS (its heap and stacks, not the pages
+    /// of the binary it runs from).
+    anon_before_kib: u64,
     /// Its process id (not the child's when a wrapper runs it).
     pid: u32,
 }
@@ -329,13 +333,15 @@ impl ProviderProcess {
         // The rest of its output (a wrapper's) is read and dropped.
         std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
         let mut fields = line.split_whitespace();
-        let (Some(url), Some(rss), Some(pid)) = (fields.next(), fields.next(), fields.next())
+        let (Some(url), Some(rss), Some(pid), Some(anon)) =
+            (fields.next(), fields.next(), fields.next(), fields.next())
         else {
-            panic!("the provider's first line is URL RSS PID, not {line:?}");
+            panic!("the provider's first line is URL RSS PID RssAnon, not {line:?}");
         };
         ProviderProcess {
             url: url.to_owned(),
             rss_before_kib: rss.parse().expect("RSS in KiB"),
+            anon_before_kib: anon.parse().expect("RssAnon in KiB"),
             pid: pid.parse().expect("a process id"),
             child,
             http: reqwest::Client::new(),
@@ -529,8 +535,14 @@ async fn run(harness: &Harness, n: usize, wave: usize, poll: Duration) -> bool {
         Some(_) => Some(world.steady(poll).await),
         None => None,
     };
-    // The provider's process: its peak since it started.
-    let memory = (rss_before_kib, vm_kib(world.provider.pid(), "VmHWM"));
+    // The provider's process: its peak since it started, and its heap
+    // (anonymous memory) now, in the steady state, against before.
+    let memory = Memory {
+        rss_before_kib,
+        peak_kib: vm_kib(world.provider.pid(), "VmHWM"),
+        anon_before_kib: world.provider.anon_before_kib,
+        anon_steady_kib: vm_kib(world.provider.pid(), "RssAnon"),
+    };
     // Printed before the deletion, which an overloaded proxy can drag out.
     println!("\n(LiteLLM API served by {})", harness.label);
     print!(
@@ -547,6 +559,16 @@ async fn run(harness: &Harness, n: usize, wave: usize, poll: Duration) -> bool {
     let deletion = world.delete(n, wave).await;
     report_deletion(n, &base, &deletion);
     ok && convergence.elapsed.is_some()
+}
+
+/// The provider process's memory figures, in KiB.
+struct Memory {
+    rss_before_kib: u64,
+    /// VmHWM: its peak RSS since it started.
+    peak_kib: u64,
+    anon_before_kib: u64,
+    /// RssAnon at the end of the steady state.
+    anon_steady_kib: u64,
 }
 
 /// Waits until the proxy answers a read promptly: requests an earlier phase
@@ -1619,8 +1641,14 @@ fn report(
     base: &Baseline,
     convergence: &Convergence,
     steady: Option<&Steady>,
-    (rss_before_kib, peak_kib): (u64, u64),
+    memory: Memory,
 ) -> bool {
+    let Memory {
+        rss_before_kib,
+        peak_kib,
+        anon_before_kib,
+        anon_steady_kib,
+    } = memory;
     let objects = 2 * n;
     println!(
         "\n== N={n}: {n} teams + {n} keys in waves of {wave} pairs, poll interval {poll:?}, \
@@ -1676,6 +1704,13 @@ fn report(
          took {:.2} s",
         mib(rss_before_kib),
         base.read.as_secs_f64()
+    );
+    println!(
+        "anonymous memory (RssAnon: heap and stacks, not the binary's pages) {:.1} MiB before the \
+         controllers started, {:.1} MiB at the end of the steady state: {:.2} KiB a resource",
+        mib(anon_before_kib),
+        mib(anon_steady_kib),
+        anon_steady_kib.saturating_sub(anon_before_kib) as f64 / objects as f64
     );
     println!(
         "LiteLLM calls per object while converging: {}",

@@ -160,14 +160,17 @@ fn a_cached_team_and_key_take_well_under_their_parsed_structs() {
     println!(
         "parsed and stripped as the caches kept them: team {team_stripped:.0}, key {key_stripped:.0} bytes"
     );
-    // About 60% of the bytes, in a quarter of the allocations (each of
-    // which the allocator rounds up to its size class).
+    // Under a third of the bytes (the JSON is kept compressed), in a
+    // quarter of the allocations (each of which the allocator rounds up to
+    // its size class). Measured: a key 867 bytes packed against 2,969
+    // parsed, a team 746 against 2,827 (1,716 and 1,446 with the JSON kept
+    // as text).
     assert!(
-        key_packed <= 0.65 * key_stripped,
+        key_packed <= 0.35 * key_stripped,
         "{key_packed} vs {key_stripped}"
     );
     assert!(
-        team_packed <= 0.65 * team_stripped,
+        team_packed <= 0.35 * team_stripped,
         "{team_packed} vs {team_stripped}"
     );
     assert!(

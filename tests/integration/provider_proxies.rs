@@ -24,6 +24,7 @@ use std::sync::Arc;
 
 use kube::api::{Api, PostParams};
 use litellm_crossplane::api::{LiteLLMInstance, LiteLLMTeam};
+use litellm_crossplane::litellm;
 use litellm_crossplane::provider::instance::{self, InstanceOptions};
 use litellm_crossplane::provider::runtime::controllers;
 use litellm_crossplane::provider::telemetry::metrics::Metrics;
@@ -33,7 +34,7 @@ use support::fault_proxy::FaultProxy;
 use support::k8s;
 use support::provider::{
     condition, create_instance, create_named_instance, delete_and_wait, is, manifest, ready,
-    wait_for, world_with, Setup,
+    wait_for, wait_gone, world_with, Setup,
 };
 
 /// The provider's LiteLLM request timeout here: how long a request to the
@@ -281,6 +282,27 @@ async fn a_tenant_whose_proxies_never_answer_leaves_the_other_tenants_places() {
     until_held(&silent, 10, "the holding tenant's share held").await;
     assert_eq!(ctx.places.held("team", holding), 10);
 
+    // Teams deleted while they wait for a place (before the held requests'
+    // first timeout frees one): never reconciled, they have no finalizer,
+    // so they are gone at once, with their names still in their
+    // namespace's queue.
+    let mut gone = Vec::new();
+    for name in &held_names {
+        let team = held_teams.get(name).await.unwrap();
+        if team.metadata.finalizers.as_ref().is_none_or(Vec::is_empty) && gone.len() < 4 {
+            held_teams.delete(name, &Default::default()).await.unwrap();
+            gone.push(name.clone());
+        }
+    }
+    assert!(
+        !gone.is_empty(),
+        "ten of the twenty teams wait for a place and were never reconciled"
+    );
+    for name in &gone {
+        wait_gone(&held_teams, name).await;
+    }
+    assert!(ctx.places.waiting("team", holding) > 0);
+
     // The other tenant's teams converge meanwhile, well within the
     // timeout the held places wait for.
     let started = Instant::now();
@@ -312,14 +334,37 @@ async fn a_tenant_whose_proxies_never_answer_leaves_the_other_tenants_places() {
         "the holding tenant never holds more than its share"
     );
 
-    // Its proxies answer again: its teams converge too, every one of them
-    // started again from where it waited.
+    // Its proxies answer again: its other teams converge too, every one of
+    // them started again from where it waited; the deleted ones' turns
+    // strand none of them, and make nothing in LiteLLM.
     for proxy in &silent {
         proxy.silence(false);
     }
+    let held_names: Vec<String> = held_names
+        .into_iter()
+        .filter(|name| !gone.contains(name))
+        .collect();
     for name in &held_names {
         ready(&held_teams, name).await;
     }
+    let litellm = litellm::Client::new(litellm::ClientConfig {
+        endpoint: tenants.url.clone(),
+        master_key: litellm::Secret::new(tenants.master_key.clone()),
+        ca_pem: None,
+        timeout: TIMEOUT,
+    })
+    .unwrap();
+    for name in &gone {
+        assert_eq!(
+            litellm
+                .team_info(&format!("{holding}.{name}"))
+                .await
+                .unwrap(),
+            None,
+            "{name} was deleted before its reconciliation"
+        );
+    }
+    assert_eq!(ctx.places.waiting("team", holding), 0);
     for name in &held_names {
         delete_and_wait(&held_teams, name).await;
     }
