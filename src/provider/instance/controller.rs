@@ -157,6 +157,11 @@ pub fn build(
     let deployments: Api<PartialObjectMeta<Deployment>> = scoped(&client, &options.namespace);
     let jobs: Api<PartialObjectMeta<Job>> = scoped(&client, &options.namespace);
     let workloads = Wanted::default();
+    // Its own reflector, not `Controller::new`'s: `/readyz` waits for its
+    // `Synced` flag, which `Store::wait_until_ready` cannot give a second
+    // waiter beside the controller's runner (see `cache::Reflected`).
+    let (instances, stream) =
+        crate::provider::watch::cache::reflect(api, crate::provider::watch::cache::strip);
     // Instances that waited for a place of their namespace are started
     // again through this trigger (see `places`).
     let (due, woken) = tokio::sync::mpsc::unbounded_channel();
@@ -164,7 +169,10 @@ pub fn build(
     places.register(
         INSTANCE,
         options.concurrency,
-        places::trigger::<Tolerant<LiteLLMInstance>>(due),
+        places::if_cached(
+            instances.store.clone(),
+            places::trigger::<Tolerant<LiteLLMInstance>>(due),
+        ),
     );
     let context = Arc::new(Context {
         places,
@@ -187,11 +195,6 @@ pub fn build(
     // controller runs a reserve for the others.
     let config = kube::runtime::controller::Config::default()
         .concurrency(places::controller_concurrency(context.options.concurrency));
-    // Its own reflector, not `Controller::new`'s: `/readyz` waits for its
-    // `Synced` flag, which `Store::wait_until_ready` cannot give a second
-    // waiter beside the controller's runner (see `cache::Reflected`).
-    let (instances, stream) =
-        crate::provider::watch::cache::reflect(api, crate::provider::watch::cache::strip);
     let controller = Controller::for_stream(stream, instances.store.clone())
         .with_config(config)
         .reconcile_on(tokio_stream::wrappers::UnboundedReceiverStream::new(woken))

@@ -342,7 +342,11 @@ fn controller<K: ManagedKind + Debug>(
     // come back through this trigger.
     let (due, requeued) = tokio::sync::mpsc::unbounded_channel();
     let fire = places::trigger::<Tolerant<K>>(due);
-    ctx.places.register(K::NOUN, ctx.concurrency, fire.clone());
+    ctx.places.register(
+        K::NOUN,
+        ctx.concurrency,
+        places::if_cached(store.clone(), fire.clone()),
+    );
     ctx.polls.register(K::NOUN, fire, {
         let series = ctx
             .metrics

@@ -15,15 +15,19 @@
 //! A reconciliation that finds its namespace's share taken does nothing:
 //! it ends at once, and its object waits here, by name, in the order it
 //! came. When a place of that namespace frees, the next object waiting is
-//! started again through the kind's trigger (`fire`); the last place of a
-//! namespace to free starts as many as the namespace may run, so one
-//! object deleted while it waited does not strand the others.
+//! started again through the kind's trigger (`fire`). An object deleted
+//! while it waited starts nothing (the trigger finds it gone from the
+//! kind's cache, [`if_cached`]), and the next one waiting is started in its
+//! place, so deletions strand no other object. The last place of a
+//! namespace to free starts as many as the namespace may run, for an
+//! object started that then never took its place (deleted between its
+//! start and its reconciliation).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use kube::api::ObjectMeta;
-use kube::runtime::reflector::ObjectRef;
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::Resource;
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -40,7 +44,23 @@ pub fn controller_concurrency(per_namespace: u16) -> u16 {
     per_namespace.saturating_add(reserve(per_namespace))
 }
 
+/// Starts `(namespace, name)` again; `false` where nothing was started.
 type Fire = Box<dyn Fn(&str, &str) -> bool + Send + Sync>;
+
+/// `fire` for the objects `store` holds: one gone from the cache (deleted
+/// while it waited) starts nothing, and `false` says so, so that the next
+/// object waiting takes its turn.
+pub fn if_cached<K>(
+    store: Store<K>,
+    fire: impl Fn(&str, &str) -> bool + Send + Sync + 'static,
+) -> impl Fn(&str, &str) -> bool + Send + Sync + 'static
+where
+    K: Resource<DynamicType = ()> + Clone + Send + Sync + 'static,
+{
+    move |namespace, name| {
+        store.get(&object_ref(namespace, name)).is_some() && fire(namespace, name)
+    }
+}
 
 /// A controller's trigger as [`Places::register`] (and the poll queue)
 /// fire it: `(namespace, name)` sent to `due`, which the controller
@@ -51,14 +71,16 @@ pub fn trigger<K>(
 where
     K: Resource<DynamicType = ()> + 'static,
 {
-    move |namespace, name| {
-        let object = ObjectRef::new(name);
-        let object = if namespace.is_empty() {
-            object
-        } else {
-            object.within(namespace)
-        };
-        due.send(object).is_ok()
+    move |namespace, name| due.send(object_ref(namespace, name)).is_ok()
+}
+
+/// The reference of `name` in `namespace` (`""`: a cluster-scoped object).
+fn object_ref<K: Resource<DynamicType = ()>>(namespace: &str, name: &str) -> ObjectRef<K> {
+    let object = ObjectRef::new(name);
+    if namespace.is_empty() {
+        object
+    } else {
+        object.within(namespace)
     }
 }
 
@@ -108,6 +130,20 @@ impl Kind {
     fn namespaces(&self) -> MutexGuard<'_, HashMap<Arc<str>, Namespace>> {
         self.namespaces.lock().unwrap_or_else(|p| p.into_inner())
     }
+
+    /// Up to `count` objects waiting in `namespace`, taken off its queue;
+    /// a namespace that neither holds nor waits is forgotten.
+    fn next(&self, namespace: &str, count: usize) -> Vec<Arc<str>> {
+        let mut namespaces = self.namespaces();
+        let Some(entry) = namespaces.get_mut(namespace) else {
+            return Vec::new();
+        };
+        let next = entry.next(count);
+        if entry.held == 0 && entry.queued.is_empty() {
+            namespaces.remove(namespace);
+        }
+        next
+    }
 }
 
 /// A place taken: held for the whole reconciliation, freed on drop.
@@ -123,25 +159,30 @@ impl Drop for Place {
         let Some(kind) = &self.kind else {
             return;
         };
-        let next = {
+        let mut wanted = {
             let mut namespaces = kind.namespaces();
             let Some(namespace) = namespaces.get_mut(&self.namespace) else {
                 return;
             };
             namespace.held = namespace.held.saturating_sub(1);
-            let count = if namespace.held == 0 {
+            if namespace.held == 0 {
                 kind.per_namespace
             } else {
                 1
-            };
-            let next = namespace.next(count);
-            if namespace.held == 0 && namespace.queued.is_empty() {
-                namespaces.remove(&self.namespace);
             }
-            next
         };
-        for name in next {
-            (kind.fire)(&self.namespace, &name);
+        // An object that starts nothing (gone since it was turned away) is
+        // replaced by the next one waiting.
+        while wanted > 0 {
+            let next = kind.next(&self.namespace, wanted);
+            if next.is_empty() {
+                break;
+            }
+            for name in next {
+                if (kind.fire)(&self.namespace, &name) {
+                    wanted -= 1;
+                }
+            }
         }
     }
 }
@@ -316,6 +357,54 @@ mod tests {
         assert_eq!(taken(&fired), ["a/4", "a/5"]);
         assert_eq!(places.held("team", "a"), 0);
         assert_eq!(places.waiting("team", "a"), 0);
+    }
+
+    #[test]
+    fn an_object_deleted_while_it_waited_gives_its_turn_to_the_next() {
+        let fired = Arc::new(Mutex::new(Vec::new()));
+        let places = Places::default();
+        let record = fired.clone();
+        // 3, 4, 5 and 6 are deleted while they wait: the trigger finds them
+        // gone and starts nothing.
+        places.register("team", 2, move |namespace, name| {
+            record.lock().unwrap().push(format!("{namespace}/{name}"));
+            !["3", "4", "5", "6"].contains(&name)
+        });
+        let a1 = places.enter("team", "a", "1").unwrap();
+        let _a2 = places.enter("team", "a", "2").unwrap();
+        for name in ["3", "4", "5", "6", "7", "8"] {
+            assert!(places.enter("team", "a", name).is_none());
+        }
+        // One place frees while the other is held: more than a share of
+        // deleted objects in a row, and the place still goes to 7.
+        drop(a1);
+        assert_eq!(taken(&fired), ["a/3", "a/4", "a/5", "a/6", "a/7"]);
+        assert_eq!(places.waiting("team", "a"), 1);
+    }
+
+    #[test]
+    fn a_cached_trigger_starts_only_objects_the_cache_holds() {
+        use k8s_openapi::api::core::v1::ConfigMap;
+        let (store, mut writer) = kube::runtime::reflector::store::<ConfigMap>();
+        let object = ConfigMap {
+            metadata: ObjectMeta {
+                name: Some("web".into()),
+                namespace: Some("a".into()),
+                ..ObjectMeta::default()
+            },
+            ..ConfigMap::default()
+        };
+        writer.apply_watcher_event(&kube::runtime::watcher::Event::Apply(object));
+        let started = Arc::new(Mutex::new(Vec::new()));
+        let record = started.clone();
+        let fire = if_cached(store, move |namespace, name| {
+            record.lock().unwrap().push(format!("{namespace}/{name}"));
+            true
+        });
+        assert!(fire("a", "web"));
+        assert!(!fire("a", "gone"), "a deleted object starts nothing");
+        assert!(!fire("b", "web"), "nor one of another namespace");
+        assert_eq!(*started.lock().unwrap(), ["a/web"]);
     }
 
     #[test]
