@@ -11,10 +11,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use litellm_crossplane::litellm::{
-    generate_key, masked_when_read, token_of, BudgetRequest, Client, ClientConfig,
-    CredentialRequest, Error, KeyRequest, McpServerRequest, ModelMetaRequest, ModelParamsRequest,
-    ModelRequest, ObjectPermission, RegenerateRequest, Secret, TeamRequest, UserRequest,
-    MAX_RESPONSE_BODY,
+    generate_key, masked_when_read, token_of, BudgetRequest, Client, CredentialRequest, Error,
+    KeyRequest, McpServerRequest, ModelMetaRequest, ModelParamsRequest, ModelRequest,
+    ObjectPermission, RegenerateRequest, Secret, TeamRequest, UserRequest, MAX_RESPONSE_BODY,
 };
 use litellm_crossplane::litellm::{LimitsRequest, SecretParams, SECRET_PARAMS};
 use serde_json::{json, Map, Value};
@@ -31,13 +30,7 @@ macro_rules! client_or_skip {
 }
 
 fn client(endpoint: &str, master_key: &str) -> Client {
-    Client::new(ClientConfig {
-        endpoint: endpoint.to_owned(),
-        master_key: Secret::new(master_key),
-        ca_pem: None,
-        timeout: Duration::from_secs(30),
-    })
-    .expect("client")
+    harness::admin_client(endpoint, master_key, Duration::from_secs(30))
 }
 
 /// `prefix-<12 random hex digits>`.

@@ -10,23 +10,19 @@ use std::time::Duration;
 
 use litellm_crossplane::litellm::pages::{Page, TeamEntry, MAX_PAGE_SIZE};
 use litellm_crossplane::litellm::{
-    generate_key, token_of, Client, ClientConfig, KeyInfo, KeyRequest, MemberDefaultsRequest,
-    ObjectPermission, Secret, TeamRequest,
+    generate_key, token_of, Client, KeyInfo, KeyRequest, MemberDefaultsRequest, ObjectPermission,
+    TeamRequest,
 };
 use serde_json::{json, Map, Value};
 use support::harness;
 
 fn client() -> Option<Client> {
     let (url, master_key) = harness::litellm()?;
-    Some(
-        Client::new(ClientConfig {
-            endpoint: url,
-            master_key: Secret::new(master_key),
-            ca_pem: None,
-            timeout: Duration::from_secs(30),
-        })
-        .expect("client"),
-    )
+    Some(harness::admin_client(
+        &url,
+        &master_key,
+        Duration::from_secs(30),
+    ))
 }
 
 /// `prefix-<12 random hex digits>`.

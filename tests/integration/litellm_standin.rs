@@ -21,8 +21,8 @@ use litellm_crossplane::api::FreeForm;
 use litellm_crossplane::api::Limits;
 use litellm_crossplane::litellm::LimitsRequest;
 use litellm_crossplane::litellm::{
-    self as litellm, generate_key, token_of, Client, ClientConfig, Error, KeyGenerated, KeyInfo,
-    KeyRequest, List, Secret, TeamInfo, TeamRequest, UsageRequest,
+    self as litellm, generate_key, token_of, Client, Error, KeyGenerated, KeyInfo, KeyRequest,
+    List, Secret, TeamInfo, TeamRequest, UsageRequest,
 };
 use litellm_crossplane::provider::kinds::key;
 use litellm_crossplane::provider::kinds::team;
@@ -37,13 +37,7 @@ use tokio::task::JoinSet;
 const STANDIN_MASTER_KEY: &str = "sk-standin-master-0000";
 
 fn client(endpoint: &str, master_key: &str) -> Client {
-    Client::new(ClientConfig {
-        endpoint: endpoint.to_owned(),
-        master_key: Secret::new(master_key),
-        ca_pem: None,
-        timeout: Duration::from_secs(30),
-    })
-    .expect("client")
+    harness::admin_client(endpoint, master_key, Duration::from_secs(30))
 }
 
 /// 12 random hex digits.

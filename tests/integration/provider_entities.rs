@@ -19,8 +19,7 @@ use litellm_crossplane::api::{
 };
 use litellm_crossplane::litellm::LimitsRequest;
 use litellm_crossplane::litellm::{
-    self, token_of, ClientConfig, KeyRequest, ModelMetaRequest, ModelParamsRequest, ModelRequest,
-    Secret, TeamRequest,
+    token_of, KeyRequest, ModelMetaRequest, ModelParamsRequest, ModelRequest, Secret, TeamRequest,
 };
 use litellm_crossplane::provider::kinds::key::KEY_GENERATED_BY_PROXY;
 use litellm_crossplane::provider::managed::contract::ManagedKind;
@@ -1115,13 +1114,8 @@ async fn a_proxy_that_refuses_chosen_keys_generates_them_and_replaces_lost_ones(
     let Some(world) = world_with("pe-nocustom", setup).await else {
         return;
     };
-    let proxy = litellm::Client::new(ClientConfig {
-        endpoint: nocustom.clone(),
-        master_key: Secret::new(world.master_key.clone()),
-        ca_pem: None,
-        timeout: Duration::from_secs(10),
-    })
-    .unwrap();
+    let proxy =
+        support::harness::admin_client(&nocustom, &world.master_key, Duration::from_secs(10));
 
     // Paused, so its uid is known before anything is created: a key LiteLLM
     // generated for it, whose response was lost, is planted first.

@@ -31,9 +31,7 @@ use kube::api::{Api, DeleteParams, PostParams};
 use kube::ResourceExt;
 use litellm_crossplane::api::common::EXTERNAL_NAME;
 use litellm_crossplane::api::{LiteLLMOrganization, LiteLLMTeam, LiteLLMUser};
-use litellm_crossplane::litellm::{
-    self, ClientConfig, LimitsRequest, OrganizationInfo, OrganizationRequest, Secret,
-};
+use litellm_crossplane::litellm::{self, LimitsRequest, OrganizationInfo, OrganizationRequest};
 use litellm_crossplane::provider::managed::ownership::MARKER_KEY;
 use serde_json::{json, Value};
 use support::crd_guard::CrdGuard;
@@ -69,13 +67,7 @@ async fn licensed(prefix: &str) -> Option<(World, StandIn, litellm::Client, CrdG
         },
     )
     .await?;
-    let client = litellm::Client::new(ClientConfig {
-        endpoint: standin.url.clone(),
-        master_key: Secret::new(master_key),
-        ca_pem: None,
-        timeout: Duration::from_secs(10),
-    })
-    .unwrap();
+    let client = support::harness::admin_client(&standin.url, &master_key, Duration::from_secs(10));
     let guard = CrdGuard::start(&world.kube);
     Some((world, standin, client, guard))
 }

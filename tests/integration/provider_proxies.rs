@@ -24,7 +24,6 @@ use std::sync::Arc;
 
 use kube::api::{Api, PostParams};
 use litellm_crossplane::api::{LiteLLMInstance, LiteLLMTeam};
-use litellm_crossplane::litellm;
 use litellm_crossplane::provider::instance::{self, InstanceOptions};
 use litellm_crossplane::provider::runtime::controllers;
 use litellm_crossplane::provider::telemetry::metrics::Metrics;
@@ -347,13 +346,7 @@ async fn a_tenant_whose_proxies_never_answer_leaves_the_other_tenants_places() {
     for name in &held_names {
         ready(&held_teams, name).await;
     }
-    let litellm = litellm::Client::new(litellm::ClientConfig {
-        endpoint: tenants.url.clone(),
-        master_key: litellm::Secret::new(tenants.master_key.clone()),
-        ca_pem: None,
-        timeout: TIMEOUT,
-    })
-    .unwrap();
+    let litellm = support::harness::admin_client(&tenants.url, &tenants.master_key, TIMEOUT);
     for name in &gone {
         assert_eq!(
             litellm

@@ -213,13 +213,7 @@ mod contract {
         };
         let proxy = support::fault_proxy::FaultProxy::start(&url).await;
         let client = |endpoint: &str| {
-            litellm::Client::new(litellm::ClientConfig {
-                endpoint: endpoint.to_owned(),
-                master_key: litellm::Secret::new(key.as_str()),
-                ca_pem: None,
-                timeout: std::time::Duration::from_secs(30),
-            })
-            .unwrap()
+            support::harness::admin_client(endpoint, &key, std::time::Duration::from_secs(30))
         };
         let (direct, faulted) = (client(&url), client(proxy.url()));
         let name = unique("contract-race");

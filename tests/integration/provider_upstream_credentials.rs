@@ -24,7 +24,7 @@ use kube::api::{DeleteParams, PostParams};
 use kube::ResourceExt;
 use litellm_crossplane::api::common::EXTERNAL_NAME;
 use litellm_crossplane::api::LiteLLMModel;
-use litellm_crossplane::litellm::{self, ClientConfig, Secret};
+use litellm_crossplane::litellm::{self};
 use serde_json::{json, Value};
 use support::crd_guard::CrdGuard;
 use support::k8s;
@@ -84,13 +84,7 @@ async fn start(prefix: &str) -> Option<(World, litellm::Client, Vec<String>)> {
         ..Setup::default()
     };
     let world = world_with(prefix, setup).await?;
-    let proxy = litellm::Client::new(ClientConfig {
-        endpoint: url,
-        master_key: Secret::new(world.master_key.clone()),
-        ca_pem: None,
-        timeout: Duration::from_secs(10),
-    })
-    .unwrap();
+    let proxy = support::harness::admin_client(&url, &world.master_key, Duration::from_secs(10));
     Some((world, proxy, platform))
 }
 

@@ -22,3 +22,20 @@ pub fn litellm() -> Option<(String, String)> {
         .expect("LITELLM_URL is set, so LITELLM_MASTER_KEY must be set too");
     Some((url, master_key))
 }
+
+/// An admin client of the proxy at `endpoint`, signed in with `master_key`,
+/// each request given up after `timeout`.
+pub fn admin_client(
+    endpoint: &str,
+    master_key: &str,
+    timeout: std::time::Duration,
+) -> litellm_crossplane::litellm::Client {
+    use litellm_crossplane::litellm::{Client, ClientConfig, Secret};
+    Client::new(ClientConfig {
+        endpoint: endpoint.to_owned(),
+        master_key: Secret::new(master_key),
+        ca_pem: None,
+        timeout,
+    })
+    .expect("LiteLLM admin client")
+}

@@ -16,7 +16,7 @@ use k8s_openapi::api::core::v1::Secret as KubeSecret;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use litellm_crossplane::api::common::{find_condition, Condition};
 use litellm_crossplane::api::{LiteLLMInstance, LiteLLMTeam};
-use litellm_crossplane::litellm::{self, ClientConfig, Secret};
+use litellm_crossplane::litellm::{self};
 use litellm_crossplane::provider::instance::{self, InstanceOptions};
 use litellm_crossplane::provider::managed::contract::ManagedKind;
 use litellm_crossplane::provider::managed::reconciler::Context;
@@ -133,13 +133,7 @@ pub async fn world_with(prefix: &str, setup: Setup) -> Option<World> {
     } else {
         create_instance(&kube, &namespace, &endpoint, &master_key, true).await;
     }
-    let litellm = litellm::Client::new(ClientConfig {
-        endpoint: url.clone(),
-        master_key: Secret::new(master_key.clone()),
-        ca_pem: None,
-        timeout: Duration::from_secs(10),
-    })
-    .expect("LiteLLM client");
+    let litellm = harness::admin_client(&url, &master_key, Duration::from_secs(10));
     let authz = match setup.rules {
         Some(rules) => AuthzProxy::start(kube.clone(), rules, true).await,
         None => AuthzProxy::for_provider(kube.clone()).await,
