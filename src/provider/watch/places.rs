@@ -277,12 +277,20 @@ mod tests {
 
     /// Places of one kind, 2 to a namespace, and what they started again.
     fn places() -> (Places, Arc<Mutex<Vec<String>>>) {
+        places_where(|_| true)
+    }
+
+    /// [`places`], where the trigger starts only the names `exists`
+    /// accepts (the others were deleted while they waited).
+    fn places_where(
+        exists: impl Fn(&str) -> bool + Send + Sync + 'static,
+    ) -> (Places, Arc<Mutex<Vec<String>>>) {
         let fired = Arc::new(Mutex::new(Vec::new()));
         let places = Places::default();
         let record = fired.clone();
         places.register("team", 2, move |namespace, name| {
             record.lock().unwrap().push(format!("{namespace}/{name}"));
-            true
+            exists(name)
         });
         (places, fired)
     }
@@ -361,15 +369,9 @@ mod tests {
 
     #[test]
     fn an_object_deleted_while_it_waited_gives_its_turn_to_the_next() {
-        let fired = Arc::new(Mutex::new(Vec::new()));
-        let places = Places::default();
-        let record = fired.clone();
         // 3, 4, 5 and 6 are deleted while they wait: the trigger finds them
         // gone and starts nothing.
-        places.register("team", 2, move |namespace, name| {
-            record.lock().unwrap().push(format!("{namespace}/{name}"));
-            !["3", "4", "5", "6"].contains(&name)
-        });
+        let (places, fired) = places_where(|name| !["3", "4", "5", "6"].contains(&name));
         let a1 = places.enter("team", "a", "1").unwrap();
         let _a2 = places.enter("team", "a", "2").unwrap();
         for name in ["3", "4", "5", "6", "7", "8"] {
