@@ -823,6 +823,10 @@ struct Activity {
     /// Of those, polls that a page of a list route answered
     /// (`provider_litellm_page_polls_total`), by kind.
     paged: BTreeMap<String, u64>,
+    /// Of the reconciliations, a new process's first polls that read
+    /// nothing and left their object to the next sweep of pages
+    /// (`provider_litellm_polls_left_to_pages_total`), by kind.
+    left_to_pages: BTreeMap<String, u64>,
     /// Failed reconciliations by `kind/reason`.
     errors: BTreeMap<String, u64>,
     /// The provider's requests to the Kubernetes API server by
@@ -862,6 +866,11 @@ impl Activity {
                     )
                 } else if name.starts_with("provider_litellm_page_polls_total{") {
                     (&mut activity.paged, label(name, "kind").map(str::to_owned))
+                } else if name.starts_with("provider_litellm_polls_left_to_pages_total{") {
+                    (
+                        &mut activity.left_to_pages,
+                        label(name, "kind").map(str::to_owned),
+                    )
                 } else if name.starts_with("provider_litellm_reconcile_errors_total{") {
                     let kind = label(name, "kind").unwrap_or_default();
                     let reason = label(name, "reason").unwrap_or_default();
@@ -1494,10 +1503,14 @@ impl World {
         let started = Instant::now();
         self.provider = ProviderProcess::start(&self.namespace, poll);
         let nothing = BTreeMap::new();
+        // Reconciliations in full: not a poll that found nothing changed,
+        // nor a first poll left to a sweep of pages (whose object then
+        // reconciles in full from the page).
         let full = |activity: &Activity, kind: &str| {
+            let of = |counted: &BTreeMap<String, u64>| counted.get(kind).copied().unwrap_or(0);
             activity
                 .reconciles(kind)
-                .saturating_sub(activity.unchanged.get(kind).copied().unwrap_or(0))
+                .saturating_sub(of(&activity.unchanged) + of(&activity.left_to_pages))
         };
         let elapsed = loop {
             let activity = Activity::between(&nothing, &self.series().await);
@@ -1849,6 +1862,10 @@ fn report_restart(n: usize, poll: Duration, restart: &Restart) {
         "LiteLLM calls per object while restarting: {}; errors {:?}",
         restart.activity.per_object(n),
         restart.activity.errors
+    );
+    println!(
+        "first polls left to a sweep of pages (no read of their own): {:?} of {n} a kind",
+        restart.activity.left_to_pages
     );
     let count = |verb: &str| -> u64 {
         restart

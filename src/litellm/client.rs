@@ -174,6 +174,13 @@ impl Fingerprint {
         Some(Self(keyed_hash(("parsed", bytes.as_slice()))))
     }
 
+    /// The fingerprint of no answer ([`Probe::unread`]): of its own domain,
+    /// so no answer's fingerprint equals it but by a collision of the keyed
+    /// hash.
+    fn unread() -> Self {
+        Self(keyed_hash("unread"))
+    }
+
     /// The fingerprint of a list entry's text as the route sent it: equal
     /// where the proxy listed the object byte for byte the same, which
     /// makes it parse to the same too.
@@ -246,6 +253,29 @@ impl Probe {
             fingerprint: listed.fingerprint,
             listed: Some(listed),
         }
+    }
+
+    /// The probe of `read`, of an object listed on `list`, before the read
+    /// is made: it stands for no answer. A memo of it is spent, so only a
+    /// page's entry of the object (which then stands for the read) or the
+    /// read itself answers it: what a restarted provider leaves to a sweep
+    /// of pages instead of reading each object on its own.
+    pub(super) fn unread(read: Read, list: List) -> Self {
+        let fingerprint = Fingerprint::unread();
+        Probe {
+            read,
+            fingerprint,
+            listed: Some(Listed {
+                list,
+                fingerprint,
+                entry: None,
+            }),
+        }
+    }
+
+    /// Whether this is the probe of a read not made yet ([`Probe::unread`]).
+    pub fn is_unread(&self) -> bool {
+        self.fingerprint == Fingerprint::unread()
     }
 
     /// The object's id, as its read and its list route know it.

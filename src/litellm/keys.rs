@@ -295,6 +295,13 @@ impl Client {
         Ok((info, probe))
     }
 
+    /// The probe of [`Client::key_info_probed`]'s read of a key before it is
+    /// made ([`Probe::unread`]): a page of `/key/list` may stand for it.
+    pub fn key_probe_unread(token_or_key: &str) -> Probe {
+        let token = token_for(token_or_key);
+        Probe::unread(Read::new(&KEY_INFO, "key", &token), List::Keys)
+    }
+
     /// The key `probe` read, read again; `None` where it is gone.
     pub(super) async fn key_listed(&self, probe: &Probe) -> Result<Option<KeyInfo>, Error> {
         let reply = self.read(&probe.read).await?;

@@ -334,6 +334,13 @@ impl Client {
         Ok((info, probe))
     }
 
+    /// The probe of [`Client::team_info_probed`]'s read of a team without
+    /// its members' budgets, before it is made ([`Probe::unread`]): a page
+    /// of `/v2/team/list` may stand for it.
+    pub fn team_probe_unread(team_id: &str) -> Probe {
+        Probe::unread(Read::new(&TEAM_INFO, "team_id", team_id), List::Teams)
+    }
+
     /// The team `probe` read, read again; `None` where it is gone.
     pub(super) async fn team_listed(&self, probe: &Probe) -> Result<Option<TeamInfo>, Error> {
         let reply = self.read(&probe.read).await?;

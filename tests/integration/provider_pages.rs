@@ -227,3 +227,69 @@ async fn teams_are_polled_by_pages_and_still_corrected_within_a_poll() {
 
     delete_all::<LiteLLMTeam>(&world, "t").await;
 }
+
+/// A restarted provider (or a new leader) has no memo of any object's last
+/// read. Each up-to-date key's and team's first poll reads nothing of its
+/// own: it waits for one sweep of its kind's pages with the others, whose
+/// entry then stands for its read when it reconciles in full. The restart
+/// costs the routes' pages, not a read an object, and every object is back
+/// on its memo polls within one poll interval.
+#[tokio::test]
+#[ignore = "needs the test harnesses: tests/run.sh"]
+async fn a_restarted_provider_reads_pages_not_each_object() {
+    let Some(mut world) = world("pp-restart").await else {
+        return;
+    };
+    ready_polled::<LiteLLMVirtualKey>(&world, "k", |_| json!({"maxBudget": "1"})).await;
+    ready_polled::<LiteLLMTeam>(
+        &world,
+        "t",
+        |n| json!({"teamAlias": format!("Restarted {n}"), "maxBudget": "1"}),
+    )
+    .await;
+    let on_memos = |world: &World| {
+        (0..COUNT).all(|n| {
+            world.has_memo::<LiteLLMVirtualKey>(&format!("k{n}"))
+                && world.has_memo::<LiteLLMTeam>(&format!("t{n}"))
+        })
+    };
+    eventually("the first provider's memo polls", || async {
+        on_memos(&world).then_some(())
+    })
+    .await;
+
+    let restarted = Instant::now();
+    world.restart_provider();
+    within_a_poll(
+        "every object on its memo polls again",
+        restarted,
+        || async { on_memos(&world).then_some(()) },
+    )
+    .await;
+    let requests = world.litellm_requests();
+    let count = |op: &str| requests.get(op).copied().unwrap_or(0);
+    for (noun, read, list) in [
+        ("key", "GET /key/info", "GET /key/list"),
+        ("team", "GET /team/info", "GET /v2/team/list"),
+    ] {
+        let (reads, pages) = (count(read), count(list));
+        let left = world.polls_left_to_pages(noun);
+        eprintln!("{noun}: {left} first polls left to pages; {reads} reads, {pages} pages");
+        assert!(
+            left >= COUNT as u64,
+            "every {noun}'s first poll was left to the pages: {left}"
+        );
+        assert!(pages > 0, "the {noun}s' pages were read");
+        // A first poll that comes after a sweep began, fewer of them than
+        // the route's pages (the shared proxy lists other tests' objects),
+        // reads on its own: that costs less than another sweep.
+        assert!(
+            reads + pages < COUNT as u64,
+            "{reads} reads of single {noun}s and {pages} pages for {COUNT}: the pages stood for \
+             the reads"
+        );
+    }
+
+    delete_all::<LiteLLMVirtualKey>(&world, "k").await;
+    delete_all::<LiteLLMTeam>(&world, "t").await;
+}

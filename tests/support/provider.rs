@@ -85,6 +85,8 @@ pub struct World {
     /// The metrics of the world's controllers (entities and instance), so
     /// that a test can wait until they have reconciled again.
     registry: prometheus_client::registry::Registry,
+    /// How its provider was started, for [`World::restart_provider`].
+    tuned: Tuned,
 }
 
 impl Drop for World {
@@ -104,6 +106,36 @@ pub fn context(kube: &kube::Client, metrics: Metrics) -> Context {
             max: Duration::from_secs(3600),
         },
     )
+}
+
+/// What of a [`Setup`] the world's provider is started with.
+struct Tuned {
+    litellm_timeout: Option<Duration>,
+    max_in_flight: Option<usize>,
+    sync_period: Option<Duration>,
+}
+
+impl Tuned {
+    /// A provider's context as tuned, on `client`, and its metrics.
+    fn provider(
+        &self,
+        client: &kube::Client,
+    ) -> (Arc<Context>, prometheus_client::registry::Registry) {
+        let metrics = Metrics::default();
+        let mut registry = prometheus_client::registry::Registry::default();
+        metrics.register(&mut registry);
+        let mut ctx = context(client, metrics);
+        if let Some(timeout) = self.litellm_timeout {
+            ctx = ctx.with_litellm_timeout(timeout);
+        }
+        if let Some(max) = self.max_in_flight {
+            ctx = ctx.with_max_in_flight(max);
+        }
+        if let Some(period) = self.sync_period {
+            ctx = ctx.with_sync_period(period);
+        }
+        (Arc::new(ctx), registry)
+    }
 }
 
 /// The default world: the instance points at the real proxy.
@@ -138,25 +170,18 @@ pub async fn world_with(prefix: &str, setup: Setup) -> Option<World> {
         Some(rules) => AuthzProxy::start(kube.clone(), rules, true).await,
         None => AuthzProxy::for_provider(kube.clone()).await,
     };
-    let metrics = Metrics::default();
-    let mut registry = prometheus_client::registry::Registry::default();
-    metrics.register(&mut registry);
-    let mut ctx = context(&authz.client(), metrics);
-    if let Some(timeout) = setup.litellm_timeout {
-        ctx = ctx.with_litellm_timeout(timeout);
-    }
-    if let Some(max) = setup.max_in_flight {
-        ctx = ctx.with_max_in_flight(max);
-    }
-    if let Some(period) = setup.sync_period {
-        ctx = ctx.with_sync_period(period);
-    }
-    let ctx = Arc::new(ctx);
+    let tuned = Tuned {
+        litellm_timeout: setup.litellm_timeout,
+        max_in_flight: setup.max_in_flight,
+        sync_period: setup.sync_period,
+    };
+    let (ctx, registry) = tuned.provider(&authz.client());
     let controllers = vec![tokio::spawn(controllers::run(
         ctx.clone(),
         Some(namespace.clone()),
     ))];
     let mut world = World {
+        tuned,
         kube,
         namespace,
         endpoint,
@@ -307,6 +332,33 @@ impl World {
         self.ctx
             .polls
             .has_memo(K::NOUN, &format!("{}/{name}", self.namespace))
+    }
+
+    /// Stops the world's entity controllers and starts a new provider in
+    /// their place, as a restarted process (or a new leader) is: nothing of
+    /// the old one's memory (clients, poll queue, metrics) carries over.
+    /// The world's counters start again from zero.
+    pub fn restart_provider(&mut self) {
+        for controller in self.controllers.drain(..) {
+            controller.abort();
+        }
+        let (ctx, registry) = self.tuned.provider(&self.authz.client());
+        self.controllers.push(tokio::spawn(controllers::run(
+            ctx.clone(),
+            Some(self.namespace.clone()),
+        )));
+        self.ctx = ctx;
+        self.registry = registry;
+    }
+
+    /// The polls of `kind` (a kind's noun) that a new process left to a
+    /// sweep of pages, reading nothing of their own, so far.
+    pub fn polls_left_to_pages(&self, kind: &str) -> u64 {
+        kind_counter(
+            &self.registry,
+            "provider_litellm_polls_left_to_pages_total",
+            kind,
+        )
     }
 
     pub fn start_instance_controller(&mut self) {

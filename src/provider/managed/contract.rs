@@ -228,6 +228,16 @@ pub trait External<K: ManagedKind>: Send + Sync {
         false
     }
 
+    /// The probe of the read [`External::observe`] begins with, not yet
+    /// made ([`litellm::Probe::unread`]), where a page of a list route can
+    /// stand for it: a restarted provider leaves its first poll of an
+    /// up-to-date object to a sweep of pages
+    /// ([`polls`](crate::provider::watch::polls)) rather than read each
+    /// object on its own. Kinds observed otherwise keep the default.
+    fn listed(&self, _mr: &K, _id: &str) -> Option<litellm::Probe> {
+        None
+    }
+
     /// Deletes what the kind keeps beside the object itself (a key's
     /// retiring predecessor), before the object is deleted.
     fn delete_related(&self, _mr: &K) -> impl Future<Output = Result<(), ExternalError>> + Send {

@@ -52,6 +52,9 @@ struct Script {
     /// The kind's create refuses a taken id (a conflict), so a fresh id is
     /// created first ([`External::create_refuses_existing`]).
     creates_first: bool,
+    /// A page of a list route can stand for the kind's observe
+    /// ([`External::listed`]).
+    listed: bool,
     calls: Vec<String>,
 }
 
@@ -149,6 +152,11 @@ impl<K: ManagedKind> External<K> for FakeExternal {
 
     fn create_refuses_existing(&self) -> bool {
         self.script.lock().unwrap().creates_first
+    }
+
+    fn listed(&self, _: &K, id: &str) -> Option<litellm::Probe> {
+        let listed = self.script.lock().unwrap().listed;
+        listed.then(|| litellm::Client::team_probe_unread(id))
     }
 }
 
@@ -795,4 +803,54 @@ async fn a_reconcile_request_is_handled_once_and_reported_with_the_generation() 
         .unwrap();
     assert_eq!(api.events("web").len(), 1, "a token is handled once");
     assert_eq!(calls(&script).len(), 2, "each reconciliation observed");
+}
+
+/// A new process (a restart, a new leader) has no memo of any object: its
+/// first poll of an up-to-date object whose observe a page of a list route
+/// can stand for reads nothing, and is left to the poll queue's next sweep
+/// of pages. A reconciliation the queue brings observes as always, and so
+/// does every first reconciliation of a kind observed otherwise.
+#[tokio::test]
+async fn a_new_process_leaves_its_first_poll_of_a_listed_object_to_the_pages() {
+    let (api, ctx) = world();
+    team(&api, "web", &[All], json!({}));
+    let script = script(Some(Marked::Ours), &[]);
+    script.lock().unwrap().listed = true;
+    reconcile::<LiteLLMTeam>(&api, &ctx, &script, "web")
+        .await
+        .unwrap();
+    assert_eq!(calls(&script), [format!("observe {ID}")]);
+    let restarted = || {
+        let ctx = Arc::new(Context::new(api.client(), "c", Metrics::default()));
+        ctx.polls.register(
+            "team",
+            |_: &str, _: &str| true,
+            |_: &str, _: &_, _, _, _| {},
+        );
+        ctx
+    };
+
+    let ctx = restarted();
+    let first = reconcile::<LiteLLMTeam>(&api, &ctx, &script, "web")
+        .await
+        .unwrap();
+    assert_eq!(first, Action::await_change(), "requeued in the poll queue");
+    assert_eq!(calls(&script).len(), 1, "no read of its own");
+    assert!(ctx.polls.is_scheduled("team", "ns/web"));
+    assert!(
+        !ctx.polls.has_memo("team", "ns/web"),
+        "its queued poll is a first poll, no memo of a read"
+    );
+    // Brought while it waits there, it observes.
+    reconcile::<LiteLLMTeam>(&api, &ctx, &script, "web")
+        .await
+        .unwrap();
+    assert_eq!(calls(&script).len(), 2);
+
+    script.lock().unwrap().listed = false;
+    let ctx = restarted();
+    reconcile::<LiteLLMTeam>(&api, &ctx, &script, "web")
+        .await
+        .unwrap();
+    assert_eq!(calls(&script).len(), 3, "not listed: observed at once");
 }

@@ -39,7 +39,7 @@ use crate::provider::telemetry::metrics::{
 use crate::provider::watch::cache::{Cache, Kube};
 use crate::provider::watch::places::Places;
 use crate::provider::watch::polls::BUSY_WINDOW;
-use crate::provider::watch::polls::{memo_polls, Memo, Polls, PutOff, MAX_PUT_OFF};
+use crate::provider::watch::polls::{memo_polls, Brought, Memo, Polls, PutOff, MAX_PUT_OFF};
 use crate::provider::watch::timing;
 use crate::provider::watch::tolerant::{self, Tolerant};
 use crate::provider::watch::written::Written;
@@ -585,7 +585,8 @@ pub async fn reconcile_with<K: ManagedKind, C: Connecter<K>>(
     };
     let key = object_key(mr.meta());
     // Whatever brought this reconciliation, it asks for its own requeue.
-    ctx.polls.cancel(K::NOUN, &key);
+    let brought = ctx.polls.cancel(K::NOUN, &key);
+    let began = Began { since, brought };
     if ctx.written.behind(mr.meta()) {
         // The watch has not delivered the provider's own last write yet.
         return Ok(requeue::<K>(&ctx, mr.meta(), CACHE_BEHIND_RECHECK));
@@ -593,7 +594,7 @@ pub async fn reconcile_with<K: ManagedKind, C: Connecter<K>>(
     let running = ctx
         .metrics
         .reconciling(series::managed_controller::<K>(), &key);
-    let (result, measured) = reconcile_managed(mr, &key, since, &ctx, connecter).await;
+    let (result, measured) = reconcile_managed(mr, &key, began, &ctx, connecter).await;
     // A requeue the poll queue took reads as `await_change`; it is
     // measured as the requeue it is.
     let measured = match &result {
@@ -610,12 +611,20 @@ pub async fn reconcile_with<K: ManagedKind, C: Connecter<K>>(
     result
 }
 
+/// When a reconciliation began ([`Changes::now`](crate::provider::watch::changes::Changes::now)),
+/// and what brought it.
+#[derive(Clone, Copy)]
+struct Began {
+    since: u64,
+    brought: Brought,
+}
+
 /// The reconciliation of `mr` (`key`: its `namespace/name`) and its
 /// `result` label.
 async fn reconcile_managed<K: ManagedKind, C: Connecter<K>>(
     mr: Arc<K>,
     key: &str,
-    since: u64,
+    began: Began,
     ctx: &Arc<Context>,
     connecter: &C,
 ) -> (Result<Action, Error>, ReconcileResult) {
@@ -640,7 +649,7 @@ async fn reconcile_managed<K: ManagedKind, C: Connecter<K>>(
         // (`ensure_id`), not in a write and a reconciliation of its own;
         // until then nothing has been done for it in LiteLLM, so its
         // deletion has nothing to undo.
-        apply(&api, mr, ctx, &scrubber, since, connecter)
+        apply(&api, mr, ctx, &scrubber, began, connecter)
             .await
             .map(Ended::Requeue)
     } else if finalizing {
@@ -974,7 +983,7 @@ async fn apply<K: ManagedKind, C: Connecter<K>>(
     mr: Arc<K>,
     ctx: &Context,
     scrubber: &Scrubber,
-    since: u64,
+    began: Began,
     connecter: &C,
 ) -> Result<Action, Error> {
     let name = mr.name_any();
@@ -1013,15 +1022,24 @@ async fn apply<K: ManagedKind, C: Connecter<K>>(
         status.new.last_handled_reconcile_at = Some(token.to_owned());
     }
     let poll = ctx.poll_interval(&*mr);
-    match observe_and_act(api, mr.clone(), ctx, scrubber, poll, connecter).await {
-        Ok(None) => {
+    let observed = observe_and_act(api, mr.clone(), ctx, scrubber, poll, began, connecter).await;
+    match observed {
+        Ok(Observed::PutOff) => {
             // A poll put off: spread over 2 to 4 s, so put-off polls do not
             // return together.
             let wait = DEFERRED_POLL.mul_f64(1.0 + timing::random_fraction());
             Ok(requeue::<K>(ctx, mr.meta(), wait))
         }
-        Ok(Some(acted)) => {
-            let given = Given { mr, since, poll };
+        Ok(Observed::LeftToPages) => {
+            ctx.metrics.left_to_pages(K::NOUN);
+            Ok(Action::await_change())
+        }
+        Ok(Observed::Acted(acted)) => {
+            let given = Given {
+                mr,
+                since: began.since,
+                poll,
+            };
             record_acted(api, ctx, status, given, acted).await
         }
         Err(failed) if failed.error.is_conflict() => Err(failed.into()),
@@ -1280,6 +1298,15 @@ async fn report_failure<K: ManagedKind>(
     Err(err)
 }
 
+/// How [`observe_and_act`] ended.
+enum Observed<K: ManagedKind> {
+    /// A poll put off while its proxy is busy ([`Context::defer_poll`]).
+    PutOff,
+    /// A first poll left to the next sweep of pages, queued there.
+    LeftToPages,
+    Acted(Acted<K>),
+}
+
 /// What [`observe_and_act`] did.
 struct Acted<K: ManagedKind> {
     /// The resource as last written (the id or late-init patches change it).
@@ -1304,8 +1331,9 @@ async fn observe_and_act<K: ManagedKind, C: Connecter<K>>(
     ctx: &Context,
     scrubber: &Scrubber,
     poll: Duration,
+    began: Began,
     connecter: &C,
-) -> Result<Option<Acted<K>>, Failed<Error>> {
+) -> Result<Observed<K>, Failed<Error>> {
     let mut generation = mr.meta().generation;
     let namespace = mr.namespace().unwrap_or_default();
     // Before anything is created, so a missing reference can never leave a
@@ -1326,7 +1354,7 @@ async fn observe_and_act<K: ManagedKind, C: Connecter<K>>(
     .map_err(Failed::at(Step::Connect))?;
     scrubber.remember(&instance.master_key);
     if ctx.defer_poll(&*mr, poll, &instance.client) {
-        return Ok(None);
+        return Ok(Observed::PutOff);
     }
     let owner = ctx.owner(&*mr);
     // A poll gives way to the requests of resources still being made or
@@ -1344,6 +1372,35 @@ async fn observe_and_act<K: ManagedKind, C: Connecter<K>>(
         .map_err(Failed::at(Step::Initialize))?;
     connection.drawn = drawn;
     let external = connecter.connect(connection);
+    // A new process's first poll of an object that a page of a list route
+    // can answer reads nothing here: it is left to the next sweep of pages
+    // with the others (a restart reads each kind's pages, not each object),
+    // and the page's entry stands for the read when the sweep hands the
+    // object back.
+    if polled && began.brought == Brought::Elsewhere {
+        if let Some(probe) = external.listed(&*mr, &id) {
+            let memo = Memo {
+                probe,
+                client: background.clone(),
+                scope: ctx.polls.changes().scope(&namespace, &instance.namespace),
+                since: began.since,
+                interval: poll,
+                metrics_id: ctx
+                    .metrics
+                    .object_id(mr.meta().uid.as_deref().unwrap_or_default()),
+                // Spent: the object reconciles in full once its page is read.
+                left: 0,
+                jitter: ctx.poll_jitter,
+            };
+            let key = object_key(mr.meta());
+            if ctx
+                .polls
+                .schedule_with(K::NOUN, &key, ctx.poll_tick, ctx.poll_tick, Some(memo))
+            {
+                return Ok(Observed::LeftToPages);
+            }
+        }
+    }
     let synced = contract::sync(&*mr, &id, fresh, &owner, &instance.namespace, &external)
         .await
         .map_err(|failed| Failed {
@@ -1392,7 +1449,7 @@ async fn observe_and_act<K: ManagedKind, C: Connecter<K>>(
         _ => mr,
     };
     publish_connection(&kube, &*mr, &synced, instance.consumer_endpoint).await?;
-    Ok(Some(Acted {
+    Ok(Observed::Acted(Acted {
         mr,
         id,
         synced,

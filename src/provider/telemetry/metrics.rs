@@ -339,6 +339,7 @@ pub struct Metrics {
     unchanged_polls: Family<KindLabel, Counter>,
     page_polls: Family<KindLabel, Counter>,
     place_waits: Family<KindLabel, Counter>,
+    left_to_pages: Family<KindLabel, Counter>,
     errors: Family<ErrorLabel, Counter>,
     requests: Histograms<RequestLabel>,
     reconcile_total: Family<ResultLabel, Counter>,
@@ -366,6 +367,7 @@ impl Default for Metrics {
             unchanged_polls: Family::default(),
             page_polls: Family::default(),
             place_waits: Family::default(),
+            left_to_pages: Family::default(),
             errors: Family::default(),
             requests: Family::new_with_constructor(request_histogram),
             reconcile_total: Family::default(),
@@ -425,6 +427,14 @@ impl Metrics {
              reconciliations at once taken, and so did nothing and waited for a place (not \
              counted in provider_litellm_reconciles)",
             self.place_waits.clone(),
+        );
+        registry.register(
+            "provider_litellm_polls_left_to_pages",
+            "Reconciliations by kind that were a new process's first poll of an up-to-date \
+             object a page of LiteLLM's list route can answer, and so read nothing and left \
+             the object to the next sweep of pages (counted in provider_litellm_reconciles \
+             too)",
+            self.left_to_pages.clone(),
         );
         registry.register(
             "provider_litellm_reconcile_errors",
@@ -497,6 +507,12 @@ impl Metrics {
     /// ([`crate::provider::watch::places`]).
     pub fn waited_for_place(&self, kind: &'static str) {
         self.place_waits.get_or_create(&KindLabel { kind }).inc();
+    }
+
+    /// A reconciliation of `kind` left its object to the next sweep of
+    /// pages ([`crate::provider::watch::polls`]).
+    pub fn left_to_pages(&self, kind: &'static str) {
+        self.left_to_pages.get_or_create(&KindLabel { kind }).inc();
     }
 
     pub fn failed(&self, kind: &'static str, reason: &'static str) {

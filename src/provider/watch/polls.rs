@@ -45,6 +45,11 @@
 //! always. Such a poll writes nothing anywhere, so it needs no lock
 //! against a reconciliation of the same resource: at worst, one that
 //! started meanwhile requeues it again.
+//!
+//! **A new process's first polls** read nothing on their own where a page
+//! of a list route can stand for the read: they wait for one sweep of
+//! pages together (see [`Sweep`]), so a restart costs each proxy's pages,
+//! not a read an object.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, RwLock};
@@ -142,6 +147,9 @@ struct Due {
     /// Objects whose memo found a different answer, by `namespace/name`
     /// (see [`Changing`]); dropped when a memo finds the same again.
     changing: HashMap<Arc<str>, Changing>,
+    /// When the last memo of a read not made yet was queued (see
+    /// [`Sweep`]'s first polls).
+    unread_queued: Option<Instant>,
 }
 
 /// An object whose LiteLLM answers change from poll to poll (a key in
@@ -161,9 +169,30 @@ struct Changing {
 const MAX_MISSES: u8 = 6;
 
 struct Scheduled {
-    /// The tick it falls due on.
+    /// The tick it falls due on; [`FIRED`] once handed to the controller.
     at: u64,
     memo: Option<Box<Memo>>,
+}
+
+/// [`Scheduled::at`] of an object this queue handed to its controller and
+/// whose reconciliation has not begun: no tick holds it, so it never falls
+/// due, and the reconciliation that begins learns it came from here
+/// ([`Brought::Fired`]). An object deleted meanwhile (its reconciliation
+/// turned away) leaves this entry until its key is queued again.
+const FIRED: u64 = u64::MAX;
+
+/// What brought a reconciliation that begins ([`Polls::cancel`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Brought {
+    /// This queue, when a requeue fell due, or a poll or sweep found the
+    /// object changed or its memo spent.
+    Fired,
+    /// Something else (a watch event), while a requeue waited here.
+    Requeued,
+    /// Something else, with no requeue here: a new process's first
+    /// reconciliation of the object, or a requeue kube-runtime held (a
+    /// conflict, a cache behind).
+    Elsewhere,
 }
 
 /// What fell due: the object's `namespace/name`, and its memo.
@@ -243,31 +272,48 @@ impl Polls {
         let at = tick_at(timing::epoch().elapsed().saturating_add(after), tick);
         let mut due = queue.lock();
         let memo = memo.filter(|_| due.memo_allowed(key));
+        if memo.as_ref().is_some_and(|memo| memo.probe.is_unread()) {
+            due.unread_queued = Some(Instant::now());
+        }
         due.put(Arc::from(key), at, memo.map(Box::new));
         true
     }
 
     /// Drops the requeue of `key`, if any: a reconciliation of it starts.
-    pub fn cancel(&self, kind: &str, key: &str) {
-        if let Some(queue) = self.queue(kind) {
-            queue.lock().scheduled.remove(key);
+    /// What brought it, as far as this queue knows.
+    pub fn cancel(&self, kind: &str, key: &str) -> Brought {
+        let Some(queue) = self.queue(kind) else {
+            return Brought::Elsewhere;
+        };
+        let removed = queue.lock().scheduled.remove(key);
+        match removed {
+            Some(Scheduled { at: FIRED, .. }) => Brought::Fired,
+            Some(_) => Brought::Requeued,
+            None => Brought::Elsewhere,
         }
     }
 
     /// Whether `key` has a requeue here.
     pub fn is_scheduled(&self, kind: &str, key: &str) -> bool {
-        self.queue(kind)
-            .is_some_and(|queue| queue.lock().scheduled.contains_key(key))
+        self.queue(kind).is_some_and(|queue| {
+            queue
+                .lock()
+                .scheduled
+                .get(key)
+                .is_some_and(|s| s.at != FIRED)
+        })
     }
 
-    /// Whether `key`'s requeue holds a memo.
+    /// Whether `key`'s requeue holds a memo of a read made (not a first
+    /// poll's, [`litellm::Probe::unread`]).
     pub fn has_memo(&self, kind: &str, key: &str) -> bool {
         self.queue(kind).is_some_and(|queue| {
             queue
                 .lock()
                 .scheduled
                 .get(key)
-                .is_some_and(|s| s.memo.is_some())
+                .and_then(|s| s.memo.as_deref())
+                .is_some_and(|memo| !memo.probe.is_unread())
         })
     }
 
@@ -330,10 +376,17 @@ impl Polls {
                             }
                         }
                     }
-                    Swept::Later(due) => {
+                    Swept::Later { wait, alone } => {
                         let mut pending = queue.lock();
-                        for (key, memo) in due {
+                        for (key, memo) in wait {
                             pending.put(key, tick + 1, Some(memo));
+                        }
+                        drop(pending);
+                        // First polls too few for a sweep of their own:
+                        // each reads on its own now, as a poll without a
+                        // memo does.
+                        for (key, _) in alone {
+                            queue.reconcile(&key);
                         }
                     }
                 }
@@ -419,6 +472,20 @@ type Answerable = (Arc<str>, Box<Memo>);
 /// Memos that fall due while a sweep is under way, or too soon after one
 /// began, wait for the next ([`Swept::Later`]). Fewer memos than pages are
 /// polled one by one, as before.
+///
+/// **First polls.** A new process (a restart, a new leader) has no memo of
+/// any object. Its first reconciliation of an up-to-date key or team (one
+/// whose read a page can stand for, [`litellm::Probe::unread`]) reads
+/// nothing: it queues a spent memo of the read not made, due at the next
+/// tick, and ends. Such first polls wait for one another while more are
+/// being queued (one was within the last tick), at most
+/// [`FIRST_POLLS_GATHER`]; then one sweep takes them all, as it takes spent
+/// memos: each object goes to the controller with its page's entry standing
+/// for its read, and reconciles in full ([`Brought::Fired`] tells it the
+/// queue brought it). A restart so reads each proxy's pages once a kind,
+/// not each object. First polls as many as the route's pages begin a sweep
+/// even within half an interval of the last; fewer, then, read on their own
+/// at once rather than wait for the next.
 struct Sweep {
     client: litellm::Client,
     list: litellm::List,
@@ -426,6 +493,8 @@ struct Sweep {
     running: bool,
     /// How many objects the route listed in the last sweep.
     total: Option<u64>,
+    /// Since when first polls have waited for others being queued.
+    gathering: Option<Instant>,
 }
 
 /// What becomes of due memos of listed objects ([`Queue::start_sweep`]).
@@ -435,13 +504,24 @@ enum Swept {
     /// Fewer than the route's pages: each polls by its own read.
     Alone(Vec<Answerable>),
     /// A sweep is under way or began less than half an interval ago: they
-    /// wait a tick for the next, which begins as soon as that allows. They
-    /// fell due after the last sweep began and after it could take them,
-    /// as polls requeued for less than half an interval do, and as those do
-    /// that a sweep longer than half an interval (a large proxy's, slow)
-    /// keeps waiting: as late as that sweep is long.
-    Later(Vec<Answerable>),
+    /// (`wait`) wait a tick for the next, which begins as soon as that
+    /// allows. They fell due after the last sweep began and after it could
+    /// take them, as polls requeued for less than half an interval do, and
+    /// as those do that a sweep longer than half an interval (a large
+    /// proxy's, slow) keeps waiting: as late as that sweep is long. First
+    /// polls fewer than the route's pages do not wait for the next sweep
+    /// (`alone`: each reads on its own), and first polls still being queued
+    /// wait for the others (see [`Sweep`]).
+    Later {
+        wait: Vec<Answerable>,
+        alone: Vec<Answerable>,
+    },
 }
+
+/// How long first polls of a kind (memos of reads not made yet) wait at
+/// most for the others still being queued, before a sweep begins for
+/// those queued (see [`Sweep`]).
+const FIRST_POLLS_GATHER: Duration = Duration::from_secs(5);
 
 /// Sweeps not begun for this long are forgotten (their proxy's instance
 /// is likely gone); one begun again starts afresh.
@@ -477,13 +557,35 @@ impl Queue {
                     began: None,
                     running: false,
                     total: None,
+                    gathering: None,
                 });
                 sweeps.len() - 1
             }
         };
         let state = &mut sweeps[index];
-        if state.running || state.began.is_some_and(|b| b.elapsed() < early) {
-            return Swept::Later(due);
+        let later = |wait| Swept::Later {
+            wait,
+            alone: Vec::new(),
+        };
+        if state.running {
+            return later(due);
+        }
+        let first = due
+            .iter()
+            .filter(|(_, memo)| memo.probe.is_unread())
+            .count();
+        let mut pending = self.lock();
+        if first > 0 {
+            // First polls still being queued (a new process's first
+            // reconciliations): one sweep for them all, once they are.
+            let gathering = pending
+                .unread_queued
+                .is_some_and(|queued| queued.elapsed() < every);
+            let since = *state.gathering.get_or_insert_with(Instant::now);
+            if gathering && since.elapsed() < FIRST_POLLS_GATHER {
+                return later(due);
+            }
+            state.gathering = None;
         }
         let pages = state
             .total
@@ -491,11 +593,16 @@ impl Queue {
                 total.div_ceil(u64::from(litellm::pages::MAX_PAGE_SIZE))
             })
             .max(1);
+        if state.began.is_some_and(|b| b.elapsed() < early) && (first as u64) < pages {
+            let (alone, wait) = due
+                .into_iter()
+                .partition(|(_, memo)| memo.probe.is_unread());
+            return Swept::Later { wait, alone };
+        }
         let until = tick.saturating_add(ticks_in(early, every));
         let same = |memo: &Memo| {
             memo.probe.listed.is_some_and(|l| l.list == list) && memo.client.same_proxy(client)
         };
-        let mut pending = self.lock();
         if (due.len() as u64).saturating_add(pending.count_due(until, &same)) < pages {
             return Swept::Alone(due);
         }
@@ -529,10 +636,15 @@ async fn sweep(
     memos: Vec<Answerable>,
     tick: Duration,
 ) {
-    let mut wanted: HashMap<Box<str>, Answerable> = memos
-        .into_iter()
-        .map(|(key, memo)| (Box::from(memo.probe.id()), (key, memo)))
-        .collect();
+    let mut wanted: HashMap<Box<str>, Answerable> = HashMap::with_capacity(memos.len());
+    for (key, memo) in memos {
+        // Two objects under one id (one of them is refused it when it
+        // reconciles): the second reads on its own rather than lose its
+        // poll.
+        if let Some((twin, _)) = wanted.insert(Box::from(memo.probe.id()), (key, memo)) {
+            queue.reconcile(&twin);
+        }
+    }
     // The text of the entry that stood for each memo that may answer: an
     // entry of the same text is the same object as it was, not parsed.
     let texts: HashMap<litellm::Fingerprint, Box<str>> = wanted
@@ -585,7 +697,7 @@ async fn sweep(
                     // changing (a key in use) keeps its memos and is
                     // polled by pages.
                     queue.lock().changing.remove(&key);
-                } else if !same {
+                } else if !same && !memo.probe.is_unread() {
                     // It reads on its own: an object whose answers keep
                     // changing pays that read less often (see [`Changing`]).
                     queue.lock().missed(&key);
@@ -668,7 +780,14 @@ impl Queue {
 
     /// Hands `key` (`namespace/name`) to the controller; `false` once the
     /// controller is gone.
-    fn reconcile(&self, key: &str) -> bool {
+    fn reconcile(&self, key: &Arc<str>) -> bool {
+        self.lock().scheduled.insert(
+            key.clone(),
+            Scheduled {
+                at: FIRED,
+                memo: None,
+            },
+        );
         let (namespace, name) = key.split_once('/').unwrap_or(("", key));
         (self.fire)(namespace, name)
     }
@@ -838,6 +957,9 @@ mod tests {
         polls.fire_due(start + 100, TICK, &mut JoinSet::new());
         assert_eq!(seen.lock().unwrap().len(), 2, "each fired once");
         assert!(!polls.is_scheduled("team", "ns/a"));
+        // Each reconciliation, as it begins, learns the queue brought it.
+        assert_eq!(polls.cancel("team", "ns/a"), Brought::Fired);
+        assert_eq!(polls.cancel("team", "ns/b"), Brought::Fired);
         let due = polls.queue("team").unwrap();
         let due = due.lock();
         assert!(
@@ -1518,6 +1640,122 @@ mod tests {
         assert!(write.is_err());
         client.key_info_probed("t1").await.unwrap();
         assert_eq!(proxy.requests_to("/key/info"), 3, "read after a write");
+    }
+
+    /// Moves back the moment the last first poll of `kind` was queued by
+    /// `by`, as if no other had been queued since.
+    fn age_first_polls(polls: &Polls, kind: &str, by: Duration) {
+        let queue = polls.queue(kind).unwrap();
+        let mut due = queue.lock();
+        due.unread_queued = due.unread_queued.map(|at| at - by);
+    }
+
+    /// A new process's first polls (memos of reads not made yet, as the
+    /// reconciler queues them for up-to-date keys and teams): they wait
+    /// while others are still being queued, then one sweep of pages hands
+    /// them all to the controller, each with its page's entry standing for
+    /// its read; no key is read on its own. The reconciliation each then
+    /// begins learns the queue brought it (so it reconciles in full, not
+    /// into another first poll). Two objects under one id both go to the
+    /// controller. First polls that come after a sweep began, fewer than
+    /// the route's pages, read on their own at once rather than wait.
+    #[tokio::test]
+    async fn first_polls_wait_for_each_other_and_are_answered_by_one_sweep() {
+        let (proxy, listed, queue) = key_queue(((0..6).map(|n| (n, 1.0)).collect(), 6)).await;
+        let ListedQueue {
+            client,
+            polls,
+            reconciled,
+            polled,
+            ..
+        } = &queue;
+        let first = |n: u64, id: u64| {
+            let probe = crate::litellm::Client::key_probe_unread(&format!("t{id}"));
+            assert!(probe.is_unread() && probe.listed.is_some());
+            queue.memo(probe, n, 0)
+        };
+        let mut polling = JoinSet::new();
+        for n in 0..3 {
+            queue.schedule(n, first(n, n), TICK);
+        }
+        assert!(
+            !polls.has_memo("key", "tenant/k0"),
+            "a first poll is no memo of a read"
+        );
+        // Others still being queued: the first ones wait, reading nothing.
+        polls.fire_due(now_tick() + 2, TICK, &mut polling);
+        assert!((0..3).all(|n| polls.is_scheduled("key", &format!("tenant/k{n}"))));
+        assert_eq!(proxy.requests(), 0);
+        for n in 3..6 {
+            queue.schedule(n, first(n, n), TICK);
+        }
+        // k6 claims t5 too.
+        queue.schedule(6, first(6, 5), TICK);
+        age_first_polls(polls, "key", TICK);
+        polls.fire_due(now_tick() + 4, TICK, &mut polling);
+        until("every first poll handed over", || {
+            reconciled.lock().unwrap().len() == 7
+        })
+        .await;
+        let mut handed = reconciled.lock().unwrap().clone();
+        handed.sort();
+        assert_eq!(
+            handed,
+            (0..7).map(|n| format!("tenant/k{n}")).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            (
+                proxy.requests_to("/key/list"),
+                proxy.requests_to("/key/info")
+            ),
+            (1, 0),
+            "one page, no reads"
+        );
+        assert!(
+            polled.lock().unwrap().is_empty(),
+            "none counted as an unchanged poll"
+        );
+        // Each reconciliation begins brought by the queue, and observes the
+        // page's entry: no read of its own.
+        for n in 0..5 {
+            assert_eq!(polls.cancel("key", &format!("tenant/k{n}")), Brought::Fired);
+            assert!(client
+                .key_info_probed(&format!("t{n}"))
+                .await
+                .unwrap()
+                .0
+                .is_some());
+        }
+        assert_eq!(
+            proxy.requests_to("/key/info"),
+            0,
+            "the page stood for five reads"
+        );
+        assert_eq!(polls.cancel("key", "tenant/k9"), Brought::Elsewhere);
+        queue.schedule(9, queue.memo(queue.probe(9).await, 9, 5), 10 * TICK);
+        assert_eq!(polls.cancel("key", "tenant/k9"), Brought::Requeued);
+
+        // A sweep finds the route lists 1,000 keys (10 pages); a first poll
+        // that comes just after it began reads on its own at once.
+        *listed.lock().unwrap() = ((0..6).map(|n| (n, 1.0)).collect(), 1000);
+        age_sweeps(polls, "key", Duration::from_secs(60));
+        queue.schedule(1, first(1, 1), TICK);
+        queue.schedule(2, first(2, 2), TICK);
+        age_first_polls(polls, "key", TICK);
+        polls.fire_due(now_tick() + 6, TICK, &mut polling);
+        until("the sweep's end", || {
+            let queue = polls.queue("key").unwrap();
+            let sweeps = queue.sweeps.lock().unwrap();
+            reconciled.lock().unwrap().len() == 9 && sweeps.iter().all(|s| !s.running)
+        })
+        .await;
+        let pages = proxy.requests_to("/key/list");
+        queue.schedule(3, first(3, 3), TICK);
+        age_first_polls(polls, "key", TICK);
+        polls.fire_due(now_tick() + 8, TICK, &mut polling);
+        assert_eq!(reconciled.lock().unwrap().len(), 10, "handed over at once");
+        assert_eq!(proxy.requests_to("/key/list"), pages, "no sweep for it");
+        assert!(!polls.is_scheduled("key", "tenant/k3"));
     }
 
     /// A page too large to read (1 MiB: keys with much metadata) leaves

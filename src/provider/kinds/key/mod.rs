@@ -1025,6 +1025,10 @@ impl External<LiteLLMVirtualKey> for KeyExternal {
         Ok(observation)
     }
 
+    fn listed(&self, _mr: &LiteLLMVirtualKey, id: &str) -> Option<crate::litellm::Probe> {
+        Some(crate::litellm::Client::key_probe_unread(id))
+    }
+
     /// Sends exactly the secret stored in the connection Secret, after
     /// checking it is the one the external name stands for; falls back to a
     /// LiteLLM-generated key where the proxy refuses it.

@@ -392,6 +392,12 @@ impl External<LiteLLMTeam> for TeamExternal {
         Ok(observation)
     }
 
+    /// Only a team read without its members' budgets is listed.
+    fn listed(&self, mr: &LiteLLMTeam, id: &str) -> Option<crate::litellm::Probe> {
+        (!members::budgets_in_team(&mr.spec.for_provider))
+            .then(|| crate::litellm::Client::team_probe_unread(id))
+    }
+
     async fn create(
         &self,
         mr: &LiteLLMTeam,
