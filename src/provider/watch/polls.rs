@@ -1357,6 +1357,13 @@ mod tests {
         }
     }
 
+    /// Whether no sweep of `kind`'s is under way.
+    fn no_sweep_running(polls: &Polls, kind: &str) -> bool {
+        let queue = polls.queue(kind).unwrap();
+        let sweeps = queue.sweeps.lock().unwrap();
+        sweeps.iter().all(|s| !s.running)
+    }
+
     /// Moves back the start of `kind`'s sweeps by `by`, as if they had
     /// begun that much earlier.
     fn age_sweeps(polls: &Polls, kind: &str, by: Duration) {
@@ -1586,12 +1593,7 @@ mod tests {
         *listed.lock().unwrap() = (vec![(0, 1.0)], 1000);
         polls.fire_due(now_tick() + 1_000, TICK, &mut polling.lock().unwrap());
         until("the third sweep", || polled.lock().unwrap().len() == 6).await;
-        until("the third sweep's end", || {
-            let queue = polls.queue("key").unwrap();
-            let sweeps = queue.sweeps.lock().unwrap();
-            sweeps.iter().all(|s| !s.running)
-        })
-        .await;
+        until("the third sweep's end", || no_sweep_running(polls, "key")).await;
         assert_eq!((infos(), pages()), (5, 3));
         age_sweeps(polls, "key", interval);
         for n in [0, 3] {
@@ -1662,13 +1664,8 @@ mod tests {
     #[tokio::test]
     async fn first_polls_wait_for_each_other_and_are_answered_by_one_sweep() {
         let (proxy, listed, queue) = key_queue(((0..6).map(|n| (n, 1.0)).collect(), 6)).await;
-        let ListedQueue {
-            client,
-            polls,
-            reconciled,
-            polled,
-            ..
-        } = &queue;
+        let (client, polls) = (&queue.client, &queue.polls);
+        let (reconciled, polled) = (&queue.reconciled, &queue.polled);
         let first = |n: u64, id: u64| {
             let probe = crate::litellm::Client::key_probe_unread(&format!("t{id}"));
             assert!(probe.is_unread() && probe.listed.is_some());
@@ -1744,9 +1741,7 @@ mod tests {
         age_first_polls(polls, "key", TICK);
         polls.fire_due(now_tick() + 6, TICK, &mut polling);
         until("the sweep's end", || {
-            let queue = polls.queue("key").unwrap();
-            let sweeps = queue.sweeps.lock().unwrap();
-            reconciled.lock().unwrap().len() == 9 && sweeps.iter().all(|s| !s.running)
+            reconciled.lock().unwrap().len() == 9 && no_sweep_running(polls, "key")
         })
         .await;
         let pages = proxy.requests_to("/key/list");
