@@ -808,7 +808,8 @@ async fn a_reconcile_request_is_handled_once_and_reported_with_the_generation() 
 /// A new process (a restart, a new leader) has no memo of any object: its
 /// first poll of an up-to-date object whose observe a page of a list route
 /// can stand for reads nothing, and is left to the poll queue's next sweep
-/// of pages. A reconciliation the queue brings observes as always, and so
+/// of pages, also when a watch brings it again meanwhile. A reconciliation
+/// brought while a requeue of a read made waits observes as always, and so
 /// does every first reconciliation of a kind observed otherwise.
 #[tokio::test]
 async fn a_new_process_leaves_its_first_poll_of_a_listed_object_to_the_pages() {
@@ -841,7 +842,18 @@ async fn a_new_process_leaves_its_first_poll_of_a_listed_object_to_the_pages() {
         !ctx.polls.has_memo("team", "ns/web"),
         "its queued poll is a first poll, no memo of a read"
     );
-    // Brought while it waits there, it observes.
+    // A watch brings it while its first poll waits (the caches fill):
+    // it goes on waiting, still without a read.
+    reconcile::<LiteLLMTeam>(&api, &ctx, &script, "web")
+        .await
+        .unwrap();
+    assert_eq!(calls(&script).len(), 1);
+    assert!(ctx.polls.is_scheduled("team", "ns/web"));
+    // Brought while a requeue of a read made waits, it observes.
+    ctx.polls.cancel("team", "ns/web");
+    assert!(ctx
+        .polls
+        .schedule("team", "ns/web", ctx.poll_tick, ctx.poll_tick));
     reconcile::<LiteLLMTeam>(&api, &ctx, &script, "web")
         .await
         .unwrap();

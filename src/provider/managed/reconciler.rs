@@ -1040,7 +1040,7 @@ async fn apply<K: ManagedKind, C: Connecter<K>>(
                 since: began.since,
                 poll,
             };
-            record_acted(api, ctx, status, given, acted).await
+            record_acted(api, ctx, status, given, *acted).await
         }
         Err(failed) if failed.error.is_conflict() => Err(failed.into()),
         Err(failed) => report_failure(api, &*mr, ctx, scrubber, status, failed, poll).await,
@@ -1304,7 +1304,7 @@ enum Observed<K: ManagedKind> {
     PutOff,
     /// A first poll left to the next sweep of pages, queued there.
     LeftToPages,
-    Acted(Acted<K>),
+    Acted(Box<Acted<K>>),
 }
 
 /// What [`observe_and_act`] did.
@@ -1449,7 +1449,7 @@ async fn observe_and_act<K: ManagedKind, C: Connecter<K>>(
         _ => mr,
     };
     publish_connection(&kube, &*mr, &synced, instance.consumer_endpoint).await?;
-    Ok(Observed::Acted(Acted {
+    Ok(Observed::Acted(Box::new(Acted {
         mr,
         id,
         synced,
@@ -1457,7 +1457,7 @@ async fn observe_and_act<K: ManagedKind, C: Connecter<K>>(
         generation,
         litellm: background,
         instance_namespace: instance.namespace,
-    }))
+    })))
 }
 
 /// What this resource's observation or create established of its object's

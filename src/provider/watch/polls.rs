@@ -189,9 +189,11 @@ pub enum Brought {
     Fired,
     /// Something else (a watch event), while a requeue waited here.
     Requeued,
-    /// Something else, with no requeue here: a new process's first
-    /// reconciliation of the object, or a requeue kube-runtime held (a
-    /// conflict, a cache behind).
+    /// Something else, with no requeue here but a first poll: a new
+    /// process's first reconciliation of the object, one a watch brought
+    /// while its first poll waited (the caches of a new process fill:
+    /// each watch's first list brings the objects it maps to once more),
+    /// or a requeue kube-runtime held (a conflict, a cache behind).
     Elsewhere,
 }
 
@@ -288,6 +290,11 @@ impl Polls {
         let removed = queue.lock().scheduled.remove(key);
         match removed {
             Some(Scheduled { at: FIRED, .. }) => Brought::Fired,
+            // Its first poll still waits for a sweep: no read has been made
+            // for it yet in this process.
+            Some(Scheduled {
+                memo: Some(memo), ..
+            }) if memo.probe.is_unread() => Brought::Elsewhere,
             Some(_) => Brought::Requeued,
             None => Brought::Elsewhere,
         }
@@ -477,7 +484,9 @@ type Answerable = (Arc<str>, Box<Memo>);
 /// any object. Its first reconciliation of an up-to-date key or team (one
 /// whose read a page can stand for, [`litellm::Probe::unread`]) reads
 /// nothing: it queues a spent memo of the read not made, due at the next
-/// tick, and ends. Such first polls wait for one another while more are
+/// tick, and ends. A reconciliation a watch brings while its first poll
+/// waits (each watch's first list, as the caches fill) queues it again
+/// rather than read. Such first polls wait for one another while more are
 /// being queued (one was within the last tick), at most
 /// [`FIRST_POLLS_GATHER`]; then one sweep takes them all, as it takes spent
 /// memos: each object goes to the controller with its page's entry standing
@@ -520,7 +529,8 @@ enum Swept {
 
 /// How long first polls of a kind (memos of reads not made yet) wait at
 /// most for the others still being queued, before a sweep begins for
-/// those queued (see [`Sweep`]).
+/// those queued (see [`Sweep`]); a quarter of their shortest interval
+/// where that is shorter.
 const FIRST_POLLS_GATHER: Duration = Duration::from_secs(5);
 
 /// Sweeps not begun for this long are forgotten (their proxy's instance
@@ -582,7 +592,7 @@ impl Queue {
                 .unread_queued
                 .is_some_and(|queued| queued.elapsed() < every);
             let since = *state.gathering.get_or_insert_with(Instant::now);
-            if gathering && since.elapsed() < FIRST_POLLS_GATHER {
+            if gathering && since.elapsed() < FIRST_POLLS_GATHER.min(early / 2) {
                 return later(due);
             }
             state.gathering = None;
@@ -1731,6 +1741,9 @@ mod tests {
         assert_eq!(polls.cancel("key", "tenant/k9"), Brought::Elsewhere);
         queue.schedule(9, queue.memo(queue.probe(9).await, 9, 5), 10 * TICK);
         assert_eq!(polls.cancel("key", "tenant/k9"), Brought::Requeued);
+        // A watch brings it while its first poll waits: still no read made.
+        queue.schedule(9, first(9, 9), TICK);
+        assert_eq!(polls.cancel("key", "tenant/k9"), Brought::Elsewhere);
 
         // A sweep finds the route lists 1,000 keys (10 pages); a first poll
         // that comes just after it began reads on its own at once.
