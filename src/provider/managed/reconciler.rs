@@ -547,17 +547,32 @@ fn requeue_with<K: ManagedKind>(
     after: Duration,
     memo: Option<Memo>,
 ) -> Action {
-    let key = object_key(meta);
-    ctx.metrics
-        .requeued(series::managed_controller::<K>(), &key, after);
-    if ctx
-        .polls
-        .schedule_with(K::NOUN, &key, after, ctx.poll_tick, memo)
-    {
+    if queue_poll::<K>(ctx, meta, after, memo) {
         Action::await_change()
     } else {
-        Action::requeue(after)
+        ctx.metrics
+            .requeue(series::managed_controller::<K>(), &object_key(meta), after)
     }
+}
+
+/// A poll of `meta` after `after`, beginning with `memo`, in the kind's poll
+/// queue and noted for `workqueue_depth`; `false`, and nothing queued or
+/// noted, where the queue does not take it.
+fn queue_poll<K: ManagedKind>(
+    ctx: &Context,
+    meta: &kube::api::ObjectMeta,
+    after: Duration,
+    memo: Option<Memo>,
+) -> bool {
+    let key = object_key(meta);
+    let queued = ctx
+        .polls
+        .schedule_with(K::NOUN, &key, after, ctx.poll_tick, memo);
+    if queued {
+        ctx.metrics
+            .requeued(series::managed_controller::<K>(), &key, after);
+    }
+    queued
 }
 
 /// Reconciles one managed resource of any kind, measured as
@@ -1232,25 +1247,43 @@ fn memo<K: ManagedKind>(
     instance_namespace: &str,
 ) -> Option<Memo> {
     let mr = &given.mr;
-    let namespace = mr.namespace().unwrap_or_default();
-    let uid = mr.meta().uid.clone().unwrap_or_default();
     ctx.kube()
         .reads_counted::<K>(
-            &namespace,
+            &mr.namespace().unwrap_or_default(),
             &mr.name_any(),
             mr.meta().resource_version.as_deref(),
             instance_namespace,
         )
-        .then(|| Memo {
-            probe,
-            client: litellm,
-            scope: ctx.polls.changes().scope(&namespace, instance_namespace),
-            since: given.since,
-            interval: given.poll,
-            metrics_id: ctx.metrics.object_id(&uid),
-            left: memo_polls(given.poll, ctx.sync_period),
-            jitter: ctx.poll_jitter,
+        .then(|| {
+            let left = memo_polls(given.poll, ctx.sync_period);
+            memo_of(ctx, given, probe, litellm, instance_namespace, left)
         })
+}
+
+/// The memo of `probe` for the resource `given`, on `litellm`, that may
+/// answer `left` polls.
+fn memo_of<K: ManagedKind>(
+    ctx: &Context,
+    given: &Given<K>,
+    probe: crate::litellm::Probe,
+    litellm: crate::litellm::Client,
+    instance_namespace: &str,
+    left: u8,
+) -> Memo {
+    let meta = given.mr.meta();
+    let namespace = meta.namespace.as_deref().unwrap_or_default();
+    Memo {
+        probe,
+        client: litellm,
+        scope: ctx.polls.changes().scope(namespace, instance_namespace),
+        since: given.since,
+        interval: given.poll,
+        metrics_id: ctx
+            .metrics
+            .object_id(meta.uid.as_deref().unwrap_or_default()),
+        left,
+        jitter: ctx.poll_jitter,
+    }
 }
 
 /// A failed step: its event, `Synced=False` (and `Ready=False` where the
@@ -1379,24 +1412,21 @@ async fn observe_and_act<K: ManagedKind, C: Connecter<K>>(
     // object back.
     if polled && began.brought == Brought::Elsewhere {
         if let Some(probe) = external.listed(&*mr, &id) {
-            let memo = Memo {
-                probe,
-                client: background.clone(),
-                scope: ctx.polls.changes().scope(&namespace, &instance.namespace),
+            let given = Given {
+                mr: mr.clone(),
                 since: began.since,
-                interval: poll,
-                metrics_id: ctx
-                    .metrics
-                    .object_id(mr.meta().uid.as_deref().unwrap_or_default()),
-                // Spent: the object reconciles in full once its page is read.
-                left: 0,
-                jitter: ctx.poll_jitter,
+                poll,
             };
-            let key = object_key(mr.meta());
-            if ctx
-                .polls
-                .schedule_with(K::NOUN, &key, ctx.poll_tick, ctx.poll_tick, Some(memo))
-            {
+            // Spent: the object reconciles in full once its page is read.
+            let memo = memo_of(
+                ctx,
+                &given,
+                probe,
+                background.clone(),
+                &instance.namespace,
+                0,
+            );
+            if queue_poll::<K>(ctx, mr.meta(), ctx.poll_tick, Some(memo)) {
                 return Ok(Observed::LeftToPages);
             }
         }
