@@ -532,7 +532,7 @@ async fn run(harness: &Harness, n: usize, wave: usize, poll: Duration) -> bool {
     let rss_before_kib = world.provider.rss_before_kib;
     let convergence = world.converge(n, wave).await;
     let steady = match convergence.elapsed {
-        Some(_) => Some(world.steady(poll).await),
+        Some(_) => Some(world.steady(n, poll).await),
         None => None,
     };
     // The provider's process: its peak since it started, and its heap
@@ -1531,11 +1531,28 @@ impl World {
         }
     }
 
-    async fn steady(&self, poll: Duration) -> Steady {
+    async fn steady(&self, n: usize, poll: Duration) -> Steady {
         // The last objects to converge still have the reconcile their own
         // status write triggers; one full (jittered) interval later every
         // object is on its plain poll cycle.
+        let converged = self.series().await;
         tokio::time::sleep(poll.mul_f64(MAX_JITTER)).await;
+        // While the proxy was busy creating, polls read each object on its
+        // own; the first page that answers one after that parses its entry
+        // once, and from then on knows its text. The steady state begins
+        // once the pages have answered as many polls as there are objects
+        // (two more intervals at most: a proxy without pages never does).
+        let wait_for_pages = Instant::now();
+        while wait_for_pages.elapsed() < poll * 2 {
+            let paged: u64 = Activity::between(&converged, &self.series().await)
+                .paged
+                .values()
+                .sum();
+            if paged >= 2 * n as u64 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
         let window = poll.mul_f64(MAX_JITTER * f64::from(STEADY_POLLS));
         let versions_before = self.versions().await;
         eprintln!(

@@ -564,9 +564,13 @@ impl Client {
                     Some(now) if now == fingerprint => Reread::Same,
                     now => Reread::Changed {
                         kept: now.is_some()
-                            && self
-                                .prefetched()
-                                .keep(list, probe.id().to_owned(), object, asked),
+                            && self.prefetched().keep(
+                                list,
+                                probe.id().to_owned(),
+                                object,
+                                asked,
+                                None,
+                            ),
                     },
                 })
             }

@@ -283,8 +283,11 @@ impl Client {
         // A page's entry read a moment ago stands for the read
         // (`pages::Prefetched`); its probe is compared by what it parsed
         // to, as every listed object's is (`Client::reread`).
-        if let Some(info) = self.prefetched().take_key(&token) {
-            if let Some(listed) = info.listed() {
+        if let Some((info, entry)) = self.prefetched().take_key(&token) {
+            if let Some(mut listed) = info.listed() {
+                // The entry's text stands for this answer in the next
+                // sweep, unparsed.
+                listed.entry = entry;
                 return Ok((Some(info), Probe::of_kept(read, listed)));
             }
         }

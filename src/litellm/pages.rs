@@ -354,8 +354,9 @@ impl Wants for Every {
     }
 }
 
-/// What pages said of objects, by route and id, and when each was asked.
-type KeptEntries = HashMap<(List, Box<str>), (Kept, Asked)>;
+/// What pages said of objects, by route and id, when each was asked, and
+/// the fingerprint of the entry's text (`None` for a poll's read).
+type KeptEntries = HashMap<(List, Box<str>), (Kept, Asked, Option<Fingerprint>)>;
 
 /// What a page (or a poll's read) said of one object, kept for its next
 /// read.
@@ -462,42 +463,56 @@ impl Prefetched {
 
     /// Keeps `object` (`id` on `list`), read as `asked`, for its next
     /// read; `false` where it cannot stand for one (see [`Prefetched`]).
-    pub(super) fn keep(&self, list: List, id: String, object: Kept, asked: Asked) -> bool {
+    /// `entry`: the fingerprint of the text of the page's entry it parsed
+    /// from, which the probe of that read then carries
+    /// ([`super::Listed::entry`]), so the next sweep need not parse an
+    /// entry of the same text; `None` for a poll's read.
+    pub(super) fn keep(
+        &self,
+        list: List,
+        id: String,
+        object: Kept,
+        asked: Asked,
+        entry: Option<Fingerprint>,
+    ) -> bool {
         if !self.stands(&asked) {
             return false;
         }
         let mut objects = self.objects.lock().unwrap_or_else(|p| p.into_inner());
         if objects.len() >= PREFETCH_PRUNE {
-            objects.retain(|_, (_, asked)| asked.at.elapsed() < PREFETCH_FRESH);
+            objects.retain(|_, (_, asked, _)| asked.at.elapsed() < PREFETCH_FRESH);
         }
-        objects.insert((list, id.into_boxed_str()), (object, asked));
+        objects.insert((list, id.into_boxed_str()), (object, asked, entry));
         true
     }
 
-    /// What a page said of `id` on `list`, taken, if it still stands.
-    fn take(&self, list: List, id: &str) -> Option<Kept> {
+    /// What a page said of `id` on `list`, and the fingerprint of its
+    /// entry's text, taken, if it still stands.
+    fn take(&self, list: List, id: &str) -> Option<(Kept, Option<Fingerprint>)> {
         let mut objects = self.objects.lock().unwrap_or_else(|p| p.into_inner());
         if objects.is_empty() {
             return None;
         }
-        let (object, asked) = objects.remove(&(list, Box::from(id)))?;
+        let (object, asked, entry) = objects.remove(&(list, Box::from(id)))?;
         drop(objects);
-        self.stands(&asked).then_some(object)
+        self.stands(&asked).then_some((object, entry))
     }
 
-    /// The key kept for `token`, taken, if it still stands.
-    pub(super) fn take_key(&self, token: &str) -> Option<KeyInfo> {
+    /// The key kept for `token`, taken, if it still stands, with the
+    /// fingerprint of its entry's text.
+    pub(super) fn take_key(&self, token: &str) -> Option<(KeyInfo, Option<Fingerprint>)> {
         match self.take(List::Keys, token)? {
-            Kept::Key(key) => Some(key),
-            Kept::Team(_) => None,
+            (Kept::Key(key), entry) => Some((key, entry)),
+            (Kept::Team(_), _) => None,
         }
     }
 
-    /// The team kept for `team_id`, taken, if it still stands.
-    pub(super) fn take_team(&self, team_id: &str) -> Option<TeamInfo> {
+    /// The team kept for `team_id`, taken, if it still stands, with the
+    /// fingerprint of its entry's text.
+    pub(super) fn take_team(&self, team_id: &str) -> Option<(TeamInfo, Option<Fingerprint>)> {
         match self.take(List::Teams, team_id)? {
-            Kept::Team(team) => Some(team),
-            Kept::Key(_) => None,
+            (Kept::Team(team), entry) => Some((team, entry)),
+            (Kept::Key(_), _) => None,
         }
     }
 }
@@ -582,6 +597,6 @@ impl Client {
             return false;
         };
         self.prefetched()
-            .keep(object.list(), entry.id, object, asked)
+            .keep(object.list(), entry.id, object, asked, Some(entry.text))
     }
 }

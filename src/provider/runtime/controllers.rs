@@ -272,7 +272,7 @@ impl ReadySeen {
 struct DesiredStateSeen {
     /// By a hash of the object's uid: its desired-state hash and when it
     /// was last seen (seconds since `started`).
-    last: std::collections::HashMap<u64, (u64, u32)>,
+    last: crate::provider::watch::prehashed::Map<u64, (u64, u32)>,
     /// Keys the uid hash, so that no object can be named to collide.
     uids: std::collections::hash_map::RandomState,
     started: std::time::Instant,
@@ -287,7 +287,7 @@ impl DesiredStateSeen {
 
     fn new() -> Self {
         Self {
-            last: std::collections::HashMap::new(),
+            last: Default::default(),
             uids: std::collections::hash_map::RandomState::new(),
             started: std::time::Instant::now(),
             swept: 0,

@@ -22,7 +22,7 @@
 //! cache still holds. A reconciliation that a watch event triggers is not
 //! seen before it starts, so it never counts.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -41,6 +41,7 @@ use prometheus_client::registry::Registry;
 use crate::litellm::Observer;
 
 use crate::provider::telemetry::kube_requests::{CountRequests, KubeRequestLabel};
+use crate::provider::watch::prehashed;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct KindLabel {
@@ -250,9 +251,9 @@ struct Source {
 struct Lifecycle {
     /// The first reconciliation was seen by this process: its first
     /// readiness is measured.
-    first_reconciled: HashSet<u64>,
+    first_reconciled: prehashed::Set<u64>,
     /// When the resource was last found up to date.
-    last_unchanged: HashMap<u64, Instant>,
+    last_unchanged: prehashed::Map<u64, Instant>,
 }
 
 #[derive(Default)]
@@ -262,7 +263,7 @@ struct Shared {
     /// (`None` while it is being reconciled), by [`Shared::id`] of its
     /// `namespace/name`. An object keeps its entry from one reconciliation
     /// to the next, so a poll allocates none.
-    queues: BTreeMap<String, HashMap<u64, Option<Instant>>>,
+    queues: BTreeMap<String, prehashed::Map<u64, Option<Instant>>>,
     lifecycle: Lifecycle,
     /// Keys [`Shared::id`].
     ids: std::collections::hash_map::RandomState,
@@ -286,7 +287,8 @@ impl Shared {
                 queue.insert(id, Some(due));
             }
             None => {
-                let queue = HashMap::from([(id, Some(due))]);
+                let mut queue = prehashed::Map::default();
+                queue.insert(id, Some(due));
                 self.queues.insert(controller.to_owned(), queue);
             }
         }
@@ -824,7 +826,7 @@ impl Shared {
     /// longer hold.
     fn scrape(&mut self, now: Instant) -> Scrape {
         let mut scrape = Scrape::default();
-        let mut cached: HashMap<String, HashSet<u64>> = HashMap::new();
+        let mut cached: HashMap<String, prehashed::Set<u64>> = HashMap::new();
         for source in &self.sources {
             let seen = (source.snapshot)();
             if let Some(gvk) = source.gvk {

@@ -20,7 +20,6 @@
 //! process's random keys): a collision, which no name can be chosen to
 //! cause, would only count one namespace's change for the other too.
 
-use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -46,7 +45,7 @@ pub struct Changes {
     everywhere: AtomicU64,
     /// By namespace (hashed, [`Changes::scope`]): the moment of its latest
     /// change.
-    namespaces: Mutex<HashMap<u64, u64>>,
+    namespaces: Mutex<super::prehashed::Map<u64, u64>>,
     keys: std::hash::RandomState,
 }
 

@@ -4,7 +4,8 @@
 //! off ([`polls`], [`timing`]), each kind's reconciliations at once shared
 //! out by namespace ([`places`]), the provider's own last writes to each
 //! resource and their echoes ([`written`], [`echo`]), and what each
-//! resource joins ([`joins`]).
+//! resource joins ([`joins`]), and the maps keyed by a hash the process
+//! keyed ([`prehashed`]).
 //!
 //! It answers the engine's questions and imports nothing of the engine,
 //! the kinds or the runtime.
@@ -15,6 +16,7 @@ pub mod echo;
 pub mod joins;
 pub mod places;
 pub mod polls;
+pub mod prehashed;
 pub mod timing;
 pub mod tolerant;
 pub mod wanted;

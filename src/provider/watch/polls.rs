@@ -60,6 +60,7 @@ use tokio::task::JoinSet;
 use crate::litellm::{self, Reread};
 
 use crate::provider::watch::changes::{self, Changes, Scope};
+use crate::provider::watch::prehashed;
 use crate::provider::watch::timing;
 
 /// Hands a due object (`namespace`, `name`) to its controller; `false`
@@ -657,7 +658,7 @@ async fn sweep(
     }
     // The text of the entry that stood for each memo that may answer: an
     // entry of the same text is the same object as it was, not parsed.
-    let texts: HashMap<litellm::Fingerprint, Box<str>> = wanted
+    let texts: prehashed::Map<litellm::Fingerprint, Box<str>> = wanted
         .iter()
         .filter(|(_, (_, memo))| memo.left > 0 && queue.holds(memo))
         .filter_map(|(id, (_, memo))| Some((memo.probe.listed_entry()?, id.clone())))
@@ -732,7 +733,7 @@ async fn sweep(
 /// last stood for their memo.
 struct SweepWants<'a> {
     wanted: &'a HashMap<Box<str>, Answerable>,
-    texts: &'a HashMap<litellm::Fingerprint, Box<str>>,
+    texts: &'a prehashed::Map<litellm::Fingerprint, Box<str>>,
 }
 
 impl litellm::pages::Wants for SweepWants<'_> {
@@ -1638,13 +1639,21 @@ mod tests {
         assert_eq!(proxy.requests_to("/key/list"), 1);
         assert_eq!(proxy.requests_to("/key/info"), 2, "the memos' reads");
 
-        let (found, _) = client.key_info_probed("t0").await.unwrap();
+        let (found, probe) = client.key_info_probed("t0").await.unwrap();
         assert!(found.is_some());
         assert_eq!(
             proxy.requests_to("/key/info"),
             2,
             "the page stood for the read"
         );
+        // Its probe knows the text of the entry it came from, so the next
+        // sweep finds the same entry without parsing it.
+        let page = client
+            .listed_page(litellm::List::Keys, 1, litellm::pages::MAX_PAGE_SIZE)
+            .await
+            .unwrap();
+        let t0 = page.page.entries.iter().find(|e| e.id == "t0").unwrap();
+        assert_eq!(probe.listed_entry(), Some(t0.text));
         // A write, even one that fails: the other entry stands for nothing.
         let write = client
             .key_update("t1", &crate::litellm::KeyRequest::default())
