@@ -562,16 +562,22 @@ impl Client {
                 };
                 Ok(match object.fingerprint() {
                     Some(now) if now == fingerprint => Reread::Same,
-                    now => Reread::Changed {
-                        kept: now.is_some()
-                            && self.prefetched().keep(
-                                list,
+                    Some(now) => {
+                        let listed = Listed {
+                            list,
+                            fingerprint: now,
+                            entry: None,
+                        };
+                        Reread::Changed {
+                            kept: self.prefetched().keep(
                                 probe.id().to_owned(),
                                 object,
+                                listed,
                                 asked,
-                                None,
                             ),
-                    },
+                        }
+                    }
+                    None => Reread::Changed { kept: false },
                 })
             }
             None => Ok(if self.probe(&probe.read).await? == probe.fingerprint {

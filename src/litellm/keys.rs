@@ -282,14 +282,10 @@ impl Client {
         let read = Read::new(&KEY_INFO, "key", &token);
         // A page's entry read a moment ago stands for the read
         // (`pages::Prefetched`); its probe is compared by what it parsed
-        // to, as every listed object's is (`Client::reread`).
-        if let Some((info, entry)) = self.prefetched().take_key(&token) {
-            if let Some(mut listed) = info.listed() {
-                // The entry's text stands for this answer in the next
-                // sweep, unparsed.
-                listed.entry = entry;
-                return Ok((Some(info), Probe::of_kept(read, listed)));
-            }
+        // to, as every listed object's is (`Client::reread`), and knows the
+        // entry's text, which the next sweep then finds unparsed.
+        if let Some((info, listed)) = self.prefetched().take_key(&token) {
+            return Ok((Some(info), Probe::of_kept(read, listed)));
         }
         let reply = self.read(&read).await?;
         let info = key_info_of(&reply, token)?;

@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::client::{endpoint, Endpoint, Fingerprint, List, Reply};
+use super::client::{endpoint, Endpoint, Fingerprint, List, Listed, Reply};
 use super::{Client, Error, KeyInfo, TeamInfo};
 
 /// The largest page both routes serve.
@@ -355,8 +355,8 @@ impl Wants for Every {
 }
 
 /// What pages said of objects, by route and id, when each was asked, and
-/// the fingerprint of the entry's text (`None` for a poll's read).
-type KeptEntries = HashMap<(List, Box<str>), (Kept, Asked, Option<Fingerprint>)>;
+/// where each is listed as that (the probe of the read it stands for).
+type KeptEntries = HashMap<(List, Box<str>), (Kept, Asked, Listed)>;
 
 /// What a page (or a poll's read) said of one object, kept for its next
 /// read.
@@ -461,20 +461,13 @@ impl Prefetched {
             && asked.writes == Some(self.writes_begun.load(Ordering::SeqCst))
     }
 
-    /// Keeps `object` (`id` on `list`), read as `asked`, for its next
-    /// read; `false` where it cannot stand for one (see [`Prefetched`]).
-    /// `entry`: the fingerprint of the text of the page's entry it parsed
-    /// from, which the probe of that read then carries
-    /// ([`super::Listed::entry`]), so the next sweep need not parse an
-    /// entry of the same text; `None` for a poll's read.
-    pub(super) fn keep(
-        &self,
-        list: List,
-        id: String,
-        object: Kept,
-        asked: Asked,
-        entry: Option<Fingerprint>,
-    ) -> bool {
+    /// Keeps `object` (`id`, listed as `listed`), read as `asked`, for
+    /// its next read; `false` where it cannot stand for one (see
+    /// [`Prefetched`]). `listed` is what the probe of that read then
+    /// carries: the fingerprint `object` parsed to, and for a page's entry
+    /// the fingerprint of its text ([`Listed::entry`]), so the next sweep
+    /// need not parse an entry of the same text.
+    pub(super) fn keep(&self, id: String, object: Kept, listed: Listed, asked: Asked) -> bool {
         if !self.stands(&asked) {
             return false;
         }
@@ -482,36 +475,36 @@ impl Prefetched {
         if objects.len() >= PREFETCH_PRUNE {
             objects.retain(|_, (_, asked, _)| asked.at.elapsed() < PREFETCH_FRESH);
         }
-        objects.insert((list, id.into_boxed_str()), (object, asked, entry));
+        objects.insert((listed.list, id.into_boxed_str()), (object, asked, listed));
         true
     }
 
-    /// What a page said of `id` on `list`, and the fingerprint of its
-    /// entry's text, taken, if it still stands.
-    fn take(&self, list: List, id: &str) -> Option<(Kept, Option<Fingerprint>)> {
+    /// What a page said of `id` on `list`, and where it is listed as that,
+    /// taken, if it still stands.
+    fn take(&self, list: List, id: &str) -> Option<(Kept, Listed)> {
         let mut objects = self.objects.lock().unwrap_or_else(|p| p.into_inner());
         if objects.is_empty() {
             return None;
         }
-        let (object, asked, entry) = objects.remove(&(list, Box::from(id)))?;
+        let (object, asked, listed) = objects.remove(&(list, Box::from(id)))?;
         drop(objects);
-        self.stands(&asked).then_some((object, entry))
+        self.stands(&asked).then_some((object, listed))
     }
 
-    /// The key kept for `token`, taken, if it still stands, with the
-    /// fingerprint of its entry's text.
-    pub(super) fn take_key(&self, token: &str) -> Option<(KeyInfo, Option<Fingerprint>)> {
+    /// The key kept for `token`, taken, if it still stands, and where it
+    /// is listed as that.
+    pub(super) fn take_key(&self, token: &str) -> Option<(KeyInfo, Listed)> {
         match self.take(List::Keys, token)? {
-            (Kept::Key(key), entry) => Some((key, entry)),
+            (Kept::Key(key), listed) => Some((key, listed)),
             (Kept::Team(_), _) => None,
         }
     }
 
-    /// The team kept for `team_id`, taken, if it still stands, with the
-    /// fingerprint of its entry's text.
-    pub(super) fn take_team(&self, team_id: &str) -> Option<(TeamInfo, Option<Fingerprint>)> {
+    /// The team kept for `team_id`, taken, if it still stands, and where
+    /// it is listed as that.
+    pub(super) fn take_team(&self, team_id: &str) -> Option<(TeamInfo, Listed)> {
         match self.take(List::Teams, team_id)? {
-            (Kept::Team(team), entry) => Some((team, entry)),
+            (Kept::Team(team), listed) => Some((team, listed)),
             (Kept::Key(_), _) => None,
         }
     }
@@ -593,10 +586,14 @@ impl Client {
     /// it cannot stand for a read: it does not say all the read would, or
     /// a write began since the page was asked.
     pub fn prefetch(&self, entry: ListedEntry, asked: Asked) -> bool {
-        let (Some(object), Some(_)) = (entry.object, entry.fingerprint) else {
+        let (Some(object), Some(fingerprint)) = (entry.object, entry.fingerprint) else {
             return false;
         };
-        self.prefetched()
-            .keep(object.list(), entry.id, object, asked, Some(entry.text))
+        let listed = Listed {
+            list: object.list(),
+            fingerprint,
+            entry: Some(entry.text),
+        };
+        self.prefetched().keep(entry.id, object, listed, asked)
     }
 }

@@ -319,12 +319,9 @@ impl Client {
     ) -> Result<(Option<TeamInfo>, Probe), Error> {
         let read = Read::new(&TEAM_INFO, "team_id", team_id);
         if !budgets_in_team {
-            if let Some((info, entry)) = self.prefetched().take_team(team_id) {
-                if let Some(mut listed) = info.listed() {
-                    // As a key's (`Client::key_info_probed`).
-                    listed.entry = entry;
-                    return Ok((Some(info), Probe::of_kept(read, listed)));
-                }
+            // As a key's (`Client::key_info_probed`).
+            if let Some((info, listed)) = self.prefetched().take_team(team_id) {
+                return Ok((Some(info), Probe::of_kept(read, listed)));
             }
         }
         let reply = self.read(&read).await?;
